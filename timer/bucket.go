@@ -1,0 +1,63 @@
+package timer
+
+import "math"
+
+// noExpiry marks a bucket that is not in the delay queue.
+const noExpiry = math.MinInt64
+
+// A bucket is one slot of a level: a circular doubly-linked list of tasks
+// whose deadlines fall in the slot's span, with a sentinel so that linking and
+// unlinking never branch on emptiness. Its expiry is the tick at which the
+// slot's span starts; the bucket sits in the delay queue exactly when its
+// expiry is set.
+//
+// REQUIRES: every method runs with the owning Timer's mu held.
+type bucket struct {
+	root   Task  // sentinel: root.next is the oldest task, root.prev the newest
+	expiry int64 // tick the bucket is due at, or noExpiry
+	index  int   // position in the delay queue, -1 when not queued
+}
+
+func (b *bucket) init() {
+	b.root.next = &b.root
+	b.root.prev = &b.root
+	b.expiry = noExpiry
+	b.index = -1
+}
+
+func (b *bucket) empty() bool { return b.root.next == &b.root }
+
+// pushBack links t at the tail. The tail was linked last, so its cache line is
+// usually warm.
+func (b *bucket) pushBack(t *Task) {
+	last := b.root.prev
+	t.prev = last
+	t.next = &b.root
+	last.next = t
+	b.root.prev = t
+}
+
+// unlink takes t out of whatever list holds it, in O(1), without knowing the
+// list: the sentinel makes every neighbour a real node.
+func unlink(t *Task) {
+	t.prev.next = t.next
+	t.next.prev = t.prev
+	t.next = nil
+	t.prev = nil
+}
+
+// moveAllTo splices every task of b onto the tail of the list rooted at dst,
+// in O(1), leaving b empty.
+func (b *bucket) moveAllTo(dst *Task) {
+	if b.empty() {
+		return
+	}
+	first, last := b.root.next, b.root.prev
+	tail := dst.prev
+	tail.next = first
+	first.prev = tail
+	last.next = dst
+	dst.prev = last
+	b.root.next = &b.root
+	b.root.prev = &b.root
+}

@@ -1,0 +1,20 @@
+package timer
+
+import "errors"
+
+var (
+	// ErrClosed is returned when a task is scheduled on a Timer that has been
+	// closed.
+	ErrClosed = errors.New("timer: closed")
+
+	// ErrScheduled is returned by Schedule when the task is already pending;
+	// use Reschedule to move a pending task to a new deadline.
+	ErrScheduled = errors.New("timer: task already scheduled")
+
+	// ErrFull is returned when scheduling would take the number of pending
+	// tasks past the cap set with WithMaxPending.
+	ErrFull = errors.New("timer: too many pending tasks")
+
+	// ErrInvalidConfig is wrapped by New when an option is out of range.
+	ErrInvalidConfig = errors.New("timer: invalid configuration")
+)

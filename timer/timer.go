@@ -1,0 +1,499 @@
+package timer
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// flushChunk is how many tasks a flush moves before it lets schedulers take
+// the lock, so that a burst of a million expiries does not stall Schedule.
+const flushChunk = 1024
+
+// Timer is a hierarchical timing wheel. Schedule and Cancel are O(1) (O(levels)
+// when a deadline is far enough to need a coarse level) and allocate nothing;
+// the clock sleeps until the earliest bucket is due and never ticks when idle.
+// See the package documentation for the algorithm and its lock order.
+type Timer struct {
+	// Immutable after New.
+	tick       int64 // nanoseconds per tick
+	clock      Clock
+	manual     *ManualClock // clock, when it is manual
+	log        *zap.Logger
+	maxPending int64
+	exec       *executor // nil: tasks run on the goroutine that advances
+
+	// advanceMu serialises advancing, so that one bucket is flushed at a time
+	// and the wheel's time only moves forward. It is never held while waiting.
+	// Lock order: advanceMu, then mu, then executor.mu.
+	advanceMu sync.Mutex
+
+	mu         sync.Mutex // guards the following, and every Task and bucket in the wheel
+	w          wheel
+	flushing   Task  // sentinel of the tasks taken from the bucket being flushed
+	sleepUntil int64 // ns: when the latest AdvanceClock wait ends; earlier deadlines wake it
+	closed     bool
+
+	pending atomic.Int64  // tasks in the wheel; written under mu
+	wake    chan struct{} // capacity 1: a deadline earlier than sleepUntil appeared
+	done    chan struct{} // closed by Close
+
+	driverDone chan struct{} // closed when the auto-advance goroutine exits; nil without one
+
+	fired, panics, wakeups, flushed atomic.Int64
+}
+
+// New returns a Timer configured by opts. With the defaults it ticks every
+// millisecond, has 20 buckets a level, runs expired tasks on GOMAXPROCS
+// goroutines and advances its own clock on one more.
+func New(opts ...Option) (*Timer, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	tm := &Timer{
+		tick:       int64(cfg.tick),
+		clock:      cfg.clock,
+		log:        cfg.logger,
+		maxPending: cfg.maxPending,
+		sleepUntil: math.MaxInt64,
+		wake:       make(chan struct{}, 1),
+		done:       make(chan struct{}),
+	}
+	tm.flushing.next = &tm.flushing
+	tm.flushing.prev = &tm.flushing
+	tm.w.init(cfg.size, floorDiv(int64(cfg.clock.Now()), tm.tick))
+	if cfg.workers > 0 {
+		tm.exec = newExecutor(cfg.workers, tm.runBatch)
+	}
+	if m, ok := cfg.clock.(*ManualClock); ok {
+		tm.manual = m
+		m.attach(tm)
+	}
+	if cfg.autoAdvance == 1 {
+		tm.driverDone = make(chan struct{})
+		go tm.drive()
+	}
+	return tm, nil
+}
+
+// Now returns the timer's clock reading; ScheduleAt deadlines are on this
+// scale.
+func (tm *Timer) Now() time.Duration { return tm.clock.Now() }
+
+// Schedule makes t run once d has elapsed. A task already due (d <= 0) runs at
+// once: on a worker, or before Schedule returns when the timer has none. It
+// fails with ErrScheduled if t is pending, ErrFull past the WithMaxPending cap
+// and ErrClosed after Close. O(1), no allocation.
+func (tm *Timer) Schedule(t *Task, d time.Duration) error {
+	now := tm.clock.Now()
+	_, err := tm.schedule(t, satAdd(now, d), now, false)
+	return err
+}
+
+// ScheduleAt makes t run at deadline, a reading of the timer's clock (see
+// Now). It is Schedule with an absolute deadline, for fixed-rate schedules.
+func (tm *Timer) ScheduleAt(t *Task, deadline time.Duration) error {
+	_, err := tm.schedule(t, deadline, tm.clock.Now(), false)
+	return err
+}
+
+// Reschedule moves t to run once d has elapsed, whether or not it is pending,
+// in one step: there is no moment at which it is neither pending nor due. It
+// reports whether t was pending, like time.Timer.Reset. O(1).
+func (tm *Timer) Reschedule(t *Task, d time.Duration) (bool, error) {
+	now := tm.clock.Now()
+	return tm.schedule(t, satAdd(now, d), now, true)
+}
+
+// AfterFunc runs f once d has elapsed and returns its task, for Cancel. It
+// allocates the task; embed a Task and use Schedule to avoid that.
+func (tm *Timer) AfterFunc(d time.Duration, f func()) (*Task, error) {
+	t := NewTask(Func(f))
+	return t, tm.Schedule(t, d)
+}
+
+// schedule links t to run at due (ns on the clock), given the clock read now.
+// With move it first unlinks t if it is pending here.
+func (tm *Timer) schedule(t *Task, due, now time.Duration, move bool) (wasPending bool, err error) {
+	if t.r == nil {
+		panic("timer: task has no Runner; call Init or use NewTask")
+	}
+	tm.mu.Lock()
+	if tm.closed {
+		tm.mu.Unlock()
+		return false, ErrClosed
+	}
+	if t.next != nil {
+		if !move || t.tm != tm {
+			tm.mu.Unlock()
+			return true, ErrScheduled
+		}
+		unlink(t)
+		tm.pending.Add(-1)
+		wasPending = true
+	} else if tm.maxPending > 0 && due > now && tm.pending.Load() >= tm.maxPending {
+		tm.mu.Unlock()
+		return false, ErrFull
+	}
+	t.tm = tm
+	t.due = int64(due)
+	T := ceilDiv(int64(due), tm.tick)
+	// The wheel may have moved past T since now was read (an advance ran in
+	// between); such a task is due, and running it now is not early.
+	if due <= now || T <= tm.w.cur {
+		tm.fired.Add(1)
+		if tm.exec != nil {
+			b := tm.exec.batch()
+			tm.exec.submit(append(b, t)) // under mu, so Close cannot strand it
+			tm.mu.Unlock()
+			return wasPending, nil
+		}
+		tm.mu.Unlock()
+		tm.runTask(t)
+		return wasPending, nil
+	}
+	tm.pending.Add(1)
+	if exp := tm.w.place(t, T); exp != noExpiry && tm.nanos(exp) < tm.sleepUntil {
+		// A new earliest deadline: wake the waiter so it sleeps less.
+		select {
+		case tm.wake <- struct{}{}:
+		default:
+		}
+	}
+	tm.mu.Unlock()
+	return wasPending, nil
+}
+
+// Cancel stops t if it is pending and reports whether it did. When it returns
+// false the task was not pending here: it never was, was cancelled already,
+// or has expired and runs (or ran) exactly once. Cancel does not wait for a
+// running task. O(1); the task's memory is unlinked at once.
+func (tm *Timer) Cancel(t *Task) bool {
+	tm.mu.Lock()
+	if t.next == nil || t.tm != tm {
+		tm.mu.Unlock()
+		return false
+	}
+	unlink(t)
+	tm.pending.Add(-1)
+	tm.mu.Unlock()
+	return true
+}
+
+// Size returns the number of pending tasks.
+func (tm *Timer) Size() int { return int(tm.pending.Load()) }
+
+// AdvanceClock waits at most maxWait for the earliest bucket to expire, then
+// flushes every bucket due by the clock's time: tasks due are handed to run,
+// the others fall to a finer level. It reports whether any bucket was
+// flushed. With nothing due it sleeps until the earliest deadline or maxWait,
+// whichever is first; a Schedule that creates an earlier deadline wakes it.
+// It returns false at once after Close, and when ctx is done.
+//
+// This is Kafka's SystemTimer.advanceClock. A Timer built with auto-advance
+// (the default on the real clock) calls it on its own goroutine; call it
+// yourself when you turned that off.
+func (tm *Timer) AdvanceClock(ctx context.Context, maxWait time.Duration) bool {
+	return tm.advanceClock(ctx.Done(), maxWait)
+}
+
+func (tm *Timer) advanceClock(stop <-chan struct{}, maxWait time.Duration) bool {
+	now := tm.clock.Now()
+	limit := satAdd(now, maxWait)
+	for {
+		if tm.advance(now) {
+			return true
+		}
+		tm.mu.Lock()
+		if tm.closed {
+			tm.mu.Unlock()
+			return false
+		}
+		until := limit
+		if b := tm.w.q.peek(); b != nil {
+			until = min(until, time.Duration(tm.nanos(b.expiry)))
+		}
+		// Publish the wake-up time under mu: a Schedule after this point
+		// sees it, one before it is in the queue we just read.
+		tm.sleepUntil = int64(until)
+		tm.mu.Unlock()
+
+		now = tm.clock.Now()
+		if now >= limit {
+			return tm.advance(now)
+		}
+		if wait := until - now; wait > 0 {
+			alarm := tm.clock.NewAlarm(wait)
+			select {
+			case <-alarm.C():
+			case <-tm.wake:
+			case <-stop:
+				alarm.Stop()
+				return false
+			case <-tm.done:
+				alarm.Stop()
+				return false
+			}
+			alarm.Stop()
+			tm.wakeups.Add(1)
+			now = tm.clock.Now()
+		}
+	}
+}
+
+// drive is the auto-advance goroutine.
+func (tm *Timer) drive() {
+	defer close(tm.driverDone)
+	for {
+		select {
+		case <-tm.done:
+			return
+		default:
+		}
+		tm.advanceClock(nil, math.MaxInt64)
+	}
+}
+
+// advance flushes every bucket due at or before now (ns) and reports whether
+// there was one. Due tasks go to the executor, or run on this goroutine, with
+// no lock of the timer's held.
+func (tm *Timer) advance(now time.Duration) bool {
+	nowT := floorDiv(int64(now), tm.tick)
+	tm.advanceMu.Lock()
+	defer tm.advanceMu.Unlock()
+
+	processed := false
+	var batch []*Task
+	tm.mu.Lock()
+	for {
+		b := tm.w.q.peek()
+		if b == nil || b.expiry > nowT {
+			break
+		}
+		tm.w.q.pop()
+		processed = true
+		tm.flushed.Add(1)
+		// Every bucket before b has been flushed, so the wheel can stand at
+		// b's expiry; what b holds is then either due or finer than b.
+		tm.w.advanceTo(max(tm.w.cur, b.expiry))
+		b.moveAllTo(&tm.flushing)
+		b.expiry = noExpiry
+
+		moved := 0
+		for t := tm.flushing.next; t != &tm.flushing; t = tm.flushing.next {
+			unlink(t)
+			if T := ceilDiv(t.due, tm.tick); T > tm.w.cur {
+				tm.w.place(t, T) // the advancer is awake: no wake-up needed
+			} else {
+				tm.pending.Add(-1)
+				if batch == nil {
+					batch = tm.newBatch()
+				}
+				batch = append(batch, t)
+				if len(batch) == batchCap {
+					tm.dispatchLocked(batch)
+					batch = nil
+				}
+			}
+			// Tasks not yet taken stay cancellable while the lock is
+			// released: they are still linked, on the flushing list.
+			if moved++; moved%flushChunk == 0 {
+				tm.mu.Unlock()
+				tm.mu.Lock()
+			}
+		}
+	}
+	if nowT > tm.w.cur {
+		// Nothing queued is due by nowT (the loop above saw to it), so no
+		// slot is reused early: catch the wheel up to the clock.
+		tm.w.advanceTo(nowT)
+	}
+	if len(batch) > 0 {
+		tm.dispatchLocked(batch)
+	}
+	if invariants {
+		tm.verifyLocked()
+	}
+	tm.mu.Unlock()
+	return processed
+}
+
+func (tm *Timer) newBatch() []*Task {
+	if tm.exec != nil {
+		return tm.exec.batch()
+	}
+	return make([]*Task, 0, batchCap)
+}
+
+// dispatchLocked hands a batch of due tasks over to run. Without workers it
+// runs them here, releasing mu meanwhile so that they may call the timer.
+//
+// REQUIRES: tm.mu held (released and re-acquired without workers).
+func (tm *Timer) dispatchLocked(b []*Task) {
+	tm.fired.Add(int64(len(b)))
+	if tm.exec != nil {
+		tm.exec.submit(b)
+		return
+	}
+	tm.mu.Unlock()
+	tm.runBatch(b)
+	tm.mu.Lock()
+}
+
+func (tm *Timer) runBatch(b []*Task) {
+	for _, t := range b {
+		tm.runTask(t)
+	}
+}
+
+// runTask runs one task, recovering and logging its panic.
+func (tm *Timer) runTask(t *Task) {
+	defer func() {
+		if r := recover(); r != nil {
+			tm.panics.Add(1)
+			tm.log.Error("timer: task panicked; the timer goes on",
+				zap.Any("panic", r), zap.Stack("stack"))
+		}
+	}()
+	t.r.Run()
+}
+
+// nextExpiry returns when the earliest bucket is due, if there is one.
+func (tm *Timer) nextExpiry() (time.Duration, bool) {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	if b := tm.w.q.peek(); b != nil {
+		return time.Duration(tm.nanos(b.expiry)), true
+	}
+	return 0, false
+}
+
+// nanos converts a tick to nanoseconds, saturating.
+func (tm *Timer) nanos(tick int64) int64 {
+	if tick > math.MaxInt64/tm.tick {
+		return math.MaxInt64
+	}
+	return tick * tm.tick
+}
+
+// Close stops the timer and the goroutines it owns, and returns the tasks
+// that were still pending, in deadline order. Those tasks never run (as with
+// ScheduledThreadPoolExecutor.shutdownNow): the caller decides what becomes
+// of them. Tasks that had already expired run before Close returns. Later
+// calls return nil. Schedule after Close fails with ErrClosed.
+func (tm *Timer) Close() []*Task {
+	tm.mu.Lock()
+	if tm.closed {
+		tm.mu.Unlock()
+		return nil
+	}
+	tm.closed = true
+	tm.mu.Unlock()
+
+	// 1. Wake the auto-advance goroutine and any AdvanceClock waiter.
+	close(tm.done)
+	if tm.driverDone != nil {
+		<-tm.driverDone
+	}
+	if tm.manual != nil {
+		tm.manual.detach(tm)
+	}
+	// 2. Take the pending tasks out, after any flush in flight.
+	tm.advanceMu.Lock()
+	tm.mu.Lock()
+	pending := tm.drainLocked()
+	tm.mu.Unlock()
+	tm.advanceMu.Unlock()
+	// 3. Let the workers run what had expired, then stop them.
+	if tm.exec != nil {
+		tm.exec.close()
+	}
+	return pending
+}
+
+// drainLocked unlinks every pending task and returns them by deadline.
+//
+// REQUIRES: tm.mu and tm.advanceMu held.
+func (tm *Timer) drainLocked() []*Task {
+	out := make([]*Task, 0, tm.pending.Load())
+	take := func(root *Task) {
+		for t := root.next; t != root; t = root.next {
+			unlink(t)
+			out = append(out, t)
+		}
+	}
+	take(&tm.flushing)
+	for i := range tm.w.levels {
+		for j := range tm.w.levels[i].buckets {
+			b := &tm.w.levels[i].buckets[j]
+			take(&b.root)
+			b.expiry = noExpiry
+			b.index = -1
+		}
+	}
+	clear(tm.w.q.h)
+	tm.w.q.h = tm.w.q.h[:0]
+	tm.pending.Store(0)
+	slices.SortStableFunc(out, func(a, b *Task) int {
+		switch {
+		case a.due < b.due:
+			return -1
+		case a.due > b.due:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Stats is a snapshot of a Timer's counters.
+type Stats struct {
+	Pending int64 // tasks waiting in the wheel
+	Fired   int64 // tasks handed over to run since New
+	Panics  int64 // tasks whose Run panicked (recovered and logged)
+	Wakeups int64 // times a waiting AdvanceClock woke up
+	Flushed int64 // buckets flushed
+	Levels  int   // levels created so far
+}
+
+// Stats returns the timer's counters.
+func (tm *Timer) Stats() Stats {
+	tm.mu.Lock()
+	levels := len(tm.w.levels)
+	tm.mu.Unlock()
+	return Stats{
+		Pending: tm.pending.Load(),
+		Fired:   tm.fired.Load(),
+		Panics:  tm.panics.Load(),
+		Wakeups: tm.wakeups.Load(),
+		Flushed: tm.flushed.Load(),
+		Levels:  levels,
+	}
+}
+
+// floorDiv and ceilDiv round a / b (b > 0) towards -∞ and +∞ without
+// overflowing.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a > 0 {
+		q++
+	}
+	return q
+}
