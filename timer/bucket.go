@@ -8,21 +8,34 @@ const noExpiry = math.MinInt64
 // A bucket is one slot of a level: a circular doubly-linked list of tasks
 // whose deadlines fall in the slot's span, with a sentinel so that linking and
 // unlinking never branch on emptiness. Its expiry is the tick at which the
-// slot's span starts; the bucket sits in the delay queue exactly when its
-// expiry is set.
+// slot's span starts in the current turn. A bucket holding tasks sits in the
+// delay queue, keyed by when it must next be flushed: its expiry, or lead
+// ticks earlier for a coarse bucket holding many tasks (see wheel.place). An
+// empty bucket may keep its expiry out of the queue after an early flush.
 //
 // REQUIRES: every method runs with the owning Timer's mu held.
 type bucket struct {
 	root   Task  // sentinel: root.next is the oldest task, root.prev the newest
-	expiry int64 // tick the bucket is due at, or noExpiry
+	expiry int64 // first tick of the span this turn, or noExpiry
+	key    int64 // tick the delay queue yields the bucket at: expiry or expiry-lead
+	lead   int64 // how early a crowded bucket is first flushed; 0 on level 0. Immutable.
 	index  int   // position in the delay queue, -1 when not queued
+	count  int   // tasks placed this turn; cancels are not subtracted
 }
 
-func (b *bucket) init() {
+func (b *bucket) init(lead int64) {
 	b.root.next = &b.root
 	b.root.prev = &b.root
+	b.lead = lead
+	b.reset()
+}
+
+// reset ends the bucket's turn.
+func (b *bucket) reset() {
 	b.expiry = noExpiry
+	b.key = noExpiry
 	b.index = -1
+	b.count = 0
 }
 
 func (b *bucket) empty() bool { return b.root.next == &b.root }

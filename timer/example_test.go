@@ -28,7 +28,7 @@ func Example() {
 
 	clk.Advance(20 * time.Second)
 	_, _ = tm.Reschedule(&a.Task, 30*time.Second) // a heartbeat from a
-	clk.Advance(29 * time.Second) // 49s: b is due, a (now due at 50s) is not
+	clk.Advance(29 * time.Second)                 // 49s: b is due, a (now due at 50s) is not
 	fmt.Println("pending:", tm.Size())
 	// Output:
 	// session b expired

@@ -75,7 +75,7 @@ func (c *ManualClock) Advance(d time.Duration) {
 		}
 		c.set(step)
 		for _, tm := range timers {
-			tm.advance(step)
+			tm.advance(step, false)
 		}
 		if step >= target {
 			return

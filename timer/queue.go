@@ -1,6 +1,6 @@
 package timer
 
-// queue is the delay queue: a binary min-heap of buckets ordered by expiry.
+// queue is the delay queue: a binary min-heap of buckets ordered by key.
 // It holds buckets, not tasks, so it never has more than levels × wheel-size
 // entries (a few hundred) however many tasks are pending; a bucket is pushed
 // only when its expiry changes, which happens once per bucket per turn of its
@@ -25,6 +25,9 @@ func (q *queue) push(b *bucket) {
 	q.up(b.index)
 }
 
+// fix restores the order after the key of the bucket at i decreased.
+func (q *queue) fix(i int) { q.up(i) }
+
 // pop removes and returns the earliest bucket.
 func (q *queue) pop() *bucket {
 	n := len(q.h) - 1
@@ -39,7 +42,7 @@ func (q *queue) pop() *bucket {
 	return b
 }
 
-func (q *queue) less(i, j int) bool { return q.h[i].expiry < q.h[j].expiry }
+func (q *queue) less(i, j int) bool { return q.h[i].key < q.h[j].key }
 
 func (q *queue) swap(i, j int) {
 	q.h[i], q.h[j] = q.h[j], q.h[i]

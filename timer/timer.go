@@ -22,6 +22,7 @@ const flushChunk = 1024
 type Timer struct {
 	// Immutable after New.
 	tick       int64 // nanoseconds per tick
+	tickDiv    divider
 	clock      Clock
 	manual     *ManualClock // clock, when it is manual
 	log        *zap.Logger
@@ -35,13 +36,14 @@ type Timer struct {
 
 	mu         sync.Mutex // guards the following, and every Task and bucket in the wheel
 	w          wheel
-	flushing   Task  // sentinel of the tasks taken from the bucket being flushed
+	firing     Task  // sentinel of the due tasks taken from level-0 buckets, not yet handed over
+	cascade    Task  // sentinel of the tasks taken from coarse buckets, to place again
 	sleepUntil int64 // ns: when the latest AdvanceClock wait ends; earlier deadlines wake it
+	pending    int64 // tasks linked in the wheel
 	closed     bool
 
-	pending atomic.Int64  // tasks in the wheel; written under mu
-	wake    chan struct{} // capacity 1: a deadline earlier than sleepUntil appeared
-	done    chan struct{} // closed by Close
+	wake chan struct{} // capacity 1: a deadline earlier than sleepUntil appeared
+	done chan struct{} // closed by Close
 
 	driverDone chan struct{} // closed when the auto-advance goroutine exits; nil without one
 
@@ -61,6 +63,7 @@ func New(opts ...Option) (*Timer, error) {
 	}
 	tm := &Timer{
 		tick:       int64(cfg.tick),
+		tickDiv:    newDivider(uint64(cfg.tick)),
 		clock:      cfg.clock,
 		log:        cfg.logger,
 		maxPending: cfg.maxPending,
@@ -68,9 +71,10 @@ func New(opts ...Option) (*Timer, error) {
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 	}
-	tm.flushing.next = &tm.flushing
-	tm.flushing.prev = &tm.flushing
-	tm.w.init(cfg.size, floorDiv(int64(cfg.clock.Now()), tm.tick))
+	for _, root := range []*Task{&tm.firing, &tm.cascade} {
+		root.next, root.prev = root, root
+	}
+	tm.w.init(cfg.size, tm.tickDiv.floor(int64(cfg.clock.Now())))
 	if cfg.workers > 0 {
 		tm.exec = newExecutor(cfg.workers, tm.runBatch)
 	}
@@ -138,15 +142,15 @@ func (tm *Timer) schedule(t *Task, due, now time.Duration, move bool) (wasPendin
 			return true, ErrScheduled
 		}
 		unlink(t)
-		tm.pending.Add(-1)
+		tm.pending--
 		wasPending = true
-	} else if tm.maxPending > 0 && due > now && tm.pending.Load() >= tm.maxPending {
+	} else if tm.maxPending > 0 && due > now && tm.pending >= tm.maxPending {
 		tm.mu.Unlock()
 		return false, ErrFull
 	}
 	t.tm = tm
 	t.due = int64(due)
-	T := ceilDiv(int64(due), tm.tick)
+	T := tm.tickDiv.ceil(int64(due))
 	// The wheel may have moved past T since now was read (an advance ran in
 	// between); such a task is due, and running it now is not early.
 	if due <= now || T <= tm.w.cur {
@@ -161,9 +165,9 @@ func (tm *Timer) schedule(t *Task, due, now time.Duration, move bool) (wasPendin
 		tm.runTask(t)
 		return wasPending, nil
 	}
-	tm.pending.Add(1)
-	if exp := tm.w.place(t, T); exp != noExpiry && tm.nanos(exp) < tm.sleepUntil {
-		// A new earliest deadline: wake the waiter so it sleeps less.
+	tm.pending++
+	if key := tm.w.place(t, T); key != noExpiry && tm.nanos(key) < tm.sleepUntil {
+		// A bucket is due earlier than the waiter's wake-up: wake it.
 		select {
 		case tm.wake <- struct{}{}:
 		default:
@@ -184,13 +188,17 @@ func (tm *Timer) Cancel(t *Task) bool {
 		return false
 	}
 	unlink(t)
-	tm.pending.Add(-1)
+	tm.pending--
 	tm.mu.Unlock()
 	return true
 }
 
 // Size returns the number of pending tasks.
-func (tm *Timer) Size() int { return int(tm.pending.Load()) }
+func (tm *Timer) Size() int {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return int(tm.pending)
+}
 
 // AdvanceClock waits at most maxWait for the earliest bucket to expire, then
 // flushes every bucket due by the clock's time: tasks due are handed to run,
@@ -210,7 +218,7 @@ func (tm *Timer) advanceClock(stop <-chan struct{}, maxWait time.Duration) bool 
 	now := tm.clock.Now()
 	limit := satAdd(now, maxWait)
 	for {
-		if tm.advance(now) {
+		if tm.advance(now, true) {
 			return true
 		}
 		tm.mu.Lock()
@@ -220,7 +228,7 @@ func (tm *Timer) advanceClock(stop <-chan struct{}, maxWait time.Duration) bool 
 		}
 		until := limit
 		if b := tm.w.q.peek(); b != nil {
-			until = min(until, time.Duration(tm.nanos(b.expiry)))
+			until = min(until, time.Duration(tm.nanos(b.key)))
 		}
 		// Publish the wake-up time under mu: a Schedule after this point
 		// sees it, one before it is in the queue we just read.
@@ -229,7 +237,7 @@ func (tm *Timer) advanceClock(stop <-chan struct{}, maxWait time.Duration) bool 
 
 		now = tm.clock.Now()
 		if now >= limit {
-			return tm.advance(now)
+			return tm.advance(now, true)
 		}
 		if wait := until - now; wait > 0 {
 			alarm := tm.clock.NewAlarm(wait)
@@ -265,9 +273,12 @@ func (tm *Timer) drive() {
 
 // advance flushes every bucket due at or before now (ns) and reports whether
 // there was one. Due tasks go to the executor, or run on this goroutine, with
-// no lock of the timer's held.
-func (tm *Timer) advance(now time.Duration) bool {
-	nowT := floorDiv(int64(now), tm.tick)
+// no lock of the timer's held. With refresh, the clock is read again after
+// each chunk of work, so that a bucket falling due during a long cascade is
+// served before the rest of the cascade; without it (the manual clock) time
+// stands still and tasks run strictly in deadline order.
+func (tm *Timer) advance(now time.Duration, refresh bool) bool {
+	nowT := tm.tickDiv.floor(int64(now))
 	tm.advanceMu.Lock()
 	defer tm.advanceMu.Unlock()
 
@@ -275,42 +286,61 @@ func (tm *Timer) advance(now time.Duration) bool {
 	var batch []*Task
 	tm.mu.Lock()
 	for {
-		b := tm.w.q.peek()
-		if b == nil || b.expiry > nowT {
-			break
+		// Take every bucket due, in key order. Every bucket before it has
+		// been taken, so the wheel can stand at its key.
+		for b := tm.w.q.peek(); b != nil && b.key <= nowT; b = tm.w.q.peek() {
+			tm.w.q.pop()
+			processed = true
+			tm.flushed.Add(1)
+			tm.w.advanceTo(max(tm.w.cur, b.key))
+			switch {
+			case b.lead == 0: // level 0: every task is due now
+				b.moveAllTo(&tm.firing)
+				b.reset()
+			case b.key < b.expiry: // a crowded bucket's early flush
+				b.moveAllTo(&tm.cascade)
+				// What the finer ring cannot hold yet comes back, and
+				// queues the bucket again for its expiry (see place).
+				b.key, b.count = b.expiry, 0
+			default:
+				b.moveAllTo(&tm.cascade)
+				b.reset()
+			}
 		}
-		tm.w.q.pop()
-		processed = true
-		tm.flushed.Add(1)
-		// Every bucket before b has been flushed, so the wheel can stand at
-		// b's expiry; what b holds is then either due or finer than b.
-		tm.w.advanceTo(max(tm.w.cur, b.expiry))
-		b.moveAllTo(&tm.flushing)
-		b.expiry = noExpiry
 
-		moved := 0
-		for t := tm.flushing.next; t != &tm.flushing; t = tm.flushing.next {
-			unlink(t)
-			if T := ceilDiv(t.due, tm.tick); T > tm.w.cur {
-				tm.w.place(t, T) // the advancer is awake: no wake-up needed
-			} else {
-				tm.pending.Add(-1)
-				if batch == nil {
-					batch = tm.newBatch()
-				}
-				batch = append(batch, t)
-				if len(batch) == batchCap {
-					tm.dispatchLocked(batch)
-					batch = nil
-				}
-			}
-			// Tasks not yet taken stay cancellable while the lock is
-			// released: they are still linked, on the flushing list.
-			if moved++; moved%flushChunk == 0 {
-				tm.mu.Unlock()
-				tm.mu.Lock()
+		// Then a chunk of work: due tasks before the cascade. Tasks not yet
+		// taken stay cancellable while the lock is released between chunks:
+		// they are still linked, on these lists.
+		root := &tm.firing
+		if root.next == root {
+			root = &tm.cascade
+			if root.next == root {
+				break
 			}
 		}
+		for n := 0; n < flushChunk && root.next != root; n++ {
+			t := root.next
+			unlink(t)
+			if root == &tm.cascade {
+				if T := tm.tickDiv.ceil(t.due); T > tm.w.cur {
+					tm.w.place(t, T) // the advancer is awake: no wake-up needed
+					continue
+				}
+			}
+			tm.pending--
+			if batch == nil {
+				batch = tm.newBatch()
+			}
+			if batch = append(batch, t); len(batch) == batchCap {
+				tm.dispatchLocked(batch)
+				batch = nil
+			}
+		}
+		tm.mu.Unlock()
+		if refresh {
+			nowT = tm.tickDiv.floor(int64(tm.clock.Now()))
+		}
+		tm.mu.Lock()
 	}
 	if nowT > tm.w.cur {
 		// Nothing queued is due by nowT (the loop above saw to it), so no
@@ -372,7 +402,7 @@ func (tm *Timer) nextExpiry() (time.Duration, bool) {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
 	if b := tm.w.q.peek(); b != nil {
-		return time.Duration(tm.nanos(b.expiry)), true
+		return time.Duration(tm.nanos(b.key)), true
 	}
 	return 0, false
 }
@@ -424,25 +454,25 @@ func (tm *Timer) Close() []*Task {
 //
 // REQUIRES: tm.mu and tm.advanceMu held.
 func (tm *Timer) drainLocked() []*Task {
-	out := make([]*Task, 0, tm.pending.Load())
+	out := make([]*Task, 0, tm.pending)
 	take := func(root *Task) {
 		for t := root.next; t != root; t = root.next {
 			unlink(t)
 			out = append(out, t)
 		}
 	}
-	take(&tm.flushing)
+	take(&tm.firing)
+	take(&tm.cascade)
 	for i := range tm.w.levels {
 		for j := range tm.w.levels[i].buckets {
 			b := &tm.w.levels[i].buckets[j]
 			take(&b.root)
-			b.expiry = noExpiry
-			b.index = -1
+			b.reset()
 		}
 	}
 	clear(tm.w.q.h)
 	tm.w.q.h = tm.w.q.h[:0]
-	tm.pending.Store(0)
+	tm.pending = 0
 	slices.SortStableFunc(out, func(a, b *Task) int {
 		switch {
 		case a.due < b.due:
@@ -468,10 +498,10 @@ type Stats struct {
 // Stats returns the timer's counters.
 func (tm *Timer) Stats() Stats {
 	tm.mu.Lock()
-	levels := len(tm.w.levels)
+	levels, pending := len(tm.w.levels), tm.pending
 	tm.mu.Unlock()
 	return Stats{
-		Pending: tm.pending.Load(),
+		Pending: pending,
 		Fired:   tm.fired.Load(),
 		Panics:  tm.panics.Load(),
 		Wakeups: tm.wakeups.Load(),

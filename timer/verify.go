@@ -10,7 +10,7 @@ const verifyLimit = 1 << 12
 //
 // REQUIRES: tm.mu held.
 func (tm *Timer) verifyLocked() {
-	if err := tm.checkLocked(tm.pending.Load() <= verifyLimit); err != nil {
+	if err := tm.checkLocked(tm.pending <= verifyLimit); err != nil {
 		panic(err)
 	}
 }
@@ -26,30 +26,32 @@ func (tm *Timer) checkLocked(tasks bool) error {
 		if b.index != i {
 			return fmt.Errorf("timer: queue slot %d holds a bucket indexed %d", i, b.index)
 		}
-		if i > 0 && q[(i-1)/2].expiry > b.expiry {
+		if i > 0 && q[(i-1)/2].key > b.key {
 			return fmt.Errorf("timer: queue heap order broken at %d", i)
 		}
 	}
 	var n int64
-	for t := tm.flushing.next; t != &tm.flushing; t = t.next {
-		n++
+	for _, root := range []*Task{&tm.firing, &tm.cascade} {
+		for t := root.next; t != root; t = t.next {
+			n++
+		}
 	}
 	for k := range tm.w.levels {
 		lv := &tm.w.levels[k]
-		if lv.base != tm.w.cur-tm.w.cur%lv.unit {
+		if lv.base != floorDiv(tm.w.cur, lv.unit)*lv.unit {
 			return fmt.Errorf("timer: level %d base %d, cur %d", k, lv.base, tm.w.cur)
 		}
 		for s := range lv.buckets {
 			b := &lv.buckets[s]
 			queued := b.index >= 0
-			if queued != (b.expiry != noExpiry) {
+			if queued && b.expiry == noExpiry {
 				return fmt.Errorf("timer: level %d bucket %d queued=%v expiry=%d", k, s, queued, b.expiry)
 			}
 			if !queued && !b.empty() {
 				return fmt.Errorf("timer: level %d bucket %d holds tasks but is not queued", k, s)
 			}
-			if queued && b.expiry <= tm.w.cur {
-				return fmt.Errorf("timer: level %d bucket %d due at %d, wheel at %d", k, s, b.expiry, tm.w.cur)
+			if queued && (b.key <= tm.w.cur || b.key > b.expiry || (b.key < b.expiry && b.key != b.expiry-b.lead)) {
+				return fmt.Errorf("timer: level %d bucket %d keyed %d, expiry %d, lead %d, wheel at %d", k, s, b.key, b.expiry, b.lead, tm.w.cur)
 			}
 			if !tasks {
 				continue
@@ -63,8 +65,8 @@ func (tm *Timer) checkLocked(tasks bool) error {
 			}
 		}
 	}
-	if tasks && n != tm.pending.Load() {
-		return fmt.Errorf("timer: %d tasks linked, %d pending", n, tm.pending.Load())
+	if tasks && n != tm.pending {
+		return fmt.Errorf("timer: %d tasks linked, %d pending", n, tm.pending)
 	}
 	return nil
 }

@@ -5,9 +5,10 @@ import "math"
 // A level is one ring of the hierarchy. Level k has wheel-size buckets, each
 // covering unit = size^k ticks, so the ring spans size^(k+1) ticks from base.
 type level struct {
-	unit    int64 // ticks covered by one bucket
-	span    int64 // ticks covered by the ring: unit × size, saturated
-	base    int64 // first tick of the current bucket: cur rounded down to unit
+	unit    int64   // ticks covered by one bucket
+	span    int64   // ticks covered by the ring: unit × size, saturated
+	base    int64   // first tick of the current bucket: cur rounded down to unit
+	div     divider // by unit
 	buckets []bucket
 }
 
@@ -16,54 +17,71 @@ type level struct {
 //
 // REQUIRES: every method runs with the owning Timer's mu held.
 type wheel struct {
-	size   int64
-	cur    int64 // every bucket due at or before cur has been flushed
-	levels []level
-	q      queue
+	size    int64
+	sizeDiv divider
+	cur     int64 // every bucket due at or before cur has been flushed
+	levels  []level
+	q       queue
 }
 
 func (w *wheel) init(size int, start int64) {
 	w.size = int64(size)
+	w.sizeDiv = newDivider(uint64(size))
 	w.cur = start
 	w.addLevel()
 }
 
 // addLevel creates the next coarser ring (Kafka's overflow wheel) on demand.
 func (w *wheel) addLevel() {
-	unit := int64(1)
+	unit, lead := int64(1), int64(0)
 	if n := len(w.levels); n > 0 {
 		unit = w.levels[n-1].span
+		// Half a span, in whole buckets of the level below, so that the
+		// finer ring can take what an early flush moves down.
+		lead = (w.size / 2) * w.levels[n-1].unit
 	}
 	span := int64(math.MaxInt64)
 	if unit <= math.MaxInt64/w.size {
 		span = unit * w.size
 	}
-	lv := level{unit: unit, span: span, base: w.cur - w.cur%unit, buckets: make([]bucket, w.size)}
+	lv := level{unit: unit, span: span, div: newDivider(uint64(unit)), buckets: make([]bucket, w.size)}
+	lv.base = lv.div.floor(w.cur) * unit
 	for i := range lv.buckets {
-		lv.buckets[i].init()
+		lv.buckets[i].init(lead)
 	}
 	w.levels = append(w.levels, lv)
 }
 
 // advanceTo moves the wheel's time to tick. It is only called when no queued
-// bucket expires at or before tick, so no slot can be reused while it still
+// bucket's key is at or before tick, so no slot can be reused while it still
 // holds tasks of its previous turn.
 func (w *wheel) advanceTo(tick int64) {
 	w.cur = tick
 	for i := range w.levels {
 		lv := &w.levels[i]
-		lv.base = tick - tick%lv.unit
+		lv.base = lv.div.floor(tick) * lv.unit
 	}
 }
 
+// crowded is how many tasks make a coarse bucket crowded: moving that many
+// to finer levels takes long enough (tens of microseconds) to make the
+// earliest of them late if it is done when they fall due.
+const crowded = 256
+
 // place links t, whose deadline is tick T > cur, into the finest level whose
-// ring still reaches T. It returns the bucket's new expiry if the bucket had
-// to join the delay queue, else noExpiry. O(levels), O(1) in practice.
+// ring still reaches T. If that changes the bucket's key (the bucket starts a
+// new turn, or becomes crowded) it returns the new key, else noExpiry: the
+// caller wakes a sleeping AdvanceClock when the key is earlier than its wake-up.
+// O(levels), O(1) in practice.
 //
 // A task in a level-0 bucket is due exactly at the bucket's expiry. A task in
-// a coarser bucket is re-placed when the bucket expires, at the start of its
-// span, and falls to a finer level; it never runs from a coarse bucket, which
-// is why nothing runs early.
+// a coarser bucket is placed again when the bucket is flushed, and falls to a
+// finer level; it never runs from a coarse bucket, which is why nothing runs
+// early. A coarse bucket is flushed when its span starts, as in Kafka, and a
+// crowded one also lead ticks before: that early flush moves down every task
+// the finer ring can already hold, so that none of them waits for the others
+// to be moved when it falls due. The rest are due at least lead ticks after
+// the bucket's final flush.
 func (w *wheel) place(t *Task, T int64) int64 {
 	for i := 0; ; i++ {
 		if i == len(w.levels) {
@@ -75,16 +93,28 @@ func (w *wheel) place(t *Task, T int64) int64 {
 		}
 		vid := T
 		if lv.unit != 1 {
-			vid = T / lv.unit
+			vid = lv.div.floor(T)
 		}
-		b := &lv.buckets[vid%w.size]
+		b := &lv.buckets[vid-w.sizeDiv.floor(vid)*w.size]
 		b.pushBack(t)
+		b.count++
 		if exp := vid * lv.unit; b.expiry != exp {
 			// The slot starts a new turn. Its previous turn was flushed
 			// already, so it is not queued (verify checks this).
-			b.expiry = exp
+			b.expiry, b.key, b.count = exp, exp, 1
 			w.q.push(b)
 			return exp
+		}
+		if b.index < 0 {
+			// The bucket had its early flush and this task is the first
+			// the finer ring could not hold yet: flush it at its expiry.
+			w.q.push(b)
+			return b.key
+		}
+		if b.count == crowded && b.lead > 0 && b.key == b.expiry && b.expiry-b.lead > w.cur {
+			b.key = b.expiry - b.lead
+			w.q.fix(b.index)
+			return b.key
 		}
 		return noExpiry
 	}
