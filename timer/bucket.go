@@ -15,18 +15,18 @@ const noExpiry = math.MinInt64
 //
 // REQUIRES: every method runs with the owning Timer's mu held.
 type bucket struct {
-	root   Task  // sentinel: root.next is the oldest task, root.prev the newest
-	expiry int64 // first tick of the span this turn, or noExpiry
-	key    int64 // tick the delay queue yields the bucket at: expiry or expiry-lead
-	lead   int64 // how early a crowded bucket is first flushed; 0 on level 0. Immutable.
-	index  int   // position in the delay queue, -1 when not queued
-	count  int   // tasks placed this turn; cancels are not subtracted
+	root   Task   // sentinel: root.next is the oldest task, root.prev the newest
+	expiry int64  // first tick of the span this turn, or noExpiry
+	key    int64  // tick the delay queue yields the bucket at: expiry or expiry-lead
+	lv     *level // the level owning the bucket; immutable
+	index  int    // position in the delay queue, -1 when not queued
+	count  int    // tasks placed this turn; cancels are not subtracted
 }
 
-func (b *bucket) init(lead int64) {
+func (b *bucket) init(lv *level) {
 	b.root.next = &b.root
 	b.root.prev = &b.root
-	b.lead = lead
+	b.lv = lv
 	b.reset()
 }
 
@@ -58,6 +58,9 @@ func unlink(t *Task) {
 	t.next = nil
 	t.prev = nil
 }
+
+// initRoot makes root an empty list's sentinel.
+func initRoot(root *Task) { root.next, root.prev = root, root }
 
 // moveAllTo splices every task of b onto the tail of the list rooted at dst,
 // in O(1), leaving b empty.

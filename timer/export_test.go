@@ -27,9 +27,9 @@ func (tm *Timer) layout() [][]span {
 func (tm *Timer) locate(t *Task) (level, slot int) {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
-	for k := range tm.w.levels {
-		for s := range tm.w.levels[k].buckets {
-			b := &tm.w.levels[k].buckets[s]
+	for k, lv := range tm.w.levels {
+		for s := range lv.buckets {
+			b := &lv.buckets[s]
 			for x := b.root.next; x != &b.root; x = x.next {
 				if x == t {
 					return k + 1, s

@@ -3,6 +3,7 @@ package timer
 import (
 	"context"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -37,7 +38,6 @@ type Timer struct {
 	mu         sync.Mutex // guards the following, and every Task and bucket in the wheel
 	w          wheel
 	firing     Task  // sentinel of the due tasks taken from level-0 buckets, not yet handed over
-	cascade    Task  // sentinel of the tasks taken from coarse buckets, to place again
 	sleepUntil int64 // ns: when the latest AdvanceClock wait ends; earlier deadlines wake it
 	pending    int64 // tasks linked in the wheel
 	closed     bool
@@ -71,9 +71,7 @@ func New(opts ...Option) (*Timer, error) {
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 	}
-	for _, root := range []*Task{&tm.firing, &tm.cascade} {
-		root.next, root.prev = root, root
-	}
+	initRoot(&tm.firing)
 	tm.w.init(cfg.size, tm.tickDiv.floor(int64(cfg.clock.Now())))
 	if cfg.workers > 0 {
 		tm.exec = newExecutor(cfg.workers, tm.runBatch)
@@ -282,7 +280,7 @@ func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 	tm.advanceMu.Lock()
 	defer tm.advanceMu.Unlock()
 
-	processed := false
+	processed, handed := false, false
 	var batch []*Task
 	tm.mu.Lock()
 	for {
@@ -294,34 +292,34 @@ func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 			tm.flushed.Add(1)
 			tm.w.advanceTo(max(tm.w.cur, b.key))
 			switch {
-			case b.lead == 0: // level 0: every task is due now
+			case b.lv.lead == 0: // level 0: every task is due now
 				b.moveAllTo(&tm.firing)
 				b.reset()
 			case b.key < b.expiry: // a crowded bucket's early flush
-				b.moveAllTo(&tm.cascade)
+				b.moveAllTo(&b.lv.cascade)
 				// What the finer ring cannot hold yet comes back, and
 				// queues the bucket again for its expiry (see place).
 				b.key, b.count = b.expiry, 0
 			default:
-				b.moveAllTo(&tm.cascade)
+				b.moveAllTo(&b.lv.cascade)
 				b.reset()
 			}
 		}
 
-		// Then a chunk of work: due tasks before the cascade. Tasks not yet
-		// taken stay cancellable while the lock is released between chunks:
-		// they are still linked, on these lists.
+		// Then a chunk of work, most urgent first: due tasks, then the
+		// finest level's cascade. Tasks not yet taken stay cancellable while
+		// the lock is released between chunks: they are still linked.
 		root := &tm.firing
+		for i := 1; root.next == root && i < len(tm.w.levels); i++ {
+			root = &tm.w.levels[i].cascade
+		}
 		if root.next == root {
-			root = &tm.cascade
-			if root.next == root {
-				break
-			}
+			break
 		}
 		for n := 0; n < flushChunk && root.next != root; n++ {
 			t := root.next
 			unlink(t)
-			if root == &tm.cascade {
+			if root != &tm.firing {
 				if T := tm.tickDiv.ceil(t.due); T > tm.w.cur {
 					tm.w.place(t, T) // the advancer is awake: no wake-up needed
 					continue
@@ -334,9 +332,24 @@ func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 			if batch = append(batch, t); len(batch) == batchCap {
 				tm.dispatchLocked(batch)
 				batch = nil
+				handed = true
 			}
 		}
+		// Hand over what is due at the end of every chunk, not when the
+		// whole advance ends: a cascade can keep it going for milliseconds.
+		if len(batch) > 0 {
+			tm.dispatchLocked(batch)
+			batch = nil
+			handed = true
+		}
 		tm.mu.Unlock()
+		if handed && tm.exec != nil {
+			// The worker just readied sits in this P's runnext slot, and
+			// the runtime may leave it there (seen: 4-6ms, with the other
+			// P idle) while this goroutine keeps cascading. Let it run.
+			runtime.Gosched()
+			handed = false
+		}
 		if refresh {
 			nowT = tm.tickDiv.floor(int64(tm.clock.Now()))
 		}
@@ -346,9 +359,6 @@ func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 		// Nothing queued is due by nowT (the loop above saw to it), so no
 		// slot is reused early: catch the wheel up to the clock.
 		tm.w.advanceTo(nowT)
-	}
-	if len(batch) > 0 {
-		tm.dispatchLocked(batch)
 	}
 	if invariants {
 		tm.verifyLocked()
@@ -462,10 +472,10 @@ func (tm *Timer) drainLocked() []*Task {
 		}
 	}
 	take(&tm.firing)
-	take(&tm.cascade)
-	for i := range tm.w.levels {
-		for j := range tm.w.levels[i].buckets {
-			b := &tm.w.levels[i].buckets[j]
+	for _, lv := range tm.w.levels {
+		take(&lv.cascade)
+		for j := range lv.buckets {
+			b := &lv.buckets[j]
 			take(&b.root)
 			b.reset()
 		}

@@ -31,13 +31,13 @@ func (tm *Timer) checkLocked(tasks bool) error {
 		}
 	}
 	var n int64
-	for _, root := range []*Task{&tm.firing, &tm.cascade} {
-		for t := root.next; t != root; t = t.next {
+	for t := tm.firing.next; t != &tm.firing; t = t.next {
+		n++
+	}
+	for k, lv := range tm.w.levels {
+		for t := lv.cascade.next; t != &lv.cascade; t = t.next {
 			n++
 		}
-	}
-	for k := range tm.w.levels {
-		lv := &tm.w.levels[k]
 		if lv.base != floorDiv(tm.w.cur, lv.unit)*lv.unit {
 			return fmt.Errorf("timer: level %d base %d, cur %d", k, lv.base, tm.w.cur)
 		}
@@ -50,8 +50,8 @@ func (tm *Timer) checkLocked(tasks bool) error {
 			if !queued && !b.empty() {
 				return fmt.Errorf("timer: level %d bucket %d holds tasks but is not queued", k, s)
 			}
-			if queued && (b.key <= tm.w.cur || b.key > b.expiry || (b.key < b.expiry && b.key != b.expiry-b.lead)) {
-				return fmt.Errorf("timer: level %d bucket %d keyed %d, expiry %d, lead %d, wheel at %d", k, s, b.key, b.expiry, b.lead, tm.w.cur)
+			if queued && (b.key <= tm.w.cur || b.key > b.expiry || (b.key < b.expiry && b.key != b.expiry-lv.lead)) {
+				return fmt.Errorf("timer: level %d bucket %d keyed %d, expiry %d, lead %d, wheel at %d", k, s, b.key, b.expiry, lv.lead, tm.w.cur)
 			}
 			if !tasks {
 				continue

@@ -7,9 +7,14 @@ import "math"
 type level struct {
 	unit    int64   // ticks covered by one bucket
 	span    int64   // ticks covered by the ring: unit × size, saturated
+	lead    int64   // how early a crowded bucket is first flushed; 0 on level 0
 	base    int64   // first tick of the current bucket: cur rounded down to unit
 	div     divider // by unit
 	buckets []bucket
+	// cascade holds the tasks taken from this level's flushed buckets, to be
+	// placed again. One list per level, worked finest first: a finer level's
+	// tasks are due sooner, so they never wait behind a coarse bucket's.
+	cascade Task
 }
 
 // wheel is the hierarchy of levels plus the delay queue of their buckets.
@@ -19,8 +24,8 @@ type level struct {
 type wheel struct {
 	size    int64
 	sizeDiv divider
-	cur     int64 // every bucket due at or before cur has been flushed
-	levels  []level
+	cur     int64    // every bucket due at or before cur has been flushed
+	levels  []*level // pointers: a level's buckets and cascade list must not move
 	q       queue
 }
 
@@ -44,11 +49,12 @@ func (w *wheel) addLevel() {
 	if unit <= math.MaxInt64/w.size {
 		span = unit * w.size
 	}
-	lv := level{unit: unit, span: span, div: newDivider(uint64(unit)), buckets: make([]bucket, w.size)}
+	lv := &level{unit: unit, span: span, lead: lead, div: newDivider(uint64(unit)), buckets: make([]bucket, w.size)}
 	lv.base = lv.div.floor(w.cur) * unit
 	for i := range lv.buckets {
-		lv.buckets[i].init(lead)
+		lv.buckets[i].init(lv)
 	}
+	initRoot(&lv.cascade)
 	w.levels = append(w.levels, lv)
 }
 
@@ -57,8 +63,7 @@ func (w *wheel) addLevel() {
 // holds tasks of its previous turn.
 func (w *wheel) advanceTo(tick int64) {
 	w.cur = tick
-	for i := range w.levels {
-		lv := &w.levels[i]
+	for _, lv := range w.levels {
 		lv.base = lv.div.floor(tick) * lv.unit
 	}
 }
@@ -87,7 +92,7 @@ func (w *wheel) place(t *Task, T int64) int64 {
 		if i == len(w.levels) {
 			w.addLevel()
 		}
-		lv := &w.levels[i]
+		lv := w.levels[i]
 		if T-lv.base >= lv.span {
 			continue
 		}
@@ -111,8 +116,8 @@ func (w *wheel) place(t *Task, T int64) int64 {
 			w.q.push(b)
 			return b.key
 		}
-		if b.count == crowded && b.lead > 0 && b.key == b.expiry && b.expiry-b.lead > w.cur {
-			b.key = b.expiry - b.lead
+		if b.count == crowded && lv.lead > 0 && b.key == b.expiry && b.expiry-lv.lead > w.cur {
+			b.key = b.expiry - lv.lead
 			w.q.fix(b.index)
 			return b.key
 		}
