@@ -9,6 +9,8 @@ type level struct {
 	span    int64   // ticks covered by the ring: unit × size, saturated
 	lead    int64   // how early a crowded bucket is first flushed; 0 on level 0
 	base    int64   // first tick of the current bucket: cur rounded down to unit
+	baseVid int64   // base / unit: the current bucket's number
+	cursor  int64   // slot of the current bucket: baseVid mod size
 	div     divider // by unit
 	buckets []bucket
 	// cascade holds the tasks taken from this level's flushed buckets, to be
@@ -50,7 +52,7 @@ func (w *wheel) addLevel() {
 		span = unit * w.size
 	}
 	lv := &level{unit: unit, span: span, lead: lead, div: newDivider(uint64(unit)), buckets: make([]bucket, w.size)}
-	lv.base = lv.div.floor(w.cur) * unit
+	w.setBase(lv, w.cur)
 	for i := range lv.buckets {
 		lv.buckets[i].init(lv)
 	}
@@ -64,8 +66,15 @@ func (w *wheel) addLevel() {
 func (w *wheel) advanceTo(tick int64) {
 	w.cur = tick
 	for _, lv := range w.levels {
-		lv.base = lv.div.floor(tick) * lv.unit
+		w.setBase(lv, tick)
 	}
+}
+
+// setBase moves lv's current bucket to the one holding tick.
+func (w *wheel) setBase(lv *level, tick int64) {
+	vid := lv.div.floor(tick)
+	lv.baseVid, lv.base = vid, vid*lv.unit
+	lv.cursor = vid - w.sizeDiv.floor(vid)*w.size
 }
 
 // crowded is how many tasks make a coarse bucket crowded: moving that many
@@ -100,7 +109,13 @@ func (w *wheel) place(t *Task, T int64) int64 {
 		if lv.unit != 1 {
 			vid = lv.div.floor(T)
 		}
-		b := &lv.buckets[vid-w.sizeDiv.floor(vid)*w.size]
+		// T is less than a ring past base, so its slot is at most size-1
+		// slots past the cursor: no division needed.
+		slot := lv.cursor + (vid - lv.baseVid)
+		if slot >= w.size {
+			slot -= w.size
+		}
+		b := &lv.buckets[slot]
 		b.pushBack(t)
 		b.count++
 		if exp := vid * lv.unit; b.expiry != exp {
