@@ -1,0 +1,24 @@
+// Package watchers keeps, for each key, the list of operations watched under
+// it, in a map split into shards that each have their own lock (Kafka's
+// WatcherList and Watchers). A key's list is created by its first watch and
+// dropped when it empties.
+//
+// # Promises
+//
+//   - Watch is O(1) amortised and stores one pointer per key watched: a full
+//     list drops its completed entries before it grows, so completed
+//     operations never make a list grow, and a list that empties to a
+//     quarter of its capacity gives the memory back.
+//   - TryCompleteWatched touches only the key's list. It tries each
+//     operation with no shard lock held (the entries are copied first, so
+//     that a concurrent watch or purge cannot make it skip one), so callbacks
+//     may call back in, even on the same key. Then it compacts the list and
+//     drops it if empty, under the shard lock, rechecking that the list is
+//     still the key's: a concurrent watch is never lost to the removal.
+//   - Purge walks every list under its shard's lock and calls no callback.
+//
+// # Lock order
+//
+// An operation's lock, then a shard's lock. A shard's lock is never held
+// while an operation's lock is taken or a callback runs.
+package watchers

@@ -1,0 +1,189 @@
+package watchers
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"sync"
+
+	"github.com/gopurgatory/purgatory/operation"
+)
+
+// DefaultShards is the number of shards when New is given zero. Kafka uses
+// 512; see BENCHMARKS.md for the measurement behind this default.
+const DefaultShards = 256
+
+// Watchers maps keys to the operations watched under them, in shards that
+// each have their own lock, so that keys in different shards never contend.
+type Watchers[K comparable] struct {
+	seed   maphash.Seed // immutable
+	mask   uint64       // shards-1; immutable
+	shards []shard[K]
+}
+
+type shard[K comparable] struct {
+	mu      sync.Mutex // guards the following
+	lists   map[K]*list
+	entries int // entries in lists, completed ones included until purged
+	_       [40]byte
+}
+
+// New returns watchers with n shards, rounded up to a power of two
+// (DefaultShards when n <= 0).
+func New[K comparable](n int) *Watchers[K] {
+	if n <= 0 {
+		n = DefaultShards
+	}
+	n = 1 << bits.Len(uint(n-1))
+	w := &Watchers[K]{seed: maphash.MakeSeed(), mask: uint64(n - 1), shards: make([]shard[K], n)}
+	for i := range w.shards {
+		w.shards[i].lists = make(map[K]*list)
+	}
+	return w
+}
+
+func (w *Watchers[K]) shard(key K) *shard[K] {
+	return &w.shards[maphash.Comparable(w.seed, key)&w.mask]
+}
+
+// Watch adds s to key's list, creating the list if the key is new. O(1)
+// amortised; it allocates only for a new key and when a list grows.
+func (w *Watchers[K]) Watch(key K, s *operation.State) {
+	sh := w.shard(key)
+	sh.mu.Lock()
+	l := sh.lists[key]
+	if l == nil {
+		l = &list{}
+		sh.lists[key] = l
+	}
+	sh.entries += 1 - l.add(s)
+	sh.mu.Unlock()
+}
+
+// snapshotSize is how many entries TryCompleteWatched copies on the stack;
+// longer lists are copied to the heap.
+const snapshotSize = 32
+
+// TryCompleteWatched tries to complete every pending operation watched under
+// key, and returns how many it completed. Operations are tried with no lock
+// of the watchers held (only each operation's own, around its TryComplete),
+// so their callbacks may call back in, even on the same key. The list is
+// then compacted, and dropped if empty. O(operations under key).
+func (w *Watchers[K]) TryCompleteWatched(key K) int {
+	sh := w.shard(key)
+	sh.mu.Lock()
+	l := sh.lists[key]
+	if l == nil {
+		sh.mu.Unlock()
+		return 0
+	}
+	// Copy the entries: trying them without the lock means the list may be
+	// appended to or compacted meanwhile, and an index into it would then
+	// skip an entry, which would be a lost wake-up.
+	var buf [snapshotSize]*operation.State
+	snap := append(buf[:0], l.ops...)
+	sh.mu.Unlock()
+
+	completed := 0
+	for _, s := range snap {
+		if operation.TryCompleteWatched(s) {
+			completed++
+		}
+	}
+
+	sh.mu.Lock()
+	if sh.lists[key] == l { // not cancelled or purged away meanwhile
+		sh.entries -= l.compact()
+		if len(l.ops) == 0 {
+			delete(sh.lists, key)
+		}
+	}
+	sh.mu.Unlock()
+	return completed
+}
+
+// Purge drops the entries of completed operations from every list, and the
+// lists left empty, and returns how many entries it dropped. It takes each
+// shard's lock in turn and calls no callback.
+func (w *Watchers[K]) Purge() int {
+	purged := 0
+	for i := range w.shards {
+		sh := &w.shards[i]
+		sh.mu.Lock()
+		for key, l := range sh.lists {
+			n := l.compact()
+			sh.entries -= n
+			purged += n
+			if len(l.ops) == 0 {
+				delete(sh.lists, key)
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return purged
+}
+
+// Remove drops key's list and returns its operations that are still
+// pending, oldest first. Entries of completed operations are discarded.
+func (w *Watchers[K]) Remove(key K) []*operation.State {
+	sh := w.shard(key)
+	sh.mu.Lock()
+	l := sh.lists[key]
+	if l == nil {
+		sh.mu.Unlock()
+		return nil
+	}
+	delete(sh.lists, key)
+	sh.entries -= len(l.ops)
+	sh.mu.Unlock()
+	l.compact()
+	return l.ops
+}
+
+// RemoveAll drops every list and returns the pending operations they held,
+// each once, however many keys it was watched under.
+func (w *Watchers[K]) RemoveAll() []*operation.State {
+	seen := make(map[*operation.State]struct{})
+	var out []*operation.State
+	for i := range w.shards {
+		sh := &w.shards[i]
+		sh.mu.Lock()
+		for _, l := range sh.lists {
+			for _, s := range l.ops {
+				if _, dup := seen[s]; !dup && operation.IsPending(s) {
+					seen[s] = struct{}{}
+					out = append(out, s)
+				}
+			}
+		}
+		clear(sh.lists)
+		sh.entries = 0
+		sh.mu.Unlock()
+	}
+	return out
+}
+
+// Watched returns the number of entries in all lists: an operation counts
+// once per key it is watched under, until it is purged (Kafka's
+// PurgatorySize). O(shards).
+func (w *Watchers[K]) Watched() int {
+	n := 0
+	for i := range w.shards {
+		sh := &w.shards[i]
+		sh.mu.Lock()
+		n += sh.entries
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// Keys returns the number of keys with a list. O(shards).
+func (w *Watchers[K]) Keys() int {
+	n := 0
+	for i := range w.shards {
+		sh := &w.shards[i]
+		sh.mu.Lock()
+		n += len(sh.lists)
+		sh.mu.Unlock()
+	}
+	return n
+}
