@@ -1,0 +1,237 @@
+package purgatory
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopurgatory/purgatory/operation"
+)
+
+// Kafka's DelayedOperationTest, in Go, on the manual clock.
+
+func TestSatisfiedAtOnceIsNeverWatched(t *testing.T) {
+	p, _ := newTestPurgatory(t)
+	op := newMockOp()
+	op.completable.Store(true)
+	assert.True(t, submit(t, p, op, time.Second, "k"), "completed by the call")
+	assert.Equal(t, int32(1), op.completions.Load(), "answered before the call returned")
+	assert.Equal(t, operation.Completed, op.Outcome())
+	assert.Equal(t, int32(1), op.tries.Load(), "one try, no watch")
+	assert.Equal(t, 0, p.Watched())
+	assert.Equal(t, 0, p.Delayed())
+	assert.Equal(t, 0, p.tm.Size(), "never timed")
+}
+
+func TestCompletesOnCheckNotBefore(t *testing.T) {
+	p, _ := newTestPurgatory(t)
+	op := newMockOp()
+	assert.False(t, submit(t, p, op, time.Second, "k"))
+	assert.Equal(t, 1, p.Watched())
+	assert.Equal(t, 1, p.Delayed())
+
+	assert.Equal(t, 0, p.CheckAndComplete("k"), "condition false")
+	assert.Equal(t, 0, p.CheckAndComplete("other"), "another key")
+	op.completable.Store(true)
+	assert.Zero(t, op.completions.Load(), "not answered before CheckAndComplete")
+	assert.Equal(t, 1, p.CheckAndComplete("k"))
+	assert.Equal(t, int32(1), op.completions.Load())
+	assert.Equal(t, 0, p.CheckAndComplete("k"), "once")
+	assert.Zero(t, op.expirations.Load())
+	assert.Equal(t, 0, p.Watched(), "the key's list was compacted and dropped")
+	assert.Equal(t, 0, p.Delayed())
+	assert.Equal(t, 0, p.tm.Size(), "off the timer at once")
+}
+
+func TestExpiresAtDeadline(t *testing.T) {
+	p, clk := newTestPurgatory(t)
+	op := newMockOp()
+	submit(t, p, op, 10*time.Millisecond, "k")
+	clk.Advance(9 * time.Millisecond)
+	assert.Zero(t, op.completions.Load(), "not before the deadline")
+	clk.Advance(time.Millisecond)
+	assert.Equal(t, int32(1), op.completions.Load(), "at the deadline")
+	assert.Equal(t, int32(1), op.expirations.Load())
+	assert.Equal(t, []string{"complete", "expire"}, op.order, "OnExpiration after OnComplete, as in Kafka")
+	assert.Equal(t, operation.Expired, op.Outcome())
+	assert.Equal(t, 0, p.Delayed())
+	clk.Advance(time.Hour)
+	assert.Equal(t, int32(1), op.completions.Load(), "once")
+	assert.Equal(t, 0, p.CheckAndComplete("k"), "CheckAndComplete finds it completed")
+}
+
+func TestExpiryWithinOneTick(t *testing.T) {
+	p, clk := newTestPurgatory(t)
+	clk.Advance(300 * time.Microsecond) // deadlines off the tick grid
+	var at time.Duration
+	op := newMockOp()
+	op.onComplete = func() { at = clk.Now() }
+	submit(t, p, op, 10*time.Millisecond, "k")
+	due := 10*time.Millisecond + 300*time.Microsecond
+	for at == 0 {
+		clk.Advance(50 * time.Microsecond)
+	}
+	assert.GreaterOrEqual(t, at, due, "never early")
+	assert.Less(t, at-due, time.Millisecond, "within one tick")
+}
+
+func TestMultiKeyCompletesOnce(t *testing.T) {
+	p, _ := newTestPurgatory(t)
+	op := newMockOp()
+	keys := []string{"k1", "k2", "k3"}
+	submit(t, p, op, time.Second, keys...)
+	assert.Equal(t, 3, p.Watched())
+	op.completable.Store(true)
+
+	var wg sync.WaitGroup
+	counts := make([]int, len(keys))
+	for i, k := range keys {
+		wg.Add(1)
+		go func() { defer wg.Done(); counts[i] = p.CheckAndComplete(k) }()
+	}
+	wg.Wait()
+	assert.Equal(t, 1, counts[0]+counts[1]+counts[2], "one key completes it; the others find it completed")
+	assert.Equal(t, int32(1), op.completions.Load())
+}
+
+func TestTryCompleteUnderLockWatchBeforeSecondTry(t *testing.T) {
+	p, _ := newTestPurgatory(t)
+	op := newMockOp()
+	var watchedAtTry []int
+	op.onTry = func(int32) {
+		assert.False(t, op.Mutex().TryLock(), "TryComplete runs with the operation's lock held")
+		watchedAtTry = append(watchedAtTry, p.Watched())
+	}
+	submit(t, p, op, time.Second, "k1", "k2")
+	assert.Equal(t, []int{0, 2}, watchedAtTry, "first try before watching, second after watching every key")
+
+	op.completable.Store(true)
+	p.CheckAndComplete("k1")
+	assert.Len(t, watchedAtTry, 3)
+}
+
+func TestEmptyKeysIsAnError(t *testing.T) {
+	p, _ := newTestPurgatory(t)
+	op := newMockOp()
+	_, err := p.TryCompleteElseWatch(op, time.Second, nil)
+	assert.ErrorIs(t, err, ErrNoKeys)
+	assert.Zero(t, op.tries.Load(), "untouched")
+	_, err = p.TryCompleteElseWatch(op, time.Second, []string{"k"})
+	assert.NoError(t, err, "and still usable")
+}
+
+func TestSubmitTwiceIsAnError(t *testing.T) {
+	p, _ := newTestPurgatory(t)
+	op := newMockOp()
+	submit(t, p, op, time.Second, "k")
+	_, err := p.TryCompleteElseWatch(op, time.Second, []string{"k"})
+	assert.ErrorIs(t, err, ErrSubmitted)
+	assert.Equal(t, 1, p.Watched())
+}
+
+func TestCancelForKey(t *testing.T) {
+	p, _ := newTestPurgatory(t)
+	a, b, c := newMockOp(), newMockOp(), newMockOp()
+	submit(t, p, a, time.Second, "k1")
+	submit(t, p, b, time.Second, "k1")
+	submit(t, p, c, time.Second, "k2")
+
+	cancelled := p.CancelForKey("k1")
+	require.Len(t, cancelled, 2)
+	assert.Same(t, a, cancelled[0], "oldest first")
+	assert.Same(t, b, cancelled[1])
+	assert.Equal(t, 1, p.Delayed())
+	assert.Equal(t, 1, p.Watched())
+	assert.Zero(t, a.completions.Load(), "taken off, not completed: the caller answers")
+	assert.Empty(t, p.CancelForKey("missing"))
+
+	assert.True(t, a.ForceComplete())
+	assert.Equal(t, operation.Cancelled, a.Outcome())
+	assert.Equal(t, int32(1), a.completions.Load())
+	assert.False(t, a.ForceComplete(), "answered once")
+	assert.Equal(t, 1, p.Delayed(), "a cancelled operation is not counted twice")
+}
+
+func TestPurgeAccounting(t *testing.T) {
+	// Kafka's testRequestPurge.
+	p, _ := newTestPurgatory(t)
+	r1, r2, r3 := newMockOp(), newMockOp(), newMockOp()
+	submit(t, p, r1, time.Minute, "k1")
+	submit(t, p, r2, time.Minute, "k1", "k2")
+	submit(t, p, r3, time.Minute, "k1", "k2", "k3")
+	assert.Equal(t, 3, p.Delayed())
+	assert.Equal(t, 6, p.Watched())
+
+	r2.completable.Store(true)
+	assert.True(t, r2.ForceComplete())
+	assert.Equal(t, 2, p.Delayed(), "completing drops delayed at once")
+	r3.completable.Store(true)
+	assert.True(t, r3.ForceComplete())
+	assert.Equal(t, 1, p.Delayed())
+	assert.Equal(t, 6, p.Watched(), "watch entries stay until purged")
+
+	for key, want := range map[string]int{"k1": 4, "k2": 2, "k3": 1} {
+		p.CheckAndComplete(key)
+		assert.Equal(t, want, p.Watched(), "after checking %s", key)
+	}
+	assert.Equal(t, 1, p.w.Keys(), "empty keys are dropped")
+}
+
+func TestPurgeDropsCompletedAndEmptyKeys(t *testing.T) {
+	p, _ := newTestPurgatory(t, WithPurgeInterval(100))
+	var live, done []*mockOp
+	for i := range 1000 {
+		op := newMockOp()
+		submit(t, p, op, time.Minute, key(i%50), key(50+i%7))
+		if i%10 == 0 {
+			live = append(live, op)
+		} else {
+			done = append(done, op)
+		}
+	}
+	// Completed after every submission: a list compacts itself when it is
+	// full, so completing while submitting would leave less to purge.
+	for _, op := range done {
+		op.ForceComplete()
+	}
+	assert.Equal(t, 2000, p.Watched())
+	p.MaybePurge()
+	assert.Equal(t, 2*len(live), p.Watched(), "one purge: watched falls to the live count")
+	assert.Equal(t, 5+7, p.w.Keys(), "keys whose operations all completed are dropped")
+	for _, op := range live[:50] {
+		op.ForceComplete()
+	}
+	p.MaybePurge() // 50 completed is not above the interval while 50 wait
+	assert.Equal(t, 200, p.Watched())
+	for _, op := range live[50:] {
+		op.ForceComplete()
+	}
+	p.MaybePurge() // nothing waits: whatever is listed goes
+	assert.Equal(t, 0, p.Watched())
+	assert.Equal(t, 0, p.w.Keys())
+}
+
+func TestPurgeWaitsForGarbageToOutweighLive(t *testing.T) {
+	p, _ := newTestPurgatory(t, WithPurgeInterval(10))
+	var ops []*mockOp
+	for i := range 100 {
+		op := newMockOp()
+		submit(t, p, op, time.Minute, key(i))
+		ops = append(ops, op)
+	}
+	for _, op := range ops[:40] {
+		op.ForceComplete()
+	}
+	p.MaybePurge()
+	assert.Equal(t, 100, p.Watched(), "40 completed, 60 live: purging would walk more than it drops")
+	for _, op := range ops[40:60] {
+		op.ForceComplete()
+	}
+	p.MaybePurge()
+	assert.Equal(t, 40, p.Watched(), "60 completed, 40 live: purged")
+}
+
+func key(i int) string { return "key-" + string(rune('a'+i%26)) + string(rune('a'+i/26)) }
