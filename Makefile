@@ -4,15 +4,25 @@ COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test bench-timer fuzz
+.PHONY: test stress bench-timer bench-purgatory fuzz
 
 test:
 	$(GO) test -race ./...
 
+# The exactly-once stress test at its full size: one million operations with
+# concurrent completers, forcers, cancellers, expirations and purges, under -race.
+stress:
+	PURGATORY_STRESS_OPS=1000000 $(GO) test -race -run 'TestExactlyOnce' -count=1 -timeout 60m -v ./purgatory
+
 # Wheel and time.AfterFunc side by side in one run; benchstat compares them.
 bench-timer:
-	$(GO) test -run '^$$' -bench . -benchtime=1s -count=$(COUNT) -timeout 3h ./timer | tee bench-timer.txt
+	$(GO) test -run '^$$' -bench . -count=$(COUNT) -timeout 3h ./timer | tee bench-timer.txt
 	$(BENCHSTAT) -col /impl bench-timer.txt
+
+bench-purgatory:
+	$(GO) test -run '^$$' -bench . -count=$(COUNT) -timeout 3h ./purgatory ./watchers | tee bench-purgatory.txt
+	$(BENCHSTAT) bench-purgatory.txt
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzWheelAgainstHeap -fuzztime $(FUZZTIME) ./timer
+	$(GO) test -run '^$$' -fuzz FuzzDivider -fuzztime $(FUZZTIME) ./timer

@@ -100,9 +100,14 @@ func TestNoLostWakeup(t *testing.T) {
 // operation is answered exactly once. PURGATORY_STRESS_OPS sets the count
 // (make stress runs one million).
 func TestExactlyOnce(t *testing.T) {
-	n := 100_000
+	t.Run("own-timer", func(t *testing.T) { exactlyOnce(t, false) })
+	t.Run("shared-timer", func(t *testing.T) { exactlyOnce(t, true) })
+}
+
+func exactlyOnce(t *testing.T, shared bool) {
+	n := 50_000
 	if testing.Short() {
-		n = 10_000
+		n = 5_000
 	}
 	if s := os.Getenv("PURGATORY_STRESS_OPS"); s != "" {
 		v, err := strconv.Atoi(s)
@@ -110,7 +115,14 @@ func TestExactlyOnce(t *testing.T) {
 		n = v
 	}
 	clk := timer.NewManualClock(0)
-	p, err := New[int](t.Name(), WithClock(clk), WithReaper(false), WithPurgeInterval(100))
+	opts := []Option{WithClock(clk)}
+	if shared {
+		tm, err := timer.New(timer.WithClock(clk))
+		require.NoError(t, err)
+		defer tm.Close()
+		opts = []Option{WithTimer(tm)}
+	}
+	p, err := New[int](t.Name(), append(opts, WithReaper(false), WithPurgeInterval(100))...)
 	require.NoError(t, err)
 
 	const keys = 512

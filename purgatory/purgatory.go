@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/gopurgatory/purgatory/operation"
 	"github.com/gopurgatory/purgatory/reaper"
@@ -30,8 +31,10 @@ type Purgatory[K comparable] struct {
 	m             *metrics // nil without a Registerer
 
 	// estimated counts operations watched since the last purge, completed
-	// or not (Kafka's estimatedTotalOperations); delayed counts those on the
-	// timer and not completed.
+	// or not (Kafka's estimatedTotalOperations). delayed counts those on a
+	// shared timer and not completed; with its own timer the purgatory asks
+	// the timer instead (Kafka's numDelayed is the timer's size too), which
+	// spares two atomic updates per operation.
 	estimated atomic.Int64
 	delayed   atomic.Int64
 	closed    atomic.Bool
@@ -137,7 +140,7 @@ func (p *Purgatory[K]) TryCompleteElseWatch(op operation.Operation, timeout time
 	}
 
 	scheduled, err := operation.Schedule(s, timeout)
-	if scheduled {
+	if scheduled && !p.ownTimer {
 		p.delayed.Add(1) // undone by Completed or CancelForKey, exactly once
 	}
 	if err != nil {
@@ -164,7 +167,11 @@ func (p *Purgatory[K]) TryCompleteElseWatch(op operation.Operation, timeout time
 func (p *Purgatory[K]) CheckAndComplete(key K) int {
 	n := p.w.TryCompleteWatched(key)
 	if n > 0 {
-		p.log.Debug("operations completed", zap.Any("key", key), zap.Int("completed", n))
+		// Check first: building the fields (boxing the key) allocates even
+		// when debug is off, and this is the hot path.
+		if ce := p.log.Check(zapcore.DebugLevel, "operations completed"); ce != nil {
+			ce.Write(zap.Any("key", key), zap.Int("completed", n))
+		}
 	}
 	return n
 }
@@ -175,7 +182,12 @@ func (p *Purgatory[K]) Watched() int { return p.w.Watched() }
 
 // Delayed returns the number of operations waiting for their deadline
 // (Kafka's NumDelayedOperations). O(1).
-func (p *Purgatory[K]) Delayed() int { return int(p.delayed.Load()) }
+func (p *Purgatory[K]) Delayed() int {
+	if p.ownTimer {
+		return p.tm.Size()
+	}
+	return int(p.delayed.Load())
+}
 
 // CancelForKey stops watching key and returns the operations that were
 // watched under it and still pending, oldest first. As in Kafka they are
@@ -188,7 +200,7 @@ func (p *Purgatory[K]) CancelForKey(key K) []operation.Operation {
 	var out []operation.Operation
 	for _, s := range states {
 		pending, scheduled := operation.Cancel(s)
-		if scheduled {
+		if scheduled && !p.ownTimer {
 			p.delayed.Add(-1) // off the timer; Completed will not count it again
 		}
 		if pending {
@@ -205,7 +217,7 @@ func (p *Purgatory[K]) CancelForKey(key K) []operation.Operation {
 // live operations to remove a few; or any at all once nothing waits, so that
 // the lists empty when a load ends. The reaper calls it after each round.
 func (p *Purgatory[K]) MaybePurge() {
-	delayed := p.delayed.Load()
+	delayed := int64(p.Delayed())
 	garbage := p.estimated.Load() - delayed
 	if garbage <= 0 || (delayed > 0 && (garbage <= p.purgeInterval || garbage < delayed)) {
 		return
@@ -225,7 +237,7 @@ func (p *Purgatory[K]) MaybePurge() {
 // Purge drops completed operations from the watcher lists now, and returns
 // how many entries it dropped.
 func (p *Purgatory[K]) Purge() int {
-	p.estimated.Store(p.delayed.Load())
+	p.estimated.Store(int64(p.Delayed()))
 	purged := p.w.Purge()
 	if p.m != nil {
 		p.m.purges.Inc()
@@ -273,7 +285,7 @@ func (p *Purgatory[K]) closeTimer() {
 
 // Completed implements operation.Observer: it keeps the counts and metrics.
 func (p *Purgatory[K]) Completed(op operation.Operation, o operation.Outcome, late time.Duration) {
-	if operation.WasScheduled(op.OperationState()) {
+	if !p.ownTimer && operation.WasScheduled(op.OperationState()) {
 		p.delayed.Add(-1)
 	}
 	if p.m != nil {

@@ -23,8 +23,39 @@ type Watchers[K comparable] struct {
 type shard[K comparable] struct {
 	mu      sync.Mutex // guards the following
 	lists   map[K]*list
-	entries int // entries in lists, completed ones included until purged
-	_       [40]byte
+	free    []*list // emptied lists kept for new keys, with their capacity
+	entries int     // entries in lists, completed ones included until purged
+	_       [16]byte
+}
+
+// maxFree bounds the emptied lists a shard keeps. A key that empties and
+// is watched again (a partition whose one fetch completes, then the next
+// arrives) then costs no allocation.
+const maxFree = 4
+
+// newList returns an empty list for a new key.
+//
+// REQUIRES: sh.mu held.
+func (sh *shard[K]) newList() *list {
+	if n := len(sh.free); n > 0 {
+		l := sh.free[n-1]
+		sh.free[n-1] = nil
+		sh.free = sh.free[:n-1]
+		return l
+	}
+	return &list{}
+}
+
+// drop removes key's empty list and keeps it for reuse. A goroutine still
+// holding the list from before (TryCompleteWatched between its copy and its
+// compaction) only ever compacts it, which is safe on any list.
+//
+// REQUIRES: sh.mu held.
+func (sh *shard[K]) drop(key K, l *list) {
+	delete(sh.lists, key)
+	if len(sh.free) < maxFree && cap(l.ops) <= minShrink {
+		sh.free = append(sh.free, l)
+	}
 }
 
 // New returns watchers with n shards, rounded up to a power of two
@@ -52,7 +83,7 @@ func (w *Watchers[K]) Watch(key K, s *operation.State) {
 	sh.mu.Lock()
 	l := sh.lists[key]
 	if l == nil {
-		l = &list{}
+		l = sh.newList()
 		sh.lists[key] = l
 	}
 	sh.entries += 1 - l.add(s)
@@ -94,7 +125,7 @@ func (w *Watchers[K]) TryCompleteWatched(key K) int {
 	if sh.lists[key] == l { // not cancelled or purged away meanwhile
 		sh.entries -= l.compact()
 		if len(l.ops) == 0 {
-			delete(sh.lists, key)
+			sh.drop(key, l)
 		}
 	}
 	sh.mu.Unlock()
@@ -114,7 +145,7 @@ func (w *Watchers[K]) Purge() int {
 			sh.entries -= n
 			purged += n
 			if len(l.ops) == 0 {
-				delete(sh.lists, key)
+				sh.drop(key, l)
 			}
 		}
 		sh.mu.Unlock()
