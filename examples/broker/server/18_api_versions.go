@@ -1,0 +1,32 @@
+package server
+
+// ApiVersions: v0-v4.
+//
+// Lists every API and version range this broker serves. A request of a
+// version newer than the broker knows is answered, as Kafka answers it, in
+// v0 with UNSUPPORTED_VERSION and the ranges, so that a newer client can
+// retry with a version both sides know (conn.parse downgrades it). Client
+// software name and version (v3+) are accepted and not validated. No
+// finalized features are advertised.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { serve(kmsg.ApiVersions, 0, 4, (*Server).handleApiVersions) }
+
+func (s *Server) handleApiVersions(r *request) {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	if !s.supports(int16(kmsg.ApiVersions), r.clientVersion) {
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+	}
+	for _, a := range servedAPIs() {
+		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{
+			ApiKey:     int16(a.key),
+			MinVersion: a.min,
+			MaxVersion: a.max,
+		})
+	}
+	r.respond(resp)
+}

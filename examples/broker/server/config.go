@@ -1,0 +1,215 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the broker's configuration. Field names follow Kafka's broker
+// configs, and so do the flag and properties-file names (see RegisterFlags).
+type Config struct {
+	// Listener is the address to listen on (Kafka's listeners).
+	Listener string
+	// AdvertisedListener is the address clients are told to connect to
+	// (advertised.listeners); empty means the listener's actual address.
+	AdvertisedListener string
+	// NodeID is this broker's id (node.id).
+	NodeID int32
+	// MetricsAddr serves /metrics and /debug/pprof; empty disables it.
+	MetricsAddr string
+
+	NumPartitions          int32         // num.partitions
+	DefaultReplication     int16         // default.replication.factor
+	AutoCreateTopics       bool          // auto.create.topics.enable
+	SocketRequestMaxBytes  int32         // socket.request.max.bytes
+	MaxInFlightPerConn     int           // requests read ahead of their responses, per connection
+	LogRetention           time.Duration // log.retention.ms (-1: forever)
+	LogRetentionBytes      int64         // log.retention.bytes (-1: unbounded)
+	FetchPurgeInterval     int           // fetch.purgatory.purge.interval.requests
+	ProducePurgeInterval   int           // producer.purgatory.purge.interval.requests
+	DeleteRecordsPurge     int           // delete.records.purgatory.purge.interval.requests
+	GroupInitialRebalance  time.Duration // group.initial.rebalance.delay.ms
+	GroupMinSessionTimeout time.Duration // group.min.session.timeout.ms
+	GroupMaxSessionTimeout time.Duration // group.max.session.timeout.ms
+	OffsetsRetention       time.Duration // offsets.retention.minutes
+	TransactionalIDExpiry  time.Duration // transactional.id.expiration.ms (producer ids)
+	MaxIdempotentInFlight  int           // batches a producer may have in flight per partition (Kafka: 5)
+	ConnectionsMaxIdle     time.Duration // connections.max.idle.ms
+}
+
+// Default returns Kafka's defaults, with the listener on loopback.
+func Default() Config {
+	return Config{
+		Listener:               "127.0.0.1:9092",
+		NodeID:                 1,
+		NumPartitions:          1,
+		DefaultReplication:     1,
+		AutoCreateTopics:       true,
+		SocketRequestMaxBytes:  100 << 20,
+		MaxInFlightPerConn:     100,
+		LogRetention:           168 * time.Hour,
+		LogRetentionBytes:      -1,
+		FetchPurgeInterval:     1000,
+		ProducePurgeInterval:   1000,
+		DeleteRecordsPurge:     1,
+		GroupInitialRebalance:  3 * time.Second,
+		GroupMinSessionTimeout: 6 * time.Second,
+		GroupMaxSessionTimeout: 30 * time.Minute,
+		OffsetsRetention:       7 * 24 * time.Hour,
+		TransactionalIDExpiry:  7 * 24 * time.Hour,
+		MaxIdempotentInFlight:  5,
+		ConnectionsMaxIdle:     10 * time.Minute,
+	}
+}
+
+// validate reports the first setting out of range.
+func (c *Config) validate() error {
+	switch {
+	case c.Listener == "":
+		return errors.New("listeners: empty")
+	case c.NumPartitions < 1:
+		return fmt.Errorf("num.partitions: %d, must be at least 1", c.NumPartitions)
+	case c.DefaultReplication < 1:
+		return fmt.Errorf("default.replication.factor: %d, must be at least 1", c.DefaultReplication)
+	case c.SocketRequestMaxBytes < 1024:
+		return fmt.Errorf("socket.request.max.bytes: %d, must be at least 1024", c.SocketRequestMaxBytes)
+	case c.MaxInFlightPerConn < 1:
+		return fmt.Errorf("max in-flight per connection: %d, must be at least 1", c.MaxInFlightPerConn)
+	case c.FetchPurgeInterval < 1 || c.ProducePurgeInterval < 1 || c.DeleteRecordsPurge < 1:
+		return errors.New("purgatory purge intervals must be at least 1")
+	case c.GroupMinSessionTimeout > c.GroupMaxSessionTimeout:
+		return errors.New("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+	case c.MaxIdempotentInFlight < 1:
+		return errors.New("max idempotent in-flight batches must be at least 1")
+	}
+	return nil
+}
+
+// setting is one named config: how to set it from text, and how to show it.
+type setting struct {
+	name, usage string
+	set         func(string) error
+	get         func() string
+}
+
+func stringSetting(name, usage string, p *string) setting {
+	return setting{name, usage, func(s string) error { *p = s; return nil }, func() string { return *p }}
+}
+
+func intSetting[T int | int16 | int32 | int64](name, usage string, p *T) setting {
+	return setting{name, usage,
+		func(s string) error {
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err == nil && int64(T(v)) != v {
+				err = fmt.Errorf("%d is out of range", v)
+			}
+			*p = T(v)
+			return err
+		},
+		func() string { return strconv.FormatInt(int64(*p), 10) }}
+}
+
+func boolSetting(name, usage string, p *bool) setting {
+	return setting{name, usage,
+		func(s string) error {
+			v, err := strconv.ParseBool(s)
+			*p = v
+			return err
+		},
+		func() string { return strconv.FormatBool(*p) }}
+}
+
+// durationSetting reads a count of unit, as Kafka's *.ms and *.minutes
+// configs are; a negative count means forever.
+func durationSetting(name, usage string, p *time.Duration, unit time.Duration) setting {
+	return setting{name, usage,
+		func(s string) error {
+			v, err := strconv.ParseInt(s, 10, 64)
+			*p = time.Duration(v) * unit
+			if v < 0 {
+				*p = -1
+			}
+			return err
+		},
+		func() string {
+			if *p < 0 {
+				return "-1"
+			}
+			return strconv.FormatInt(int64(*p/unit), 10)
+		}}
+}
+
+// settings lists every config by its Kafka name.
+func (c *Config) settings() []setting {
+	ms, min := time.Millisecond, time.Minute
+	return []setting{
+		stringSetting("listeners", "host:port to listen on", &c.Listener),
+		stringSetting("advertised.listeners", "host:port clients are told to use (default: the listener's address)", &c.AdvertisedListener),
+		intSetting("node.id", "this broker's id", &c.NodeID),
+		stringSetting("metrics.listener", "host:port serving /metrics and /debug/pprof (empty: off)", &c.MetricsAddr),
+		intSetting("num.partitions", "partitions of an auto-created topic", &c.NumPartitions),
+		intSetting("default.replication.factor", "replication factor of an auto-created topic", &c.DefaultReplication),
+		boolSetting("auto.create.topics.enable", "create topics on first metadata or produce request", &c.AutoCreateTopics),
+		intSetting("socket.request.max.bytes", "largest request accepted; a larger one closes the connection", &c.SocketRequestMaxBytes),
+		intSetting("queued.max.requests.per.connection", "requests read ahead of their responses on one connection", &c.MaxInFlightPerConn),
+		durationSetting("log.retention.ms", "how long records are kept (-1: forever)", &c.LogRetention, ms),
+		intSetting("log.retention.bytes", "bytes kept per partition (-1: unbounded)", &c.LogRetentionBytes),
+		intSetting("fetch.purgatory.purge.interval.requests", "completed fetches listed before a purge", &c.FetchPurgeInterval),
+		intSetting("producer.purgatory.purge.interval.requests", "completed produces listed before a purge", &c.ProducePurgeInterval),
+		intSetting("delete.records.purgatory.purge.interval.requests", "completed delete-records listed before a purge", &c.DeleteRecordsPurge),
+		durationSetting("group.initial.rebalance.delay.ms", "wait for more members before an empty group's first rebalance", &c.GroupInitialRebalance, ms),
+		durationSetting("group.min.session.timeout.ms", "smallest session timeout a member may ask for", &c.GroupMinSessionTimeout, ms),
+		durationSetting("group.max.session.timeout.ms", "largest session timeout a member may ask for", &c.GroupMaxSessionTimeout, ms),
+		durationSetting("offsets.retention.minutes", "how long an empty group's committed offsets are kept", &c.OffsetsRetention, min),
+		durationSetting("transactional.id.expiration.ms", "how long an idle producer id's state is kept", &c.TransactionalIDExpiry, ms),
+		intSetting("max.idempotent.in.flight", "batches a producer may have in flight per partition (Kafka: 5)", &c.MaxIdempotentInFlight),
+		durationSetting("connections.max.idle.ms", "close connections idle this long", &c.ConnectionsMaxIdle, ms),
+	}
+}
+
+// RegisterFlags defines one flag per config, named as Kafka names it
+// (--num.partitions=3), with c's values as defaults.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	for _, s := range c.settings() {
+		fs.Func(s.name, fmt.Sprintf("%s (default %s)", s.usage, s.get()), s.set)
+	}
+}
+
+// LoadProperties sets configs from a Kafka-style properties file: name=value
+// lines, # and ! comments, blank lines ignored. Unknown names are an error,
+// so a typo does not go unnoticed.
+func (c *Config) LoadProperties(r io.Reader) error {
+	byName := make(map[string]setting)
+	for _, s := range c.settings() {
+		byName[s.name] = s
+	}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		if !ok {
+			name, value, ok = strings.Cut(line, ":")
+		}
+		if !ok {
+			return fmt.Errorf("line %d: want name=value, got %q", n, line)
+		}
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		s, known := byName[name]
+		if !known {
+			return fmt.Errorf("line %d: unknown config %q", n, name)
+		}
+		if err := s.set(value); err != nil {
+			return fmt.Errorf("line %d: %s: %w", n, name, err)
+		}
+	}
+	return sc.Err()
+}

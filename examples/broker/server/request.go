@@ -1,0 +1,93 @@
+package server
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/operation"
+	"github.com/gopurgatory/purgatory/purgatory"
+)
+
+// request is one request read from a connection, with its place in the
+// connection's response order. A handler answers it once, with respond or
+// noResponse, from any goroutine: at once, or later from an operation's
+// OnComplete.
+type request struct {
+	s    *Server
+	c    *conn
+	kreq kmsg.Request
+	corr int32
+	// clientVersion is the version the client asked for; kreq's version
+	// differs only for an ApiVersions newer than ours, answered in v0.
+	clientVersion int16
+	clientID      string
+	at            time.Time // when it was read, for the latency metric
+
+	slot *slot
+	once sync.Once
+}
+
+// slot is a request's place in its connection's response queue.
+type slot struct {
+	corr  int32
+	resp  kmsg.Response // nil with skip
+	skip  bool          // acks=0 produce: no response, but order is kept
+	ready bool
+}
+
+// respond answers r with resp, whose version is set from the request's.
+// Only the first answer counts.
+func (r *request) respond(resp kmsg.Response) {
+	r.once.Do(func() {
+		resp.SetVersion(r.kreq.GetVersion())
+		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
+		r.c.fill(r.slot, resp, false)
+	})
+}
+
+// noResponse ends r without a response (a produce with acks=0); the
+// responses after it still go out in order.
+func (r *request) noResponse() {
+	r.once.Do(func() {
+		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
+		r.c.fill(r.slot, nil, true)
+	})
+}
+
+// log returns the request's logger.
+func (r *request) log() *zap.Logger {
+	return r.s.log.With(zap.Stringer("client", r.c.remote), zap.String("client_id", r.clientID),
+		zap.String("api", kmsg.NameForKey(r.kreq.Key())), zap.Int16("version", r.kreq.GetVersion()))
+}
+
+// errConnClosed is returned by wait when the client has gone: there is no
+// one left to answer.
+var errConnClosed = errors.New("connection closed")
+
+// wait submits op to p on behalf of r's connection: if the client goes away
+// before op completes, the connection force-completes it, so nothing is
+// left behind in a purgatory. op's OnComplete must call r.done(op) (any
+// order with the submission is fine).
+func wait[K comparable](r *request, p *purgatory.Purgatory[K], op operation.Operation, timeout time.Duration, keys []K) error {
+	if !r.c.track(op) {
+		return errConnClosed
+	}
+	if _, err := p.TryCompleteElseWatch(op, timeout, keys); err != nil {
+		r.c.untrack(op)
+		return err
+	}
+	// A close between track and the submission found op not submitted yet,
+	// and could not force it: do it here. Whichever of the two sees the
+	// other completes it; the completion's CAS lets only one win.
+	if r.c.isClosed() {
+		op.OperationState().ForceComplete()
+	}
+	return nil
+}
+
+// done tells r's connection that op, submitted with wait, has completed.
+func (r *request) done(op operation.Operation) { r.c.untrack(op) }

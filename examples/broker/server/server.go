@@ -1,0 +1,205 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/purgatory"
+)
+
+// tp names a topic-partition: the key fetches and produces wait under.
+type tp struct {
+	topic     string
+	partition int32
+}
+
+// Server is a Kafka-protocol broker whose every wait is an operation in a
+// purgatory: a long-poll fetch, an acks=all produce, a group join, a
+// member's session.
+type Server struct {
+	cfg Config // immutable after New
+	log *zap.Logger
+	reg *prometheus.Registry
+
+	metrics  *serverMetrics
+	fetches  *purgatory.Purgatory[tp] // Kafka's "Fetch" purgatory
+	produces *purgatory.Purgatory[tp] // Kafka's "Produce" purgatory
+
+	ln   net.Listener
+	host string // advertised host and port
+	port int32
+
+	mu     sync.Mutex // guards the following
+	conns  map[*conn]struct{}
+	closed bool
+
+	wg sync.WaitGroup // the accept loop and the connections
+}
+
+// New returns a broker listening on cfg's listener; Serve starts it.
+func New(cfg Config, log *zap.Logger) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), conns: make(map[*conn]struct{})}
+	var err error
+	if s.metrics, err = newServerMetrics(s.reg); err != nil {
+		return nil, err
+	}
+	popts := func(purge int) []purgatory.Option {
+		return []purgatory.Option{purgatory.WithLogger(log), purgatory.WithRegisterer(s.reg), purgatory.WithPurgeInterval(purge)}
+	}
+	if s.fetches, err = purgatory.New[tp]("Fetch", popts(cfg.FetchPurgeInterval)...); err != nil {
+		return nil, err
+	}
+	if s.produces, err = purgatory.New[tp]("Produce", popts(cfg.ProducePurgeInterval)...); err != nil {
+		_ = s.fetches.Close()
+		return nil, err
+	}
+	if s.ln, err = net.Listen("tcp", cfg.Listener); err != nil {
+		s.closePurgatories()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Listener, err)
+	}
+	adv := cfg.AdvertisedListener
+	if adv == "" {
+		adv = s.ln.Addr().String()
+	}
+	host, port, err := net.SplitHostPort(adv)
+	if err == nil {
+		var p int
+		p, err = strconv.Atoi(port)
+		s.host, s.port = host, int32(p)
+	}
+	if err != nil {
+		_ = s.ln.Close()
+		s.closePurgatories()
+		return nil, fmt.Errorf("advertised.listeners %q: %w", adv, err)
+	}
+	return s, nil
+}
+
+// Addr returns the address the broker listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Registry returns the registry holding the broker's and its purgatories'
+// metrics.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// MetricsHandler serves the registry's metrics (/metrics).
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg})
+}
+
+// Serve accepts connections until Close. It returns nil after Close.
+func (s *Server) Serve() error {
+	s.wg.Add(1)
+	defer s.wg.Done()
+	s.log.Info("broker serving", zap.Stringer("listener", s.ln.Addr()),
+		zap.String("advertised", net.JoinHostPort(s.host, strconv.Itoa(int(s.port)))), zap.Int32("node_id", s.cfg.NodeID))
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if s.isClosed() || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		c := newConn(s, nc)
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			_ = nc.Close()
+			return nil
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		s.metrics.connections.Inc()
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+			s.metrics.connections.Dec()
+		}()
+	}
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close shuts the broker down gracefully and waits for its goroutines:
+//
+//  1. stop accepting connections;
+//  2. answer every waiting request: closing the purgatories completes each
+//     operation (a fetch with what it has, a produce with the error Kafka
+//     gives a request cut short);
+//  3. let each connection write what it owes, up to ctx's deadline, then
+//     close it.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+
+	err := s.ln.Close()
+	s.closePurgatories()
+
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.drain(ctx)
+	}
+	s.wg.Wait()
+	s.log.Info("broker closed")
+	return err
+}
+
+func (s *Server) closePurgatories() {
+	_ = s.produces.Close()
+	_ = s.fetches.Close()
+}
+
+// drain stops the reader and waits until every answer owed has been
+// written, or ctx ends, when it closes the socket under the writer.
+func (c *conn) drain(ctx context.Context) {
+	c.mu.Lock()
+	c.draining = true
+	_ = c.nc.SetReadDeadline(time.Now()) // the reader stops at its next read
+	c.mu.Unlock()
+	c.cond.Broadcast()
+	select {
+	case <-c.served:
+	case <-ctx.Done():
+		_ = c.nc.Close()
+		<-c.served
+	}
+}
