@@ -1,0 +1,87 @@
+package server
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestApiVersions(t *testing.T) {
+	s := newTestServer(t)
+	c := dialRaw(t, s)
+	for v := int16(0); v <= 4; v++ {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(v)
+		resp := c.roundTrip(req).(*kmsg.ApiVersionsResponse)
+		assert.Equal(t, int16(0), resp.ErrorCode, "v%d", v)
+		require.NotEmpty(t, resp.ApiKeys)
+	}
+}
+
+func TestApiVersionsNewerThanBroker(t *testing.T) {
+	s := newTestServer(t)
+	c := dialRaw(t, s)
+	// A version the broker does not know: answered in v0, as Kafka does.
+	body := []byte{0, 18, 0x7f, 0x00, 0, 0, 0, 9, 0xff, 0xff, 0xde, 0xad}
+	c.writeFrame(body)
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(0)
+	assert.Equal(t, int32(9), c.recv(resp))
+	assert.Equal(t, kerr.UnsupportedVersion.Code, resp.ErrorCode)
+	assert.NotEmpty(t, resp.ApiKeys, "with the ranges the broker serves")
+}
+
+func TestBadRequestsCloseTheConnection(t *testing.T) {
+	s := newTestServer(t)
+	tests := []struct {
+		name  string
+		frame []byte
+	}{
+		{"unknown api key", []byte{0x7f, 0x00, 0, 0, 0, 0, 0, 1, 0xff, 0xff}},
+		{"api the broker does not serve", []byte{0, byte(kmsg.SASLHandshake), 0, 1, 0, 0, 0, 1, 0xff, 0xff, 0, 5, 'P', 'L', 'A', 'I', 'N'}},
+		{"truncated header", []byte{0, 18, 0, 3, 0, 0}},
+		{"malformed body", []byte{0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0, 0x7f}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := dialRaw(t, s)
+			c.writeFrame(tt.frame)
+			assert.True(t, c.closedByPeer())
+		})
+	}
+	// The broker goes on serving others.
+	c := dialRaw(t, s)
+	c.roundTrip(kmsg.NewPtrApiVersionsRequest())
+}
+
+func TestOversizedRequestClosesTheConnection(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.SocketRequestMaxBytes = 1 << 16 })
+	c := dialRaw(t, s)
+	size := binary.BigEndian.AppendUint32(nil, 1<<20)
+	_, err := c.nc.Write(size)
+	require.NoError(t, err)
+	assert.True(t, c.closedByPeer(), "refused from the size prefix, before reading the body")
+}
+
+func TestPipelinedAnswersInOrder(t *testing.T) {
+	s := newTestServer(t)
+	c := dialRaw(t, s)
+	var corrs []int32
+	for v := int16(0); v <= 4; v++ {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(v)
+		corrs = append(corrs, c.send(req))
+	}
+	for i, want := range corrs {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.SetVersion(int16(i))
+		assert.Equal(t, want, c.recv(resp))
+	}
+}
