@@ -214,17 +214,35 @@ func (p *Purgatory[K]) CancelForKey(key K) []operation.Operation {
 // have accumulated: more than the purge interval (Kafka's condition), and at
 // least as many as the operations still waiting, so that a purge always
 // removes at least as many entries as it keeps and never walks long lists of
-// live operations to remove a few; or any at all once nothing waits, so that
-// the lists empty when a load ends. The reaper calls it after each round.
+// live operations to remove a few. The reaper calls it after each round.
+//
+// The count of completed entries is an estimate, as in Kafka (operations
+// watched minus those waiting), and it can fall short: an expiration handed
+// to the timer's workers has left the waiting count before its operation
+// completes, so a purge in that window keeps entries the estimate then
+// forgets. Hence the second rule: once nothing waits, whatever is still
+// listed has completed or is about to, and it is purged, round after round,
+// until the lists are empty. That walk touches nothing live.
 func (p *Purgatory[K]) MaybePurge() {
 	delayed := int64(p.Delayed())
-	garbage := p.estimated.Load() - delayed
-	if garbage <= 0 || (delayed > 0 && (garbage <= p.purgeInterval || garbage < delayed)) {
+	if delayed == 0 {
+		if p.w.Watched() > 0 {
+			p.purge()
+		}
 		return
 	}
+	garbage := p.estimated.Load() - delayed
+	if garbage <= p.purgeInterval || garbage < delayed {
+		return
+	}
+	p.purge()
+}
+
+// purge resets the estimate and walks the lists.
+func (p *Purgatory[K]) purge() int {
 	// Operations completed during the purge make this a slight
 	// overestimate, as in Kafka.
-	p.estimated.Store(delayed)
+	p.estimated.Store(int64(p.Delayed()))
 	start := time.Now()
 	purged := p.w.Purge()
 	if p.m != nil {
@@ -232,19 +250,12 @@ func (p *Purgatory[K]) MaybePurge() {
 		p.m.purged.Add(float64(purged))
 	}
 	p.log.Debug("purged watcher lists", zap.Int("purged", purged), zap.Duration("took", time.Since(start)))
+	return purged
 }
 
 // Purge drops completed operations from the watcher lists now, and returns
 // how many entries it dropped.
-func (p *Purgatory[K]) Purge() int {
-	p.estimated.Store(int64(p.Delayed()))
-	purged := p.w.Purge()
-	if p.m != nil {
-		p.m.purges.Inc()
-		p.m.purged.Add(float64(purged))
-	}
-	return purged
-}
+func (p *Purgatory[K]) Purge() int { return p.purge() }
 
 // Close stops the reaper, then answers every operation still pending: each
 // completes with outcome Closed (OnComplete runs, on the goroutine calling
