@@ -215,6 +215,13 @@ func (c *conn) write() {
 		c.cond.Broadcast() // a reader may wait for room
 
 		if s.skip {
+			if s.hangUp {
+				// Everything owed before it is written: now close, as
+				// Kafka does after a failed acks=0 produce.
+				_ = bw.Flush() // a failure only means the client went first
+				c.fail(errHangUp)
+				return
+			}
 			continue
 		}
 		buf = append(buf[:0], 0, 0, 0, 0, 0, 0, 0, 0) // size, correlation id
@@ -231,10 +238,28 @@ func (c *conn) write() {
 	}
 }
 
-// fail closes the connection after a write error.
+// fail closes the connection after a write error, or to hang up. It marks
+// the connection closed first: the writer is gone, so a reader waiting in
+// reserve for room in the queue would otherwise wait forever.
 func (c *conn) fail(err error) {
 	c.s.log.Debug("write failed", zap.Stringer("client", c.remote), zap.Error(err))
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cond.Broadcast()
 	_ = c.nc.Close()
+}
+
+// errHangUp is why the writer closes a connection on a hang-up slot.
+var errHangUp = errors.New("hanging up after a failed acks=0 produce")
+
+// hangUp marks s answered without a response, and the connection to be
+// closed once the answers before s are written.
+func (c *conn) hangUp(s *slot) {
+	c.mu.Lock()
+	s.skip, s.hangUp, s.ready = true, true, true
+	c.mu.Unlock()
+	c.cond.Broadcast()
 }
 
 // shutdown closes the socket, stops the writer and answers every operation
