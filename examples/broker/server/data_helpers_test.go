@@ -1,9 +1,12 @@
 package server
 
 import (
+	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
@@ -24,4 +27,32 @@ func versions(min, max int16) []int16 {
 		vs = append(vs, v)
 	}
 	return vs
+}
+
+// nowMs is a record timestamp for now: older ones fall to the default
+// retention (7 days) as soon as they are appended.
+func nowMs() int64 { return time.Now().UnixMilli() }
+
+// sendTogether writes the requests' frames in one write, as send would
+// one by one.
+func (c *rawConn) sendTogether(reqs ...kmsg.Request) {
+	c.t.Helper()
+	var frames []byte
+	for _, req := range reqs {
+		c.corr++
+		body := binary.BigEndian.AppendUint16(nil, uint16(req.Key()))
+		body = binary.BigEndian.AppendUint16(body, uint16(req.GetVersion()))
+		body = binary.BigEndian.AppendUint32(body, uint32(c.corr))
+		body = binary.BigEndian.AppendUint16(body, 4)
+		body = append(body, "test"...)
+		if req.IsFlexible() {
+			body = append(body, 0)
+		}
+		body = req.AppendTo(body)
+		frames = binary.BigEndian.AppendUint32(frames, uint32(len(body)))
+		frames = append(frames, body...)
+	}
+	_ = c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, err := c.nc.Write(frames)
+	require.NoError(c.t, err)
 }
