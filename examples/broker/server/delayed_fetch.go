@@ -100,16 +100,14 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 				switch {
 				case err != nil:
 					part.code = partitionErrorCode(err, f.byID)
-				case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch > p.LeaderEpoch():
-					part.code = kerr.UnknownLeaderEpoch.Code
-				case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < p.LeaderEpoch():
-					part.code = kerr.FencedLeaderEpoch.Code
 				default:
 					part.p = p
+					part.code = epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
 				}
 			}
 			if part.code != 0 {
 				sp.ErrorCode = part.code
+				part.p = nil
 				f.failed = true
 			}
 			st.Partitions = append(st.Partitions, sp)
