@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/binary"
 	"testing"
 	"time"
 
@@ -37,20 +36,12 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 // one by one.
 func (c *rawConn) sendTogether(reqs ...kmsg.Request) {
 	c.t.Helper()
+	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("test"))
 	var frames []byte
 	for _, req := range reqs {
 		c.corr++
-		body := binary.BigEndian.AppendUint16(nil, uint16(req.Key()))
-		body = binary.BigEndian.AppendUint16(body, uint16(req.GetVersion()))
-		body = binary.BigEndian.AppendUint32(body, uint32(c.corr))
-		body = binary.BigEndian.AppendUint16(body, 4)
-		body = append(body, "test"...)
-		if req.IsFlexible() {
-			body = append(body, 0)
-		}
-		body = req.AppendTo(body)
-		frames = binary.BigEndian.AppendUint32(frames, uint32(len(body)))
-		frames = append(frames, body...)
+		// AppendRequest writes the length at dst[0:4]: give it an empty dst.
+		frames = append(frames, f.AppendRequest(nil, req, c.corr)...)
 	}
 	_ = c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	_, err := c.nc.Write(frames)

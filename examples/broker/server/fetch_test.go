@@ -344,3 +344,13 @@ func TestWriterFailureFreesAWaitingReader(t *testing.T) {
 		return len(s.conns) == 0
 	}, 5*time.Second, time.Millisecond, "the connection's goroutines ended")
 }
+
+func TestPurgatorySizes(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 2)
+	assert.Equal(t, map[string]PurgatorySize{"Fetch": {}, "Produce": {}}, s.PurgatorySizes())
+	c := dialRaw(t, s)
+	c.send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
+	require.Eventually(t, func() bool { return s.PurgatorySizes()["Fetch"].Delayed == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, PurgatorySize{Delayed: 1, Watched: 2}, s.PurgatorySizes()["Fetch"])
+}
