@@ -11,7 +11,8 @@ package server
 // node] (INVALID_REPLICA_ASSIGNMENT otherwise; with an assignment,
 // partitions and replication factor must be -1: INVALID_REQUEST). A name
 // taken is TOPIC_ALREADY_EXISTS, an invalid one INVALID_TOPIC_EXCEPTION,
-// fewer than one partition INVALID_PARTITIONS, and a topic listed twice
+// fewer than one partition or more than 65536 (a bound of this in-memory
+// broker; Kafka has none) INVALID_PARTITIONS, and a topic listed twice
 // INVALID_REQUEST, as in Kafka.
 //
 // Topic configs: retention.ms, retention.bytes and max.message.bytes are

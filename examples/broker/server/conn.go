@@ -145,7 +145,7 @@ func (c *conn) parse(body []byte) (*request, error) {
 	}
 	kreq.SetVersion(version)
 	if kreq.IsFlexible() {
-		kmsg.SkipTags(&rd)
+		skipTags(&rd)
 	}
 	if err := rd.Complete(); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d header: %v", errBadRequest, kmsg.NameForKey(key), version, err)
@@ -154,6 +154,19 @@ func (c *conn) parse(body []byte) (*request, error) {
 		return nil, fmt.Errorf("%w: %s v%d: %v", errBadRequest, kmsg.NameForKey(key), version, err)
 	}
 	return r, nil
+}
+
+// skipTags skips a request header's tagged fields. kmsg.SkipTags loops as
+// many times as the count read says, even after the bytes run out, so a
+// count of 2^32-1 in a 20-byte header kept the reader spinning for tens of
+// seconds; this stops at the end of the bytes. (kmsg's body decoders have
+// the same loop for every flexible struct's tags, which the broker cannot
+// reach: see the data path's report.)
+func skipTags(rd *kbin.Reader) {
+	for n := rd.Uvarint(); n > 0 && rd.Ok(); n-- {
+		rd.Uvarint()               // the tag
+		rd.Span(int(rd.Uvarint())) // its value
+	}
 }
 
 // reserve gives r its place in the response order, waiting while too many

@@ -46,6 +46,11 @@ func New(opts ...Option) (*Store, error) {
 // otherwise.
 func (s *Store) TopicDefaults() TopicConfig { return s.cfg.defaults }
 
+// MaxPartitions bounds a topic's partitions. Kafka sets no such bound, but
+// here every partition lives in memory from its creation, and one request
+// must not be able to ask for two billion of them.
+const MaxPartitions = 1 << 16
+
 // CheckCreate reports whether CreateTopic would accept name and partitions
 // now: it fails as CreateTopic does, without creating anything (a
 // validate-only CreateTopics).
@@ -53,8 +58,8 @@ func (s *Store) CheckCreate(name string, partitions int32) error {
 	if err := ValidateTopicName(name); err != nil {
 		return err
 	}
-	if partitions < 1 {
-		return fmt.Errorf("%w: %d, at least 1 is needed", ErrInvalidPartitions, partitions)
+	if partitions < 1 || partitions > MaxPartitions {
+		return fmt.Errorf("%w: %d, between 1 and %d are allowed", ErrInvalidPartitions, partitions, MaxPartitions)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -67,10 +72,11 @@ func (s *Store) CheckCreate(name string, partitions int32) error {
 	return nil
 }
 
-// CreateTopic creates topic name with partitions empty partitions and the
-// configs cfg (start from TopicDefaults), under a new id. It fails with
-// an error wrapping ErrInvalidTopic, ErrInvalidPartitions, ErrTopicExists
-// or ErrClosed, or the LogOpener's error.
+// CreateTopic creates topic name with partitions empty partitions (at
+// most MaxPartitions) and the configs cfg (start from TopicDefaults), under
+// a new id. It fails with an error wrapping ErrInvalidTopic,
+// ErrInvalidPartitions, ErrTopicExists or ErrClosed, or the LogOpener's
+// error.
 func (s *Store) CreateTopic(name string, partitions int32, cfg TopicConfig) (*Topic, error) {
 	if err := s.CheckCreate(name, partitions); err != nil {
 		return nil, err

@@ -62,6 +62,7 @@ func TestCreateTopicRefuses(t *testing.T) {
 		{"taken", "taken", 1, ErrTopicExists},
 		{"no partitions", "new", 0, ErrInvalidPartitions},
 		{"negative partitions", "new", -1, ErrInvalidPartitions},
+		{"too many partitions", "new", MaxPartitions + 1, ErrInvalidPartitions},
 		{"empty name", "", 1, ErrInvalidTopic},
 		{"dot", ".", 1, ErrInvalidTopic},
 		{"dot dot", "..", 1, ErrInvalidTopic},
