@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // leaderEpoch is the epoch of every partition's leadership: one broker
@@ -132,17 +134,21 @@ type AppendResult struct {
 // Append validates raw as a client's record batch (see ParseBatch), checks
 // its producer's sequence, and appends a copy of it at the log end, with its
 // base offset and leader epoch written in. It then moves the high watermark
-// and applies the size and time retention. It returns an error wrapping
-// ErrCorruptBatch, ErrInvalidRecord, ErrTransactional, ErrBatchTooLarge,
-// ErrInvalidProducerEpoch, ErrOutOfOrderSequence or ErrDeleted, or the
-// Log's error. The checksum is computed before the lock is taken.
+// and applies the size and time retention (a failure there is logged, not
+// returned: the batch is in, and failing would make its producer send it
+// again). It returns an error wrapping ErrBatchTooLarge, ErrCorruptBatch,
+// ErrInvalidRecord, ErrTransactional, ErrInvalidProducerEpoch,
+// ErrOutOfOrderSequence or ErrDeleted, or the Log's error. The checksum is
+// computed before the lock is taken.
 func (p *Partition) Append(raw []byte) (AppendResult, error) {
+	// The size first, as Kafka: a batch too large is refused without
+	// checksumming it.
+	if max := p.topic.Config.MaxMessageBytes; len(raw) > int(max) {
+		return AppendResult{}, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrBatchTooLarge, len(raw), max)
+	}
 	b, err := ParseBatch(raw)
 	if err != nil {
 		return AppendResult{}, err
-	}
-	if max := p.topic.Config.MaxMessageBytes; len(raw) > int(max) {
-		return AppendResult{}, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrBatchTooLarge, len(raw), max)
 	}
 	now := p.cfg.clock.Now()
 
@@ -173,7 +179,9 @@ func (p *Partition) Append(raw []byte) (AppendResult, error) {
 	p.noteTimestampLocked(placed.info)
 	p.advanceHighWatermarkLocked()
 	if err := p.retainLocked(now); err != nil {
-		return AppendResult{}, err
+		// The batch is appended: failing the append now would make
+		// its producer send it again. The periodic sweep retries.
+		p.cfg.log.Warn("retention after an append", zap.Error(err))
 	}
 	return AppendResult{BaseOffset: placed.info.BaseOffset, LastOffset: placed.info.LastOffset,
 		LogStartOffset: p.log.Bounds().Start}, nil

@@ -223,3 +223,18 @@ func TestReopenRebuildsState(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(900), ts)
 }
+
+// stuckLog cannot drop batches: a log whose deletions fail.
+type stuckLog struct{ Log }
+
+func (stuckLog) DropBefore(int64) error { return errors.New("cannot delete") }
+
+func TestAppendSucceedsWhenRetentionFails(t *testing.T) {
+	s, _ := newTestStore(t, WithLogOpener(func(string, TopicID, int32) (Log, error) { return stuckLog{NewMemLog()}, nil }))
+	topic, err := s.CreateTopic("t", 1, TopicConfig{Retention: -1, RetentionBytes: 0, MaxMessageBytes: 1 << 20})
+	require.NoError(t, err)
+	res, err := topic.Partitions[0].Append(batchtest.Values(1, "x"))
+	require.NoError(t, err, "the batch is appended; a retry would duplicate it")
+	assert.Equal(t, int64(0), res.BaseOffset)
+	assert.ErrorContains(t, s.Sweep(), "cannot delete", "the sweep reports it")
+}
