@@ -31,6 +31,8 @@ type Config struct {
 	MaxInFlightPerConn     int           // requests read ahead of their responses, per connection
 	LogRetention           time.Duration // log.retention.ms (-1: forever)
 	LogRetentionBytes      int64         // log.retention.bytes (-1: unbounded)
+	LogRetentionCheck      time.Duration // log.retention.check.interval.ms
+	MessageMaxBytes        int32         // message.max.bytes: the largest record batch accepted
 	FetchPurgeInterval     int           // fetch.purgatory.purge.interval.requests
 	ProducePurgeInterval   int           // producer.purgatory.purge.interval.requests
 	DeleteRecordsPurge     int           // delete.records.purgatory.purge.interval.requests
@@ -55,6 +57,8 @@ func Default() Config {
 		MaxInFlightPerConn:     100,
 		LogRetention:           168 * time.Hour,
 		LogRetentionBytes:      -1,
+		LogRetentionCheck:      5 * time.Minute,
+		MessageMaxBytes:        1048588,
 		FetchPurgeInterval:     1000,
 		ProducePurgeInterval:   1000,
 		DeleteRecordsPurge:     1,
@@ -160,6 +164,8 @@ func (c *Config) settings() []setting {
 		intSetting("queued.max.requests.per.connection", "requests read ahead of their responses on one connection", &c.MaxInFlightPerConn),
 		durationSetting("log.retention.ms", "how long records are kept (-1: forever)", &c.LogRetention, ms),
 		intSetting("log.retention.bytes", "bytes kept per partition (-1: unbounded)", &c.LogRetentionBytes),
+		durationSetting("log.retention.check.interval.ms", "how often retention is applied to every partition", &c.LogRetentionCheck, ms),
+		intSetting("message.max.bytes", "largest record batch accepted, in bytes", &c.MessageMaxBytes),
 		intSetting("fetch.purgatory.purge.interval.requests", "completed fetches listed before a purge", &c.FetchPurgeInterval),
 		intSetting("producer.purgatory.purge.interval.requests", "completed produces listed before a purge", &c.ProducePurgeInterval),
 		intSetting("delete.records.purgatory.purge.interval.requests", "completed delete-records listed before a purge", &c.DeleteRecordsPurge),

@@ -145,7 +145,7 @@ func (c *conn) parse(body []byte) (*request, error) {
 	}
 	kreq.SetVersion(version)
 	if kreq.IsFlexible() {
-		kmsg.SkipTags(&rd)
+		skipTags(&rd)
 	}
 	if err := rd.Complete(); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d header: %v", errBadRequest, kmsg.NameForKey(key), version, err)
@@ -154,6 +154,19 @@ func (c *conn) parse(body []byte) (*request, error) {
 		return nil, fmt.Errorf("%w: %s v%d: %v", errBadRequest, kmsg.NameForKey(key), version, err)
 	}
 	return r, nil
+}
+
+// skipTags skips a request header's tagged fields. kmsg.SkipTags loops as
+// many times as the count read says, even after the bytes run out, so a
+// count of 2^32-1 in a 20-byte header kept the reader spinning for tens of
+// seconds; this stops at the end of the bytes. (kmsg's body decoders have
+// the same loop for every flexible struct's tags, which the broker cannot
+// reach: see the data path's report.)
+func skipTags(rd *kbin.Reader) {
+	for n := rd.Uvarint(); n > 0 && rd.Ok(); n-- {
+		rd.Uvarint()               // the tag
+		rd.Span(int(rd.Uvarint())) // its value
+	}
 }
 
 // reserve gives r its place in the response order, waiting while too many
@@ -215,6 +228,13 @@ func (c *conn) write() {
 		c.cond.Broadcast() // a reader may wait for room
 
 		if s.skip {
+			if s.hangUp {
+				// Everything owed before it is written: now close, as
+				// Kafka does after a failed acks=0 produce.
+				_ = bw.Flush() // a failure only means the client went first
+				c.fail(errHangUp)
+				return
+			}
 			continue
 		}
 		buf = append(buf[:0], 0, 0, 0, 0, 0, 0, 0, 0) // size, correlation id
@@ -231,10 +251,28 @@ func (c *conn) write() {
 	}
 }
 
-// fail closes the connection after a write error.
+// fail closes the connection after a write error, or to hang up. It marks
+// the connection closed first: the writer is gone, so a reader waiting in
+// reserve for room in the queue would otherwise wait forever.
 func (c *conn) fail(err error) {
 	c.s.log.Debug("write failed", zap.Stringer("client", c.remote), zap.Error(err))
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cond.Broadcast()
 	_ = c.nc.Close()
+}
+
+// errHangUp is why the writer closes a connection on a hang-up slot.
+var errHangUp = errors.New("hanging up after a failed acks=0 produce")
+
+// hangUp marks s answered without a response, and the connection to be
+// closed once the answers before s are written.
+func (c *conn) hangUp(s *slot) {
+	c.mu.Lock()
+	s.skip, s.hangUp, s.ready = true, true, true
+	c.mu.Unlock()
+	c.cond.Broadcast()
 }
 
 // shutdown closes the socket, stops the writer and answers every operation

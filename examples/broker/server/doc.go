@@ -26,6 +26,15 @@
 // client goes away, the connection force-completes it, so nothing is left
 // behind in a purgatory.
 //
+// # Data
+//
+// Topics, partitions and their logs live in package storage, in memory:
+// Produce appends through it and then checks the fetches and produces
+// waiting on the partition (CheckAndComplete, with no lock held); a waiting
+// fetch reads it again when it completes. An acks=all produce waits until
+// the partition's high watermark passes its batch, which on one broker is
+// at once; replication will move the watermark with its followers.
+//
 // # Lock order
 //
 // An operation's lock, then the broker's data locks (a partition's, a

@@ -37,6 +37,10 @@ type slot struct {
 	resp  kmsg.Response // nil with skip
 	skip  bool          // acks=0 produce: no response, but order is kept
 	ready bool
+
+	// hangUp, with skip: close the connection once the answers before it
+	// are written (a failed acks=0 produce).
+	hangUp bool
 }
 
 // respond answers r with resp, whose version is set from the request's.
@@ -55,6 +59,17 @@ func (r *request) noResponse() {
 	r.once.Do(func() {
 		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
 		r.c.fill(r.slot, nil, true)
+	})
+}
+
+// hangUp ends r without a response and closes the connection once the
+// answers before it are written: Kafka's answer to an acks=0 produce that
+// failed, so that the client, which reads no responses, notices (its
+// records are lost either way) and refreshes its metadata.
+func (r *request) hangUp() {
+	r.once.Do(func() {
+		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
+		r.c.hangUp(r.slot)
 	})
 }
 

@@ -34,6 +34,7 @@ type Server struct {
 	metrics  *serverMetrics
 	fetches  *purgatory.Purgatory[tp] // Kafka's "Fetch" purgatory
 	produces *purgatory.Purgatory[tp] // Kafka's "Produce" purgatory
+	data     *data                    // topics, logs, producer ids (data.go)
 
 	ln   net.Listener
 	host string // advertised host and port
@@ -87,6 +88,11 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		_ = s.ln.Close()
 		s.closePurgatories()
 		return nil, fmt.Errorf("advertised.listeners %q: %w", adv, err)
+	}
+	if s.data, err = newData(cfg, log); err != nil {
+		_ = s.ln.Close()
+		s.closePurgatories()
+		return nil, err
 	}
 	return s, nil
 }
@@ -156,7 +162,8 @@ func (s *Server) isClosed() bool {
 //     operation (a fetch with what it has, a produce with the error Kafka
 //     gives a request cut short);
 //  3. let each connection write what it owes, up to ctx's deadline, then
-//     close it.
+//     close it;
+//  4. close the logs, which answers no longer read.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -179,6 +186,7 @@ func (s *Server) Close(ctx context.Context) error {
 		c.drain(ctx)
 	}
 	s.wg.Wait()
+	err = errors.Join(err, s.data.close())
 	s.log.Info("broker closed")
 	return err
 }

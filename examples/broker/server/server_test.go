@@ -2,7 +2,10 @@ package server
 
 import (
 	"encoding/binary"
+	"errors"
+	"net"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,4 +87,18 @@ func TestPipelinedAnswersInOrder(t *testing.T) {
 		resp.SetVersion(int16(i))
 		assert.Equal(t, want, c.recv(resp))
 	}
+}
+
+func TestHugeHeaderTagCountIsRefusedQuickly(t *testing.T) {
+	s := newTestServer(t)
+	c := dialRaw(t, s)
+	// ApiVersions v3 (flexible) whose header claims 2^32-1 tagged fields
+	// in the few bytes that follow.
+	c.writeFrame([]byte{0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0})
+	// Spinning through the count took about 40 s; refusing it, nothing.
+	_ = c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := c.nc.Read(make([]byte, 1))
+	var ne net.Error
+	require.Error(t, err)
+	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "closed at once as malformed, not still spinning: %v", err)
 }

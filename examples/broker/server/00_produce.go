@@ -1,0 +1,127 @@
+package server
+
+// Produce: v3-v13.
+//
+// Appends each partition's record batch to its log (v3+ carries exactly
+// one v2 batch per partition), named by topic name, or by topic id from
+// v13 (UNKNOWN_TOPIC_ID when unknown). Each batch is validated: framing,
+// magic, CRC-32C and record count (CORRUPT_MESSAGE), one batch, no control
+// batch, a sequence with a producer id (INVALID_RECORD), and its size
+// against the topic's max.message.bytes, by default message.max.bytes
+// (MESSAGE_TOO_LARGE). Idempotent batches are checked against their
+// producer's sequence: a retry of one of the last max.idempotent.in.flight
+// batches is answered NONE with its original base offset, a gap
+// OUT_OF_ORDER_SEQUENCE_NUMBER, a stale epoch INVALID_PRODUCER_EPOCH (what
+// Kafka answers a produce since 2.7; PRODUCER_FENCED is for transactional
+// calls). Kafka stopped answering UNKNOWN_PRODUCER_ID to produces in 2.5
+// (KIP-360): a producer without state on a partition may start at any
+// sequence, and so it may here.
+//
+// Acks: 0 sends no response, keeping the order of the responses around it;
+// if any partition failed, the connection is closed once the earlier
+// responses are written, as Kafka does, so the client notices. 1 answers
+// once appended. -1 (all) answers when every in-sync replica has the
+// batches, Kafka's DelayedProduce: an operation in the Produce purgatory,
+// keyed by each partition appended to, that completes when the partition's
+// high watermark passes its batch, or at timeout_ms with REQUEST_TIMED_OUT.
+// On one broker the high watermark is the log end as soon as the batch is
+// appended, so it completes at once; replication plugs its followers into
+// the high watermark and nothing here changes. Any other acks value is
+// INVALID_REQUIRED_ACKS.
+//
+// Not implemented: transactions (a transactional batch is
+// INVALID_TXN_STATE, since InitProducerId hands out no transactional
+// producer ids), log append time (message.timestamp.type: batches keep
+// their CreateTime), per-record errors (records inside a batch are not
+// decoded), quotas, and the KIP-951 leader hints (the leader never moves).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+)
+
+func init() { serve(kmsg.Produce, 3, 13, (*Server).handleProduce) }
+
+func (s *Server) handleProduce(r *request) {
+	req := r.kreq.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
+	var (
+		waits  []produceWait // partitions appended to, for acks=all
+		failed bool
+	)
+	for ti := range req.Topics {
+		rt := &req.Topics[ti]
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		byID := req.Version >= 13
+		var (
+			topic *storage.Topic
+			terr  error
+		)
+		if validAcks {
+			if byID {
+				topic, terr = s.data.store.TopicByID(rt.TopicID)
+			} else {
+				topic, terr = s.data.store.Topic(rt.Topic)
+			}
+		}
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			var err error
+			switch {
+			case !validAcks:
+				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
+			case terr != nil:
+				err = terr
+			default:
+				var p *storage.Partition
+				if p, err = topic.Partition(rp.Partition); err != nil {
+					break
+				}
+				var res storage.AppendResult
+				if res, err = p.Append(rp.Records); err != nil {
+					break
+				}
+				sp.BaseOffset, sp.LogStartOffset = res.BaseOffset, res.LogStartOffset
+				if !res.Duplicate {
+					s.appended(tp{topic.Name, p.Index()})
+				}
+				waits = append(waits, produceWait{p: p, required: res.LastOffset + 1, topic: ti, partition: len(st.Partitions)})
+			}
+			if err != nil {
+				sp.ErrorCode = partitionErrorCode(err, byID)
+				sp.ErrorMessage = errorMessage(err)
+			}
+			if sp.ErrorCode != 0 {
+				sp.BaseOffset = -1
+				failed = true
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+
+	switch {
+	case req.Acks == 0 && failed:
+		r.hangUp()
+	case req.Acks == 0:
+		r.noResponse()
+	case req.Acks == -1 && len(waits) > 0:
+		// Kafka waits only if some partition was appended to.
+		s.awaitReplication(r, resp, waits, millis(req.TimeoutMillis))
+	default:
+		r.respond(resp)
+	}
+}
+
+// appended tells the operations waiting on key that its partition grew:
+// fetches waiting for bytes, and produces waiting for the high watermark,
+// which moved. It is called with no lock held, as CheckAndComplete must be.
+func (s *Server) appended(key tp) {
+	s.fetches.CheckAndComplete(key)
+	s.produces.CheckAndComplete(key)
+}

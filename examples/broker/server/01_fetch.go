@@ -1,0 +1,61 @@
+package server
+
+// Fetch: v4-v18.
+//
+// Reads each partition from its fetch offset, up to the high watermark
+// (read_uncommitted) or the last stable offset (read_committed, the same
+// offset here: there are no transactions, so aborted_transactions is
+// always empty). Partitions are named by topic name, or by topic id from
+// v13 (UNKNOWN_TOPIC_ID when unknown). Whole batches are returned: the one
+// holding the fetch offset, then the next ones while they fit in
+// partition_max_bytes and the response's max_bytes, except that the first
+// batch of the first partition with data is returned whatever its size,
+// as Kafka does, so that a consumer always progresses. An offset before the
+// log start or past the log end is OFFSET_OUT_OF_RANGE; current_leader_epoch
+// (v9+) newer than the partition's is UNKNOWN_LEADER_EPOCH, older
+// FENCED_LEADER_EPOCH.
+//
+// Long polling is Kafka's DelayedFetch: when fewer than min_bytes are
+// readable, the fetch waits in the Fetch purgatory, keyed by its
+// partitions, until an append makes min_bytes readable (counting each
+// partition up to its partition_max_bytes), a partition is deleted or its
+// offset falls out of range, or max_wait_ms passes; then it reads the logs
+// again and answers. A client that disconnects meanwhile has its fetch
+// completed by its connection, so nothing is left waiting. A partition
+// known to fail (unknown, out of range, fenced) answers at once.
+//
+// Fetch sessions (KIP-227, v7+): none is created. A full fetch (epoch 0 or
+// -1) is answered with session id 0, which tells clients to go on with
+// full fetches; an incremental one (epoch above 0) names a session the
+// broker does not have and gets FETCH_SESSION_ID_NOT_FOUND.
+//
+// Not implemented: replica fetches (replica_id >= 0, or replica_state from
+// v15) are answered NOT_LEADER_OR_FOLLOWER, since no other broker holds a
+// replica (see delayedFetch.resolve for where replication plugs in);
+// preferred read replicas (KIP-392: rack is ignored, -1 is answered);
+// divergence checks against last_fetched_epoch (the leader epoch never
+// changes, so a log never diverges); quotas.
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch) }
+
+func (s *Server) handleFetch(r *request) {
+	req := r.kreq.(*kmsg.FetchRequest)
+	f := s.newDelayedFetch(r, req)
+	if f.immediate() {
+		f.answer()
+		return
+	}
+	err := wait(r, s.fetches, f, millis(req.MaxWaitMillis), f.keys())
+	if err != nil && !errors.Is(err, errConnClosed) {
+		// The purgatory is closing: answer with what there is.
+		r.log().Debug("fetch not delayed", zap.Error(err))
+		f.answer()
+	}
+}

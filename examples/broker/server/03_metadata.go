@@ -1,0 +1,132 @@
+package server
+
+// Metadata: v0-v13.
+//
+// Describes the cluster as what it is, one broker: this node (its node id,
+// advertised host and port, no rack) is the controller and leads every
+// partition, in leader epoch 0, with replicas and in-sync replicas [node]
+// and no offline replicas. Topics carry their ids (v10+) and may be asked
+// for by id (v10+; an unknown id is UNKNOWN_TOPIC_ID). A null topic list
+// (v1+; an empty one in v0) asks for every topic.
+//
+// An unknown topic is created with num.partitions partitions when
+// auto.create.topics.enable is on and the request allows it
+// (allow_auto_topic_creation, v4+; always before v4), and is answered
+// at once with its partitions, since creation here is synchronous (Kafka
+// answers LEADER_NOT_AVAILABLE until its controller has placed it);
+// otherwise it is UNKNOWN_TOPIC_OR_PARTITION. An invalid name is
+// INVALID_TOPIC_EXCEPTION; a default.replication.factor above one is
+// INVALID_REPLICATION_FACTOR, since one broker cannot hold more replicas.
+//
+// Not implemented: authorization. Cluster and topic authorized operations
+// (v8+) keep Kafka's "not requested" value, -2147483648, whatever the
+// request asks; no topic is internal.
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+)
+
+func init() { serve(kmsg.Metadata, 0, 13, (*Server).handleMetadata) }
+
+func (s *Server) handleMetadata(r *request) {
+	req := r.kreq.(*kmsg.MetadataRequest)
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	resp.Brokers = []kmsg.MetadataResponseBroker{{NodeID: s.cfg.NodeID, Host: s.host, Port: s.port}}
+	resp.ClusterID = &s.data.clusterID
+	resp.ControllerID = s.cfg.NodeID
+
+	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
+		for _, t := range s.data.store.Topics() {
+			resp.Topics = append(resp.Topics, s.topicMetadata(t))
+		}
+		r.respond(resp)
+		return
+	}
+	autoCreate := s.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	seen := make(map[string]bool, len(req.Topics))
+	for _, rt := range req.Topics {
+		if rt.Topic == nil {
+			resp.Topics = append(resp.Topics, s.topicMetadataByID(rt.TopicID))
+			continue
+		}
+		name := *rt.Topic
+		if seen[name] {
+			continue // Kafka answers each topic once
+		}
+		seen[name] = true
+		t, err := s.data.store.Topic(name)
+		if errors.Is(err, storage.ErrUnknownTopic) && autoCreate {
+			t, err = s.autoCreateTopic(r, name)
+		}
+		if err != nil {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = &name
+			mt.ErrorCode = errorCode(err)
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		resp.Topics = append(resp.Topics, s.topicMetadata(t))
+	}
+	r.respond(resp)
+}
+
+// autoCreateTopic creates a topic a metadata request named, with the
+// broker's defaults. A topic created meanwhile by another request is used.
+func (s *Server) autoCreateTopic(r *request, name string) (*storage.Topic, error) {
+	if rf := s.cfg.DefaultReplication; rf != 1 {
+		return nil, replicationFactorError(rf)
+	}
+	t, err := s.data.store.CreateTopic(name, s.cfg.NumPartitions, s.data.store.TopicDefaults())
+	if errors.Is(err, storage.ErrTopicExists) {
+		return s.data.store.Topic(name)
+	}
+	if err == nil {
+		r.log().Info("auto-created topic", zap.String("topic", name), zap.Int32("partitions", s.cfg.NumPartitions))
+	}
+	return t, err
+}
+
+// errReplicationFactor is wrapped for a replication factor the broker
+// cannot meet (INVALID_REPLICATION_FACTOR).
+var errReplicationFactor = errors.New("invalid replication factor")
+
+func replicationFactorError(rf int16) error {
+	return fmt.Errorf("%w: replication factor %d, but the cluster has one broker", errReplicationFactor, rf)
+}
+
+func (s *Server) topicMetadataByID(id [16]byte) kmsg.MetadataResponseTopic {
+	t, err := s.data.store.TopicByID(id)
+	if err != nil {
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.TopicID = id
+		mt.ErrorCode = kerr.UnknownTopicID.Code
+		return mt
+	}
+	return s.topicMetadata(t)
+}
+
+// topicMetadata describes t: every partition led by this broker alone.
+func (s *Server) topicMetadata(t *storage.Topic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic = &name
+	mt.TopicID = t.ID
+	for _, p := range t.Partitions {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = p.Index()
+		mp.Leader = s.cfg.NodeID
+		mp.LeaderEpoch = p.LeaderEpoch()
+		mp.Replicas = []int32{s.cfg.NodeID}
+		mp.ISR = []int32{s.cfg.NodeID}
+		mp.OfflineReplicas = []int32{}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}

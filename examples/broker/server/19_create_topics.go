@@ -1,0 +1,142 @@
+package server
+
+// CreateTopics: v0-v7.
+//
+// Creates each topic with its partitions, in memory, at once; validate_only
+// (v1+) checks everything and creates nothing. Partitions and replication
+// factor of -1 (v4+) take num.partitions and default.replication.factor.
+// One broker holds one replica of each partition, so a replication factor
+// other than one is INVALID_REPLICATION_FACTOR, and a manual replica
+// assignment must give every partition, numbered from 0, exactly [this
+// node] (INVALID_REPLICA_ASSIGNMENT otherwise; with an assignment,
+// partitions and replication factor must be -1: INVALID_REQUEST). A name
+// taken is TOPIC_ALREADY_EXISTS, an invalid one INVALID_TOPIC_EXCEPTION,
+// fewer than one partition or more than 65536 (a bound of this in-memory
+// broker; Kafka has none) INVALID_PARTITIONS, and a topic listed twice
+// INVALID_REQUEST, as in Kafka.
+//
+// Topic configs: retention.ms, retention.bytes and max.message.bytes are
+// enforced; any other name is INVALID_CONFIG, so that a client asking for,
+// say, compaction learns it does not get it. Responses from v5 carry the
+// partitions, replication factor and those three configs, each with its
+// source (the broker default, or the topic's own); from v7, the topic id
+// (zero for validate_only, as Kafka).
+//
+// Not implemented: the timeout (creation is synchronous), creation
+// policies, authorization, and throttling.
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+func init() { serve(kmsg.CreateTopics, 0, 7, (*Server).handleCreateTopics) }
+
+func (s *Server) handleCreateTopics(r *request) {
+	req := r.kreq.(*kmsg.CreateTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	count := make(map[string]int, len(req.Topics))
+	for _, rt := range req.Topics {
+		count[rt.Topic]++
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = rt.Topic
+		var err error
+		if count[rt.Topic] > 1 {
+			err = fmt.Errorf("%w: topic %q is listed more than once", errInvalidRequest, rt.Topic)
+		} else {
+			err = s.createTopic(r, req.ValidateOnly, &rt, &st)
+		}
+		if err != nil {
+			st.ErrorCode = errorCode(err)
+			st.ErrorMessage = errorMessage(err)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	r.respond(resp)
+}
+
+// errInvalidRequest is wrapped for a request that is well formed but that
+// Kafka refuses as a whole (INVALID_REQUEST).
+var errInvalidRequest = errors.New("invalid request")
+
+// errReplicaAssignment is wrapped for a replica assignment the broker
+// cannot follow (INVALID_REPLICA_ASSIGNMENT).
+var errReplicaAssignment = errors.New("invalid replica assignment")
+
+// createTopic creates (or, with validateOnly, checks) the topic rt asks for
+// and fills st with what it has; its error is the topic's.
+func (s *Server) createTopic(r *request, validateOnly bool, rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic) error {
+	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
+	if len(rt.ReplicaAssignment) > 0 {
+		if partitions != -1 || rf != -1 {
+			return fmt.Errorf("%w: with a replica assignment, partitions and replication factor must be -1", errInvalidRequest)
+		}
+		if err := s.checkAssignment(rt.ReplicaAssignment); err != nil {
+			return err
+		}
+		partitions, rf = int32(len(rt.ReplicaAssignment)), 1
+	}
+	if partitions == -1 {
+		partitions = s.cfg.NumPartitions
+	}
+	if rf == -1 {
+		rf = s.cfg.DefaultReplication
+	}
+	if rf != 1 {
+		return replicationFactorError(rf)
+	}
+	cfg := s.data.store.TopicDefaults()
+	own := make(map[string]bool, len(rt.Configs))
+	for _, c := range rt.Configs {
+		var err error
+		if cfg, err = cfg.With(c.Name, c.Value); err != nil {
+			return err
+		}
+		own[c.Name] = c.Value != nil
+	}
+	if validateOnly {
+		if err := s.data.store.CheckCreate(rt.Topic, partitions); err != nil {
+			return err
+		}
+	} else {
+		t, err := s.data.store.CreateTopic(rt.Topic, partitions, cfg)
+		if err != nil {
+			return err
+		}
+		st.TopicID = t.ID
+		r.log().Info("created topic", zap.String("topic", t.Name), zap.Int32("partitions", partitions))
+	}
+	st.NumPartitions, st.ReplicationFactor = partitions, rf
+	for _, v := range cfg.Values() {
+		c := kmsg.NewCreateTopicsResponseTopicConfig()
+		c.Name, c.Value = v.Name, &v.Value
+		c.Source = int8(kmsg.ConfigSourceDefaultConfig)
+		if own[v.Name] {
+			c.Source = int8(kmsg.ConfigSourceDynamicTopicConfig)
+		}
+		st.Configs = append(st.Configs, c)
+	}
+	return nil
+}
+
+// checkAssignment accepts a manual assignment only if it numbers the
+// partitions from 0 and puts each on this broker alone.
+func (s *Server) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) error {
+	seen := make([]bool, len(as))
+	for _, a := range as {
+		if a.Partition < 0 || int(a.Partition) >= len(as) || seen[a.Partition] {
+			return fmt.Errorf("%w: partitions must be numbered 0 to %d, each once", errReplicaAssignment, len(as)-1)
+		}
+		seen[a.Partition] = true
+		if len(a.Replicas) != 1 || a.Replicas[0] != s.cfg.NodeID {
+			return fmt.Errorf("%w: partition %d on brokers %v, but the cluster is broker %d alone",
+				errReplicaAssignment, a.Partition, a.Replicas, s.cfg.NodeID)
+		}
+	}
+	return nil
+}

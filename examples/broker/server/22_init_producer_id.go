@@ -1,0 +1,40 @@
+package server
+
+// InitProducerId: v0-v5.
+//
+// Hands an idempotent producer (a null transactional id) a new producer id
+// with epoch 0, every time it asks, as Kafka does for a producer without a
+// transactional id: from v3 such a producer may send its current id and
+// epoch to have its epoch bumped (KIP-360), and Kafka answers it with a new
+// id instead, as here. Ids are unique for the broker's life (see data).
+// Partitions track each id's sequences; see Produce.
+//
+// Not implemented: transactions. A non-null transactional id is refused
+// with INVALID_REQUEST, which clients do not retry: the producer fails at
+// once with an error that points at the broker (whose log says why),
+// rather than retrying a coordinator that will never exist. An empty
+// transactional id is INVALID_REQUEST in Kafka too. Idempotent-write ACLs.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+func init() { serve(kmsg.InitProducerID, 0, 5, (*Server).handleInitProducerID) }
+
+func (s *Server) handleInitProducerID(r *request) {
+	req := r.kreq.(*kmsg.InitProducerIDRequest)
+	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+	if req.TransactionalID != nil {
+		r.log().Warn("refused a transactional producer: this broker does not support transactions",
+			zap.String("transactional_id", *req.TransactionalID))
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		resp.ProducerID, resp.ProducerEpoch = -1, -1
+		r.respond(resp)
+		return
+	}
+	resp.ProducerID = s.data.nextProducerID.Add(1) - 1
+	resp.ProducerEpoch = 0
+	r.respond(resp)
+}

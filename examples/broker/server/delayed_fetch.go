@@ -1,0 +1,193 @@
+package server
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/operation"
+)
+
+// delayedFetch is a fetch waiting for data (Kafka's DelayedFetch). It is
+// built for every fetch: one that can be answered at once completes on
+// its first try, before it is ever watched.
+//
+// Its fields are set before it is submitted and only read afterwards, by
+// TryComplete and by OnComplete, which then fills the response: a
+// TryComplete on another goroutine writes nothing it could race with.
+type delayedFetch struct {
+	operation.State
+	s        *Server
+	r        *request
+	iso      storage.Isolation
+	minBytes int
+	maxBytes int
+	byID     bool // v13+: topics are named by id
+	resp     *kmsg.FetchResponse
+	parts    []fetchPart // in request order
+	failed   bool        // some partition has an error already: answer at once
+}
+
+// fetchPart is one partition of a fetch.
+type fetchPart struct {
+	p                *storage.Partition // nil when code is set
+	code             int16              // an error found when the request was read
+	offset           int64
+	maxBytes         int
+	topic, partition int // where its answer sits in resp
+}
+
+// newDelayedFetch resolves the partitions req names and lays out the
+// response, in request order, with the errors known already.
+func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFetch {
+	f := &delayedFetch{s: s, r: r, minBytes: int(req.MinBytes), maxBytes: int(req.MaxBytes), byID: req.Version >= 13}
+	f.resp = req.ResponseKind().(*kmsg.FetchResponse)
+	if req.SessionEpoch > 0 {
+		// An incremental fetch names a session, and the broker creates
+		// none: Kafka's answer to a session it does not have.
+		f.resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return f
+	}
+	replica := req.ReplicaID
+	if req.Version >= 15 {
+		replica = req.ReplicaState.ID
+	}
+	var isoCode int16
+	switch req.IsolationLevel {
+	case 0:
+		f.iso = storage.ReadUncommitted
+	case 1:
+		f.iso = storage.ReadCommitted
+	default:
+		isoCode = kerr.InvalidRequest.Code
+	}
+	for ti := range req.Topics {
+		rt := &req.Topics[ti]
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		var (
+			topic *storage.Topic
+			terr  error
+		)
+		if f.byID {
+			topic, terr = s.data.store.TopicByID(rt.TopicID)
+		} else {
+			topic, terr = s.data.store.Topic(rt.Topic)
+		}
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.HighWatermark = -1
+			sp.RecordBatches = []byte{}
+			part := fetchPart{offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes), topic: ti, partition: len(st.Partitions)}
+			switch {
+			case isoCode != 0:
+				part.code = isoCode
+			case terr != nil:
+				part.code = partitionErrorCode(terr, f.byID)
+			case replica >= 0:
+				// A follower's fetch. Every partition's replicas are
+				// [this broker], so no follower is assigned one, and
+				// Kafka answers a replica it does not know so.
+				// Replication serves it here instead: it reads up to
+				// the log end (storage.ReadReplica) and records the
+				// follower's fetch offset as its log end offset (Kafka's
+				// updateFollowerFetchState), which may move the high
+				// watermark and so complete acks=all produces.
+				part.code = kerr.NotLeaderForPartition.Code
+			default:
+				p, err := topic.Partition(rp.Partition)
+				switch {
+				case err != nil:
+					part.code = partitionErrorCode(err, f.byID)
+				default:
+					part.p = p
+					part.code = epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
+				}
+			}
+			if part.code != 0 {
+				sp.ErrorCode = part.code
+				part.p = nil
+				f.failed = true
+			}
+			st.Partitions = append(st.Partitions, sp)
+			f.parts = append(f.parts, part)
+		}
+		f.resp.Topics = append(f.resp.Topics, st)
+	}
+	return f
+}
+
+// immediate reports whether f is answered without waiting: a session error,
+// no partition, or a partition that fails already (Kafka answers at once
+// when reading a partition failed).
+func (f *delayedFetch) immediate() bool {
+	return f.resp.ErrorCode != 0 || len(f.parts) == 0 || f.failed
+}
+
+// keys returns the partitions f waits on.
+func (f *delayedFetch) keys() []tp {
+	keys := make([]tp, 0, len(f.parts))
+	for _, part := range f.parts {
+		keys = append(keys, tp{part.p.Topic().Name, part.p.Index()})
+	}
+	return keys
+}
+
+// TryComplete reports whether the fetch can be answered: min_bytes are
+// readable, counting each partition up to its partition_max_bytes (Kafka's
+// accumulated size), or a partition can no longer be read (deleted, or its
+// offset out of range: retention moved the log start past it).
+func (f *delayedFetch) TryComplete() bool {
+	acc := 0
+	for _, part := range f.parts {
+		n, err := part.p.Readable(part.offset, f.iso, part.maxBytes)
+		if err != nil {
+			return true
+		}
+		acc += min(n, part.maxBytes)
+		if acc >= f.minBytes {
+			return true
+		}
+	}
+	return acc >= f.minBytes
+}
+
+// OnComplete reads the logs and answers, whatever completed the fetch: its
+// bytes, its deadline, a deletion, the client going (the answer then goes
+// nowhere) or the broker closing.
+func (f *delayedFetch) OnComplete() {
+	f.answer()
+	f.r.done(f)
+}
+
+func (f *delayedFetch) OnExpiration() {}
+
+// answer reads each partition and responds. The response's max_bytes is
+// shared in request order; the first batch read is returned whatever its
+// size (Kafka's minOneMessage), so that an oversized batch does not stall
+// its consumer.
+func (f *delayedFetch) answer() {
+	remaining, minOne := f.maxBytes, true
+	for _, part := range f.parts {
+		if part.p == nil {
+			continue // its error is in the response already
+		}
+		sp := &f.resp.Topics[part.topic].Partitions[part.partition]
+		res, err := part.p.Read(part.offset, f.iso, min(part.maxBytes, remaining), minOne)
+		if err != nil {
+			sp.ErrorCode = partitionErrorCode(err, f.byID)
+			continue
+		}
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStable, res.LogStart
+		if f.iso == storage.ReadCommitted {
+			sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+		}
+		if len(res.Records) > 0 {
+			sp.RecordBatches = res.Records
+			minOne = false
+			remaining = max(0, remaining-len(res.Records))
+		}
+	}
+	f.r.respond(f.resp)
+}

@@ -1,0 +1,356 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+)
+
+// fetchFrom is one partition to fetch.
+type fetchFrom struct {
+	topic     *storage.Topic
+	partition int32
+	offset    int64
+}
+
+// fetchRequest asks for the partitions, naming topics by name or id as v
+// does, with 1 MiB per partition.
+func fetchRequest(v int16, maxWait time.Duration, minBytes int32, from ...fetchFrom) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(v)
+	req.MaxWaitMillis, req.MinBytes = int32(maxWait/time.Millisecond), minBytes
+	for _, f := range from {
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = f.topic.Name, f.topic.ID
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = f.partition, f.offset, 1<<20
+		rt.Partitions = []kmsg.FetchRequestTopicPartition{rp}
+		req.Topics = append(req.Topics, rt)
+	}
+	return req
+}
+
+// fetched returns the partitions of a fetch response, in order.
+func fetched(t *testing.T, resp kmsg.Response) []kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	var out []kmsg.FetchResponseTopicPartition
+	for _, rt := range resp.(*kmsg.FetchResponse).Topics {
+		out = append(out, rt.Partitions...)
+	}
+	return out
+}
+
+// values decodes a partition's records' values.
+func values(t *testing.T, sp kmsg.FetchResponseTopicPartition) []string {
+	t.Helper()
+	recs, err := batchtest.Decode(sp.RecordBatches)
+	require.NoError(t, err)
+	var out []string
+	for _, r := range recs {
+		out = append(out, string(r.Value))
+	}
+	return out
+}
+
+func appendValues(t *testing.T, p *storage.Partition, vals ...string) {
+	t.Helper()
+	_, err := p.Append(batchtest.Values(time.Now().UnixMilli(), vals...))
+	require.NoError(t, err)
+}
+
+func TestFetchEveryVersion(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 1)
+	appendValues(t, topic.Partitions[0], "a", "b")
+	appendValues(t, topic.Partitions[0], "c")
+	c := dialRaw(t, s)
+	for _, v := range versions(4, 18) {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			resp := c.roundTrip(fetchRequest(v, time.Second, 1, fetchFrom{topic, 0, 1}))
+			if v >= 7 {
+				assert.Equal(t, int32(0), resp.(*kmsg.FetchResponse).SessionID, "no session")
+			}
+			if v >= 13 {
+				assert.Equal(t, [16]byte(topic.ID), resp.(*kmsg.FetchResponse).Topics[0].TopicID)
+			}
+			parts := fetched(t, resp)
+			require.Len(t, parts, 1)
+			sp := parts[0]
+			require.Equal(t, int16(0), sp.ErrorCode, "%v", kerr.ErrorForCode(sp.ErrorCode))
+			assert.Equal(t, []string{"a", "b", "c"}, values(t, sp), "from the batch holding offset 1")
+			assert.Equal(t, int64(3), sp.HighWatermark)
+			assert.Equal(t, int64(3), sp.LastStableOffset)
+			if v >= 5 {
+				assert.Equal(t, int64(0), sp.LogStartOffset)
+			}
+			assert.Nil(t, sp.AbortedTransactions, "read_uncommitted")
+		})
+	}
+}
+
+func TestFetchWaitsAndIsCompletedByAProduce(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 1)
+	consumer := dialRaw(t, s)
+	// A wait far longer than recv's read deadline: only the produce can
+	// answer it in time.
+	corr := consumer.send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}))
+	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
+
+	producer := dialRaw(t, s)
+	sp := produced(t, producer.roundTrip(produceRequest(9, 1, "f", 0, batchtest.Values(nowMs(), "wake"))))
+	require.Equal(t, int16(0), sp.ErrorCode)
+
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(12)
+	require.Equal(t, corr, consumer.recv(resp))
+	parts := fetched(t, resp)
+	assert.Equal(t, []string{"wake"}, values(t, parts[0]))
+	assert.Zero(t, s.fetches.Delayed())
+}
+
+func TestFetchWaitsForMinBytesAcrossPartitions(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 2)
+	size := int32(len(batchtest.Values(nowMs(), "x")))
+	consumer := dialRaw(t, s)
+	corr := consumer.send(fetchRequest(12, time.Minute, 2*size, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
+	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond)
+
+	producer := dialRaw(t, s)
+	produced(t, producer.roundTrip(produceRequest(9, 1, "f", 0, batchtest.Values(nowMs(), "x"))))
+	// The produce checked the fetch before it answered: one batch is not
+	// min_bytes, so the fetch still waits.
+	assert.Equal(t, 1, s.fetches.Delayed())
+	produced(t, producer.roundTrip(produceRequest(9, 1, "f", 1, batchtest.Values(nowMs(), "y"))))
+
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(12)
+	require.Equal(t, corr, consumer.recv(resp))
+	parts := fetched(t, resp)
+	assert.Equal(t, []string{"x"}, values(t, parts[0]))
+	assert.Equal(t, []string{"y"}, values(t, parts[1]))
+}
+
+func TestFetchExpires(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 1)
+	c := dialRaw(t, s)
+	start := time.Now()
+	parts := fetched(t, c.roundTrip(fetchRequest(12, 100*time.Millisecond, 1, fetchFrom{topic, 0, 0})))
+	assert.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond, "answered at its max wait, not before")
+	require.Len(t, parts, 1)
+	assert.Equal(t, int16(0), parts[0].ErrorCode)
+	assert.Empty(t, parts[0].RecordBatches)
+	assert.Equal(t, int64(0), parts[0].HighWatermark)
+	assert.Zero(t, s.fetches.Delayed())
+}
+
+func TestFetchOfAClientThatDisconnects(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 3)
+	c := dialRaw(t, s)
+	c.send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}, fetchFrom{topic, 2, 0}))
+	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 3, s.fetches.Watched(), "watched under each of its partitions")
+
+	require.NoError(t, c.nc.Close())
+	require.Eventually(t, func() bool { return s.fetches.Delayed() == 0 }, 5*time.Second, time.Millisecond,
+		"the connection completes its waiting fetch when the client goes")
+	require.Eventually(t, func() bool { return s.fetches.Watched() == 0 }, 5*time.Second, 10*time.Millisecond,
+		"and the reaper purges it from the watcher lists once nothing waits")
+}
+
+func TestFetchAnsweredWhenItsTopicIsDeleted(t *testing.T) {
+	for _, v := range []int16{12, 13} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			s := newTestServer(t)
+			topic := createTopic(t, s, "doomed", 1)
+			consumer := dialRaw(t, s)
+			corr := consumer.send(fetchRequest(v, time.Minute, 1, fetchFrom{topic, 0, 0}))
+			require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond)
+
+			del := kmsg.NewPtrDeleteTopicsRequest()
+			del.SetVersion(6)
+			del.Topics = []kmsg.DeleteTopicsRequestTopic{{TopicID: topic.ID}}
+			dialRaw(t, s).roundTrip(del)
+
+			resp := kmsg.NewPtrFetchResponse()
+			resp.SetVersion(v)
+			require.Equal(t, corr, consumer.recv(resp))
+			want := kerr.UnknownTopicOrPartition.Code
+			if v >= 13 {
+				want = kerr.UnknownTopicID.Code
+			}
+			assert.Equal(t, want, fetched(t, resp)[0].ErrorCode)
+		})
+	}
+}
+
+func TestFetchErrorsAnswerAtOnce(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 1)
+	appendValues(t, topic.Partitions[0], "a")
+	c := dialRaw(t, s)
+	unknown := &storage.Topic{Name: "nope", ID: storage.TopicID{1}}
+	tests := []struct {
+		name string
+		req  *kmsg.FetchRequest
+		want *kerr.Error
+	}{
+		{"offset past the end", fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 2}), kerr.OffsetOutOfRange},
+		{"offset before the start", fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, -1}), kerr.OffsetOutOfRange},
+		{"unknown topic", fetchRequest(12, time.Minute, 1, fetchFrom{unknown, 0, 0}), kerr.UnknownTopicOrPartition},
+		{"unknown topic id", fetchRequest(13, time.Minute, 1, fetchFrom{unknown, 0, 0}), kerr.UnknownTopicID},
+		{"unknown partition", fetchRequest(12, time.Minute, 1, fetchFrom{topic, 1, 0}), kerr.UnknownTopicOrPartition},
+		{"leader epoch from the future", func() *kmsg.FetchRequest {
+			req := fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 1})
+			req.Topics[0].Partitions[0].CurrentLeaderEpoch = 1
+			return req
+		}(), kerr.UnknownLeaderEpoch},
+		{"replica fetch", func() *kmsg.FetchRequest {
+			req := fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 1})
+			req.ReplicaID = 2
+			return req
+		}(), kerr.NotLeaderForPartition},
+		{"replica fetch, v15", func() *kmsg.FetchRequest {
+			req := fetchRequest(15, time.Minute, 1, fetchFrom{topic, 0, 1})
+			req.ReplicaState.ID = 2
+			return req
+		}(), kerr.NotLeaderForPartition},
+		{"unknown isolation level", func() *kmsg.FetchRequest {
+			req := fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 1})
+			req.IsolationLevel = 7
+			return req
+		}(), kerr.InvalidRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parts := fetched(t, c.roundTrip(tt.req))
+			require.Len(t, parts, 1)
+			assert.Equal(t, tt.want.Code, parts[0].ErrorCode, "got %v", kerr.ErrorForCode(parts[0].ErrorCode))
+			assert.Equal(t, int64(-1), parts[0].HighWatermark)
+			assert.Zero(t, s.fetches.Delayed(), "never waited")
+		})
+	}
+}
+
+func TestFetchAPartitionWithAnErrorAnswersTheOthersToo(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 1)
+	appendValues(t, topic.Partitions[0], "a")
+	c := dialRaw(t, s)
+	missing := &storage.Topic{Name: "missing"}
+	parts := fetched(t, c.roundTrip(fetchRequest(12, time.Minute, 1000, fetchFrom{missing, 0, 0}, fetchFrom{topic, 0, 0})))
+	require.Len(t, parts, 2)
+	assert.Equal(t, kerr.UnknownTopicOrPartition.Code, parts[0].ErrorCode)
+	assert.Equal(t, []string{"a"}, values(t, parts[1]), "in request order, with what was readable")
+}
+
+func TestFetchSizeLimits(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 2)
+	for _, p := range topic.Partitions {
+		for _, v := range []string{"1", "2", "3"} {
+			appendValues(t, p, v)
+		}
+	}
+	size := int32(len(batchtest.Values(nowMs(), "x")))
+	c := dialRaw(t, s)
+	fetch := func(maxBytes, partitionMax int32) [][]string {
+		req := fetchRequest(12, 0, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0})
+		req.MaxBytes = maxBytes
+		for i := range req.Topics {
+			req.Topics[i].Partitions[0].PartitionMaxBytes = partitionMax
+		}
+		var out [][]string
+		for _, sp := range fetched(t, c.roundTrip(req)) {
+			out = append(out, values(t, sp))
+		}
+		return out
+	}
+	assert.Equal(t, [][]string{{"1", "2", "3"}, {"1", "2", "3"}}, fetch(1<<20, 1<<20))
+	assert.Equal(t, [][]string{{"1"}, {"1"}}, fetch(1<<20, size+size/2), "partition_max_bytes: whole batches that fit")
+	assert.Equal(t, [][]string{{"1", "2"}, {"1"}}, fetch(3*size, 2*size), "max_bytes is shared in request order")
+	assert.Equal(t, [][]string{{"1"}, nil}, fetch(1<<20, 10), "the first batch comes whatever its size; later ones must fit")
+	assert.Equal(t, [][]string{{"1"}, nil}, fetch(10, 1<<20), "even past max_bytes")
+}
+
+func TestFetchSessions(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 1)
+	c := dialRaw(t, s)
+	for _, epoch := range []int32{-1, 0} {
+		req := fetchRequest(12, 0, 1, fetchFrom{topic, 0, 0})
+		req.SessionID, req.SessionEpoch = 0, epoch
+		resp := c.roundTrip(req).(*kmsg.FetchResponse)
+		assert.Equal(t, int16(0), resp.ErrorCode, "a full fetch, epoch %d", epoch)
+		assert.Equal(t, int32(0), resp.SessionID, "no session is created")
+		assert.Len(t, resp.Topics, 1)
+	}
+	req := fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0})
+	req.SessionID, req.SessionEpoch = 12345, 1
+	resp := c.roundTrip(req).(*kmsg.FetchResponse)
+	assert.Equal(t, kerr.FetchSessionIDNotFound.Code, resp.ErrorCode, "an incremental fetch of a session the broker never made")
+	assert.Empty(t, resp.Topics)
+}
+
+func TestFetchReadCommitted(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 1)
+	appendValues(t, topic.Partitions[0], "a")
+	req := fetchRequest(12, 0, 1, fetchFrom{topic, 0, 0})
+	req.IsolationLevel = 1
+	parts := fetched(t, dialRaw(t, s).roundTrip(req))
+	assert.Equal(t, []string{"a"}, values(t, parts[0]))
+	assert.Equal(t, int64(1), parts[0].LastStableOffset, "no transactions: the high watermark")
+	assert.NotNil(t, parts[0].AbortedTransactions, "an empty list, not null")
+	assert.Empty(t, parts[0].AbortedTransactions)
+}
+
+// TestWriterFailureFreesAWaitingReader is the regression test of the
+// writer stopping (here: hanging up after a failed acks=0 produce) while
+// the reader waits for room in a full response queue. The reader used to
+// wait forever, holding the connection and Server.Close.
+func TestWriterFailureFreesAWaitingReader(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.MaxInFlightPerConn = 2 })
+	topic := createTopic(t, s, "f", 1)
+	c := dialRaw(t, s)
+	// In flight: the fetch, then the hang-up; the reader has read the
+	// next request and waits for room. When the fetch expires the writer
+	// writes it, the reader takes the freed place for the next, reads the
+	// last and waits again, and the writer hangs up.
+	// One write, so that the reader has every request buffered: it then
+	// never reads the closed socket, which would free it anyway.
+	c.sendTogether(
+		fetchRequest(12, 100*time.Millisecond, 1, fetchFrom{topic, 0, 0}),
+		produceRequest(9, 0, "missing", 0, batchtest.Values(nowMs(), "x")),
+		kmsg.NewPtrApiVersionsRequest(), kmsg.NewPtrApiVersionsRequest(), kmsg.NewPtrApiVersionsRequest())
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(12)
+	c.recv(resp)
+	assert.True(t, c.closedByPeer())
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.conns) == 0
+	}, 5*time.Second, time.Millisecond, "the connection's goroutines ended")
+}
+
+func TestPurgatorySizes(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 2)
+	assert.Equal(t, map[string]PurgatorySize{"Fetch": {}, "Produce": {}}, s.PurgatorySizes())
+	c := dialRaw(t, s)
+	c.send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
+	require.Eventually(t, func() bool { return s.PurgatorySizes()["Fetch"].Delayed == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, PurgatorySize{Delayed: 1, Watched: 2}, s.PurgatorySizes()["Fetch"])
+}

@@ -1,0 +1,23 @@
+package server
+
+// PurgatorySize is what one purgatory holds.
+type PurgatorySize struct {
+	// Delayed is the number of operations waiting for their condition or
+	// deadline (Kafka's NumDelayedOperations).
+	Delayed int
+	// Watched is the number of watch entries: an operation counts once
+	// per key it waits on, until a purge drops it after it completed
+	// (Kafka's PurgatorySize).
+	Watched int
+}
+
+// PurgatorySizes returns the size of each of the broker's purgatories, by
+// name ("Fetch", "Produce"), for tests and tools that check that waiting
+// requests are answered and their memory returned. O(shards) per
+// purgatory.
+func (s *Server) PurgatorySizes() map[string]PurgatorySize {
+	sizes := make(map[string]PurgatorySize, 2)
+	sizes[s.fetches.Name()] = PurgatorySize{Delayed: s.fetches.Delayed(), Watched: s.fetches.Watched()}
+	sizes[s.produces.Name()] = PurgatorySize{Delayed: s.produces.Delayed(), Watched: s.produces.Watched()}
+	return sizes
+}

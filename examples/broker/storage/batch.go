@@ -1,0 +1,170 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The v2 record batch header, as Kafka lays it out. Only the fields the
+// broker itself rewrites are addressed by position: the base offset and the
+// partition leader epoch, which the checksum does not cover; everything
+// else is read with kmsg.
+const (
+	batchOverhead   = 61 // header bytes before the first record
+	lengthOverhead  = 12 // base offset and length: not counted in the length
+	leaderEpochAt   = 12 // partition leader epoch, int32
+	crcCoversFrom   = 21 // the CRC-32C covers attributes to the end
+	attrCompression = 0x07
+	attrTransaction = 0x10
+	attrControl     = 0x20
+	maxCompression  = 4 // zstd
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// BatchInfo describes a stored record batch: what the log keeps beside its
+// bytes, and what a durable log would keep in its index.
+type BatchInfo struct {
+	BaseOffset   int64 // assigned by the log
+	LastOffset   int64 // BaseOffset + last offset delta
+	MaxTimestamp int64 // the batch's max timestamp (CreateTime), ms since the epoch
+	AppendTime   int64 // when the log appended it, ms since the epoch
+	Size         int   // bytes, header included
+
+	// The idempotent producer that wrote it, or ProducerID -1.
+	ProducerID    int64
+	ProducerEpoch int16
+	FirstSequence int32
+	LastSequence  int32
+}
+
+// retentionTime is the time retention measures a batch's age from: its max
+// timestamp, or, for a batch without timestamps (-1), when it was appended
+// (Kafka falls back to the segment file's modification time).
+func (b BatchInfo) retentionTime() int64 {
+	if b.MaxTimestamp < 0 {
+		return b.AppendTime
+	}
+	return b.MaxTimestamp
+}
+
+// NumRecords returns how many records the batch holds.
+func (b BatchInfo) NumRecords() int64 { return b.LastOffset - b.BaseOffset + 1 }
+
+// idempotent reports whether a producer id is set: the batch takes part in
+// sequence checking.
+func (b BatchInfo) idempotent() bool { return b.ProducerID >= 0 }
+
+// A Batch is a validated v2 record batch, exactly as the client sent it,
+// until Append gives it its offsets.
+type Batch struct {
+	raw  []byte
+	info BatchInfo
+}
+
+// Info returns what the batch's header says; BaseOffset and LastOffset are
+// relative (0 and the last offset delta) until the batch is appended.
+func (b *Batch) Info() BatchInfo { return b.info }
+
+// Bytes returns the batch's bytes. The caller must not modify them.
+func (b *Batch) Bytes() []byte { return b.raw }
+
+// ParseBatch validates raw as one v2 record batch as a client may send it
+// in a produce request, and returns it without copying raw. It checks, as
+// Kafka does, the framing (exactly one batch, lengths that agree), the magic,
+// the CRC-32C, the record count against the last offset delta and the
+// compression codec (ErrCorruptBatch), and refuses control batches and
+// producer ids without a sequence (ErrInvalidRecord) and transactional
+// batches (ErrTransactional). Records inside the batch are not decoded: a
+// compressed batch would have to be decompressed first, which Kafka does
+// and this broker does not. O(len(raw)) for the checksum.
+func ParseBatch(raw []byte) (*Batch, error) {
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("%w: no record batch", ErrInvalidRecord)
+	}
+	if len(raw) < batchOverhead {
+		return nil, fmt.Errorf("%w: %d bytes, shorter than a batch header (%d)", ErrCorruptBatch, len(raw), batchOverhead)
+	}
+	length := int64(int32(binary.BigEndian.Uint32(raw[8:12])))
+	switch size := length + lengthOverhead; {
+	case size < batchOverhead:
+		return nil, fmt.Errorf("%w: batch length %d is shorter than its header", ErrCorruptBatch, length)
+	case size > int64(len(raw)):
+		return nil, fmt.Errorf("%w: batch length %d runs past the %d bytes sent", ErrCorruptBatch, length, len(raw))
+	case size < int64(len(raw)):
+		// Kafka: produce requests from v3 on carry exactly one batch
+		// per partition.
+		return nil, fmt.Errorf("%w: more than one record batch", ErrInvalidRecord)
+	}
+	var kb kmsg.RecordBatch
+	if err := kb.ReadFrom(raw); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorruptBatch, err)
+	}
+	if kb.Magic != 2 {
+		return nil, fmt.Errorf("%w: magic %d, only v2 batches (magic 2) are accepted", ErrCorruptBatch, kb.Magic)
+	}
+	if sum := crc32.Checksum(raw[crcCoversFrom:], castagnoli); sum != uint32(kb.CRC) {
+		return nil, fmt.Errorf("%w: CRC-32C is %#08x, the batch says %#08x", ErrCorruptBatch, sum, uint32(kb.CRC))
+	}
+	if kb.NumRecords < 1 {
+		return nil, fmt.Errorf("%w: %d records", ErrCorruptBatch, kb.NumRecords)
+	}
+	if kb.LastOffsetDelta != kb.NumRecords-1 {
+		return nil, fmt.Errorf("%w: last offset delta %d with %d records", ErrCorruptBatch, kb.LastOffsetDelta, kb.NumRecords)
+	}
+	attrs := uint16(kb.Attributes)
+	if attrs&attrCompression > maxCompression {
+		return nil, fmt.Errorf("%w: unknown compression codec %d", ErrCorruptBatch, attrs&attrCompression)
+	}
+	if attrs&attrControl != 0 {
+		return nil, fmt.Errorf("%w: clients may not write control batches", ErrInvalidRecord)
+	}
+	if attrs&attrTransaction != 0 {
+		return nil, ErrTransactional
+	}
+	if kb.ProducerID >= 0 && kb.FirstSequence < 0 {
+		return nil, fmt.Errorf("%w: producer id %d with sequence %d", ErrInvalidRecord, kb.ProducerID, kb.FirstSequence)
+	}
+	info := BatchInfo{
+		LastOffset:    int64(kb.LastOffsetDelta),
+		MaxTimestamp:  kb.MaxTimestamp,
+		Size:          len(raw),
+		ProducerID:    kb.ProducerID,
+		ProducerEpoch: kb.ProducerEpoch,
+		FirstSequence: kb.FirstSequence,
+		LastSequence:  kb.FirstSequence,
+	}
+	if info.idempotent() {
+		info.LastSequence = addSequence(kb.FirstSequence, kb.LastOffsetDelta)
+	}
+	return &Batch{raw: raw, info: info}, nil
+}
+
+// place returns a copy of b whose header carries its offsets in the log
+// (base offset) and the leader epoch it was written in, neither covered by
+// the checksum. The copy lets the request's buffer go, and makes the bytes
+// the log keeps its own and immutable.
+func (b *Batch) place(base int64, leaderEpoch int32, now time.Time) *Batch {
+	raw := make([]byte, len(b.raw))
+	copy(raw, b.raw)
+	binary.BigEndian.PutUint64(raw[0:8], uint64(base))
+	binary.BigEndian.PutUint32(raw[leaderEpochAt:leaderEpochAt+4], uint32(leaderEpoch))
+	info := b.info
+	info.BaseOffset, info.LastOffset = base, base+b.info.LastOffset-b.info.BaseOffset
+	info.AppendTime = now.UnixMilli()
+	return &Batch{raw: raw, info: info}
+}
+
+// addSequence returns seq advanced by n, wrapping past MaxInt32 to 0 as
+// producers' sequences do (Kafka's DefaultRecordBatch.incrementSequence).
+func addSequence(seq, n int32) int32 {
+	if seq > math.MaxInt32-n {
+		return n - (math.MaxInt32 - seq) - 1
+	}
+	return seq + n
+}

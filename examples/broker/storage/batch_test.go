@@ -1,0 +1,126 @@
+package storage
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+)
+
+// edited returns a well-formed batch of two records with edit applied to
+// its header before the length and checksum are computed.
+func edited(edit func(*kmsg.RecordBatch)) []byte {
+	b := batchtest.Header(2, 1000)
+	b.Records = batchtest.Records(kmsg.Record{Value: []byte("a")}, kmsg.Record{OffsetDelta: 1, Value: []byte("b")})
+	edit(&b)
+	return batchtest.Encode(b)
+}
+
+func TestParseBatch(t *testing.T) {
+	good := batchtest.Values(1000, "a", "b")
+	flip := func(raw []byte, at int) []byte {
+		out := append([]byte(nil), raw...)
+		out[at] ^= 0x01
+		return out
+	}
+	tests := []struct {
+		name string
+		raw  []byte
+		want error // nil: accepted
+	}{
+		{"well formed", good, nil},
+		{"idempotent", batchtest.Idempotent(3, 0, 0, 1000, "a"), nil},
+		{"a base offset the client set is ignored", edited(func(b *kmsg.RecordBatch) { b.FirstOffset = 42 }), nil},
+		{"no bytes", nil, ErrInvalidRecord},
+		{"shorter than a header", good[:60], ErrCorruptBatch},
+		{"length past the bytes sent", good[:len(good)-1], ErrCorruptBatch},
+		{"two batches", append(append([]byte(nil), good...), good...), ErrInvalidRecord},
+		{"length below a header", func() []byte {
+			out := append([]byte(nil), good...)
+			out[8], out[9], out[10], out[11] = 0, 0, 0, 10
+			return out[:22]
+		}(), ErrCorruptBatch},
+		{"magic 1", edited(func(b *kmsg.RecordBatch) { b.Magic = 1 }), ErrCorruptBatch},
+		{"a flipped bit in a record", flip(good, len(good)-1), ErrCorruptBatch},
+		{"a flipped bit in the attributes", flip(good, 22), ErrCorruptBatch},
+		{"a flipped bit in the checksum", flip(good, 18), ErrCorruptBatch},
+		{"no records", edited(func(b *kmsg.RecordBatch) { b.NumRecords, b.LastOffsetDelta = 0, -1 }), ErrCorruptBatch},
+		{"last offset delta disagrees", edited(func(b *kmsg.RecordBatch) { b.LastOffsetDelta = 5 }), ErrCorruptBatch},
+		{"unknown compression", edited(func(b *kmsg.RecordBatch) { b.Attributes = 7 }), ErrCorruptBatch},
+		{"control batch", edited(func(b *kmsg.RecordBatch) { b.Attributes = 0x20 }), ErrInvalidRecord},
+		{"transactional", edited(func(b *kmsg.RecordBatch) { b.Attributes = 0x10; b.ProducerID = 1 }), ErrTransactional},
+		{"producer without sequence", edited(func(b *kmsg.RecordBatch) { b.ProducerID = 1 }), ErrInvalidRecord},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := ParseBatch(tt.raw)
+			if tt.want == nil {
+				require.NoError(t, err)
+				assert.Equal(t, len(tt.raw), b.Info().Size, "size")
+				return
+			}
+			assert.ErrorIs(t, err, tt.want)
+		})
+	}
+}
+
+func TestParseBatchInfo(t *testing.T) {
+	b, err := ParseBatch(batchtest.Idempotent(9, 2, 10, 1234, "a", "b", "c"))
+	require.NoError(t, err)
+	info := b.Info()
+	assert.Equal(t, int64(3), info.NumRecords())
+	assert.Equal(t, int64(1234), info.MaxTimestamp)
+	assert.Equal(t, int64(9), info.ProducerID)
+	assert.Equal(t, int16(2), info.ProducerEpoch)
+	assert.Equal(t, int32(10), info.FirstSequence)
+	assert.Equal(t, int32(12), info.LastSequence)
+}
+
+func TestPlaceKeepsTheChecksumValid(t *testing.T) {
+	b, err := ParseBatch(batchtest.Values(1000, "a", "b"))
+	require.NoError(t, err)
+	placed := b.place(1<<40, 7, newManualClock().Now())
+	assert.Equal(t, int64(1<<40), placed.info.BaseOffset)
+	assert.Equal(t, int64(1<<40+1), placed.info.LastOffset)
+	again, err := ParseBatch(placed.raw)
+	require.NoError(t, err, "the checksum covers neither the base offset nor the leader epoch")
+	assert.Equal(t, placed.info.Size, again.info.Size)
+	recs, err := batchtest.Decode(placed.raw)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1<<40+1), recs[1].Offset)
+	assert.Equal(t, int32(7), recs[0].LeaderEpoch)
+	assert.NotEqual(t, placed.raw[0:8], b.raw[0:8], "the client's bytes are left alone")
+}
+
+func TestAddSequenceWraps(t *testing.T) {
+	assert.Equal(t, int32(5), addSequence(3, 2))
+	assert.Equal(t, int32(math.MaxInt32), addSequence(math.MaxInt32-1, 1))
+	assert.Equal(t, int32(0), addSequence(math.MaxInt32, 1))
+	assert.Equal(t, int32(2), addSequence(math.MaxInt32-1, 4))
+	assert.True(t, inSequence(math.MaxInt32, 0))
+	assert.False(t, inSequence(3, 5))
+}
+
+// FuzzParseBatch checks that no input panics ParseBatch, that every error
+// is one of the documented ones, and that an accepted batch's info agrees
+// with its bytes.
+func FuzzParseBatch(f *testing.F) {
+	f.Add(batchtest.Values(1, "a"))
+	f.Add(batchtest.Idempotent(1, 0, 0, 1, "a", "b"))
+	f.Add(edited(func(b *kmsg.RecordBatch) { b.LastOffsetDelta = 9 }))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		b, err := ParseBatch(raw)
+		if err != nil {
+			known := errors.Is(err, ErrCorruptBatch) || errors.Is(err, ErrInvalidRecord) || errors.Is(err, ErrTransactional)
+			assert.True(t, known, "unexpected error %v", err)
+			return
+		}
+		assert.Equal(t, len(raw), b.Info().Size)
+		assert.GreaterOrEqual(t, b.Info().NumRecords(), int64(1))
+	})
+}

@@ -1,0 +1,53 @@
+// Package storage keeps the broker's topics, partitions and record batches:
+// what a produce appends and a fetch reads.
+//
+// # Batches
+//
+// A partition's log holds v2 record batches exactly as clients sent them,
+// validated (ParseBatch: framing, magic, CRC-32C, record count) and with
+// two header fields rewritten that the checksum does not cover: the base
+// offset, which the log assigns, and the partition leader epoch. Records
+// inside a batch are never decoded: a compressed batch stays compressed,
+// and reads return whole batches, as Kafka's zero-copy path does.
+//
+// # Offsets
+//
+//	log start          high watermark = last stable     log end
+//	    |  batches ...        |                            |
+//
+// The log start is the first offset kept (retention moves it). The log end
+// is the offset the next batch gets. The high watermark is the smallest log
+// end among the in-sync replicas; with one broker, the log end, moved on
+// each append. Consumers read below it. The last stable offset bounds
+// read_committed reads; there are no transactions, so it is the high
+// watermark.
+//
+// # Producers
+//
+// Each partition remembers, per idempotent producer id, its epoch and its
+// last few batches (five by default: the most a producer keeps in flight).
+// A retried batch is answered with the offset it was first written at; a
+// gap in sequence numbers or a stale epoch is refused (see producers.check
+// for Kafka's rules).
+//
+// # Retention
+//
+// A partition keeps batches for retention.ms after their max timestamp and
+// up to retention.bytes; older and excess batches are deleted from the
+// front, whole. Retention is applied on every append to the partition
+// appended to, and to every partition by a goroutine every retention check
+// interval, which Close stops.
+//
+// # Logs
+//
+// The batches themselves sit behind the Log interface; the in-memory log is
+// the only implementation. A segment-file log would implement Log and be
+// opened by a LogOpener; Partition rebuilds its state from the log's
+// batches when it opens one that is not empty.
+//
+// # Lock order
+//
+// Store.mu, then Partition.mu. A Log is called only under its partition's
+// lock. No lock is held while calling out of the package, so a caller may
+// hold its own lock (a delayed fetch's) around any call here.
+package storage

@@ -1,0 +1,67 @@
+package storage
+
+import "errors"
+
+// The errors of the storage, checked with errors.Is. Each maps to one Kafka
+// error code; the broker does the mapping.
+var (
+	// ErrCorruptBatch is wrapped by ParseBatch and Append for a batch that
+	// is not a well-formed v2 record batch: too short, lengths that
+	// disagree, a magic other than 2, a checksum mismatch, a record count
+	// that disagrees with the last offset delta (Kafka's CORRUPT_MESSAGE).
+	ErrCorruptBatch = errors.New("storage: corrupt record batch")
+
+	// ErrInvalidRecord is wrapped for a well-formed batch that a client may
+	// not write: no batch or more than one, a control batch, a producer id
+	// without a sequence (Kafka's INVALID_RECORD).
+	ErrInvalidRecord = errors.New("storage: invalid record batch")
+
+	// ErrTransactional is wrapped for a transactional batch: the storage
+	// keeps no transaction state, so it cannot place one.
+	ErrTransactional = errors.New("storage: transactional batches are not supported")
+
+	// ErrBatchTooLarge is wrapped for a batch larger than its topic's
+	// max.message.bytes (Kafka's MESSAGE_TOO_LARGE).
+	ErrBatchTooLarge = errors.New("storage: record batch too large")
+
+	// ErrOutOfOrderSequence is wrapped when a producer's batch does not
+	// follow its previous one (Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER).
+	ErrOutOfOrderSequence = errors.New("storage: out of order sequence number")
+
+	// ErrInvalidProducerEpoch is wrapped when a producer writes with an
+	// epoch older than one already written (Kafka's INVALID_PRODUCER_EPOCH).
+	ErrInvalidProducerEpoch = errors.New("storage: producer epoch is stale")
+
+	// ErrOffsetOutOfRange is wrapped when an offset is before the log start
+	// or after the log end (Kafka's OFFSET_OUT_OF_RANGE).
+	ErrOffsetOutOfRange = errors.New("storage: offset out of range")
+
+	// ErrDeleted is wrapped when a partition's topic was deleted.
+	ErrDeleted = errors.New("storage: partition deleted")
+
+	// ErrUnknownTopic is wrapped when no topic has the name or id asked for.
+	ErrUnknownTopic = errors.New("storage: unknown topic")
+
+	// ErrUnknownPartition is wrapped when a topic has no such partition.
+	ErrUnknownPartition = errors.New("storage: unknown partition")
+
+	// ErrTopicExists is wrapped when creating a topic whose name is taken.
+	ErrTopicExists = errors.New("storage: topic already exists")
+
+	// ErrInvalidTopic is wrapped for a topic name Kafka would refuse.
+	ErrInvalidTopic = errors.New("storage: invalid topic name")
+
+	// ErrInvalidPartitions is wrapped when creating a topic with fewer than
+	// one partition.
+	ErrInvalidPartitions = errors.New("storage: invalid number of partitions")
+
+	// ErrInvalidConfig is wrapped for a topic config that is unknown,
+	// unsupported or out of range.
+	ErrInvalidConfig = errors.New("storage: invalid topic config")
+
+	// ErrClosed is returned after the store is closed.
+	ErrClosed = errors.New("storage: closed")
+
+	// ErrInvalidOption is wrapped by New for an option out of range.
+	ErrInvalidOption = errors.New("storage: invalid option")
+)

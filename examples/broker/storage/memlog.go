@@ -1,0 +1,90 @@
+package storage
+
+import (
+	"fmt"
+	"sort"
+)
+
+// memLog is the in-memory Log: a slice of batches in offset order.
+// Finding an offset is a binary search; dropping a prefix is O(batches
+// dropped) and lets their bytes go at once.
+type memLog struct {
+	batches []*Batch // oldest first; batches[i].info.BaseOffset == previous LastOffset+1
+	start   int64    // the log start offset: batches[0]'s base, or end when empty
+	end     int64
+	size    int64
+}
+
+// NewMemLog returns an empty in-memory log whose offsets start at 0; it is
+// the default LogOpener's log.
+func NewMemLog() Log { return &memLog{} }
+
+func (l *memLog) Append(b *Batch) error {
+	if b.info.BaseOffset != l.end {
+		return fmt.Errorf("storage: batch at offset %d appended to a log ending at %d", b.info.BaseOffset, l.end)
+	}
+	l.batches = append(l.batches, b)
+	l.end = b.info.LastOffset + 1
+	l.size += int64(b.info.Size)
+	return nil
+}
+
+// find returns the index of the batch holding offset, or of the first batch
+// after it, or len(l.batches). O(log batches).
+func (l *memLog) find(offset int64) int {
+	return sort.Search(len(l.batches), func(i int) bool { return l.batches[i].info.LastOffset >= offset })
+}
+
+func (l *memLog) Read(dst []byte, offset, limit int64, maxBytes int, minOne bool) ([]byte, error) {
+	read := 0
+	for _, b := range l.batches[l.find(offset):] {
+		if b.info.LastOffset >= limit {
+			break
+		}
+		if read+b.info.Size > maxBytes && !(minOne && read == 0) {
+			break
+		}
+		dst = append(dst, b.raw...)
+		read += b.info.Size
+	}
+	return dst, nil
+}
+
+func (l *memLog) Scan(offset int64, fn func(BatchInfo) bool) error {
+	for _, b := range l.batches[l.find(offset):] {
+		if !fn(b.info) {
+			break
+		}
+	}
+	return nil
+}
+
+func (l *memLog) DropBefore(offset int64) error {
+	if offset <= l.start {
+		return nil
+	}
+	if offset > l.end {
+		return fmt.Errorf("storage: drop before %d in a log ending at %d", offset, l.end)
+	}
+	i := l.find(offset)
+	if i < len(l.batches) && l.batches[i].info.BaseOffset != offset {
+		return fmt.Errorf("storage: drop before %d, inside the batch at %d", offset, l.batches[i].info.BaseOffset)
+	}
+	for _, b := range l.batches[:i] {
+		l.size -= int64(b.info.Size)
+	}
+	// Clear the dropped slots so their bytes are freed now, not when the
+	// backing array is next reallocated.
+	clear(l.batches[:i])
+	l.batches = l.batches[i:]
+	l.start = offset
+	return nil
+}
+
+func (l *memLog) Bounds() Bounds { return Bounds{Start: l.start, End: l.end, Size: l.size} }
+
+func (l *memLog) Close() error {
+	clear(l.batches)
+	l.batches = nil
+	return nil
+}

@@ -1,0 +1,82 @@
+package storage
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+)
+
+// filledLog returns a memory log with batches of the given record counts,
+// and each batch's size.
+func filledLog(t *testing.T, counts ...int) (Log, []int) {
+	t.Helper()
+	l := NewMemLog()
+	var sizes []int
+	for _, n := range counts {
+		vals := make([]string, n)
+		for i := range vals {
+			vals[i] = "v"
+		}
+		b, err := ParseBatch(batchtest.Values(1, vals...))
+		require.NoError(t, err)
+		require.NoError(t, l.Append(b.place(l.Bounds().End, 0, newManualClock().Now())))
+		sizes = append(sizes, b.info.Size)
+	}
+	return l, sizes
+}
+
+func TestMemLogRead(t *testing.T) {
+	l, sizes := filledLog(t, 2, 3, 1) // offsets 0-1, 2-4, 5
+	assert.Equal(t, Bounds{Start: 0, End: 6, Size: int64(sizes[0] + sizes[1] + sizes[2])}, l.Bounds())
+	tests := []struct {
+		name          string
+		offset, limit int64
+		maxBytes      int
+		minOne        bool
+		want          []int64 // offsets of the records read
+	}{
+		{"everything", 0, 6, 1 << 20, false, []int64{0, 1, 2, 3, 4, 5}},
+		{"from inside a batch: the whole batch", 3, 6, 1 << 20, false, []int64{2, 3, 4, 5}},
+		{"up to a limit", 0, 5, 1 << 20, false, []int64{0, 1, 2, 3, 4}},
+		{"a limit inside a batch stops before it", 0, 4, 1 << 20, false, []int64{0, 1}},
+		{"at the end", 6, 6, 1 << 20, false, nil},
+		{"max bytes: whole batches only", 0, 6, sizes[0] + sizes[1] - 1, false, []int64{0, 1}},
+		{"max bytes too small", 0, 6, 10, false, nil},
+		{"max bytes too small, min one", 0, 6, 10, true, []int64{0, 1}},
+		{"min one, then max bytes", 2, 6, sizes[1], true, []int64{2, 3, 4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, err := l.Read(nil, tt.offset, tt.limit, tt.maxBytes, tt.minOne)
+			require.NoError(t, err)
+			recs, err := batchtest.Decode(raw)
+			require.NoError(t, err)
+			var got []int64
+			for _, r := range recs {
+				got = append(got, r.Offset)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestMemLogDropBefore(t *testing.T) {
+	l, sizes := filledLog(t, 2, 3, 1)
+	require.NoError(t, l.DropBefore(2))
+	assert.Equal(t, Bounds{Start: 2, End: 6, Size: int64(sizes[1] + sizes[2])}, l.Bounds())
+	assert.Error(t, l.DropBefore(3), "not a batch boundary")
+	assert.Error(t, l.DropBefore(7), "past the end")
+	require.NoError(t, l.DropBefore(1), "already dropped: nothing to do")
+	var bases []int64
+	require.NoError(t, l.Scan(0, func(b BatchInfo) bool { bases = append(bases, b.BaseOffset); return true }))
+	assert.Equal(t, []int64{2, 5}, bases)
+	require.NoError(t, l.DropBefore(6))
+	assert.Equal(t, Bounds{Start: 6, End: 6}, l.Bounds(), "an empty log starts at its end")
+	b, err := ParseBatch(batchtest.Values(1, "x"))
+	require.NoError(t, err)
+	assert.Error(t, l.Append(b.place(3, 0, newManualClock().Now())), "a batch must go at the end")
+	require.NoError(t, l.Close())
+}

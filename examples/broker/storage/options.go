@@ -1,0 +1,103 @@
+package storage
+
+import (
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// A Clock tells the wall-clock time: record timestamps are wall-clock
+// milliseconds, so retention compares them with wall-clock time.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// config is a store's configuration, immutable after New.
+type config struct {
+	clock           Clock
+	log             *zap.Logger
+	defaults        TopicConfig
+	checkInterval   time.Duration
+	producerBatches int
+	producerExpiry  time.Duration
+	open            LogOpener
+}
+
+func defaultConfig() config {
+	return config{
+		clock: systemClock{},
+		log:   zap.NewNop(),
+		defaults: TopicConfig{
+			Retention:       7 * 24 * time.Hour, // log.retention.hours=168
+			RetentionBytes:  -1,
+			MaxMessageBytes: 1048588, // message.max.bytes
+		},
+		checkInterval:   5 * time.Minute, // log.retention.check.interval.ms
+		producerBatches: 5,
+		producerExpiry:  24 * time.Hour, // producer.id.expiration.ms
+		open:            func(string, TopicID, int32) (Log, error) { return NewMemLog(), nil },
+	}
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.clock == nil:
+		return fmt.Errorf("%w: nil clock", ErrInvalidOption)
+	case c.log == nil:
+		return fmt.Errorf("%w: nil logger", ErrInvalidOption)
+	case c.open == nil:
+		return fmt.Errorf("%w: nil log opener", ErrInvalidOption)
+	case c.producerBatches < 1:
+		return fmt.Errorf("%w: producers must be remembered for at least one batch, not %d", ErrInvalidOption, c.producerBatches)
+	case c.defaults.MaxMessageBytes < batchOverhead:
+		return fmt.Errorf("%w: max.message.bytes %d is below a batch header", ErrInvalidOption, c.defaults.MaxMessageBytes)
+	}
+	return nil
+}
+
+// An Option configures a Store built by New.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithClock sets the wall clock retention and producer expiry read
+// (default: time.Now).
+func WithClock(c Clock) Option { return optionFunc(func(cfg *config) { cfg.clock = c }) }
+
+// WithLogger sets the logger (default: no-op).
+func WithLogger(l *zap.Logger) Option { return optionFunc(func(cfg *config) { cfg.log = l }) }
+
+// WithTopicDefaults sets the configs a topic has unless created with
+// others: the broker's log.retention.ms, log.retention.bytes and
+// message.max.bytes (default: Kafka's, 7 days, unbounded, 1048588).
+func WithTopicDefaults(c TopicConfig) Option {
+	return optionFunc(func(cfg *config) { cfg.defaults = c })
+}
+
+// WithRetentionCheckInterval sets how often the store's goroutine applies
+// retention to every partition (log.retention.check.interval.ms, default 5
+// minutes); zero or negative starts no goroutine. Appends apply retention
+// to their own partition whatever this is.
+func WithRetentionCheckInterval(d time.Duration) Option {
+	return optionFunc(func(cfg *config) { cfg.checkInterval = d })
+}
+
+// WithProducerState sets how many of each idempotent producer's last
+// batches a partition remembers to recognise retries (default 5, the most
+// a producer may have in flight), and after how long without writing a
+// producer is forgotten (default 24 hours, producer.id.expiration.ms;
+// negative: never).
+func WithProducerState(batches int, expiry time.Duration) Option {
+	return optionFunc(func(cfg *config) { cfg.producerBatches, cfg.producerExpiry = batches, expiry })
+}
+
+// WithLogOpener sets how a partition's log is opened (default: an empty
+// in-memory log, NewMemLog).
+func WithLogOpener(open LogOpener) Option { return optionFunc(func(cfg *config) { cfg.open = open }) }

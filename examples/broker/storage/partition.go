@@ -1,0 +1,334 @@
+package storage
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// leaderEpoch is the epoch of every partition's leadership: one broker
+// leads every partition from its creation and leadership never moves, so
+// the epoch never changes. Replication will make it a field.
+const leaderEpoch = 0
+
+// Isolation says how far a read may go.
+type Isolation int8
+
+const (
+	// ReadUncommitted reads up to the high watermark: what every in-sync
+	// replica has (Kafka's READ_UNCOMMITTED).
+	ReadUncommitted Isolation = iota
+	// ReadCommitted reads up to the last stable offset (READ_COMMITTED).
+	// Without transactions it equals the high watermark.
+	ReadCommitted
+	// ReadReplica reads up to the log end offset, as a follower does.
+	ReadReplica
+)
+
+// Offsets are a partition's offsets, Kafka's names for them.
+type Offsets struct {
+	LogStart      int64 // the first offset kept
+	HighWatermark int64 // every in-sync replica has the offsets below it
+	LastStable    int64 // below it no transaction is open: the high watermark here
+	LogEnd        int64 // the offset the next batch gets
+}
+
+// limit returns the offset a read with iso stops before.
+func (o Offsets) limit(iso Isolation) int64 {
+	switch iso {
+	case ReadCommitted:
+		return o.LastStable
+	case ReadReplica:
+		return o.LogEnd
+	default:
+		return o.HighWatermark
+	}
+}
+
+// A Partition is one partition of a topic: its log, its high watermark, its
+// producers' sequence state. Its methods are safe for concurrent use.
+//
+// Lock order: Store.mu, then Partition.mu; the Log is only called under
+// Partition.mu. Nothing is called out while mu is held.
+type Partition struct {
+	topic *Topic  // immutable
+	index int32   // immutable
+	cfg   *config // the store's, immutable
+
+	mu            sync.RWMutex // guards the following
+	log           Log
+	highWatermark int64
+	producers     producers
+	maxTimestamp  BatchInfo // the kept batch with the largest max timestamp; Size 0 when none
+	deleted       bool
+}
+
+// openPartition opens partition index of t on log. A log that is not empty
+// (a durable one, reopened) is taken as fully acknowledged, and its batches
+// rebuild the producers' state and the max timestamp, as Kafka rebuilds its
+// producer state from the log on recovery.
+func openPartition(t *Topic, index int32, cfg *config, log Log) (*Partition, error) {
+	p := &Partition{topic: t, index: index, cfg: cfg, log: log, producers: newProducers(cfg.producerBatches)}
+	b := log.Bounds()
+	p.highWatermark = b.End
+	err := log.Scan(b.Start, func(info BatchInfo) bool {
+		if info.idempotent() {
+			p.producers.record(info, time.UnixMilli(info.AppendTime))
+		}
+		p.noteTimestampLocked(info)
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: recover %s-%d: %w", t.Name, index, err)
+	}
+	return p, nil
+}
+
+// Topic returns the partition's topic.
+func (p *Partition) Topic() *Topic { return p.topic }
+
+// Index returns the partition's number in its topic.
+func (p *Partition) Index() int32 { return p.index }
+
+// LeaderEpoch returns the epoch of the partition's leadership.
+func (p *Partition) LeaderEpoch() int32 { return leaderEpoch }
+
+// Deleted reports whether the partition's topic was deleted.
+func (p *Partition) Deleted() bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.deleted
+}
+
+// Offsets returns the partition's offsets, or ErrDeleted.
+func (p *Partition) Offsets() (Offsets, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.deleted {
+		return Offsets{}, p.errDeleted()
+	}
+	return p.offsetsLocked(), nil
+}
+
+// REQUIRES: p.mu held.
+func (p *Partition) offsetsLocked() Offsets {
+	b := p.log.Bounds()
+	return Offsets{LogStart: b.Start, HighWatermark: p.highWatermark, LastStable: p.highWatermark, LogEnd: b.End}
+}
+
+func (p *Partition) errDeleted() error {
+	return fmt.Errorf("%w: %s-%d", ErrDeleted, p.topic.Name, p.index)
+}
+
+// AppendResult is where an appended batch went.
+type AppendResult struct {
+	BaseOffset, LastOffset int64
+	LogStartOffset         int64
+	// Duplicate is set when the batch was a retry of one already in the
+	// log: nothing was appended, and the offsets are the original's.
+	Duplicate bool
+}
+
+// Append validates raw as a client's record batch (see ParseBatch), checks
+// its producer's sequence, and appends a copy of it at the log end, with its
+// base offset and leader epoch written in. It then moves the high watermark
+// and applies the size and time retention (a failure there is logged, not
+// returned: the batch is in, and failing would make its producer send it
+// again). It returns an error wrapping ErrBatchTooLarge, ErrCorruptBatch,
+// ErrInvalidRecord, ErrTransactional, ErrInvalidProducerEpoch,
+// ErrOutOfOrderSequence or ErrDeleted, or the Log's error. The checksum is
+// computed before the lock is taken.
+func (p *Partition) Append(raw []byte) (AppendResult, error) {
+	// The size first, as Kafka: a batch too large is refused without
+	// checksumming it.
+	if max := p.topic.Config.MaxMessageBytes; len(raw) > int(max) {
+		return AppendResult{}, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrBatchTooLarge, len(raw), max)
+	}
+	b, err := ParseBatch(raw)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	now := p.cfg.clock.Now()
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		return AppendResult{}, p.errDeleted()
+	}
+	if b.info.idempotent() {
+		dup, isDup, err := p.producers.check(b.info)
+		if err != nil {
+			return AppendResult{}, fmt.Errorf("%s-%d: %w", p.topic.Name, p.index, err)
+		}
+		if isDup {
+			// Kafka answers a retried batch with success and the offset
+			// it was first written at, so the producer moves on.
+			return AppendResult{BaseOffset: dup.BaseOffset, LastOffset: dup.LastOffset,
+				LogStartOffset: p.log.Bounds().Start, Duplicate: true}, nil
+		}
+	}
+	placed := b.place(p.log.Bounds().End, leaderEpoch, now)
+	if err := p.log.Append(placed); err != nil {
+		return AppendResult{}, fmt.Errorf("storage: append to %s-%d: %w", p.topic.Name, p.index, err)
+	}
+	if placed.info.idempotent() {
+		p.producers.record(placed.info, now)
+	}
+	p.noteTimestampLocked(placed.info)
+	p.advanceHighWatermarkLocked()
+	if err := p.retainLocked(now); err != nil {
+		// The batch is appended: failing the append now would make
+		// its producer send it again. The periodic sweep retries.
+		p.cfg.log.Warn("retention after an append", zap.Error(err))
+	}
+	return AppendResult{BaseOffset: placed.info.BaseOffset, LastOffset: placed.info.LastOffset,
+		LogStartOffset: p.log.Bounds().Start}, nil
+}
+
+// advanceHighWatermarkLocked moves the high watermark to the smallest log
+// end offset among the in-sync replicas (Kafka's maybeIncrementLeaderHW).
+// With one broker the only in-sync replica is the leader, so it is the log
+// end. Replication adds the followers' fetched positions here; a produce
+// waiting for acks=all is answered when the watermark passes its batch.
+//
+// REQUIRES: p.mu held for writing.
+func (p *Partition) advanceHighWatermarkLocked() {
+	if end := p.log.Bounds().End; end > p.highWatermark {
+		p.highWatermark = end
+	}
+}
+
+// noteTimestampLocked keeps the batch with the largest max timestamp, for
+// ListOffsets' max-timestamp query (the first such batch wins ties, as in
+// Kafka).
+//
+// REQUIRES: p.mu held for writing.
+func (p *Partition) noteTimestampLocked(info BatchInfo) {
+	if p.maxTimestamp.Size == 0 || info.MaxTimestamp > p.maxTimestamp.MaxTimestamp {
+		p.maxTimestamp = info
+	}
+}
+
+// ReadResult is what Read returns: the batches read and the offsets at the
+// time of the read.
+type ReadResult struct {
+	Records []byte // whole batches, concatenated as the fetch response carries them
+	Offsets
+}
+
+// Read returns the batches from the one holding offset up to the limit
+// that iso sets, at most maxBytes of them except that, with minOne, the
+// first batch is returned whatever its size (Kafka's minOneMessage, so that
+// a consumer always progresses). An offset before the log start or after
+// the log end is ErrOffsetOutOfRange; the log end itself, or an offset
+// between the limit and the log end, reads nothing. O(log batches + batches
+// read).
+func (p *Partition) Read(offset int64, iso Isolation, maxBytes int, minOne bool) (ReadResult, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.deleted {
+		return ReadResult{}, p.errDeleted()
+	}
+	o := p.offsetsLocked()
+	if offset < o.LogStart || offset > o.LogEnd {
+		return ReadResult{Offsets: o}, fmt.Errorf("%w: offset %d of %s-%d, which holds %d to %d",
+			ErrOffsetOutOfRange, offset, p.topic.Name, p.index, o.LogStart, o.LogEnd)
+	}
+	recs, err := p.log.Read(nil, offset, o.limit(iso), maxBytes, minOne)
+	if err != nil {
+		return ReadResult{Offsets: o}, fmt.Errorf("storage: read %s-%d: %w", p.topic.Name, p.index, err)
+	}
+	return ReadResult{Records: recs, Offsets: o}, nil
+}
+
+// Readable returns how many bytes a read from offset up to the limit iso
+// sets would return, counting no further than upTo: what a waiting fetch
+// has accumulated (Kafka's DelayedFetch counts the same way). Its errors are
+// Read's. O(log batches + batches counted).
+func (p *Partition) Readable(offset int64, iso Isolation, upTo int) (int, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.deleted {
+		return 0, p.errDeleted()
+	}
+	o := p.offsetsLocked()
+	if offset < o.LogStart || offset > o.LogEnd {
+		return 0, fmt.Errorf("%w: offset %d of %s-%d", ErrOffsetOutOfRange, offset, p.topic.Name, p.index)
+	}
+	n, limit := 0, o.limit(iso)
+	err := p.log.Scan(offset, func(b BatchInfo) bool {
+		if b.LastOffset >= limit {
+			return false
+		}
+		n += b.Size
+		return n < upTo
+	})
+	return n, err
+}
+
+// Timestamp finds, below the limit iso sets, the first batch whose max
+// timestamp is at least ts, and returns its base offset and max timestamp
+// (ListOffsets by timestamp). The granularity is the batch: records inside
+// are not decoded, so the offset may be a few records early, never late.
+// found is false when no batch qualifies. O(batches).
+func (p *Partition) Timestamp(ts int64, iso Isolation) (offset, timestamp int64, found bool, err error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.deleted {
+		return 0, 0, false, p.errDeleted()
+	}
+	limit := p.offsetsLocked().limit(iso)
+	err = p.log.Scan(p.log.Bounds().Start, func(b BatchInfo) bool {
+		if b.LastOffset >= limit {
+			return false
+		}
+		if b.MaxTimestamp >= ts {
+			offset, timestamp, found = b.BaseOffset, b.MaxTimestamp, true
+			return false
+		}
+		return true
+	})
+	return offset, timestamp, found, err
+}
+
+// MaxTimestamp returns the largest max timestamp of the batches below the
+// limit iso sets, and the offset of the batch's last record (ListOffsets'
+// -3; Kafka before 3.8 gave this offset for compressed batches too). found
+// is false for an empty log. O(1) unless the batch is beyond the limit.
+func (p *Partition) MaxTimestamp(iso Isolation) (offset, timestamp int64, found bool, err error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.deleted {
+		return 0, 0, false, p.errDeleted()
+	}
+	limit := p.offsetsLocked().limit(iso)
+	if m := p.maxTimestamp; m.Size > 0 && m.LastOffset < limit {
+		return m.LastOffset, m.MaxTimestamp, true, nil
+	}
+	var best BatchInfo
+	err = p.log.Scan(p.log.Bounds().Start, func(b BatchInfo) bool {
+		if b.LastOffset >= limit {
+			return false
+		}
+		if best.Size == 0 || b.MaxTimestamp > best.MaxTimestamp {
+			best = b
+		}
+		return true
+	})
+	return best.LastOffset, best.MaxTimestamp, best.Size > 0, err
+}
+
+// delete marks the partition deleted and closes its log: every later call
+// fails with ErrDeleted.
+func (p *Partition) delete() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		return nil
+	}
+	p.deleted = true
+	p.producers = producers{}
+	return p.log.Close()
+}

@@ -1,0 +1,100 @@
+package storage
+
+import (
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// retainLocked deletes the oldest batches that its topic's retention no
+// longer keeps, as Kafka deletes whole segments (here a batch is a
+// segment): a batch goes while its age, from its max timestamp, exceeds
+// retention.ms, or while the partition stays at or above retention.bytes
+// without it. Only batches below the high watermark go: one that a replica
+// still lacks is kept. When every batch goes the log start is the log end.
+// O(batches deleted).
+//
+// REQUIRES: p.mu held for writing.
+func (p *Partition) retainLocked(now time.Time) error {
+	c := p.topic.Config
+	if c.Retention < 0 && c.RetentionBytes < 0 {
+		return nil
+	}
+	b := p.log.Bounds()
+	nowMs, size, to := now.UnixMilli(), b.Size, b.Start
+	err := p.log.Scan(b.Start, func(info BatchInfo) bool {
+		if info.LastOffset >= p.highWatermark {
+			return false
+		}
+		expired := c.Retention >= 0 && nowMs-info.retentionTime() > c.Retention.Milliseconds()
+		oversize := c.RetentionBytes >= 0 && size-int64(info.Size) >= c.RetentionBytes
+		if !expired && !oversize {
+			return false
+		}
+		size -= int64(info.Size)
+		to = info.LastOffset + 1
+		return true
+	})
+	if err == nil && to > b.Start {
+		err = p.log.DropBefore(to)
+		if err == nil && p.maxTimestamp.Size > 0 && p.maxTimestamp.LastOffset < to {
+			p.maxTimestamp = BatchInfo{} // found again by the next MaxTimestamp
+			_ = p.log.Scan(to, func(info BatchInfo) bool { p.noteTimestampLocked(info); return true })
+		}
+		p.cfg.log.Debug("retention deleted batches", zap.String("topic", p.topic.Name), zap.Int32("partition", p.index),
+			zap.Int64("log_start_offset", to), zap.Int64("bytes_deleted", b.Size-size))
+	}
+	if err != nil {
+		return fmt.Errorf("storage: retention of %s-%d: %w", p.topic.Name, p.index, err)
+	}
+	return nil
+}
+
+// sweep applies retention and expires idle producers, as the periodic
+// check does.
+func (p *Partition) sweep(now time.Time) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		return nil
+	}
+	if p.cfg.producerExpiry >= 0 {
+		p.producers.expire(now.Add(-p.cfg.producerExpiry))
+	}
+	return p.retainLocked(now)
+}
+
+// Sweep applies every partition's retention now, and forgets producers idle
+// past their expiry; the store's own goroutine calls it every retention
+// check interval (log.retention.check.interval.ms). It returns the first
+// error met; it goes on after one. O(partitions + batches deleted).
+func (s *Store) Sweep() error {
+	now := s.cfg.clock.Now()
+	var first error
+	for _, t := range s.Topics() {
+		for _, p := range t.Partitions {
+			if err := p.sweep(now); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// sweepEvery runs Sweep every interval until stop is closed.
+func (s *Store) sweepEvery(interval time.Duration) {
+	defer close(s.done)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tick.C:
+			if err := s.Sweep(); err != nil {
+				s.cfg.log.Warn("retention sweep", zap.Error(err))
+			}
+		}
+	}
+}

@@ -1,0 +1,240 @@
+package storage
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+)
+
+func TestCreateAndFindTopics(t *testing.T) {
+	s, _ := newTestStore(t)
+	b, err := s.CreateTopic("b", 3, s.TopicDefaults())
+	require.NoError(t, err)
+	a, err := s.CreateTopic("a", 1, s.TopicDefaults())
+	require.NoError(t, err)
+	assert.NotEqual(t, a.ID, b.ID)
+	assert.False(t, a.ID.IsZero())
+	assert.Len(t, a.ID.String(), 22, "Kafka prints ids as 22 base64 characters")
+
+	got, err := s.Topic("b")
+	require.NoError(t, err)
+	assert.Same(t, b, got)
+	got, err = s.TopicByID(b.ID)
+	require.NoError(t, err)
+	assert.Same(t, b, got)
+	p, err := s.Partition("b", 2)
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), p.Index())
+	assert.Same(t, b, p.Topic())
+
+	_, err = s.Partition("b", 3)
+	assert.ErrorIs(t, err, ErrUnknownPartition)
+	_, err = s.Partition("b", -1)
+	assert.ErrorIs(t, err, ErrUnknownPartition)
+	_, err = s.Partition("c", 0)
+	assert.ErrorIs(t, err, ErrUnknownTopic)
+	_, err = s.TopicByID(TopicID{1})
+	assert.ErrorIs(t, err, ErrUnknownTopic)
+
+	var names []string
+	for _, topic := range s.Topics() {
+		names = append(names, topic.Name)
+	}
+	assert.Equal(t, []string{"a", "b"}, names)
+}
+
+func TestCreateTopicRefuses(t *testing.T) {
+	s, _ := newTestStore(t)
+	_, err := s.CreateTopic("taken", 1, s.TopicDefaults())
+	require.NoError(t, err)
+	tests := []struct {
+		name       string
+		topic      string
+		partitions int32
+		want       error
+	}{
+		{"taken", "taken", 1, ErrTopicExists},
+		{"no partitions", "new", 0, ErrInvalidPartitions},
+		{"negative partitions", "new", -1, ErrInvalidPartitions},
+		{"too many partitions", "new", MaxPartitions + 1, ErrInvalidPartitions},
+		{"empty name", "", 1, ErrInvalidTopic},
+		{"dot", ".", 1, ErrInvalidTopic},
+		{"dot dot", "..", 1, ErrInvalidTopic},
+		{"slash", "a/b", 1, ErrInvalidTopic},
+		{"space", "a b", 1, ErrInvalidTopic},
+		{"too long", strings.Repeat("x", 250), 1, ErrInvalidTopic},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.ErrorIs(t, s.CheckCreate(tt.topic, tt.partitions), tt.want)
+			_, err := s.CreateTopic(tt.topic, tt.partitions, s.TopicDefaults())
+			assert.ErrorIs(t, err, tt.want)
+		})
+	}
+	assert.NoError(t, ValidateTopicName(strings.Repeat("x", 249)+""), "249 characters is the limit")
+	assert.NoError(t, ValidateTopicName("Az09._-"))
+}
+
+func TestDeleteTopic(t *testing.T) {
+	s, _ := newTestStore(t)
+	old, err := s.CreateTopic("t", 1, s.TopicDefaults())
+	require.NoError(t, err)
+	_, err = s.DeleteTopic("t")
+	require.NoError(t, err)
+	_, err = s.Topic("t")
+	assert.ErrorIs(t, err, ErrUnknownTopic)
+	_, err = s.DeleteTopic("t")
+	assert.ErrorIs(t, err, ErrUnknownTopic)
+
+	again, err := s.CreateTopic("t", 1, s.TopicDefaults())
+	require.NoError(t, err, "the name is free again")
+	assert.NotEqual(t, old.ID, again.ID, "with a new id")
+	_, err = s.DeleteTopicByID(old.ID)
+	assert.ErrorIs(t, err, ErrUnknownTopic, "the old id is gone")
+	got, err := s.DeleteTopicByID(again.ID)
+	require.NoError(t, err)
+	assert.Same(t, again, got)
+	assert.Empty(t, s.Topics())
+}
+
+func TestTopicConfig(t *testing.T) {
+	str := func(s string) *string { return &s }
+	base := TopicConfig{Retention: time.Hour, RetentionBytes: -1, MaxMessageBytes: 1000}
+	tests := []struct {
+		name, config string
+		value        *string
+		want         TopicConfig
+		err          bool
+	}{
+		{"retention.ms", ConfigRetentionMs, str("1500"), TopicConfig{1500 * time.Millisecond, -1, 1000}, false},
+		{"retention.ms forever", ConfigRetentionMs, str("-1"), TopicConfig{-1, -1, 1000}, false},
+		{"retention.bytes", ConfigRetentionBytes, str("4096"), TopicConfig{time.Hour, 4096, 1000}, false},
+		{"max.message.bytes", ConfigMaxMessageBytes, str("2000"), TopicConfig{time.Hour, -1, 2000}, false},
+		{"null keeps the default", ConfigRetentionMs, nil, base, false},
+		{"not a number", ConfigRetentionMs, str("soon"), base, true},
+		{"below -1", ConfigRetentionBytes, str("-2"), base, true},
+		{"negative size", ConfigMaxMessageBytes, str("-1"), base, true},
+		{"too large", ConfigMaxMessageBytes, str("3000000000"), base, true},
+		{"unsupported", "cleanup.policy", str("compact"), base, true},
+		{"unknown", "no.such.config", nil, base, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := base.With(tt.config, tt.value)
+			if tt.err {
+				assert.ErrorIs(t, err, ErrInvalidConfig)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	assert.Equal(t, []ConfigValue{{ConfigMaxMessageBytes, "1000"}, {ConfigRetentionBytes, "-1"}, {ConfigRetentionMs, "3600000"}},
+		base.Values())
+}
+
+func TestStoreClose(t *testing.T) {
+	s, err := New(WithRetentionCheckInterval(time.Hour))
+	require.NoError(t, err)
+	topic, err := s.CreateTopic("t", 1, s.TopicDefaults())
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close())
+	_, err = s.CreateTopic("u", 1, s.TopicDefaults())
+	assert.ErrorIs(t, err, ErrClosed)
+	_, err = topic.Partitions[0].Append(batchtest.Values(1, "x"))
+	assert.Error(t, err, "logs are closed")
+}
+
+func TestNewValidatesOptions(t *testing.T) {
+	for name, opt := range map[string]Option{
+		"nil clock":          WithClock(nil),
+		"nil logger":         WithLogger(nil),
+		"nil opener":         WithLogOpener(nil),
+		"no producer memory": WithProducerState(0, time.Hour),
+		"tiny batches":       WithTopicDefaults(TopicConfig{MaxMessageBytes: 10}),
+	} {
+		_, err := New(opt)
+		assert.ErrorIs(t, err, ErrInvalidOption, name)
+	}
+}
+
+// failingLog fails its appends; it stands for a disk that errs.
+type failingLog struct{ Log }
+
+func (failingLog) Append(*Batch) error { return errors.New("disk full") }
+
+func TestLogOpener(t *testing.T) {
+	opened := 0
+	s, _ := newTestStore(t, WithLogOpener(func(topic string, id TopicID, partition int32) (Log, error) {
+		opened++
+		if topic == "broken" && partition == 1 {
+			return nil, errors.New("cannot open")
+		}
+		if topic == "full" {
+			return failingLog{NewMemLog()}, nil
+		}
+		return NewMemLog(), nil
+	}))
+	_, err := s.CreateTopic("broken", 3, s.TopicDefaults())
+	assert.ErrorContains(t, err, "cannot open")
+	_, err = s.Topic("broken")
+	assert.ErrorIs(t, err, ErrUnknownTopic, "a topic whose logs cannot all open is not created")
+
+	full, err := s.CreateTopic("full", 1, s.TopicDefaults())
+	require.NoError(t, err)
+	_, err = full.Partitions[0].Append(batchtest.Values(1, "x"))
+	assert.ErrorContains(t, err, "disk full")
+	o, _ := full.Partitions[0].Offsets()
+	assert.Equal(t, int64(0), o.HighWatermark, "a failed append moves nothing")
+	assert.Equal(t, 3, opened)
+}
+
+// TestReopenRebuildsState opens a partition on a log that already holds
+// batches, as a durable log would after a restart: the offsets continue and
+// the producers' state is rebuilt, so a retry is still recognised.
+func TestReopenRebuildsState(t *testing.T) {
+	first, _ := newTestPartition(t, forever)
+	_, err := first.Append(batchtest.Idempotent(4, 0, 0, 100, "a", "b"))
+	require.NoError(t, err)
+	_, err = first.Append(batchtest.Values(900, "c"))
+	require.NoError(t, err)
+	kept := first.log
+
+	s, _ := newTestStore(t, WithLogOpener(func(string, TopicID, int32) (Log, error) { return kept, nil }))
+	topic, err := s.CreateTopic("t", 1, forever)
+	require.NoError(t, err)
+	p := topic.Partitions[0]
+	o, err := p.Offsets()
+	require.NoError(t, err)
+	assert.Equal(t, Offsets{LogStart: 0, HighWatermark: 3, LastStable: 3, LogEnd: 3}, o)
+	res, err := p.Append(batchtest.Idempotent(4, 0, 0, 100, "a", "b"))
+	require.NoError(t, err)
+	assert.True(t, res.Duplicate)
+	_, err = p.Append(batchtest.Idempotent(4, 0, 5, 100, "d"))
+	assert.ErrorIs(t, err, ErrOutOfOrderSequence)
+	_, ts, _, err := p.MaxTimestamp(ReadUncommitted)
+	require.NoError(t, err)
+	assert.Equal(t, int64(900), ts)
+}
+
+// stuckLog cannot drop batches: a log whose deletions fail.
+type stuckLog struct{ Log }
+
+func (stuckLog) DropBefore(int64) error { return errors.New("cannot delete") }
+
+func TestAppendSucceedsWhenRetentionFails(t *testing.T) {
+	s, _ := newTestStore(t, WithLogOpener(func(string, TopicID, int32) (Log, error) { return stuckLog{NewMemLog()}, nil }))
+	topic, err := s.CreateTopic("t", 1, TopicConfig{Retention: -1, RetentionBytes: 0, MaxMessageBytes: 1 << 20})
+	require.NoError(t, err)
+	res, err := topic.Partitions[0].Append(batchtest.Values(1, "x"))
+	require.NoError(t, err, "the batch is appended; a retry would duplicate it")
+	assert.Equal(t, int64(0), res.BaseOffset)
+	assert.ErrorContains(t, s.Sweep(), "cannot delete", "the sweep reports it")
+}

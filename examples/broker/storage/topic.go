@@ -1,0 +1,152 @@
+package storage
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// TopicID is a topic's UUID (KIP-516): Metadata v10+, Fetch v13+ and
+// Produce v13+ name topics by it. A topic deleted and created again under
+// the same name gets a new id, so a client holding the old one notices.
+type TopicID [16]byte
+
+// String returns the id as Kafka prints it: unpadded URL-safe base64.
+func (id TopicID) String() string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+// IsZero reports whether id is the zero UUID, which Kafka never assigns.
+func (id TopicID) IsZero() bool { return id == TopicID{} }
+
+// newTopicID returns a random (version 4) UUID, never the zero one.
+func newTopicID() TopicID {
+	var id TopicID
+	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
+	id[6] = id[6]&0x0f | 0x40
+	id[8] = id[8]&0x3f | 0x80
+	return id
+}
+
+// A Topic is a named set of partitions. Its name, id, config and partitions
+// are fixed at creation.
+type Topic struct {
+	Name       string
+	ID         TopicID
+	Config     TopicConfig
+	Partitions []*Partition
+
+	deleted atomic.Bool
+}
+
+// Deleted reports whether the topic was deleted.
+func (t *Topic) Deleted() bool { return t.deleted.Load() }
+
+// Partition returns partition p of t, or an error wrapping
+// ErrUnknownPartition.
+func (t *Topic) Partition(p int32) (*Partition, error) {
+	if p < 0 || int(p) >= len(t.Partitions) {
+		return nil, fmt.Errorf("%w: %s has no partition %d", ErrUnknownPartition, t.Name, p)
+	}
+	return t.Partitions[p], nil
+}
+
+// maxTopicName is Kafka's limit on a topic name's length.
+const maxTopicName = 249
+
+// ValidateTopicName returns an error wrapping ErrInvalidTopic for a name
+// Kafka refuses: empty, "." or "..", longer than 249 characters, or with a
+// character other than ASCII letters, digits, '.', '_' and '-'.
+func ValidateTopicName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: the name is empty", ErrInvalidTopic)
+	case name == "." || name == "..":
+		return fmt.Errorf("%w: %q is not allowed", ErrInvalidTopic, name)
+	case len(name) > maxTopicName:
+		return fmt.Errorf("%w: %d characters, at most %d are allowed", ErrInvalidTopic, len(name), maxTopicName)
+	}
+	for _, c := range []byte(name) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			return fmt.Errorf("%w: %q has a character other than ASCII letters, digits, '.', '_' and '-'", ErrInvalidTopic, name)
+		}
+	}
+	return nil
+}
+
+// TopicConfig holds the topic configs the storage enforces. A topic takes
+// the store's defaults (the broker's log.* configs) and the overrides given
+// when it is created.
+type TopicConfig struct {
+	// Retention is how long a batch is kept after its max timestamp
+	// (retention.ms); negative keeps batches forever.
+	Retention time.Duration
+	// RetentionBytes bounds a partition's size (retention.bytes);
+	// negative is unbounded.
+	RetentionBytes int64
+	// MaxMessageBytes bounds a batch's size (max.message.bytes).
+	MaxMessageBytes int32
+}
+
+// The names of the topic configs, as Kafka names them.
+const (
+	ConfigRetentionMs     = "retention.ms"
+	ConfigRetentionBytes  = "retention.bytes"
+	ConfigMaxMessageBytes = "max.message.bytes"
+)
+
+// ConfigValue is one topic config, by name, as text.
+type ConfigValue struct {
+	Name, Value string
+}
+
+// Values lists c's configs by name.
+func (c TopicConfig) Values() []ConfigValue {
+	ms := int64(-1)
+	if c.Retention >= 0 {
+		ms = c.Retention.Milliseconds()
+	}
+	return []ConfigValue{
+		{ConfigMaxMessageBytes, strconv.FormatInt(int64(c.MaxMessageBytes), 10)},
+		{ConfigRetentionBytes, strconv.FormatInt(c.RetentionBytes, 10)},
+		{ConfigRetentionMs, strconv.FormatInt(ms, 10)},
+	}
+}
+
+// With returns c with the config name set to value; a nil value keeps the
+// default, as Kafka treats a null config value. An unknown name, a config
+// this broker does not enforce, or a value out of range is an error
+// wrapping ErrInvalidConfig: a client asking for, say, compaction is told,
+// rather than silently given a topic that does not compact.
+func (c TopicConfig) With(name string, value *string) (TopicConfig, error) {
+	least := int64(-1) // -1: forever, unbounded
+	switch name {
+	case ConfigRetentionMs, ConfigRetentionBytes:
+	case ConfigMaxMessageBytes:
+		least = 0
+	default:
+		return c, fmt.Errorf("%w: %s is not supported by this broker", ErrInvalidConfig, name)
+	}
+	if value == nil {
+		return c, nil
+	}
+	v, err := strconv.ParseInt(*value, 10, 64)
+	if err != nil || v < least || (name == ConfigMaxMessageBytes && v > math.MaxInt32) {
+		return c, fmt.Errorf("%w: %s=%q is not an integer in range", ErrInvalidConfig, name, *value)
+	}
+	switch name {
+	case ConfigRetentionMs:
+		c.Retention = -1
+		if v >= 0 {
+			c.Retention = time.Duration(min(v, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond
+		}
+	case ConfigRetentionBytes:
+		c.RetentionBytes = v
+	case ConfigMaxMessageBytes:
+		c.MaxMessageBytes = int32(v)
+	}
+	return c, nil
+}
