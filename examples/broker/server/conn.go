@@ -39,6 +39,7 @@ type conn struct {
 	closed   bool
 
 	served chan struct{} // closed when serve returns
+	budget *time.Timer   // decode's watchdog; the reader's alone
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -150,8 +151,8 @@ func (c *conn) parse(body []byte) (*request, error) {
 	if err := rd.Complete(); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d header: %v", errBadRequest, kmsg.NameForKey(key), version, err)
 	}
-	if err := kreq.ReadFrom(rd.Src); err != nil {
-		return nil, fmt.Errorf("%w: %s v%d: %v", errBadRequest, kmsg.NameForKey(key), version, err)
+	if err := c.decode(kreq, rd.Src); err != nil {
+		return nil, fmt.Errorf("%w: %s v%d: %w", errBadRequest, kmsg.NameForKey(key), version, err)
 	}
 	return r, nil
 }

@@ -36,6 +36,9 @@ type Server struct {
 	produces *purgatory.Purgatory[tp] // Kafka's "Produce" purgatory
 	data     *data                    // topics, logs, producer ids (data.go)
 
+	decode       decoder       // kmsg's ReadFrom; a test's stand-in
+	decodeBudget time.Duration // see decode.go
+
 	ln   net.Listener
 	host string // advertised host and port
 	port int32
@@ -55,7 +58,8 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), conns: make(map[*conn]struct{})}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), conns: make(map[*conn]struct{}),
+		decode: readFrom, decodeBudget: decodeBudget}
 	var err error
 	if s.metrics, err = newServerMetrics(s.reg); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"encoding/binary"
 	"io"
 	"net"
@@ -105,9 +106,15 @@ func (c *rawConn) roundTrip(req kmsg.Request) kmsg.Response {
 	return resp
 }
 
-// closedByPeer reports whether the broker closed the connection.
+// closedByPeer reports whether the broker closed the connection within 10s:
+// the read ends with EOF or a reset, not with its own deadline, and no byte
+// came first.
 func (c *rawConn) closedByPeer() bool {
 	_ = c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	_, err := c.nc.Read(make([]byte, 1))
-	return err != nil
+	n, err := c.nc.Read(make([]byte, 1))
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false
+	}
+	return n == 0 && err != nil
 }
