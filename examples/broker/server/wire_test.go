@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
-	"errors"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"testing"
