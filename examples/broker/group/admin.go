@@ -40,7 +40,7 @@ func (c *Coordinator) DescribeGroup(group string) (d Description, found bool, er
 	if g == nil {
 		return d, false, err
 	}
-	defer g.mu.Unlock()
+	defer g.unlock()
 	d.State, d.ProtocolType = g.st, g.ptype
 	stable := g.st == Stable
 	if stable {
@@ -79,7 +79,7 @@ func (c *Coordinator) ListGroups() ([]Listing, *kerr.Error) {
 		if g.st != Dead {
 			out = append(out, Listing{Group: g.id, ProtocolType: g.ptype, State: g.st})
 		}
-		g.mu.Unlock()
+		g.unlock()
 	}
 	slices.SortFunc(out, func(x, y Listing) int { return cmp.Compare(x.Group, y.Group) })
 	return out, nil
@@ -108,7 +108,7 @@ func (c *Coordinator) DeleteGroups(groups []string) []*kerr.Error {
 			c.log.Info("deleted group", zap.String("group", id))
 		}
 		if g != nil {
-			g.mu.Unlock()
+			g.unlock()
 		}
 		a.run()
 	}

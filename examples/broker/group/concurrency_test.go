@@ -21,7 +21,7 @@ import (
 func TestEveryJoinAndSyncIsAnsweredOnce(t *testing.T) {
 	c, clk := newTestCoordinator(t, WithInitialRebalanceDelay(100*time.Millisecond),
 		WithSessionTimeouts(time.Millisecond, time.Hour))
-	const workers, rounds = 8, 400
+	const workers, rounds = 8, 1000
 
 	var (
 		mu    sync.Mutex

@@ -134,7 +134,7 @@ func (c *Coordinator) Close() error {
 		for _, m := range g.members {
 			g.answerSyncLocked(m, SyncResult{Err: errNotCoord}, &a)
 		}
-		g.mu.Unlock()
+		g.unlock()
 		a.run()
 	}
 	c.tm.Close()
@@ -183,7 +183,7 @@ func (c *Coordinator) lockGroup(id string, create bool, a *after) (*group, *kerr
 		c.mu.Unlock()
 		g.mu.Lock()
 		if c.closed.Load() {
-			g.mu.Unlock()
+			g.unlock()
 			return nil, errNotAvailable
 		}
 		if g.st != Dead {
@@ -191,7 +191,7 @@ func (c *Coordinator) lockGroup(id string, create bool, a *after) (*group, *kerr
 		}
 		// Whoever killed it took it out of the map before unlocking it:
 		// look again.
-		g.mu.Unlock()
+		g.unlock()
 	}
 }
 

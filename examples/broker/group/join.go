@@ -98,7 +98,7 @@ func (c *Coordinator) JoinGroup(req JoinRequest, respond func(JoinResult), w Wai
 		// past that (see joinWait).
 		j.timeout = max(g.joinDeadline-c.clk.Now(), 0) + joinAnswerSlack
 	}
-	g.mu.Unlock()
+	g.unlock()
 	a.run()
 	if j == nil {
 		respond(res)
@@ -412,7 +412,7 @@ func (d *delayedJoin) OnComplete() {
 	if g.join == d && !c.closed.Load() {
 		c.completeJoinLocked(g, d, &a)
 	}
-	g.mu.Unlock()
+	g.unlock()
 	a.run()
 }
 
@@ -530,24 +530,28 @@ func (c *Coordinator) settleJoin(j *joinWait, submitErr error) JoinResult {
 	g.mu.Lock()
 	if j.res == nil {
 		res := JoinResult{Err: errRebalance, MemberID: j.memberID, Generation: -1}
-		if j.Outcome() == operation.Closed || errors.Is(submitErr, purgatory.ErrClosed) || c.closed.Load() {
-			res.Err = errNotCoord
-		} else if m := g.members[j.memberID]; m != nil && m.join == j {
+		closing := j.Outcome() == operation.Closed || errors.Is(submitErr, purgatory.ErrClosed) || c.closed.Load()
+		if m := g.members[j.memberID]; m != nil && m.join == j {
 			m.join = nil
 			g.awaiting--
-			if m.isNew {
+			switch {
+			case closing:
+			case m.isNew:
 				c.log.Debug("removing new member whose JoinGroup ended unanswered", zap.String("group", g.id), zap.String("member", m.id))
 				c.removeMemberAndUpdateLocked(g, m, "new member's JoinGroup ended unanswered", &a)
 				res.Err = errUnknownMember
-			} else {
+			default:
 				// Its session was satisfied by the wait; it runs again.
 				c.scheduleSessionLocked(g, m, m.session, &a)
 			}
 		}
+		if closing {
+			res.Err = errNotCoord
+		}
 		j.res = &res
 	}
 	res := *j.res
-	g.mu.Unlock()
+	g.unlock()
 	a.run()
 	return res
 }

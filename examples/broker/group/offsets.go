@@ -83,7 +83,7 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) []*kerr.Error {
 		return all(err)
 	}
 	defer a.run()
-	defer g.mu.Unlock()
+	defer g.unlock()
 	if err := g.validateCommitLocked(&req); err != nil {
 		return all(err)
 	}
@@ -164,7 +164,7 @@ func (c *Coordinator) FetchOffsets(group string, partitions []TopicPartition) ([
 			out[i].Offset, out[i].LeaderEpoch, out[i].Metadata = o.offset, o.leaderEpoch, o.metadata
 		}
 	}
-	g.mu.Unlock()
+	g.unlock()
 	return out, nil
 }
 
@@ -182,7 +182,7 @@ func (c *Coordinator) FetchAllOffsets(group string) ([]PartitionOffset, *kerr.Er
 	for tp, o := range g.offsets {
 		out = append(out, PartitionOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: o.offset, LeaderEpoch: o.leaderEpoch, Metadata: o.metadata})
 	}
-	g.mu.Unlock()
+	g.unlock()
 	slices.SortFunc(out, func(x, y PartitionOffset) int {
 		return cmp.Or(cmp.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))
 	})
@@ -207,7 +207,7 @@ func (c *Coordinator) DeleteOffsets(group string, partitions []TopicPartition) (
 		return err, nil
 	}
 	defer a.run()
-	defer g.mu.Unlock()
+	defer g.unlock()
 	errs := make([]*kerr.Error, len(partitions))
 	if g.st != Empty {
 		if g.ptype != "consumer" {
@@ -359,7 +359,7 @@ func (e *offsetExpiry) OnExpiration() {
 			g.armExpiryLocked(&a)
 		}
 	}
-	g.mu.Unlock()
+	g.unlock()
 	a.run()
 }
 

@@ -52,7 +52,7 @@ func (c *Coordinator) Heartbeat(req HeartbeatRequest) *kerr.Error {
 			err = errRebalance
 		}
 	}
-	g.mu.Unlock()
+	g.unlock()
 	a.run()
 	return err
 }
@@ -115,7 +115,7 @@ func (c *Coordinator) LeaveGroup(group string, members []MemberIdentity) (*kerr.
 				zap.String("instance", l.InstanceID), zap.String("reason", l.Reason))
 		}
 	}
-	g.mu.Unlock()
+	g.unlock()
 	a.run()
 	return nil, errs
 }
@@ -210,6 +210,6 @@ func (s *session) OnExpiration() {
 		c.log.Info("member's session expired; removing it", zap.String("group", g.id), zap.String("member", s.id))
 		c.removeMemberAndUpdateLocked(g, m, "session of member "+s.id+" expired", &a)
 	}
-	g.mu.Unlock()
+	g.unlock()
 	a.run()
 }

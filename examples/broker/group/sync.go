@@ -58,7 +58,7 @@ func (c *Coordinator) SyncGroup(req SyncRequest, respond func(SyncResult)) {
 		return
 	}
 	res, parked := c.syncLocked(g, &req, respond, &a)
-	g.mu.Unlock()
+	g.unlock()
 	a.run()
 	if !parked {
 		respond(res)
@@ -189,6 +189,6 @@ func (s *delayedSync) OnExpiration() {
 		c.log.Info("removing members that did not send SyncGroup in time", zap.String("group", g.id), zap.Strings("members", late))
 		c.prepareRebalanceLocked(g, "members did not send SyncGroup in time", &a)
 	}
-	g.mu.Unlock()
+	g.unlock()
 	a.run()
 }
