@@ -140,3 +140,61 @@ func errName(err *kerr.Error) string {
 	}
 	return err.Message
 }
+
+// TestCloseRacingJoins closes the coordinator while members keep joining
+// and syncing: requests parked just before Close, and those submitted while
+// it runs, are answered exactly once like the others.
+func TestCloseRacingJoins(t *testing.T) {
+	for round := range 20 {
+		c, clk := newTestCoordinator(t, WithInitialRebalanceDelay(0))
+		var (
+			mu    sync.Mutex
+			joins []*answers[JoinResult]
+			syncs []*answers[SyncResult]
+			wg    sync.WaitGroup
+		)
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var waiter testWaiter
+				known := JoinResult{Generation: -1}
+				for i := range 50 {
+					a := new(answers[JoinResult])
+					mu.Lock()
+					joins = append(joins, a)
+					mu.Unlock()
+					c.JoinGroup(joinReq(fmt.Sprintf("g%d", (w+i)%3), known.MemberID), a.respond, &waiter)
+					if r, ok := a.first(); ok && r.Err == nil {
+						known = r
+						s := new(answers[SyncResult])
+						mu.Lock()
+						syncs = append(syncs, s)
+						mu.Unlock()
+						c.SyncGroup(SyncRequest{Group: fmt.Sprintf("g%d", (w+i)%3), MemberID: r.MemberID, Generation: r.Generation}, s.respond)
+					}
+					if i == 25 && w == 0 {
+						clk.Advance(time.Second) // the first delayed joins expire
+					}
+				}
+			}()
+		}
+		for { // close in the thick of it
+			mu.Lock()
+			n := len(joins)
+			mu.Unlock()
+			if n >= 40 {
+				break
+			}
+			runtime.Gosched()
+		}
+		require.NoError(t, c.Close())
+		wg.Wait()
+		for i, a := range joins {
+			require.Equal(t, 1, a.n(), "round %d: JoinGroup %d answered exactly once", round, i)
+		}
+		for i, a := range syncs {
+			require.Equal(t, 1, a.n(), "round %d: SyncGroup %d answered exactly once", round, i)
+		}
+	}
+}

@@ -130,7 +130,7 @@ type group struct {
 	joinDeadline time.Duration // when the current rebalance ends at the latest
 	syncOp       *delayedSync  // the current generation's wait for every SyncGroup
 
-	offsets  map[topicPartition]*offset
+	offsets  map[TopicPartition]*offset
 	expiry   *offsetExpiry // armed while Empty, unless no offset can expire
 	expiryAt time.Duration
 }
@@ -140,7 +140,7 @@ func newGroup(c *Coordinator, id string) *group {
 		id: id, c: c, st: Empty, at: c.clk.Now(),
 		members: make(map[string]*member), static: make(map[string]string),
 		pending: make(map[string]struct{}), pendingSync: make(map[string]struct{}),
-		supported: make(map[string]int), offsets: make(map[topicPartition]*offset),
+		supported: make(map[string]int), offsets: make(map[TopicPartition]*offset),
 	}
 }
 

@@ -110,10 +110,11 @@ func (c *Coordinator) JoinGroup(req JoinRequest, respond func(JoinResult), w Wai
 	} else {
 		_, werr = c.rebalance.TryCompleteElseWatch(j, j.timeout, []RebalanceKey{j.key})
 	}
-	if werr != nil {
+	if werr != nil && !j.IsCompleted() {
 		// Not submitted: the client has gone, or the coordinator closed.
 		// Nothing else will complete j; answer it here, as its
-		// OnComplete would.
+		// OnComplete would. (A submission whose deadline could not be set
+		// completed j, as Closed: its OnComplete answered.)
 		respond(c.settleJoin(j, werr))
 	}
 }

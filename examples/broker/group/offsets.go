@@ -17,8 +17,6 @@ type TopicPartition struct {
 	Partition int32
 }
 
-type topicPartition = TopicPartition
-
 // offset is a committed offset (Kafka's OffsetAndMetadata).
 type offset struct {
 	offset      int64
