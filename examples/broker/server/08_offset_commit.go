@@ -26,11 +26,11 @@ func (s *Server) handleOffsetCommit(r *request) {
 	req := r.kreq.(*kmsg.OffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	cr := group.CommitRequest{
-		Group: req.Group, MemberID: req.MemberID, InstanceID: optional(req.InstanceID),
+		Group: req.Group, MemberID: req.MemberID, InstanceID: orEmpty(req.InstanceID),
 		Generation: req.Generation, Retention: -1,
 	}
 	if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis >= 0 {
-		cr.Retention = ms(req.RetentionTimeMillis)
+		cr.Retention = msDuration(req.RetentionTimeMillis)
 	}
 	// Each partition's answer: UNKNOWN_TOPIC_OR_PARTITION here, the
 	// coordinator's for the others (at committed[i]).
@@ -52,7 +52,7 @@ func (s *Server) handleOffsetCommit(r *request) {
 				epoch = p.LeaderEpoch
 			}
 			cr.Offsets = append(cr.Offsets, group.CommitOffset{
-				Topic: t.Topic, Partition: p.Partition, Offset: p.Offset, LeaderEpoch: epoch, Metadata: optional(p.Metadata),
+				Topic: t.Topic, Partition: p.Partition, Offset: p.Offset, LeaderEpoch: epoch, Metadata: orEmpty(p.Metadata),
 			})
 			committed = append(committed, &rt.Partitions[i])
 		}

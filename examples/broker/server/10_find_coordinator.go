@@ -39,10 +39,10 @@ func (s *Server) handleFindCoordinator(r *request) {
 			c.NodeID, c.Host, c.Port = s.cfg.NodeID, s.host, s.port
 		case coordinatorTransaction:
 			c.ErrorCode = kerr.InvalidRequest.Code
-			c.ErrorMessage = nullable("this broker has no transaction coordinator: transactions are not supported")
+			c.ErrorMessage = nilIfEmpty("this broker has no transaction coordinator: transactions are not supported")
 		default:
 			c.ErrorCode = kerr.InvalidRequest.Code
-			c.ErrorMessage = nullable("unsupported coordinator type")
+			c.ErrorMessage = nilIfEmpty("unsupported coordinator type")
 		}
 		if c.ErrorCode != 0 {
 			c.NodeID, c.Port = -1, -1

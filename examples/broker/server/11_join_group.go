@@ -26,15 +26,15 @@ func (s *Server) handleJoinGroup(r *request) {
 	jr := group.JoinRequest{
 		Group:                  req.Group,
 		MemberID:               req.MemberID,
-		InstanceID:             optional(req.InstanceID),
+		InstanceID:             orEmpty(req.InstanceID),
 		ClientID:               r.clientID,
 		ClientHost:             r.clientHost(),
 		ProtocolType:           req.ProtocolType,
-		SessionTimeout:         ms(req.SessionTimeoutMillis),
-		RebalanceTimeout:       ms(req.RebalanceTimeoutMillis),
-		RequireKnownMemberID:   req.Version >= 4 && optional(req.InstanceID) == "",
+		SessionTimeout:         msDuration(req.SessionTimeoutMillis),
+		RebalanceTimeout:       msDuration(req.RebalanceTimeoutMillis),
+		RequireKnownMemberID:   req.Version >= 4 && orEmpty(req.InstanceID) == "",
 		SupportsSkipAssignment: req.Version >= 9,
-		Reason:                 optional(req.Reason),
+		Reason:                 orEmpty(req.Reason),
 	}
 	if req.Version == 0 {
 		jr.RebalanceTimeout = jr.SessionTimeout
@@ -54,7 +54,7 @@ func (s *Server) handleJoinGroup(r *request) {
 		}
 		for _, m := range res.Members {
 			rm := kmsg.NewJoinGroupResponseMember()
-			rm.MemberID, rm.InstanceID, rm.ProtocolMetadata = m.MemberID, nullable(m.InstanceID), m.Metadata
+			rm.MemberID, rm.InstanceID, rm.ProtocolMetadata = m.MemberID, nilIfEmpty(m.InstanceID), m.Metadata
 			resp.Members = append(resp.Members, rm)
 		}
 		r.respond(resp)

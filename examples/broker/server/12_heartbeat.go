@@ -19,7 +19,7 @@ func (s *Server) handleHeartbeat(r *request) {
 	req := r.kreq.(*kmsg.HeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 	resp.ErrorCode = group.Code(s.groups.Heartbeat(group.HeartbeatRequest{
-		Group: req.Group, MemberID: req.MemberID, InstanceID: optional(req.InstanceID), Generation: req.Generation,
+		Group: req.Group, MemberID: req.MemberID, InstanceID: orEmpty(req.InstanceID), Generation: req.Generation,
 	}))
 	r.respond(resp)
 }

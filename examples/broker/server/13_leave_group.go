@@ -23,7 +23,7 @@ func (s *Server) handleLeaveGroup(r *request) {
 		members = []group.MemberIdentity{{MemberID: req.MemberID}}
 	} else {
 		for _, m := range req.Members {
-			members = append(members, group.MemberIdentity{MemberID: m.MemberID, InstanceID: optional(m.InstanceID), Reason: optional(m.Reason)})
+			members = append(members, group.MemberIdentity{MemberID: m.MemberID, InstanceID: orEmpty(m.InstanceID), Reason: orEmpty(m.Reason)})
 		}
 	}
 	gerr, errs := s.groups.LeaveGroup(req.Group, members)

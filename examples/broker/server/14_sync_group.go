@@ -21,10 +21,10 @@ func (s *Server) handleSyncGroup(r *request) {
 	sr := group.SyncRequest{
 		Group:        req.Group,
 		MemberID:     req.MemberID,
-		InstanceID:   optional(req.InstanceID),
+		InstanceID:   orEmpty(req.InstanceID),
 		Generation:   req.Generation,
-		ProtocolType: optional(req.ProtocolType),
-		Protocol:     optional(req.Protocol),
+		ProtocolType: orEmpty(req.ProtocolType),
+		Protocol:     orEmpty(req.Protocol),
 	}
 	for _, a := range req.GroupAssignment {
 		sr.Assignments = append(sr.Assignments, group.Assignment{MemberID: a.MemberID, Assignment: a.MemberAssignment})

@@ -31,14 +31,14 @@ func (s *Server) handleDescribeGroups(r *request) {
 		g.State, g.ProtocolType, g.Protocol = d.State.String(), d.ProtocolType, d.Protocol
 		if !found && err == nil && req.Version >= 6 {
 			g.ErrorCode = kerr.GroupIDNotFound.Code
-			g.ErrorMessage = nullable("group " + id + " not found")
+			g.ErrorMessage = nilIfEmpty("group " + id + " not found")
 		}
 		if req.IncludeAuthorizedOperations {
 			g.AuthorizedOperations = groupOperations
 		}
 		for _, m := range d.Members {
 			gm := kmsg.NewDescribeGroupsResponseGroupMember()
-			gm.MemberID, gm.InstanceID = m.MemberID, nullable(m.InstanceID)
+			gm.MemberID, gm.InstanceID = m.MemberID, nilIfEmpty(m.InstanceID)
 			gm.ClientID, gm.ClientHost = m.ClientID, m.ClientHost
 			gm.ProtocolMetadata, gm.MemberAssignment = m.Metadata, m.Assignment
 			g.Members = append(g.Members, gm)

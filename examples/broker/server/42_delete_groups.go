@@ -22,7 +22,7 @@ func (s *Server) handleDeleteGroups(r *request) {
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group, g.ErrorCode = req.Groups[i], group.Code(err)
 		if err != nil {
-			g.ErrorMessage = nullable(err.Description)
+			g.ErrorMessage = nilIfEmpty(err.Description)
 		}
 		resp.Groups = append(resp.Groups, g)
 	}

@@ -74,19 +74,19 @@ func (r *request) clientHost() string {
 	return "/" + host
 }
 
-// ms converts a Kafka millisecond count.
-func ms[T int32 | int64](n T) time.Duration { return time.Duration(n) * time.Millisecond }
+// msDuration converts a Kafka millisecond count.
+func msDuration[T int32 | int64](n T) time.Duration { return time.Duration(n) * time.Millisecond }
 
-// optional returns *p, or "" for nil: the coordinator takes "" as absent.
-func optional(p *string) string {
+// orEmpty returns *p, or "" for nil: the coordinator takes "" as absent.
+func orEmpty(p *string) string {
 	if p == nil {
 		return ""
 	}
 	return *p
 }
 
-// nullable returns nil for "", else &s.
-func nullable(s string) *string {
+// nilIfEmpty returns nil for "", else &s.
+func nilIfEmpty(s string) *string {
 	if s == "" {
 		return nil
 	}
