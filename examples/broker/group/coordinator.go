@@ -268,3 +268,25 @@ func (a *after) checkSession(g *group, id string) {
 func submit[K comparable](a *after, p *purgatory.Purgatory[K], op operation.Operation, timeout time.Duration, key K) {
 	a.do(func() { _, _ = p.TryCompleteElseWatch(op, timeout, []K{key}) })
 }
+
+// PurgatorySize is what one of the coordinator's purgatories holds.
+type PurgatorySize struct {
+	// Delayed is the number of operations waiting for their condition or
+	// deadline (Kafka's NumDelayedOperations).
+	Delayed int
+	// Watched is the number of watch entries, until a purge drops those
+	// of completed operations (Kafka's PurgatorySize).
+	Watched int
+}
+
+// PurgatorySizes returns the size of each of the coordinator's
+// purgatories, by name ("Rebalance", "Heartbeat", "OffsetExpiration"), for
+// tests and tools that check that waits end and their memory is returned.
+// O(shards) per purgatory.
+func (c *Coordinator) PurgatorySizes() map[string]PurgatorySize {
+	return map[string]PurgatorySize{
+		c.rebalance.Name(): {Delayed: c.rebalance.Delayed(), Watched: c.rebalance.Watched()},
+		c.sessions.Name():  {Delayed: c.sessions.Delayed(), Watched: c.sessions.Watched()},
+		c.expiry.Name():    {Delayed: c.expiry.Delayed(), Watched: c.expiry.Watched()},
+	}
+}

@@ -36,6 +36,10 @@ type Server struct {
 	fetches  *purgatory.Purgatory[tp] // Kafka's "Fetch" purgatory
 	produces *purgatory.Purgatory[tp] // Kafka's "Produce" purgatory
 
+	ln   net.Listener
+	host string // advertised host and port
+	port int32
+
 	// groups is the group coordinator (package group), with its
 	// "Rebalance", "Heartbeat" and "OffsetExpiration" purgatories.
 	groups *group.Coordinator
@@ -43,10 +47,6 @@ type Server struct {
 	// UNKNOWN_TOPIC_OR_PARTITION. Nil accepts every partition: topics are
 	// the data path's; wire its registry here (see coordinator.go).
 	topicExists func(topic string, partition int32) bool
-
-	ln   net.Listener
-	host string // advertised host and port
-	port int32
 
 	mu     sync.Mutex // guards the following
 	conns  map[*conn]struct{}
