@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/purgatory"
 )
 
@@ -42,6 +43,14 @@ type Server struct {
 	ln   net.Listener
 	host string // advertised host and port
 	port int32
+
+	// groups is the group coordinator (package group), with its
+	// "Rebalance", "Heartbeat" and "OffsetExpiration" purgatories.
+	groups *group.Coordinator
+	// topicExists reports whether a partition exists, for OffsetCommit's
+	// UNKNOWN_TOPIC_OR_PARTITION. Nil accepts every partition: topics are
+	// the data path's; wire its registry here (see coordinator.go).
+	topicExists func(topic string, partition int32) bool
 
 	mu     sync.Mutex // guards the following
 	conns  map[*conn]struct{}
@@ -72,6 +81,10 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	}
 	if s.produces, err = purgatory.New[tp]("Produce", popts(cfg.ProducePurgeInterval)...); err != nil {
 		_ = s.fetches.Close()
+		return nil, err
+	}
+	if s.groups, err = newCoordinator(cfg, log, s.reg); err != nil {
+		s.closePurgatories()
 		return nil, err
 	}
 	if s.ln, err = net.Listen("tcp", cfg.Listener); err != nil {
@@ -196,6 +209,9 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 func (s *Server) closePurgatories() {
+	if s.groups != nil {
+		_ = s.groups.Close() // its purgatories: waiting JoinGroups get NOT_COORDINATOR
+	}
 	_ = s.produces.Close()
 	_ = s.fetches.Close()
 }

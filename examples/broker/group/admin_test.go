@@ -1,0 +1,37 @@
+package group
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Once its members have left and it is deleted, nothing of a group waits
+// in any purgatory.
+func TestNothingWaitsForAGroupThatIsGone(t *testing.T) {
+	c, clk := newTestCoordinator(t)
+	res := stableGroup(t, c, clk, "g", 3)
+	sizes := c.PurgatorySizes()
+	assert.Equal(t, 3, sizes["Heartbeat"].Delayed, "a session per member")
+	assert.Zero(t, sizes["Rebalance"].Delayed, "the rebalance and the syncs are done")
+	assert.Zero(t, sizes["OffsetExpiration"].Delayed, "not Empty")
+
+	var leaving []MemberIdentity
+	for _, r := range res {
+		leaving = append(leaving, MemberIdentity{MemberID: r.MemberID})
+	}
+	_, errs := c.LeaveGroup("g", leaving)
+	require.Equal(t, []*kerr.Error{nil, nil, nil}, errs)
+	sizes = c.PurgatorySizes()
+	assert.Zero(t, sizes["Heartbeat"].Delayed)
+	assert.Zero(t, sizes["Rebalance"].Delayed)
+	assert.Equal(t, 1, sizes["OffsetExpiration"].Delayed, "the Empty group's expiration")
+
+	require.Equal(t, []*kerr.Error{nil}, c.DeleteGroups([]string{"g"}))
+	for name, size := range c.PurgatorySizes() {
+		assert.Zero(t, size.Delayed, name)
+		assert.Zero(t, size.Watched, "%s: completed operations leave their key's list at once", name)
+	}
+}

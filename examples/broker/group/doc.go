@@ -1,0 +1,79 @@
+// Package group is the broker's consumer group coordinator for the classic
+// rebalance protocol (Apache Kafka's GroupCoordinator): JoinGroup,
+// SyncGroup, Heartbeat, LeaveGroup, committed offsets, and the
+// administration of groups. It knows nothing of the wire: package server
+// decodes requests, calls the Coordinator and encodes what it answers.
+//
+// # States
+//
+// A group moves through Kafka's states:
+//
+//   - Empty → PreparingRebalance: a member joins.
+//   - PreparingRebalance → CompletingRebalance: every member has rejoined,
+//     or the rebalance timeout has passed and those that did not are
+//     removed; → Empty if nobody is left.
+//   - CompletingRebalance → Stable: the leader's SyncGroup brings the
+//     assignment.
+//   - Stable, CompletingRebalance → PreparingRebalance: a member joins,
+//     leaves, changes its metadata or lets its session expire; the leader
+//     rejoins; a member fails to send its SyncGroup in time.
+//
+// An Empty group becomes Dead when it is deleted, or when its offsets have
+// all expired. Each rebalance ends a generation: the coordinator picks the
+// protocol (the assignor) every member supports, by a vote of the members'
+// preferences as Kafka does, elects a leader, answers every waiting JoinGroup
+// (the leader with every member's metadata) and waits for the leader's
+// SyncGroup, which brings each member's assignment. The assignors (range,
+// round-robin, sticky, cooperative-sticky) run in the clients; the
+// coordinator only carries their bytes.
+//
+// Members are dynamic, or static (group.instance.id, KIP-345): a known
+// instance that joins again replaces its old member id, without a rebalance
+// when the group is Stable and the chosen protocol does not change, and
+// requests carrying the old id are fenced (FENCED_INSTANCE_ID). A dynamic
+// member's first JoinGroup from v4 is answered MEMBER_ID_REQUIRED with its
+// id (KIP-394); it is a pending member until it joins with it.
+//
+// # Every wait is an operation in a purgatory
+//
+//   - Rebalance purgatory: the group's delayed join (Kafka's DelayedJoin,
+//     and InitialDelayedJoin for an Empty group, which waits
+//     group.initial.rebalance.delay.ms for more members), keyed by group;
+//     each waiting JoinGroup, keyed by member, which the delayed join's
+//     completion answers and which the server ties to the request's
+//     connection (see Waiter); and the wait for every member's SyncGroup
+//     after a rebalance (Kafka's DelayedSync), keyed by group.
+//   - Heartbeat purgatory: each member's session (Kafka's DelayedHeartbeat),
+//     keyed by member. A heartbeat, a JoinGroup, a SyncGroup or an offset
+//     commit completes the pending one and submits the next; its expiry
+//     removes the member and starts a rebalance.
+//   - OffsetExpiration purgatory: one operation per Empty group, due when
+//     its earliest committed offset passes offsets.retention.minutes (Kafka
+//     sweeps every offsets.retention.check.interval.ms instead).
+//
+// A follower's SyncGroup waits for the leader's as in Kafka: its response
+// callback is parked on the member, no goroutine blocks, and every path
+// that ends the wait (the leader's assignment, a new rebalance, the
+// member's removal or fencing, Close) answers it exactly once.
+//
+// The purgatories share one timer on the coordinator's clock; with a
+// *timer.ManualClock (WithClock) every expiration runs inside
+// ManualClock.Advance, so tests are deterministic.
+//
+// # Lock order
+//
+// A group's mutex is the lock of every operation of that group
+// (State.ShareLock), as Kafka shares the group lock: TryComplete runs with
+// it held. Then Coordinator.mu (the map of groups), a leaf. OnComplete and
+// OnExpiration run with no lock held and take the group's mutex themselves.
+// Go's mutexes are not reentrant, so nothing holding a group's mutex calls
+// into a purgatory (CheckAndComplete, TryCompleteElseWatch) or answers a
+// request: a section under the lock records what it leaves to do (an
+// after), and that runs once the lock is released.
+//
+// # Not implemented
+//
+// Transactional offset commits, group.max.size, the expiry of a Stable
+// consumer group's offsets for topics it no longer subscribes to, and
+// persistence: groups and offsets live in memory and die with the broker.
+package group

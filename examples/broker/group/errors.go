@@ -1,0 +1,35 @@
+package group
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ErrInvalidConfig is wrapped by New when an option is out of range.
+var ErrInvalidConfig = errors.New("group: invalid configuration")
+
+// The coordinator answers with Kafka's error codes, as the *kerr.Error
+// values of franz-go (a plain table of codes, no wire encoding): a nil
+// *kerr.Error is NONE, and Code is the code a response carries. Each
+// method documents the errors it returns, as Kafka's GroupCoordinator
+// does.
+var (
+	errNotAvailable  = kerr.CoordinatorNotAvailable // closed, or a group died under the request
+	errNotCoord      = kerr.NotCoordinator          // a waiting request cut short by Close
+	errUnknownMember = kerr.UnknownMemberID
+	errGeneration    = kerr.IllegalGeneration
+	errRebalance     = kerr.RebalanceInProgress
+	errFenced        = kerr.FencedInstanceID
+	errInconsistent  = kerr.InconsistentGroupProtocol
+	errInvalidGroup  = kerr.InvalidGroupID
+)
+
+// Code returns err's Kafka error code; nil is NONE (0). Unlike converting
+// err to an error first, it never mistakes a typed nil for an error.
+func Code(err *kerr.Error) int16 {
+	if err == nil {
+		return 0
+	}
+	return err.Code
+}

@@ -1,0 +1,5 @@
+//go:build !race && !invariants
+
+package group
+
+const invariants = false

@@ -1,0 +1,370 @@
+package group
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/operation"
+)
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// offset is a committed offset (Kafka's OffsetAndMetadata).
+type offset struct {
+	offset      int64
+	leaderEpoch int32
+	metadata    string
+	committed   time.Duration // on the coordinator's clock
+	expireAt    time.Duration // explicit expiry (OffsetCommit v2-v4 retention); valid with explicit
+	explicit    bool
+}
+
+// CommitRequest is an OffsetCommit, whatever its version.
+type CommitRequest struct {
+	Group      string
+	MemberID   string // "" with Generation -1: a simple consumer, not a member
+	InstanceID string // v7+
+	Generation int32
+	// Retention is v2-v4's retention time: the offsets expire that long
+	// after the commit, whatever the group does. Negative: the broker's
+	// offsets.retention.minutes, counted from when the group becomes
+	// Empty (KIP-211).
+	Retention time.Duration
+	Offsets   []CommitOffset
+}
+
+// CommitOffset is one partition's offset to commit.
+type CommitOffset struct {
+	Topic       string
+	Partition   int32
+	Offset      int64
+	LeaderEpoch int32 // -1: none
+	Metadata    string
+}
+
+// CommitOffsets stores offsets (Kafka's handleCommitOffsets) and returns
+// one error per offset, in order (nil: committed). A member's commit counts
+// as a heartbeat. Commits with generation -1 and no member id come from
+// simple consumers, which use the group only to store offsets: they are
+// taken while the group is Empty, and create it if need be.
+//
+// Errors: COORDINATOR_NOT_AVAILABLE, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+// FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS (CompletingRebalance: the
+// member knows its generation but not yet its assignment),
+// OFFSET_METADATA_TOO_LARGE. Whether the topic exists is the caller's
+// check (Kafka makes it in KafkaApis too).
+func (c *Coordinator) CommitOffsets(req CommitRequest) []*kerr.Error {
+	errs := make([]*kerr.Error, len(req.Offsets))
+	all := func(err *kerr.Error) []*kerr.Error {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	var a after
+	g, err := c.lockGroup(req.Group, req.Generation < 0, &a)
+	if g == nil {
+		a.run()
+		if err == nil {
+			// Not a simple consumer's commit: it comes from a
+			// generation the coordinator has forgotten.
+			err = errGeneration
+		}
+		return all(err)
+	}
+	defer a.run()
+	defer g.unlock()
+	if err := g.validateCommitLocked(&req); err != nil {
+		return all(err)
+	}
+	switch g.st {
+	case CompletingRebalance:
+		return all(errRebalance)
+	case Stable, PreparingRebalance:
+		// During PreparingRebalance too: the heartbeat tells the member
+		// to rejoin, and its offsets stay its own until then.
+		m := g.members[req.MemberID]
+		c.scheduleSessionLocked(g, m, m.session, &a)
+	}
+	now := c.clk.Now()
+	for i, o := range req.Offsets {
+		if len(o.Metadata) > c.cfg.maxMetadata {
+			errs[i] = kerr.OffsetMetadataTooLarge
+			continue
+		}
+		off := &offset{offset: o.Offset, leaderEpoch: o.LeaderEpoch, metadata: o.Metadata, committed: now}
+		if req.Retention >= 0 {
+			off.expireAt, off.explicit = satAdd(now, req.Retention), true
+		}
+		g.offsets[TopicPartition{o.Topic, o.Partition}] = off
+	}
+	if g.st == Empty {
+		g.armExpiryLocked(&a)
+	}
+	return errs
+}
+
+// validateCommitLocked is Kafka's validateOffsetCommit.
+//
+// REQUIRES: g.mu held.
+func (g *group) validateCommitLocked(req *CommitRequest) *kerr.Error {
+	if req.Generation >= 0 || req.MemberID != "" || req.InstanceID != "" {
+		if err := g.validateMemberLocked(req.MemberID, req.InstanceID); err != nil {
+			return err
+		}
+		if req.Generation != g.gen {
+			return errGeneration
+		}
+		return nil
+	}
+	if g.st != Empty {
+		// Only members commit to a group that has some.
+		return errUnknownMember
+	}
+	return nil
+}
+
+// PartitionOffset is a committed offset as OffsetFetch returns it.
+type PartitionOffset struct {
+	Topic       string
+	Partition   int32
+	Offset      int64 // -1: none committed
+	LeaderEpoch int32 // -1: none
+	Metadata    string
+}
+
+// FetchOffsets returns the offsets committed for partitions, in order; -1
+// for those without one, or all of them when the group does not exist
+// (Kafka answers blindly, whatever the group's state, since simple
+// consumers store offsets in groups they do not join).
+//
+// Errors: COORDINATOR_NOT_AVAILABLE.
+func (c *Coordinator) FetchOffsets(group string, partitions []TopicPartition) ([]PartitionOffset, *kerr.Error) {
+	out := make([]PartitionOffset, len(partitions))
+	for i, tp := range partitions {
+		out[i] = PartitionOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: -1, LeaderEpoch: -1}
+	}
+	var a after
+	g, err := c.lockGroup(group, false, &a)
+	if g == nil {
+		return out, err
+	}
+	for i, tp := range partitions {
+		if o := g.offsets[tp]; o != nil {
+			out[i].Offset, out[i].LeaderEpoch, out[i].Metadata = o.offset, o.leaderEpoch, o.metadata
+		}
+	}
+	g.unlock()
+	return out, nil
+}
+
+// FetchAllOffsets returns every offset committed in group, by topic and
+// partition.
+//
+// Errors: COORDINATOR_NOT_AVAILABLE.
+func (c *Coordinator) FetchAllOffsets(group string) ([]PartitionOffset, *kerr.Error) {
+	var a after
+	g, err := c.lockGroup(group, false, &a)
+	if g == nil {
+		return nil, err
+	}
+	out := make([]PartitionOffset, 0, len(g.offsets))
+	for tp, o := range g.offsets {
+		out = append(out, PartitionOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: o.offset, LeaderEpoch: o.leaderEpoch, Metadata: o.metadata})
+	}
+	g.unlock()
+	slices.SortFunc(out, func(x, y PartitionOffset) int {
+		return cmp.Or(cmp.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))
+	})
+	return out, nil
+}
+
+// DeleteOffsets deletes committed offsets (Kafka's handleDeleteOffsets,
+// KIP-496) and returns the group's error, or one per partition, in order.
+// An Empty group's offsets all go; a consumer group with members keeps
+// those of the topics it subscribes to (see WithSubscriptions); any other
+// group with members keeps them all.
+//
+// Errors: COORDINATOR_NOT_AVAILABLE, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP;
+// per partition GROUP_SUBSCRIBED_TO_TOPIC.
+func (c *Coordinator) DeleteOffsets(group string, partitions []TopicPartition) (*kerr.Error, []*kerr.Error) {
+	var a after
+	g, err := c.lockGroup(group, false, &a)
+	if g == nil {
+		if err == nil {
+			err = kerr.GroupIDNotFound
+		}
+		return err, nil
+	}
+	defer a.run()
+	defer g.unlock()
+	errs := make([]*kerr.Error, len(partitions))
+	if g.st != Empty {
+		if g.ptype != "consumer" {
+			return kerr.NonEmptyGroup, nil
+		}
+		subscribed, known := g.subscribedTopicsLocked()
+		for i, tp := range partitions {
+			if _, ok := subscribed[tp.Topic]; ok || !known {
+				errs[i] = kerr.GroupSubscribedToTopic
+			}
+		}
+	}
+	deleted := 0
+	for i, tp := range partitions {
+		if errs[i] == nil && g.offsets[tp] != nil {
+			delete(g.offsets, tp)
+			deleted++
+		}
+	}
+	if deleted > 0 && g.st == Empty {
+		g.armExpiryLocked(&a)
+	}
+	return nil, errs
+}
+
+// subscribedTopicsLocked returns the topics a consumer group's members
+// subscribe to, read from their metadata for the group's protocol; known is
+// false when they cannot be read, and every topic then counts as
+// subscribed, as in Kafka.
+//
+// REQUIRES: g.mu held.
+func (g *group) subscribedTopicsLocked() (topics map[string]struct{}, known bool) {
+	decode := g.c.cfg.subscriptions
+	if decode == nil || g.proto == "" {
+		return nil, false
+	}
+	topics = make(map[string]struct{})
+	for _, m := range g.members {
+		ts, err := decode(m.metadata(g.proto))
+		if err != nil {
+			return nil, false
+		}
+		for _, t := range ts {
+			topics[t] = struct{}{}
+		}
+	}
+	return topics, true
+}
+
+// expiresLocked returns when o expires, and false if it never does: at its
+// explicit expiry if it has one; otherwise offsets.retention.minutes after
+// the group became Empty, or, for a group that never had members, after the
+// commit (KIP-211).
+//
+// REQUIRES: g.mu held, g Empty.
+func (g *group) expiresLocked(o *offset) (time.Duration, bool) {
+	switch {
+	case o.explicit:
+		return o.expireAt, true
+	case g.c.cfg.retention == forever:
+		return 0, false
+	case g.ptype != "":
+		return satAdd(g.at, g.c.cfg.retention), true
+	}
+	return satAdd(o.committed, g.c.cfg.retention), true
+}
+
+// armExpiryLocked makes sure the Empty group's offset expiration is due
+// when its earliest offset expires, or, with no offsets, when the group
+// has been Empty for the empty-group retention. It does nothing if that is
+// already so: a commit to an Empty group rarely moves the earliest expiry.
+// O(offsets).
+//
+// REQUIRES: g.mu held.
+func (g *group) armExpiryLocked(a *after) {
+	if g.st != Empty {
+		return
+	}
+	at, ok := satAdd(g.at, g.c.cfg.emptyGrace), true
+	if len(g.offsets) > 0 {
+		at, ok = maxDuration, false
+		for _, o := range g.offsets {
+			if t, can := g.expiresLocked(o); can && t < at {
+				at, ok = t, true
+			}
+		}
+	}
+	if g.expiry != nil && ok && g.expiryAt == at {
+		return
+	}
+	g.disarmExpiryLocked(a)
+	if !ok {
+		return
+	}
+	e := &offsetExpiry{g: g}
+	e.ShareLock(&g.mu)
+	g.expiry, g.expiryAt = e, at
+	submit(a, g.c.expiry, e, max(at-g.c.clk.Now(), 0), g.id)
+}
+
+// disarmExpiryLocked cancels the group's offset expiration: it left Empty,
+// or is armed anew.
+//
+// REQUIRES: g.mu held.
+func (g *group) disarmExpiryLocked(a *after) {
+	if g.expiry == nil {
+		return
+	}
+	g.expiry = nil
+	a.do(func() { g.c.expiry.CheckAndComplete(g.id) })
+}
+
+// offsetExpiry is an Empty group's offset expiration, in the
+// OffsetExpiration purgatory under the group's id: due when the group's
+// earliest offset expires, it removes those that have, and deletes the
+// group once none is left (Kafka's cleanupGroupMetadata, per group instead
+// of a periodic sweep). Its lock is the group's mutex.
+type offsetExpiry struct {
+	operation.State
+	g *group // immutable
+}
+
+// TryComplete reports whether it was disarmed. REQUIRES: e.g.mu held.
+func (e *offsetExpiry) TryComplete() bool { return e.g.expiry != e }
+
+// OnComplete does nothing: the work is OnExpiration's.
+func (e *offsetExpiry) OnComplete() {}
+
+// OnExpiration expires the group's offsets and deletes it if none is left.
+func (e *offsetExpiry) OnExpiration() {
+	g, c := e.g, e.g.c
+	var a after
+	g.mu.Lock()
+	if g.expiry == e && g.st == Empty && !c.closed.Load() {
+		g.expiry = nil
+		now := c.clk.Now()
+		expired := 0
+		for tp, o := range g.offsets {
+			if at, ok := g.expiresLocked(o); ok && at <= now {
+				delete(g.offsets, tp)
+				expired++
+			}
+		}
+		if len(g.offsets) == 0 {
+			c.log.Info("deleting empty group without offsets", zap.String("group", g.id), zap.Int("expired", expired))
+			c.killLocked(g, &a)
+		} else {
+			c.log.Debug("expired offsets", zap.String("group", g.id), zap.Int("expired", expired), zap.Int("left", len(g.offsets)))
+			g.armExpiryLocked(&a)
+		}
+	}
+	g.unlock()
+	a.run()
+}
+
+// satAdd returns t + d, saturating instead of overflowing.
+func satAdd(t, d time.Duration) time.Duration {
+	if d > 0 && t > maxDuration-d {
+		return maxDuration
+	}
+	return t + d
+}

@@ -1,0 +1,66 @@
+package server
+
+// OffsetCommit: v1-v9.
+//
+// Commits offsets to a group (package group checks the member and its
+// generation; a commit with generation -1 and no member id is a simple
+// consumer's, taken while the group is Empty). A commit to a partition that
+// does not exist is answered UNKNOWN_TOPIC_OR_PARTITION once the broker
+// knows its topics (Server.topicExists); until then it is taken. v2-v4's
+// retention time sets an explicit expiry; v1's per-partition commit
+// timestamp is ignored (the commit time is the broker's). v6 carries the
+// leader epoch, returned by OffsetFetch; v7 static members' instance ids.
+// v0 (offsets in ZooKeeper) and v10 (topic ids instead of names) are not
+// served; v10 needs the data path's topic ids.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/group"
+)
+
+func init() { serve(kmsg.OffsetCommit, 1, 9, (*Server).handleOffsetCommit) }
+
+func (s *Server) handleOffsetCommit(r *request) {
+	req := r.kreq.(*kmsg.OffsetCommitRequest)
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	cr := group.CommitRequest{
+		Group: req.Group, MemberID: req.MemberID, InstanceID: orEmpty(req.InstanceID),
+		Generation: req.Generation, Retention: -1,
+	}
+	if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis >= 0 {
+		cr.Retention = msDuration(req.RetentionTimeMillis)
+	}
+	// Each partition's answer: UNKNOWN_TOPIC_OR_PARTITION here, the
+	// coordinator's for the others (at committed[i]).
+	var committed []*kmsg.OffsetCommitResponseTopicPartition
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		rt.Partitions = make([]kmsg.OffsetCommitResponseTopicPartition, len(t.Partitions))
+		resp.Topics = append(resp.Topics, rt)
+		for i, p := range t.Partitions {
+			rt.Partitions[i] = kmsg.NewOffsetCommitResponseTopicPartition()
+			rt.Partitions[i].Partition = p.Partition
+			if !s.partitionExists(t.Topic, p.Partition) {
+				rt.Partitions[i].ErrorCode = kerr.UnknownTopicOrPartition.Code
+				continue
+			}
+			epoch := int32(-1)
+			if req.Version >= 6 {
+				epoch = p.LeaderEpoch
+			}
+			cr.Offsets = append(cr.Offsets, group.CommitOffset{
+				Topic: t.Topic, Partition: p.Partition, Offset: p.Offset, LeaderEpoch: epoch, Metadata: orEmpty(p.Metadata),
+			})
+			committed = append(committed, &rt.Partitions[i])
+		}
+	}
+	if len(cr.Offsets) > 0 {
+		for i, err := range s.groups.CommitOffsets(cr) {
+			committed[i].ErrorCode = group.Code(err)
+		}
+	}
+	r.respond(resp)
+}

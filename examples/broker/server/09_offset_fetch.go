@@ -1,0 +1,107 @@
+package server
+
+// OffsetFetch: v1-v9.
+//
+// Returns a group's committed offsets (-1 where none), whatever the group's
+// state, as Kafka does: simple consumers keep offsets in groups they never
+// join. v2+ fetches every committed offset when the topics are null and
+// carries a top-level error; v5 returns the leader epoch; v7 adds
+// require_stable, which never finds an unstable offset here, as there are
+// no transactional commits; v8 fetches for several groups at once (KIP-709);
+// v9's member id and epoch belong to the new consumer protocol (KIP-848)
+// and are ignored, as Kafka ignores them for classic groups. v10 (topic ids)
+// is not served.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/group"
+)
+
+func init() { serve(kmsg.OffsetFetch, 1, 9, (*Server).handleOffsetFetch) }
+
+func (s *Server) handleOffsetFetch(r *request) {
+	req := r.kreq.(*kmsg.OffsetFetchRequest)
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if req.Version >= 8 {
+		for _, g := range req.Groups {
+			var tps []group.TopicPartition
+			for _, t := range g.Topics {
+				for _, p := range t.Partitions {
+					tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p})
+				}
+			}
+			fetched, err := s.fetchOffsets(g.Group, tps, g.Topics == nil)
+			rg := kmsg.NewOffsetFetchResponseGroup()
+			rg.Group, rg.ErrorCode = g.Group, group.Code(err)
+			for _, ft := range fetched {
+				rt := kmsg.NewOffsetFetchResponseGroupTopic()
+				rt.Topic = ft.topic
+				for _, o := range ft.partitions {
+					p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = o.Partition, o.Offset, o.LeaderEpoch, &o.Metadata
+					rt.Partitions = append(rt.Partitions, p)
+				}
+				rg.Topics = append(rg.Topics, rt)
+			}
+			resp.Groups = append(resp.Groups, rg)
+		}
+		r.respond(resp)
+		return
+	}
+
+	var tps []group.TopicPartition
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p})
+		}
+	}
+	fetched, err := s.fetchOffsets(req.Group, tps, req.Version >= 2 && req.Topics == nil)
+	if req.Version >= 2 {
+		resp.ErrorCode = group.Code(err)
+	}
+	for _, ft := range fetched {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = ft.topic
+		for _, o := range ft.partitions {
+			p := kmsg.NewOffsetFetchResponseTopicPartition()
+			p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = o.Partition, o.Offset, o.LeaderEpoch, &o.Metadata
+			if req.Version < 2 {
+				p.ErrorCode = group.Code(err) // no top-level error before v2
+			}
+			rt.Partitions = append(rt.Partitions, p)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	r.respond(resp)
+}
+
+// fetchedTopic is one topic's offsets, whichever the version.
+type fetchedTopic struct {
+	topic      string
+	partitions []group.PartitionOffset
+}
+
+// fetchOffsets returns the offsets of tps (or, with all, every committed
+// one), grouped by topic in the order asked.
+func (s *Server) fetchOffsets(g string, tps []group.TopicPartition, all bool) ([]fetchedTopic, *kerr.Error) {
+	var (
+		offsets []group.PartitionOffset
+		err     *kerr.Error
+	)
+	if all {
+		offsets, err = s.groups.FetchAllOffsets(g)
+	} else {
+		offsets, err = s.groups.FetchOffsets(g, tps)
+	}
+	var out []fetchedTopic
+	for _, o := range offsets {
+		if len(out) == 0 || out[len(out)-1].topic != o.Topic {
+			out = append(out, fetchedTopic{topic: o.Topic})
+		}
+		last := &out[len(out)-1]
+		last.partitions = append(last.partitions, o)
+	}
+	return out, err
+}

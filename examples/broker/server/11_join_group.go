@@ -1,0 +1,62 @@
+package server
+
+// JoinGroup: v0-v9.
+//
+// Kafka's classic JoinGroup (package group has the protocol): v0 has no
+// rebalance timeout, so the session timeout serves as it does in Kafka;
+// from v4 a dynamic member's first join is answered MEMBER_ID_REQUIRED with
+// its member id (KIP-394); v5 brings static members (group.instance.id,
+// KIP-345); v7 the protocol type in the response; v8 the reason, which is
+// logged; v9 tells a static leader rejoining a Stable group to skip the
+// assignment (KIP-814). A join that waits for its rebalance is an operation
+// in the coordinator's Rebalance purgatory tied to the connection: if the
+// client goes away meanwhile, its join is withdrawn (a new member is
+// removed). group.max.size is not implemented.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/group"
+)
+
+func init() { serve(kmsg.JoinGroup, 0, 9, (*Server).handleJoinGroup) }
+
+func (s *Server) handleJoinGroup(r *request) {
+	req := r.kreq.(*kmsg.JoinGroupRequest)
+	jr := group.JoinRequest{
+		Group:                  req.Group,
+		MemberID:               req.MemberID,
+		InstanceID:             orEmpty(req.InstanceID),
+		ClientID:               r.clientID,
+		ClientHost:             r.clientHost(),
+		ProtocolType:           req.ProtocolType,
+		SessionTimeout:         msDuration(req.SessionTimeoutMillis),
+		RebalanceTimeout:       msDuration(req.RebalanceTimeoutMillis),
+		RequireKnownMemberID:   req.Version >= 4 && orEmpty(req.InstanceID) == "",
+		SupportsSkipAssignment: req.Version >= 9,
+		Reason:                 orEmpty(req.Reason),
+	}
+	if req.Version == 0 {
+		jr.RebalanceTimeout = jr.SessionTimeout
+	}
+	for _, p := range req.Protocols {
+		jr.Protocols = append(jr.Protocols, group.Protocol{Name: p.Name, Metadata: p.Metadata})
+	}
+	s.groups.JoinGroup(jr, func(res group.JoinResult) {
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode = group.Code(res.Err)
+		resp.Generation = res.Generation
+		resp.MemberID = res.MemberID
+		resp.LeaderID = res.Leader
+		resp.SkipAssignment = res.SkipAssignment
+		if res.Err == nil {
+			resp.ProtocolType, resp.Protocol = &res.ProtocolType, &res.Protocol
+		}
+		for _, m := range res.Members {
+			rm := kmsg.NewJoinGroupResponseMember()
+			rm.MemberID, rm.InstanceID, rm.ProtocolMetadata = m.MemberID, nilIfEmpty(m.InstanceID), m.Metadata
+			resp.Members = append(resp.Members, rm)
+		}
+		r.respond(resp)
+	}, groupWaiter{r})
+}

@@ -1,0 +1,41 @@
+package server
+
+// SyncGroup: v0-v5.
+//
+// The leader's SyncGroup brings every member's assignment; a follower's
+// waits for it without blocking anything (its answer is parked on the
+// member, as in Kafka). v3 brings static members' instance ids, v5 the
+// protocol type and name, checked against the group's
+// (INCONSISTENT_GROUP_PROTOCOL) and returned.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/group"
+)
+
+func init() { serve(kmsg.SyncGroup, 0, 5, (*Server).handleSyncGroup) }
+
+func (s *Server) handleSyncGroup(r *request) {
+	req := r.kreq.(*kmsg.SyncGroupRequest)
+	sr := group.SyncRequest{
+		Group:        req.Group,
+		MemberID:     req.MemberID,
+		InstanceID:   orEmpty(req.InstanceID),
+		Generation:   req.Generation,
+		ProtocolType: orEmpty(req.ProtocolType),
+		Protocol:     orEmpty(req.Protocol),
+	}
+	for _, a := range req.GroupAssignment {
+		sr.Assignments = append(sr.Assignments, group.Assignment{MemberID: a.MemberID, Assignment: a.MemberAssignment})
+	}
+	s.groups.SyncGroup(sr, func(res group.SyncResult) {
+		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = group.Code(res.Err)
+		resp.MemberAssignment = res.Assignment
+		if res.Err == nil {
+			resp.ProtocolType, resp.Protocol = &res.ProtocolType, &res.Protocol
+		}
+		r.respond(resp)
+	})
+}

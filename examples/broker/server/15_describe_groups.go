@@ -1,0 +1,49 @@
+package server
+
+// DescribeGroups: v0-v6.
+//
+// Each group's state, protocol type, and members (in join order) with
+// their client ids and hosts; a Stable group also shows its protocol and
+// each member's metadata and assignment, as Kafka does. A group that does
+// not exist is Dead, and from v6 also GROUP_ID_NOT_FOUND (KIP-1043). v3
+// can ask for the authorized operations: there are no ACLs, so every
+// operation on a group (read, describe, delete) is. v4 shows instance ids.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/group"
+)
+
+func init() { serve(kmsg.DescribeGroups, 0, 6, (*Server).handleDescribeGroups) }
+
+// groupOperations is the bitfield of every ACL operation on a group.
+const groupOperations = 1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe | 1<<kmsg.ACLOperationDelete
+
+func (s *Server) handleDescribeGroups(r *request) {
+	req := r.kreq.(*kmsg.DescribeGroupsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	for _, id := range req.Groups {
+		d, found, err := s.groups.DescribeGroup(id)
+		g := kmsg.NewDescribeGroupsResponseGroup()
+		g.Group, g.ErrorCode = id, group.Code(err)
+		g.State, g.ProtocolType, g.Protocol = d.State.String(), d.ProtocolType, d.Protocol
+		if !found && err == nil && req.Version >= 6 {
+			g.ErrorCode = kerr.GroupIDNotFound.Code
+			g.ErrorMessage = nilIfEmpty("group " + id + " not found")
+		}
+		if req.IncludeAuthorizedOperations {
+			g.AuthorizedOperations = groupOperations
+		}
+		for _, m := range d.Members {
+			gm := kmsg.NewDescribeGroupsResponseGroupMember()
+			gm.MemberID, gm.InstanceID = m.MemberID, nilIfEmpty(m.InstanceID)
+			gm.ClientID, gm.ClientHost = m.ClientID, m.ClientHost
+			gm.ProtocolMetadata, gm.MemberAssignment = m.Metadata, m.Assignment
+			g.Members = append(g.Members, gm)
+		}
+		resp.Groups = append(resp.Groups, g)
+	}
+	r.respond(resp)
+}

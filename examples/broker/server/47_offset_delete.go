@@ -1,0 +1,53 @@
+package server
+
+// OffsetDelete: v0.
+//
+// Deletes a group's committed offsets (KIP-496): all of an Empty group's;
+// of a consumer group with members, those of topics none of them
+// subscribes to (the others are GROUP_SUBSCRIBED_TO_TOPIC), read from the
+// members' subscriptions; any other group with members is NON_EMPTY_GROUP.
+// A topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION once the broker
+// knows its topics (Server.topicExists).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/group"
+)
+
+func init() { serve(kmsg.OffsetDelete, 0, 0, (*Server).handleOffsetDelete) }
+
+func (s *Server) handleOffsetDelete(r *request) {
+	req := r.kreq.(*kmsg.OffsetDeleteRequest)
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	var (
+		tps     []group.TopicPartition
+		deleted []*kmsg.OffsetDeleteResponseTopicPartition // the coordinator's answers, at tps[i]
+	)
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetDeleteResponseTopic()
+		rt.Topic = t.Topic
+		rt.Partitions = make([]kmsg.OffsetDeleteResponseTopicPartition, len(t.Partitions))
+		resp.Topics = append(resp.Topics, rt)
+		for i, p := range t.Partitions {
+			rt.Partitions[i] = kmsg.NewOffsetDeleteResponseTopicPartition()
+			rt.Partitions[i].Partition = p.Partition
+			if !s.partitionExists(t.Topic, p.Partition) {
+				rt.Partitions[i].ErrorCode = kerr.UnknownTopicOrPartition.Code
+				continue
+			}
+			tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p.Partition})
+			deleted = append(deleted, &rt.Partitions[i])
+		}
+	}
+	gerr, errs := s.groups.DeleteOffsets(req.Group, tps)
+	resp.ErrorCode = group.Code(gerr)
+	if gerr != nil {
+		resp.Topics = nil // Kafka answers a group error alone
+	}
+	for i, err := range errs {
+		deleted[i].ErrorCode = group.Code(err)
+	}
+	r.respond(resp)
+}

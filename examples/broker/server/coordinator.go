@@ -1,0 +1,94 @@
+package server
+
+import (
+	"net"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/operation"
+	"github.com/gopurgatory/purgatory/purgatory"
+)
+
+// This file wires the group coordinator (package group) to the broker; the
+// API files 08, 09, 10-16, 42 and 47 translate its requests and answers.
+//
+// Topic existence is the data path's: an offset commit to a partition
+// that does not exist is answered UNKNOWN_TOPIC_OR_PARTITION once
+// Server.topicExists is set, as Kafka's KafkaApis checks its metadata cache
+// before handing commits to the coordinator. Until then every partition is
+// accepted. Wire it in New, after the topics exist:
+//
+//	s.topicExists = func(topic string, partition int32) bool { ... }
+
+// newCoordinator builds the group coordinator from the broker's configs,
+// with its purgatories' metrics on the broker's registry.
+func newCoordinator(cfg Config, log *zap.Logger, reg prometheus.Registerer) (*group.Coordinator, error) {
+	return group.New(
+		group.WithLogger(log.Named("group")),
+		group.WithRegisterer(reg),
+		group.WithInitialRebalanceDelay(cfg.GroupInitialRebalance),
+		group.WithSessionTimeouts(cfg.GroupMinSessionTimeout, cfg.GroupMaxSessionTimeout),
+		group.WithOffsetsRetention(cfg.OffsetsRetention),
+		group.WithSubscriptions(consumerSubscription),
+	)
+}
+
+// consumerSubscription reads the topics of a "consumer" protocol member's
+// metadata (Kafka's ConsumerProtocol subscription), for OffsetDelete.
+func consumerSubscription(metadata []byte) ([]string, error) {
+	var m kmsg.ConsumerMemberMetadata
+	if err := m.ReadFrom(metadata); err != nil {
+		return nil, err
+	}
+	return m.Topics, nil
+}
+
+// partitionExists reports whether a partition exists, as far as the broker
+// knows (see topicExists).
+func (s *Server) partitionExists(topic string, partition int32) bool {
+	return s.topicExists == nil || s.topicExists(topic, partition)
+}
+
+// groupWaiter submits a JoinGroup's wait on behalf of its request, tied to
+// the request's connection (see wait): a client that goes away withdraws
+// its join.
+type groupWaiter struct{ r *request }
+
+func (w groupWaiter) Wait(p *purgatory.Purgatory[group.RebalanceKey], op operation.Operation, timeout time.Duration, keys []group.RebalanceKey) error {
+	return wait(w.r, p, op, timeout, keys)
+}
+
+func (w groupWaiter) Done(op operation.Operation) { w.r.done(op) }
+
+// clientHost is the client's address as Kafka shows it in DescribeGroups
+// ("/127.0.0.1").
+func (r *request) clientHost() string {
+	host := r.c.remote.String()
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return "/" + host
+}
+
+// msDuration converts a Kafka millisecond count.
+func msDuration[T int32 | int64](n T) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// orEmpty returns *p, or "" for nil: the coordinator takes "" as absent.
+func orEmpty(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// nilIfEmpty returns nil for "", else &s.
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
