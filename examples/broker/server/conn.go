@@ -91,9 +91,7 @@ func (c *conn) read() error {
 			c.mu.Unlock()
 			return nil
 		}
-		if d := c.s.cfg.ConnectionsMaxIdle; d > 0 {
-			_ = c.nc.SetReadDeadline(time.Now().Add(d))
-		}
+		c.armIdleLocked()
 		c.mu.Unlock()
 		if _, err := io.ReadFull(br, size[:]); err != nil {
 			return err
@@ -225,6 +223,9 @@ func (c *conn) write() {
 		s := c.queue[0]
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
+		if len(c.queue) == 0 {
+			c.armIdleLocked() // the last answer owed: idle time starts
+		}
 		c.mu.Unlock()
 		c.cond.Broadcast() // a reader may wait for room
 
@@ -295,6 +296,23 @@ func (c *conn) shutdown() {
 	if len(ops) > 0 {
 		c.s.log.Debug("answered the waiting requests of a closed connection",
 			zap.Stringer("client", c.remote), zap.Int("operations", len(ops)))
+	}
+}
+
+// armIdleLocked sets the read deadline of connections.max.idle.ms when
+// nothing is owed to the client, and clears it otherwise: a client waiting
+// for an answer (a JoinGroup through a long rebalance) is not idle. The
+// writer re-arms it when it writes the last answer owed.
+//
+// REQUIRES: c.mu held.
+func (c *conn) armIdleLocked() {
+	d := c.s.cfg.ConnectionsMaxIdle
+	switch {
+	case d <= 0 || c.draining:
+	case len(c.queue) == 0:
+		_ = c.nc.SetReadDeadline(time.Now().Add(d))
+	default:
+		_ = c.nc.SetReadDeadline(time.Time{})
 	}
 }
 

@@ -14,11 +14,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// newGroupServer is a broker whose groups rebalance at once (no initial
-// delay), with sessions long enough that none expires during a test.
+// newGroupServer starts a broker with no initial rebalance delay, holding
+// the topic "orders" (three partitions) the tests commit offsets for.
 func newGroupServer(t *testing.T) *Server {
 	t.Helper()
-	return newTestServer(t, func(c *Config) { c.GroupInitialRebalance = 0 })
+	s := newTestServer(t, func(c *Config) { c.GroupInitialRebalance = 0 })
+	_, err := s.data.store.CreateTopic("orders", 3, s.data.store.TopicDefaults())
+	require.NoError(t, err)
+	return s
 }
 
 func joinGroupReq(v int16, group, member string) *kmsg.JoinGroupRequest {

@@ -12,12 +12,16 @@ type PurgatorySize struct {
 }
 
 // PurgatorySizes returns the size of each of the broker's purgatories, by
-// name ("Fetch", "Produce"), for tests and tools that check that waiting
-// requests are answered and their memory returned. O(shards) per
+// name ("Fetch", "Produce", and the group coordinator's "Rebalance",
+// "Heartbeat", "OffsetExpiration"), for tests and tools that check that
+// waiting requests are answered and their memory returned. O(shards) per
 // purgatory.
 func (s *Server) PurgatorySizes() map[string]PurgatorySize {
-	sizes := make(map[string]PurgatorySize, 2)
+	sizes := make(map[string]PurgatorySize, 5)
 	sizes[s.fetches.Name()] = PurgatorySize{Delayed: s.fetches.Delayed(), Watched: s.fetches.Watched()}
 	sizes[s.produces.Name()] = PurgatorySize{Delayed: s.produces.Delayed(), Watched: s.produces.Watched()}
+	for name, g := range s.groups.PurgatorySizes() {
+		sizes[name] = PurgatorySize(g)
+	}
 	return sizes
 }

@@ -111,6 +111,12 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		s.closePurgatories()
 		return nil, err
 	}
+	// Offset commits name partitions that must exist, as Kafka checks its
+	// metadata cache.
+	s.topicExists = func(topic string, partition int32) bool {
+		_, err := s.data.store.Partition(topic, partition)
+		return err == nil
+	}
 	return s, nil
 }
 
