@@ -2,4 +2,14 @@
 // starts a broker in-process on a loopback port and drives it with real
 // Kafka clients (franz-go's kgo) and with raw kmsg requests where a test
 // needs exact control of the wire.
+//
+// # Consumer groups
+//
+// The group tests (group_*_test.go) run kgo group consumers against the
+// coordinator: partitions shared and handed over as members leave and
+// join, a silent member expelled at its session timeout, offsets that
+// outlive the group's members, a static member restarting without a
+// rebalance. Their consumers count every record they process in a ledger
+// and commit only what they processed, on revoke too (groupConsumer), so
+// each test can assert that every record was consumed exactly once.
 package test
