@@ -130,10 +130,16 @@ func ParseBatch(raw []byte) (*Batch, error) {
 	if kb.ProducerID >= 0 && kb.FirstSequence < 0 {
 		return nil, fmt.Errorf("%w: producer id %d with sequence %d", ErrInvalidRecord, kb.ProducerID, kb.FirstSequence)
 	}
+	return &Batch{raw: raw, info: infoOf(&kb, len(raw))}, nil
+}
+
+// infoOf returns what kb's header says, its offsets relative (0 and the
+// last offset delta).
+func infoOf(kb *kmsg.RecordBatch, size int) BatchInfo {
 	info := BatchInfo{
 		LastOffset:    int64(kb.LastOffsetDelta),
 		MaxTimestamp:  kb.MaxTimestamp,
-		Size:          len(raw),
+		Size:          size,
 		ProducerID:    kb.ProducerID,
 		ProducerEpoch: kb.ProducerEpoch,
 		FirstSequence: kb.FirstSequence,
@@ -142,7 +148,7 @@ func ParseBatch(raw []byte) (*Batch, error) {
 	if info.idempotent() {
 		info.LastSequence = addSequence(kb.FirstSequence, kb.LastOffsetDelta)
 	}
-	return &Batch{raw: raw, info: info}, nil
+	return info
 }
 
 // place returns a copy of b whose header carries its offsets in the log

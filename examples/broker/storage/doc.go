@@ -33,17 +33,21 @@
 // # Retention
 //
 // A partition keeps batches for retention.ms after their max timestamp and
-// up to retention.bytes; older and excess batches are deleted from the
-// front, whole. Retention is applied on every append to the partition
-// appended to, and to every partition by a goroutine every retention check
-// interval, which Close stops.
+// up to retention.bytes, and deletes older and excess ones from the front
+// in whole segments, as Kafka deletes segment files: a segment goes only
+// when all of it may, so the log start moves to the base of the first
+// segment kept. In the memory log every batch is a segment. Retention is
+// applied on every append to the partition appended to, and to every
+// partition by a goroutine every retention check interval, which Close
+// stops.
 //
 // # Logs
 //
-// The batches themselves sit behind the Log interface; the in-memory log is
-// the only implementation. A segment-file log would implement Log and be
-// opened by a LogOpener; Partition rebuilds its state from the log's
-// batches when it opens one that is not empty.
+// The batches themselves sit behind the Log interface: the in-memory log
+// here, or the segment-file log of package logdir, which a LogOpener
+// opens. Partition rebuilds its state (the high watermark, producers, the
+// largest timestamp) from the log's batches when it opens one that is not
+// empty.
 //
 // # Lock order
 //

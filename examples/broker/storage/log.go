@@ -3,15 +3,17 @@ package storage
 import "io"
 
 // A Log holds one partition's record batches in offset order: the part of a
-// partition that a durable, segment-file implementation would replace. It
-// knows nothing of high watermarks, producers or retention rules: Partition
-// keeps those and calls the Log under its own lock, so a Log needs no lock
-// of its own for calls from one Partition.
+// partition that the durable, segment-file log (package logdir) replaces.
+// It knows nothing of high watermarks, producers or retention rules:
+// Partition keeps those.
 //
-// The in-memory log (NewMemLog) is the default. A segment-file log would
-// keep the same batches in append-only files with an offset index, and
-// recover its bounds and batches on open; Partition rebuilds its producer
-// state from Scan when it opens a log that is not empty.
+// Partition calls Append, DropBefore, Segments, Close and Remove under its
+// write lock, and Read, Scan and Bounds under its read lock, so those three
+// may run concurrently with each other, never with the others. A Log that
+// also works on its own behalf (logdir's flusher) guards itself.
+//
+// The in-memory log (NewMemLog) is the default. Partition rebuilds its
+// producer state from Scan when it opens a log that is not empty.
 type Log interface {
 	// Append adds b, whose base offset is the log's end offset.
 	Append(b *Batch) error
@@ -27,15 +29,31 @@ type Log interface {
 	// offset on, until fn returns false.
 	Scan(offset int64, fn func(BatchInfo) bool) error
 
-	// DropBefore removes the batches that end before offset, which becomes
-	// the log's start offset (offset is a batch's base offset or the end
-	// offset).
+	// Segments calls fn with each of the log's segments that holds a
+	// batch, oldest first, until fn returns false: the units DropBefore
+	// deletes, which retention weighs whole, as Kafka's retention weighs
+	// segment files. In the memory log every batch is a segment.
+	Segments(fn func(Segment) bool) error
+
+	// DropBefore deletes, oldest first, every segment whose batches all
+	// end before offset; a segment holding offset, or any batch at or
+	// after it, is kept whole. The start offset becomes the base offset
+	// of the first batch kept, or the end offset when none is: it never
+	// passes offset, and stays below it when offset falls inside a
+	// segment, as Kafka's log start stays at the base of the first
+	// segment its retention keeps. An offset past the end is an error.
 	DropBefore(offset int64) error
 
 	// Bounds returns the log's start and end offsets and its size in bytes.
 	Bounds() Bounds
 
+	// Close releases the log. A durable log keeps its batches for the
+	// next open; the memory log lets them go.
 	io.Closer
+
+	// Remove closes the log and deletes its batches for good, wherever
+	// they are kept: its topic was deleted.
+	Remove() error
 }
 
 // Bounds are a log's extent: its first offset, the offset the next batch
@@ -45,5 +63,19 @@ type Bounds struct {
 	Size       int64
 }
 
-// LogOpener opens the log of a topic's partition; WithLogOpener sets it.
+// A Segment is a run of a log's batches that retention keeps or deletes as
+// one (Kafka's log segment).
+type Segment struct {
+	BaseOffset int64 // its first batch's base offset
+	NextOffset int64 // the offset after its last batch
+	Size       int64 // bytes
+	// MaxTime is the largest retention time of its batches, in ms since
+	// the epoch: a batch's max timestamp, or for a batch without
+	// timestamps when it was appended, as BatchInfo.AppendTime tells.
+	MaxTime int64
+}
+
+// LogOpener opens the log of a topic's partition; WithLogOpener sets it. A
+// durable opener returns the batches the partition held when it was last
+// closed.
 type LogOpener func(topic string, id TopicID, partition int32) (Log, error)

@@ -59,17 +59,28 @@ func (l *memLog) Scan(offset int64, fn func(BatchInfo) bool) error {
 	return nil
 }
 
-func (l *memLog) DropBefore(offset int64) error {
-	if offset <= l.start {
-		return nil
+func (l *memLog) Segments(fn func(Segment) bool) error {
+	for _, b := range l.batches {
+		s := Segment{BaseOffset: b.info.BaseOffset, NextOffset: b.info.LastOffset + 1,
+			Size: int64(b.info.Size), MaxTime: b.info.retentionTime()}
+		if !fn(s) {
+			break
+		}
 	}
+	return nil
+}
+
+// DropBefore deletes the batches that end before offset: each batch is a
+// segment, so an offset inside a batch keeps that batch and the start
+// stays at its base.
+func (l *memLog) DropBefore(offset int64) error {
 	if offset > l.end {
 		return fmt.Errorf("storage: drop before %d in a log ending at %d", offset, l.end)
 	}
-	i := l.find(offset)
-	if i < len(l.batches) && l.batches[i].info.BaseOffset != offset {
-		return fmt.Errorf("storage: drop before %d, inside the batch at %d", offset, l.batches[i].info.BaseOffset)
+	if offset <= l.start {
+		return nil
 	}
+	i := l.find(offset) // the first batch ending at or after offset
 	for _, b := range l.batches[:i] {
 		l.size -= int64(b.info.Size)
 	}
@@ -77,7 +88,10 @@ func (l *memLog) DropBefore(offset int64) error {
 	// backing array is next reallocated.
 	clear(l.batches[:i])
 	l.batches = l.batches[i:]
-	l.start = offset
+	l.start = l.end
+	if len(l.batches) > 0 {
+		l.start = l.batches[0].info.BaseOffset
+	}
 	return nil
 }
 
@@ -88,3 +102,6 @@ func (l *memLog) Close() error {
 	l.batches = nil
 	return nil
 }
+
+// Remove is Close: nothing of the memory log outlives it.
+func (l *memLog) Remove() error { return l.Close() }

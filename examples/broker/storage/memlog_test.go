@@ -67,7 +67,9 @@ func TestMemLogDropBefore(t *testing.T) {
 	l, sizes := filledLog(t, 2, 3, 1)
 	require.NoError(t, l.DropBefore(2))
 	assert.Equal(t, Bounds{Start: 2, End: 6, Size: int64(sizes[1] + sizes[2])}, l.Bounds())
-	assert.Error(t, l.DropBefore(3), "not a batch boundary")
+	require.NoError(t, l.DropBefore(4), "inside the batch at 2")
+	assert.Equal(t, Bounds{Start: 2, End: 6, Size: int64(sizes[1] + sizes[2])}, l.Bounds(),
+		"a batch is a segment: one holding the offset is kept whole, and the start stays at its base")
 	assert.Error(t, l.DropBefore(7), "past the end")
 	require.NoError(t, l.DropBefore(1), "already dropped: nothing to do")
 	var bases []int64
@@ -79,4 +81,18 @@ func TestMemLogDropBefore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Error(t, l.Append(b.place(3, 0, newManualClock().Now())), "a batch must go at the end")
 	require.NoError(t, l.Close())
+}
+
+func TestMemLogSegmentsAreBatches(t *testing.T) {
+	l, sizes := filledLog(t, 2, 3)
+	var segs []Segment
+	require.NoError(t, l.Segments(func(s Segment) bool { segs = append(segs, s); return true }))
+	assert.Equal(t, []Segment{
+		{BaseOffset: 0, NextOffset: 2, Size: int64(sizes[0]), MaxTime: 1},
+		{BaseOffset: 2, NextOffset: 5, Size: int64(sizes[1]), MaxTime: 1},
+	}, segs)
+	segs = nil
+	require.NoError(t, l.Segments(func(s Segment) bool { segs = append(segs, s); return false }))
+	assert.Len(t, segs, 1, "stops when told")
+	require.NoError(t, l.Remove())
 }

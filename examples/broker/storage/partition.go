@@ -320,9 +320,11 @@ func (p *Partition) MaxTimestamp(iso Isolation) (offset, timestamp int64, found 
 	return best.LastOffset, best.MaxTimestamp, best.Size > 0, err
 }
 
-// delete marks the partition deleted and closes its log: every later call
-// fails with ErrDeleted.
-func (p *Partition) delete() error {
+// close marks the partition deleted, so that every later call fails with
+// ErrDeleted, and closes its log; with remove it deletes the log's batches
+// for good (its topic was deleted), else a durable log keeps them for the
+// next open (the store is closing).
+func (p *Partition) close(remove bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.deleted {
@@ -330,5 +332,8 @@ func (p *Partition) delete() error {
 	}
 	p.deleted = true
 	p.producers = producers{}
+	if remove {
+		return p.log.Remove()
+	}
 	return p.log.Close()
 }

@@ -7,13 +7,15 @@ import (
 	"go.uber.org/zap"
 )
 
-// retainLocked deletes the oldest batches that its topic's retention no
-// longer keeps, as Kafka deletes whole segments (here a batch is a
-// segment): a batch goes while its age, from its max timestamp, exceeds
-// retention.ms, or while the partition stays at or above retention.bytes
-// without it. Only batches below the high watermark go: one that a replica
-// still lacks is kept. When every batch goes the log start is the log end.
-// O(batches deleted).
+// retainLocked deletes the oldest segments that its topic's retention no
+// longer keeps, whole, as Kafka deletes segment files (in the memory log a
+// batch is a segment): a segment goes while its age, from the largest max
+// timestamp of its batches, exceeds retention.ms, or while the partition
+// stays at or above retention.bytes without it. Only segments below the
+// high watermark go: one holding a batch that a replica still lacks is
+// kept. When every batch goes the log start is the log end. O(segments
+// deleted), plus the rescan of the log when the batch with the largest
+// timestamp goes.
 //
 // REQUIRES: p.mu held for writing.
 func (p *Partition) retainLocked(now time.Time) error {
@@ -23,27 +25,28 @@ func (p *Partition) retainLocked(now time.Time) error {
 	}
 	b := p.log.Bounds()
 	nowMs, size, to := now.UnixMilli(), b.Size, b.Start
-	err := p.log.Scan(b.Start, func(info BatchInfo) bool {
-		if info.LastOffset >= p.highWatermark {
+	err := p.log.Segments(func(s Segment) bool {
+		if s.NextOffset > p.highWatermark {
 			return false
 		}
-		expired := c.Retention >= 0 && nowMs-info.retentionTime() > c.Retention.Milliseconds()
-		oversize := c.RetentionBytes >= 0 && size-int64(info.Size) >= c.RetentionBytes
+		expired := c.Retention >= 0 && nowMs-s.MaxTime > c.Retention.Milliseconds()
+		oversize := c.RetentionBytes >= 0 && size-s.Size >= c.RetentionBytes
 		if !expired && !oversize {
 			return false
 		}
-		size -= int64(info.Size)
-		to = info.LastOffset + 1
+		size -= s.Size
+		to = s.NextOffset
 		return true
 	})
 	if err == nil && to > b.Start {
 		err = p.log.DropBefore(to)
-		if err == nil && p.maxTimestamp.Size > 0 && p.maxTimestamp.LastOffset < to {
+		start := p.log.Bounds().Start
+		if err == nil && p.maxTimestamp.Size > 0 && p.maxTimestamp.BaseOffset < start {
 			p.maxTimestamp = BatchInfo{} // found again by the next MaxTimestamp
-			_ = p.log.Scan(to, func(info BatchInfo) bool { p.noteTimestampLocked(info); return true })
+			_ = p.log.Scan(start, func(info BatchInfo) bool { p.noteTimestampLocked(info); return true })
 		}
-		p.cfg.log.Debug("retention deleted batches", zap.String("topic", p.topic.Name), zap.Int32("partition", p.index),
-			zap.Int64("log_start_offset", to), zap.Int64("bytes_deleted", b.Size-size))
+		p.cfg.log.Debug("retention deleted segments", zap.String("topic", p.topic.Name), zap.Int32("partition", p.index),
+			zap.Int64("log_start_offset", start), zap.Int64("bytes_deleted", b.Size-p.log.Bounds().Size))
 	}
 	if err != nil {
 		return fmt.Errorf("storage: retention of %s-%d: %w", p.topic.Name, p.index, err)

@@ -100,7 +100,7 @@ func (s *Store) CreateTopic(name string, partitions int32, cfg TopicConfig) (*To
 		}
 		if err != nil {
 			for _, p := range t.Partitions[:i] {
-				_ = p.delete()
+				_ = p.close(true)
 			}
 			return nil, fmt.Errorf("storage: create %s: %w", name, err)
 		}
@@ -165,7 +165,7 @@ func (s *Store) DeleteTopic(name string) (*Topic, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, name)
 	}
-	return t, t.closePartitions()
+	return t, t.closePartitions(true)
 }
 
 // DeleteTopicByID is DeleteTopic by topic id.
@@ -179,7 +179,7 @@ func (s *Store) DeleteTopicByID(id TopicID) (*Topic, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: id %s", ErrUnknownTopic, id)
 	}
-	return t, t.closePartitions()
+	return t, t.closePartitions(true)
 }
 
 // REQUIRES: s.mu held for writing.
@@ -189,10 +189,12 @@ func (s *Store) removeLocked(t *Topic) {
 	t.deleted.Store(true)
 }
 
-func (t *Topic) closePartitions() error {
+// closePartitions closes the topic's partitions, removing their logs'
+// batches with remove (see Partition.close).
+func (t *Topic) closePartitions(remove bool) error {
 	var errs []error
 	for _, p := range t.Partitions {
-		errs = append(errs, p.delete())
+		errs = append(errs, p.close(remove))
 	}
 	return errors.Join(errs...)
 }
@@ -211,7 +213,7 @@ func (s *Store) Close() error {
 		s.mu.Unlock()
 		var errs []error
 		for _, t := range s.Topics() {
-			errs = append(errs, t.closePartitions())
+			errs = append(errs, t.closePartitions(false))
 		}
 		err = errors.Join(errs...)
 	})

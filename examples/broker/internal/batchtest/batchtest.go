@@ -118,3 +118,14 @@ type Record struct {
 	Key, Value  []byte
 	LeaderEpoch int32 // of its batch
 }
+
+// At returns a copy of raw, one batch, with its base offset set to base, as
+// a log writes it (the checksum does not cover the base offset).
+func At(base int64, raw []byte) []byte {
+	var b kmsg.RecordBatch
+	if err := b.ReadFrom(raw); err != nil {
+		panic(fmt.Sprintf("batchtest: At: %v", err))
+	}
+	b.FirstOffset = base
+	return b.AppendTo(nil)
+}

@@ -1,0 +1,76 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// This file reads batches back from where a log keeps them: a durable log
+// recovering its files, or, later, a follower taking its leader's batches
+// as they are. Such a batch already carries its offsets.
+
+// BatchHeaderSize is the size of a v2 record batch's header, the records
+// excluded: what ReadBatchHeader decodes.
+const BatchHeaderSize = batchOverhead
+
+// MaxBatchSize bounds the size of a batch read back from a log: the
+// largest a topic's max.message.bytes allows, so that a corrupt length is
+// never taken for a batch of gigabytes.
+const MaxBatchSize = 1<<31 - 1
+
+// ReadBatchHeader decodes the header of a batch read back from a log, in
+// the first BatchHeaderSize bytes of h: its info, with the offsets the log
+// gave it and AppendTime left to the caller. It checks what a header alone
+// can (a length of at least a header, the magic, a record count that
+// agrees with the last offset delta, a base offset that is not negative)
+// and returns an error wrapping ErrCorruptBatch otherwise; the checksum
+// needs the whole batch, which ParseStoredBatch checks. O(1).
+func ReadBatchHeader(h []byte) (BatchInfo, error) {
+	if len(h) < batchOverhead {
+		return BatchInfo{}, fmt.Errorf("%w: %d bytes, shorter than a batch header (%d)", ErrCorruptBatch, len(h), batchOverhead)
+	}
+	// kmsg decodes whole batches: give it a copy of the header whose
+	// length says that no records follow, and take the true length from
+	// the original.
+	var hdr [batchOverhead]byte
+	copy(hdr[:], h)
+	length := int64(int32(binary.BigEndian.Uint32(hdr[8:12])))
+	binary.BigEndian.PutUint32(hdr[8:12], batchOverhead-lengthOverhead)
+	var kb kmsg.RecordBatch
+	if err := kb.ReadFrom(hdr[:]); err != nil {
+		return BatchInfo{}, fmt.Errorf("%w: %v", ErrCorruptBatch, err)
+	}
+	size := length + lengthOverhead
+	switch {
+	case size < batchOverhead || size > MaxBatchSize:
+		return BatchInfo{}, fmt.Errorf("%w: batch length %d", ErrCorruptBatch, length)
+	case kb.Magic != 2:
+		return BatchInfo{}, fmt.Errorf("%w: magic %d", ErrCorruptBatch, kb.Magic)
+	case kb.NumRecords < 1 || kb.LastOffsetDelta != kb.NumRecords-1:
+		return BatchInfo{}, fmt.Errorf("%w: last offset delta %d with %d records", ErrCorruptBatch, kb.LastOffsetDelta, kb.NumRecords)
+	case kb.FirstOffset < 0:
+		return BatchInfo{}, fmt.Errorf("%w: base offset %d", ErrCorruptBatch, kb.FirstOffset)
+	}
+	info := infoOf(&kb, int(size))
+	info.BaseOffset, info.LastOffset = kb.FirstOffset, kb.FirstOffset+int64(kb.LastOffsetDelta)
+	return info, nil
+}
+
+// ParseStoredBatch validates raw as one whole batch read back from a log,
+// with every check of ParseBatch (the checksum among them), and returns it
+// without copying raw, its info carrying the offsets the log gave it;
+// AppendTime is zero. Its errors are ParseBatch's. O(len(raw)).
+func ParseStoredBatch(raw []byte) (*Batch, error) {
+	b, err := ParseBatch(raw)
+	if err != nil {
+		return nil, err
+	}
+	base := int64(binary.BigEndian.Uint64(raw[0:8]))
+	if base < 0 {
+		return nil, fmt.Errorf("%w: base offset %d", ErrCorruptBatch, base)
+	}
+	b.info.BaseOffset, b.info.LastOffset = base, base+b.info.LastOffset
+	return b, nil
+}
