@@ -18,6 +18,17 @@ type TopicID [16]byte
 // String returns the id as Kafka prints it: unpadded URL-safe base64.
 func (id TopicID) String() string { return base64.RawURLEncoding.EncodeToString(id[:]) }
 
+// ParseTopicID reads an id as String prints it.
+func ParseTopicID(s string) (TopicID, error) {
+	var id TopicID
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != len(id) {
+		return id, fmt.Errorf("storage: %q is not a topic id", s)
+	}
+	copy(id[:], b)
+	return id, nil
+}
+
 // IsZero reports whether id is the zero UUID, which Kafka never assigns.
 func (id TopicID) IsZero() bool { return id == TopicID{} }
 

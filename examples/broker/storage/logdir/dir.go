@@ -1,0 +1,225 @@
+package logdir
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+)
+
+// The files of a log dir, besides its partitions' directories.
+const (
+	lockName      = ".lock"
+	deleteSuffix  = "-delete" // a partition directory being deleted
+	partitionMeta = "partition.metadata"
+)
+
+// Dir is a log dir (Kafka's log.dirs, one directory): it holds each
+// partition's log in a directory of its own, and the files that say what
+// the partitions are. Open it once per process; its OpenLog is the
+// storage's LogOpener.
+type Dir struct {
+	path      string   // immutable
+	cfg       config   // immutable
+	lock      *os.File // immutable: holds the directory's lock while open
+	clusterID string   // immutable
+
+	mu     sync.Mutex // guards the following; taken before a Log's mu, never while calling out
+	logs   map[*Log]struct{}
+	closed bool
+
+	stop      chan struct{} // closed by Close: the flusher returns
+	done      chan struct{} // closed by the flusher when it returns
+	closeOnce sync.Once
+}
+
+// Open opens the log dir at path, creating it if need be: it takes the
+// directory's lock (ErrLocked if another process holds it), reads or
+// writes its meta.properties (a node id other than the one it was made
+// for is ErrInconsistent), finishes deletions a crash cut short, and
+// starts the flusher if log.flush.interval.ms is set. Partitions' logs are
+// opened one by one with OpenLog.
+func Open(path string, opts ...Option) (*Dir, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("logdir: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(path, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("logdir: %w", err)
+	}
+	if err := lockFile(lock); err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+	d := &Dir{path: path, cfg: cfg, lock: lock, logs: make(map[*Log]struct{}),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	if d.clusterID, err = d.loadMeta(); err == nil {
+		err = d.finishDeletions()
+	}
+	if err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+	if cfg.flushInterval > 0 {
+		go d.flushEvery(cfg.flushInterval)
+	} else {
+		close(d.done)
+	}
+	return d, nil
+}
+
+// Path returns the directory's path.
+func (d *Dir) Path() string { return d.path }
+
+// ClusterID returns the cluster id in the directory's meta.properties,
+// made when the directory was.
+func (d *Dir) ClusterID() string { return d.clusterID }
+
+// partitionDir returns the directory of a topic's partition, named as
+// Kafka names it. Topic names are checked by the storage before a log is
+// opened: letters, digits, '.', '_' and '-', never "." or "..".
+func (d *Dir) partitionDir(topic string, partition int32) string {
+	return filepath.Join(d.path, fmt.Sprintf("%s-%d", topic, partition))
+}
+
+// OpenLog opens the log of a topic's partition, recovering what its
+// directory holds (see the package doc), or creating the directory. A
+// directory left by a deleted topic of the same name (its topic id differs
+// in partition.metadata) is deleted first. It is the storage's LogOpener.
+func (d *Dir) OpenLog(topic string, id storage.TopicID, partition int32) (storage.Log, error) {
+	dir := d.partitionDir(topic, partition)
+	owner, err := readPartitionMeta(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A new partition, or one whose creation a crash cut short
+		// before its partition.metadata was written.
+	case err != nil:
+		return nil, err
+	case owner != id:
+		d.cfg.log.Warn("deleting the directory of a deleted topic", zap.String("dir", dir), zap.Stringer("topic_id", owner))
+		if err := d.removeDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("logdir: %w", err)
+		}
+		if err := syncDir(d.cfg.sync, d.path); err != nil {
+			return nil, err
+		}
+	}
+	if owner != id {
+		if err := writePartitionMeta(d.cfg.sync, dir, id); err != nil {
+			return nil, err
+		}
+	}
+	l, err := openLog(dir, &d.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("logdir: open %s-%d: %w", topic, partition, err)
+	}
+	l.forget, l.removed = d.forget, d.removeDir
+	d.mu.Lock()
+	closed := d.closed
+	if !closed {
+		d.logs[l] = struct{}{}
+	}
+	d.mu.Unlock()
+	if closed {
+		_ = l.close(false) // outside d.mu: it calls forget
+		return nil, ErrClosed
+	}
+	return l, nil
+}
+
+// forget takes a closed log off the flusher.
+func (d *Dir) forget(l *Log) {
+	d.mu.Lock()
+	delete(d.logs, l)
+	d.mu.Unlock()
+}
+
+// removeDir deletes a partition's directory: renamed first, with a
+// "-delete" suffix and the rename made durable, so that a crash leaves
+// nothing that opens as the partition; then removed.
+func (d *Dir) removeDir(dir string) error {
+	var suffix [8]byte
+	_, _ = rand.Read(suffix[:]) // crypto/rand.Read never fails
+	gone := dir + "." + hex.EncodeToString(suffix[:]) + deleteSuffix
+	if err := os.Rename(dir, gone); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("logdir: %w", err)
+	}
+	if err := syncDir(d.cfg.sync, d.path); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(gone); err != nil {
+		return fmt.Errorf("logdir: %w", err)
+	}
+	return nil
+}
+
+// finishDeletions removes the partition directories whose deletion a
+// crash cut short.
+func (d *Dir) finishDeletions() error {
+	entries, err := os.ReadDir(d.path)
+	if err != nil {
+		return fmt.Errorf("logdir: %w", err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && strings.HasSuffix(e.Name(), deleteSuffix) {
+			if err := os.RemoveAll(filepath.Join(d.path, e.Name())); err != nil {
+				return fmt.Errorf("logdir: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// Close stops the flusher and waits for it, closes the logs still open
+// (the store closes its own first) and releases the directory's lock.
+// Close is idempotent.
+func (d *Dir) Close() error {
+	var err error
+	d.closeOnce.Do(func() {
+		// 1. No new logs; the flusher stops.
+		d.mu.Lock()
+		d.closed = true
+		d.mu.Unlock()
+		close(d.stop)
+		<-d.done
+		// 2. Close what is left, outside d.mu: Close calls forget.
+		d.mu.Lock()
+		left := make([]*Log, 0, len(d.logs))
+		for l := range d.logs {
+			left = append(left, l)
+		}
+		d.mu.Unlock()
+		var errs []error
+		for _, l := range left {
+			errs = append(errs, l.Close())
+		}
+		// 3. Release the lock for the next process.
+		errs = append(errs, d.lock.Close())
+		err = errors.Join(errs...)
+	})
+	return err
+}
