@@ -41,13 +41,21 @@
 // partition by a goroutine every retention check interval, which Close
 // stops.
 //
-// # Logs
+// # Logs and the catalog
 //
 // The batches themselves sit behind the Log interface: the in-memory log
 // here, or the segment-file log of package logdir, which a LogOpener
 // opens. Partition rebuilds its state (the high watermark, producers, the
 // largest timestamp) from the log's batches when it opens one that is not
-// empty.
+// empty: after a restart, an idempotent producer's retry of a batch
+// acknowledged before it is still recognised.
+//
+// With a Catalog (WithCatalog; logdir's Dir is one), topics survive the
+// store: New opens every topic the catalog lists, with its id, partitions
+// and configs, and fails if a log cannot be opened; CreateTopic records a
+// topic before publishing it, DeleteTopic forgets it before removing its
+// logs. Creation opens its logs outside the store's lock, the name
+// reserved meanwhile.
 //
 // # Lock order
 //

@@ -26,6 +26,7 @@ type config struct {
 	producerBatches int
 	producerExpiry  time.Duration
 	open            LogOpener
+	catalog         Catalog // nil: topics live in memory
 }
 
 func defaultConfig() config {
@@ -101,3 +102,8 @@ func WithProducerState(batches int, expiry time.Duration) Option {
 // WithLogOpener sets how a partition's log is opened (default: an empty
 // in-memory log, NewMemLog).
 func WithLogOpener(open LogOpener) Option { return optionFunc(func(cfg *config) { cfg.open = open }) }
+
+// WithCatalog sets where topics are recorded, so that New finds them again
+// (default: nowhere, topics live in memory). Pair it with a durable
+// LogOpener: a catalog without one restores topics with empty logs.
+func WithCatalog(c Catalog) Option { return optionFunc(func(cfg *config) { cfg.catalog = c }) }

@@ -12,18 +12,21 @@ import (
 type Store struct {
 	cfg config // immutable
 
-	mu     sync.RWMutex // guards the following; see Partition for the lock order
-	byName map[string]*Topic
-	byID   map[TopicID]*Topic
-	closed bool
+	mu       sync.RWMutex // guards the following; see Partition for the lock order
+	byName   map[string]*Topic
+	byID     map[TopicID]*Topic
+	creating map[string]TopicID // names reserved by CreateTopic while it opens their logs
+	closed   bool
 
 	stop      chan struct{} // closed by Close: the sweeper returns
 	done      chan struct{} // closed by the sweeper when it returns
 	closeOnce sync.Once
 }
 
-// New returns an empty store and, unless the retention check interval is
-// zero, starts the goroutine that applies retention; Close stops it.
+// New returns a store holding the topics of its catalog (WithCatalog),
+// their logs opened, or an empty one without a catalog, and, unless the
+// retention check interval is zero, starts the goroutine that applies
+// retention; Close stops it. A topic whose logs fail to open fails New.
 func New(opts ...Option) (*Store, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -33,7 +36,12 @@ func New(opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{cfg: cfg, byName: make(map[string]*Topic), byID: make(map[TopicID]*Topic),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		creating: make(map[string]TopicID), stop: make(chan struct{}), done: make(chan struct{})}
+	if cfg.catalog != nil {
+		if err := s.load(); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.checkInterval > 0 {
 		go s.sweepEvery(cfg.checkInterval)
 	} else {
@@ -66,7 +74,7 @@ func (s *Store) CheckCreate(name string, partitions int32) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if _, ok := s.byName[name]; ok {
+	if s.takenLocked(name) {
 		return fmt.Errorf("%w: %s", ErrTopicExists, name)
 	}
 	return nil
@@ -74,39 +82,95 @@ func (s *Store) CheckCreate(name string, partitions int32) error {
 
 // CreateTopic creates topic name with partitions empty partitions (at
 // most MaxPartitions) and the configs cfg (start from TopicDefaults), under
-// a new id. It fails with an error wrapping ErrInvalidTopic,
-// ErrInvalidPartitions, ErrTopicExists or ErrClosed, or the LogOpener's
-// error.
+// a new id, and records it in the catalog first, if there is one. It fails
+// with an error wrapping ErrInvalidTopic, ErrInvalidPartitions,
+// ErrTopicExists or ErrClosed, or the catalog's or the LogOpener's error.
+// The name is reserved while its logs are opened, outside the store's
+// lock, so that lookups go on meanwhile.
 func (s *Store) CreateTopic(name string, partitions int32, cfg TopicConfig) (*Topic, error) {
 	if err := s.CheckCreate(name, partitions); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if _, ok := s.byName[name]; ok {
+	if s.takenLocked(name) {
+		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s", ErrTopicExists, name)
 	}
-	t := &Topic{Name: name, ID: newTopicID(), Config: cfg, Partitions: make([]*Partition, partitions)}
-	for _, taken := s.byID[t.ID]; taken; _, taken = s.byID[t.ID] {
-		t.ID = newTopicID()
+	spec := TopicSpec{Name: name, ID: newTopicID(), Partitions: partitions, Config: cfg}
+	for s.idTakenLocked(spec.ID) {
+		spec.ID = newTopicID()
 	}
-	for i := range t.Partitions {
-		log, err := s.cfg.open(name, t.ID, int32(i))
-		if err == nil {
-			t.Partitions[i], err = openPartition(t, int32(i), &s.cfg, log)
-		}
-		if err != nil {
-			for _, p := range t.Partitions[:i] {
-				_ = p.close(true)
-			}
-			return nil, fmt.Errorf("storage: create %s: %w", name, err)
-		}
+	s.creating[name] = spec.ID
+	s.mu.Unlock()
+
+	t, err := s.create(spec)
+
+	s.mu.Lock()
+	delete(s.creating, name)
+	closed := s.closed
+	if err == nil && !closed {
+		s.byName[name], s.byID[t.ID] = t, t
 	}
-	s.byName[name], s.byID[t.ID] = t, t
+	s.mu.Unlock()
+	if err == nil && closed {
+		// Close did not see it: undo it, as a creation that failed.
+		err = errors.Join(ErrClosed, t.closePartitions(true), s.forget(spec))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storage: create %s: %w", name, err)
+	}
 	return t, nil
+}
+
+// create records spec in the catalog and opens its logs; if they fail, it
+// removes what it made.
+func (s *Store) create(spec TopicSpec) (*Topic, error) {
+	if c := s.cfg.catalog; c != nil {
+		if err := c.AddTopic(spec); err != nil {
+			return nil, err
+		}
+	}
+	t, err := s.openTopic(spec, true)
+	if err != nil {
+		return nil, errors.Join(err, s.forget(spec))
+	}
+	return t, nil
+}
+
+// forget removes spec from the catalog, if there is one.
+func (s *Store) forget(spec TopicSpec) error {
+	if c := s.cfg.catalog; c != nil {
+		return c.RemoveTopic(spec.Name, spec.ID)
+	}
+	return nil
+}
+
+// takenLocked reports whether name is a topic's or being created.
+//
+// REQUIRES: s.mu held.
+func (s *Store) takenLocked(name string) bool {
+	_, ok := s.byName[name]
+	_, creating := s.creating[name]
+	return ok || creating
+}
+
+// idTakenLocked reports whether id is a topic's or being created.
+//
+// REQUIRES: s.mu held.
+func (s *Store) idTakenLocked(id TopicID) bool {
+	if _, ok := s.byID[id]; ok {
+		return true
+	}
+	for _, c := range s.creating {
+		if c == id {
+			return true
+		}
+	}
+	return false
 }
 
 // Topic returns the topic named name, or an error wrapping ErrUnknownTopic.
@@ -151,33 +215,41 @@ func (s *Store) Topics() []*Topic {
 	return ts
 }
 
-// DeleteTopic deletes the topic named name and returns it: its partitions
-// fail every later call with ErrDeleted, and their logs are closed. The
-// caller then answers the requests waiting on them. It fails with an error
-// wrapping ErrUnknownTopic.
+// DeleteTopic deletes the topic named name and returns it: it is removed
+// from the catalog first, if there is one, then its partitions fail every
+// later call with ErrDeleted, and their logs are removed. The caller then
+// answers the requests waiting on them. It fails with an error wrapping
+// ErrUnknownTopic, or the catalog's error (and the topic stays).
 func (s *Store) DeleteTopic(name string) (*Topic, error) {
-	s.mu.Lock()
-	t, ok := s.byName[name]
-	if ok {
-		s.removeLocked(t)
-	}
-	s.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, name)
-	}
-	return t, t.closePartitions(true)
+	return s.deleteTopic(func() *Topic { return s.byName[name] }, name)
 }
 
 // DeleteTopicByID is DeleteTopic by topic id.
 func (s *Store) DeleteTopicByID(id TopicID) (*Topic, error) {
+	return s.deleteTopic(func() *Topic { return s.byID[id] }, "id "+id.String())
+}
+
+// deleteTopic deletes the topic find finds under s.mu. The catalog is
+// written without the lock; a concurrent deletion of the same topic makes
+// one of them fail with ErrUnknownTopic.
+func (s *Store) deleteTopic(find func() *Topic, what string) (*Topic, error) {
+	s.mu.RLock()
+	t := find()
+	s.mu.RUnlock()
+	if t == nil {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, what)
+	}
+	if err := s.forget(TopicSpec{Name: t.Name, ID: t.ID}); err != nil {
+		return nil, fmt.Errorf("storage: delete %s: %w", t.Name, err)
+	}
 	s.mu.Lock()
-	t, ok := s.byID[id]
-	if ok {
+	mine := find() == t
+	if mine {
 		s.removeLocked(t)
 	}
 	s.mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: id %s", ErrUnknownTopic, id)
+	if !mine {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, what)
 	}
 	return t, t.closePartitions(true)
 }
