@@ -33,9 +33,14 @@ type Dir struct {
 	lock      *os.File // immutable: holds the directory's lock while open
 	clusterID string   // immutable
 
-	mu     sync.Mutex // guards the following; taken before a Log's mu, never while calling out
+	mu     sync.Mutex // guards the following; never held with a Log's mu
 	logs   map[*Log]struct{}
 	closed bool
+
+	catalogMu sync.Mutex                   // guards the following: the catalog's reads and writes (catalog.go)
+	specs     map[string]storage.TopicSpec // nil until read
+
+	idsMu sync.Mutex // serialises producer id reservations (ids.go)
 
 	stop      chan struct{} // closed by Close: the flusher returns
 	done      chan struct{} // closed by the flusher when it returns

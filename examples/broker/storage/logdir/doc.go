@@ -9,12 +9,26 @@
 //	DIR/
 //	  .lock                     flock'ed while a broker has the directory open
 //	  meta.properties           version=1, cluster.id, node.id
+//	  topics.json               the topic catalog: names, ids, partitions, configs
+//	  producer-ids              the first producer id not yet reserved
 //	  <topic>-<partition>/
 //	    partition.metadata      "version: 0", "topic_id: <id>": whose directory this is
 //	    00000000000000000000.log    segment: batches back to back
 //	    00000000000000000000.index  its offset index
 //	    00000000000000004242.log    the next segment, whose first offset is 4242
 //	    00000000000000004242.index
+//
+// # Topics
+//
+// The directory's Dir is also the storage's Catalog: topics.json lists
+// every topic with its id, partition count and configs, rewritten whole
+// and atomically (a temporary file, fsynced, renamed over the old one, the
+// directory fsynced) on each creation and deletion. A topic is in the
+// catalog before its partitions' directories are made, and out of it
+// before they are deleted; at start, directories the catalog does not
+// account for are what a crash left of a deletion, and are deleted.
+// producer-ids reserves the producer ids handed out, block by block, so
+// that a restarted broker never hands one out twice.
 //
 // # Segments
 //
@@ -126,7 +140,8 @@
 //
 // A Log's mu is never taken with Dir.mu held, nor Dir.mu with it (the
 // flusher and Close copy the set of logs under Dir.mu, then call them
-// without it). Partition's lock is taken before a Log's mu.
+// without it). Partition's lock is taken before a Log's mu. Dir.catalogMu
+// and Dir.idsMu are leaves but for Dir.removeDir (which takes no lock).
 //
 // # Not implemented
 //

@@ -1,0 +1,216 @@
+package logdir_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
+)
+
+// openStore opens the log dir at path and a store on it, as the broker
+// does; close closes both, in the broker's order.
+func openStore(t *testing.T, path string, opts ...logdir.Option) (s *storage.Store, close func()) {
+	t.Helper()
+	d, err := logdir.Open(path, opts...)
+	require.NoError(t, err)
+	s, err = storage.New(storage.WithLogOpener(d.OpenLog), storage.WithCatalog(d), storage.WithRetentionCheckInterval(0))
+	if err != nil {
+		require.NoError(t, d.Close())
+		require.NoError(t, err)
+	}
+	closed := false
+	close = func() {
+		if !closed {
+			closed = true
+			require.NoError(t, s.Close())
+			require.NoError(t, d.Close())
+		}
+	}
+	t.Cleanup(close)
+	return s, close
+}
+
+func values(t *testing.T, p *storage.Partition) []string {
+	t.Helper()
+	r, err := p.Read(0, storage.ReadUncommitted, 1<<30, true)
+	require.NoError(t, err)
+	recs, err := batchtest.Decode(r.Records)
+	require.NoError(t, err)
+	var out []string
+	for _, rec := range recs {
+		out = append(out, string(rec.Value))
+	}
+	return out
+}
+
+// TestStoreSurvivesRestart: topics (names, ids, partitions, configs) and
+// their batches come back, a deleted topic does not, and an idempotent
+// producer's retry of a batch acknowledged before the restart is
+// recognised after it.
+func TestStoreSurvivesRestart(t *testing.T) {
+	path := t.TempDir()
+	s, closeFirst := openStore(t, path, logdir.WithSegmentBytes(300))
+	cfg := storage.TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 4000}
+	orders, err := s.CreateTopic("orders", 3, cfg)
+	require.NoError(t, err)
+	_, err = s.CreateTopic("gone", 1, s.TopicDefaults())
+	require.NoError(t, err)
+	now := time.Now().UnixMilli()
+	var want []string
+	for seq := int32(0); seq < 20; seq += 2 {
+		a, b := string(rune('a'+seq)), string(rune('a'+seq+1))
+		_, err := orders.Partitions[1].Append(batchtest.Idempotent(42, 3, seq, now, a, b))
+		require.NoError(t, err)
+		want = append(want, a, b)
+	}
+	last := batchtest.Idempotent(42, 3, 20, now, "last")
+	res, err := orders.Partitions[1].Append(last)
+	require.NoError(t, err)
+	want = append(want, "last")
+	_, err = s.DeleteTopic("gone")
+	require.NoError(t, err)
+	closeFirst()
+	assert.NoDirExists(t, filepath.Join(path, "gone-0"))
+
+	s, _ = openStore(t, path, logdir.WithSegmentBytes(300))
+	var names []string
+	for _, topic := range s.Topics() {
+		names = append(names, topic.Name)
+	}
+	assert.Equal(t, []string{"orders"}, names)
+	again, err := s.Topic("orders")
+	require.NoError(t, err)
+	assert.Equal(t, orders.ID, again.ID)
+	assert.Equal(t, cfg, again.Config)
+	require.Len(t, again.Partitions, 3)
+	p := again.Partitions[1]
+	o, err := p.Offsets()
+	require.NoError(t, err)
+	assert.Equal(t, storage.Offsets{LogStart: 0, HighWatermark: 21, LastStable: 21, LogEnd: 21}, o,
+		"the high watermark is the recovered log end")
+	assert.Equal(t, want, values(t, p), "every batch, in order")
+	assert.Empty(t, values(t, again.Partitions[0]))
+
+	dup, err := p.Append(last)
+	require.NoError(t, err)
+	assert.True(t, dup.Duplicate, "the retry is recognised after the restart")
+	assert.Equal(t, res.BaseOffset, dup.BaseOffset, "and answered with its first offset")
+	_, err = p.Append(batchtest.Idempotent(42, 2, 21, now, "stale"))
+	assert.ErrorIs(t, err, storage.ErrInvalidProducerEpoch, "the producer's epoch is remembered")
+	next, err := p.Append(batchtest.Idempotent(42, 3, 21, now, "next"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(21), next.BaseOffset)
+}
+
+// TestRetentionDeletesSegmentFiles applies retention.bytes through the
+// store: whole segment files go, and the log start is the first kept
+// segment's base, before and after a restart.
+func TestRetentionDeletesSegmentFiles(t *testing.T) {
+	path := t.TempDir()
+	s, closeFirst := openStore(t, path, logdir.WithSegmentBytes(300))
+	size := int64(len(batchtest.Values(1, "x")))
+	topic, err := s.CreateTopic("t", 1, storage.TopicConfig{Retention: -1, RetentionBytes: 8 * size, MaxMessageBytes: 4000})
+	require.NoError(t, err)
+	p := topic.Partitions[0]
+	for range 20 {
+		_, err := p.Append(batchtest.Values(time.Now().UnixMilli(), "x"))
+		require.NoError(t, err)
+	}
+	perSegment := 300 / size
+	o, err := p.Offsets()
+	require.NoError(t, err)
+	assert.Zero(t, o.LogStart%perSegment, "the log start is a segment's base")
+	assert.Positive(t, o.LogStart)
+	entries, err := os.ReadDir(filepath.Join(path, "t-0"))
+	require.NoError(t, err)
+	logs := 0
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) == ".log" {
+			logs++
+		}
+	}
+	assert.Equal(t, int((20-o.LogStart+perSegment-1)/perSegment), logs, "the segments before the log start are deleted")
+	assert.GreaterOrEqual(t, (20-o.LogStart)*size, 8*size, "retention.bytes is kept")
+	closeFirst()
+
+	s, _ = openStore(t, path, logdir.WithSegmentBytes(300))
+	p, err = s.Partition("t", 0)
+	require.NoError(t, err)
+	after, err := p.Offsets()
+	require.NoError(t, err)
+	assert.Equal(t, o, after, "the log start survives without a checkpoint")
+}
+
+func TestCatalogFile(t *testing.T) {
+	path := t.TempDir()
+	s, closeFirst := openStore(t, path)
+	topic, err := s.CreateTopic("a.b-c_d", 2, storage.TopicConfig{Retention: time.Minute, RetentionBytes: 10, MaxMessageBytes: 100})
+	require.NoError(t, err)
+	closeFirst()
+	data, err := os.ReadFile(filepath.Join(path, "topics.json"))
+	require.NoError(t, err)
+	var f map[string]any
+	require.NoError(t, json.Unmarshal(data, &f))
+	assert.Equal(t, map[string]any{"version": 1.0, "topics": []any{map[string]any{
+		"name": "a.b-c_d", "id": topic.ID.String(), "partitions": 2.0,
+		"configs": map[string]any{"retention.ms": "60000", "retention.bytes": "10", "max.message.bytes": "100"},
+	}}}, f)
+}
+
+// TestStrayPartitionDirectories: a directory the catalog does not account
+// for is what a crash left of a deletion, and goes; without any catalog,
+// the broker refuses to guess.
+func TestStrayPartitionDirectories(t *testing.T) {
+	path := t.TempDir()
+	s, closeFirst := openStore(t, path)
+	_, err := s.CreateTopic("kept", 1, s.TopicDefaults())
+	require.NoError(t, err)
+	closeFirst()
+	for _, dir := range []string{"ghost-0", "kept-1"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(path, dir), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(path, dir, "00000000000000000000.log"), nil, 0o644))
+	}
+	_, closeSecond := openStore(t, path)
+	closeSecond()
+	assert.NoDirExists(t, filepath.Join(path, "ghost-0"), "no topic ghost")
+	assert.NoDirExists(t, filepath.Join(path, "kept-1"), "kept has one partition")
+	assert.DirExists(t, filepath.Join(path, "kept-0"))
+
+	require.NoError(t, os.Remove(filepath.Join(path, "topics.json")))
+	d, err := logdir.Open(path)
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = storage.New(storage.WithLogOpener(d.OpenLog), storage.WithCatalog(d), storage.WithRetentionCheckInterval(0))
+	assert.ErrorIs(t, err, logdir.ErrInconsistent, "partition directories but no catalog")
+	assert.DirExists(t, filepath.Join(path, "kept-0"), "kept for the operator")
+}
+
+func TestReserveProducerIDs(t *testing.T) {
+	path := t.TempDir()
+	d, err := logdir.Open(path)
+	require.NoError(t, err)
+	first, err := d.ReserveProducerIDs(1000)
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), first)
+	second, err := d.ReserveProducerIDs(1000)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1000), second)
+	require.NoError(t, d.Close())
+
+	d, err = logdir.Open(path)
+	require.NoError(t, err)
+	defer d.Close()
+	third, err := d.ReserveProducerIDs(10)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2000), third, "never an id reserved before the restart")
+	_, err = d.ReserveProducerIDs(0)
+	assert.ErrorIs(t, err, logdir.ErrInvalidOption)
+}
