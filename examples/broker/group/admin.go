@@ -90,7 +90,9 @@ func (c *Coordinator) ListGroups() ([]Listing, *kerr.Error) {
 // Empty groups can be deleted; whatever still waits on one (a pending
 // member's session, the offset expiration) completes.
 //
-// Errors: COORDINATOR_NOT_AVAILABLE, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP.
+// Errors: COORDINATOR_NOT_AVAILABLE, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP,
+// NOT_COORDINATOR when the OffsetStore refuses the deletion (the group
+// stays).
 func (c *Coordinator) DeleteGroups(groups []string) []*kerr.Error {
 	errs := make([]*kerr.Error, len(groups))
 	for i, id := range groups {
@@ -103,6 +105,8 @@ func (c *Coordinator) DeleteGroups(groups []string) []*kerr.Error {
 			errs[i] = kerr.GroupIDNotFound
 		case g.st != Empty:
 			errs[i] = kerr.NonEmptyGroup
+		case g.storeGoneLocked() != nil:
+			errs[i] = errStore
 		default:
 			c.killLocked(g, &a)
 			c.log.Info("deleted group", zap.String("group", id))

@@ -62,6 +62,11 @@ type Coordinator struct {
 	log *zap.Logger  //
 	tm  *timer.Timer // the purgatories' shared timer
 
+	// wallOrigin is the wall-clock time when the coordinator's clock read
+	// clkOrigin: they convert the clock's times to those a store keeps.
+	wallOrigin time.Time
+	clkOrigin  time.Duration
+
 	rebalance *purgatory.Purgatory[RebalanceKey] // Kafka's "Rebalance"
 	sessions  *purgatory.Purgatory[memberKey]    // Kafka's "Heartbeat"
 	expiry    *purgatory.Purgatory[string]       // offset retention, by group
@@ -72,7 +77,8 @@ type Coordinator struct {
 	groups map[string]*group
 }
 
-// New returns a coordinator with its purgatories running.
+// New returns a coordinator with its purgatories running and, with an
+// OffsetStore, the groups it holds restored; the store's error fails it.
 func New(opts ...Option) (*Coordinator, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -85,6 +91,7 @@ func New(opts ...Option) (*Coordinator, error) {
 	if c.clk == nil {
 		c.clk = timer.NewRealClock()
 	}
+	c.wallOrigin, c.clkOrigin = cfg.wall(), c.clk.Now()
 	var err error
 	if c.tm, err = timer.New(timer.WithClock(c.clk), timer.WithLogger(c.log)); err != nil {
 		return nil, fmt.Errorf("group: %w", err)
@@ -102,6 +109,12 @@ func New(opts ...Option) (*Coordinator, error) {
 		c.closePurgatories()
 		c.tm.Close()
 		return nil, fmt.Errorf("group: %w", err)
+	}
+	if cfg.store != nil {
+		if err := c.restore(); err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("group: restore offsets: %w", err)
+		}
 	}
 	return c, nil
 }

@@ -69,11 +69,30 @@
 // Go's mutexes are not reentrant, so nothing holding a group's mutex calls
 // into a purgatory (CheckAndComplete, TryCompleteElseWatch) or answers a
 // request: a section under the lock records what it leaves to do (an
-// after), and that runs once the lock is released.
+// after), and that runs once the lock is released. The OffsetStore is
+// called with a group's mutex held, and its own lock is a leaf below it.
+//
+// # Persistence
+//
+// With an OffsetStore (WithOffsetStore) committed offsets outlive the
+// coordinator, as Kafka keeps them in
+// __consumer_offsets. Every commit, offset deletion, expiry and group
+// deletion is handed to the store, under the group's mutex and in the
+// order it happens, and a commit or a deletion takes effect only once the
+// store took it: a refusal answers NOT_COORDINATOR, as Kafka answers when
+// it cannot append to __consumer_offsets, and an expiry the store refuses
+// is logged (the offsets expire again after a restart). The store keeps
+// wall-clock times (WithWallClock), converted from and to the
+// coordinator's clock. New restores each stored group Empty, with its
+// protocol type and offsets, as if its members had all left when the
+// coordinator stopped: a consumer group's offsets expire
+// offsets.retention.minutes after the restart, a simple consumer's after
+// their commit, an explicit retention at its wall-clock deadline.
+// Membership, generations and assignments are not kept: members rejoin,
+// as they do when Kafka's coordinator moves.
 //
 // # Not implemented
 //
-// Transactional offset commits, group.max.size, the expiry of a Stable
-// consumer group's offsets for topics it no longer subscribes to, and
-// persistence: groups and offsets live in memory and die with the broker.
+// Transactional offset commits, group.max.size, and the expiry of a Stable
+// consumer group's offsets for topics it no longer subscribes to.
 package group

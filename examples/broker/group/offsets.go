@@ -59,7 +59,8 @@ type CommitOffset struct {
 // Errors: COORDINATOR_NOT_AVAILABLE, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
 // FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS (CompletingRebalance: the
 // member knows its generation but not yet its assignment),
-// OFFSET_METADATA_TOO_LARGE. Whether the topic exists is the caller's
+// OFFSET_METADATA_TOO_LARGE; NOT_COORDINATOR when the OffsetStore refuses
+// the offsets, which are then not committed. Whether the topic exists is the caller's
 // check (Kafka makes it in KafkaApis too).
 func (c *Coordinator) CommitOffsets(req CommitRequest) []*kerr.Error {
 	errs := make([]*kerr.Error, len(req.Offsets))
@@ -95,16 +96,31 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) []*kerr.Error {
 		c.scheduleSessionLocked(g, m, m.session, &a)
 	}
 	now := c.clk.Now()
+	offs := make([]*offset, len(req.Offsets)) // nil where refused
 	for i, o := range req.Offsets {
 		if len(o.Metadata) > c.cfg.maxMetadata {
 			errs[i] = kerr.OffsetMetadataTooLarge
 			continue
 		}
-		off := &offset{offset: o.Offset, leaderEpoch: o.LeaderEpoch, metadata: o.Metadata, committed: now}
+		offs[i] = &offset{offset: o.Offset, leaderEpoch: o.LeaderEpoch, metadata: o.Metadata, committed: now}
 		if req.Retention >= 0 {
-			off.expireAt, off.explicit = satAdd(now, req.Retention), true
+			offs[i].expireAt, offs[i].explicit = satAdd(now, req.Retention), true
 		}
-		g.offsets[TopicPartition{o.Topic, o.Partition}] = off
+	}
+	// The store first: an offset the client is told is committed is
+	// stored.
+	if err := g.storeCommitLocked(req.Offsets, offs); err != nil {
+		for i := range offs {
+			if offs[i] != nil {
+				errs[i] = errStore
+			}
+		}
+		return errs
+	}
+	for i, o := range req.Offsets {
+		if offs[i] != nil {
+			g.offsets[TopicPartition{o.Topic, o.Partition}] = offs[i]
+		}
 	}
 	if g.st == Empty {
 		g.armExpiryLocked(&a)
@@ -193,8 +209,9 @@ func (c *Coordinator) FetchAllOffsets(group string) ([]PartitionOffset, *kerr.Er
 // those of the topics it subscribes to (see WithSubscriptions); any other
 // group with members keeps them all.
 //
-// Errors: COORDINATOR_NOT_AVAILABLE, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP;
-// per partition GROUP_SUBSCRIBED_TO_TOPIC.
+// Errors: COORDINATOR_NOT_AVAILABLE, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP,
+// NOT_COORDINATOR when the OffsetStore refuses the deletion (nothing is
+// deleted); per partition GROUP_SUBSCRIBED_TO_TOPIC.
 func (c *Coordinator) DeleteOffsets(group string, partitions []TopicPartition) (*kerr.Error, []*kerr.Error) {
 	var a after
 	g, err := c.lockGroup(group, false, &a)
@@ -218,14 +235,19 @@ func (c *Coordinator) DeleteOffsets(group string, partitions []TopicPartition) (
 			}
 		}
 	}
-	deleted := 0
+	var gone []TopicPartition
 	for i, tp := range partitions {
 		if errs[i] == nil && g.offsets[tp] != nil {
-			delete(g.offsets, tp)
-			deleted++
+			gone = append(gone, tp)
 		}
 	}
-	if deleted > 0 && g.st == Empty {
+	if err := g.storeDeleteLocked(gone); err != nil {
+		return errStore, nil
+	}
+	for _, tp := range gone {
+		delete(g.offsets, tp)
+	}
+	if len(gone) > 0 && g.st == Empty {
 		g.armExpiryLocked(&a)
 	}
 	return nil, errs
@@ -342,18 +364,25 @@ func (e *offsetExpiry) OnExpiration() {
 	if g.expiry == e && g.st == Empty && !c.closed.Load() {
 		g.expiry = nil
 		now := c.clk.Now()
-		expired := 0
+		var expired []TopicPartition
 		for tp, o := range g.offsets {
 			if at, ok := g.expiresLocked(o); ok && at <= now {
-				delete(g.offsets, tp)
-				expired++
+				expired = append(expired, tp)
 			}
 		}
-		if len(g.offsets) == 0 {
-			c.log.Info("deleting empty group without offsets", zap.String("group", g.id), zap.Int("expired", expired))
+		// A store that refuses is logged, and the offsets expire here
+		// anyway: they expire again after a restart.
+		if len(expired) == len(g.offsets) {
+			_ = g.storeGoneLocked()
+			c.log.Info("deleting empty group without offsets", zap.String("group", g.id), zap.Int("expired", len(expired)))
 			c.killLocked(g, &a)
 		} else {
-			c.log.Debug("expired offsets", zap.String("group", g.id), zap.Int("expired", expired), zap.Int("left", len(g.offsets)))
+			sortPartitions(expired)
+			_ = g.storeDeleteLocked(expired)
+			for _, tp := range expired {
+				delete(g.offsets, tp)
+			}
+			c.log.Debug("expired offsets", zap.String("group", g.id), zap.Int("expired", len(expired)), zap.Int("left", len(g.offsets)))
 			g.armExpiryLocked(&a)
 		}
 	}

@@ -43,6 +43,8 @@ type config struct {
 	maxMetadata   int
 	purgeInterval int
 	subscriptions func(metadata []byte) ([]string, error)
+	store         OffsetStore      // nil: offsets live in memory
+	wall          func() time.Time // wall clock, for the times a store keeps
 }
 
 func defaultConfig() config {
@@ -55,6 +57,7 @@ func defaultConfig() config {
 		emptyGrace:    DefaultEmptyGroupRetention,
 		maxMetadata:   DefaultMaxMetadataSize,
 		purgeInterval: 1000,
+		wall:          time.Now,
 	}
 }
 
@@ -70,6 +73,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: offset metadata limit %d is negative", ErrInvalidConfig, c.maxMetadata)
 	case c.purgeInterval < 1:
 		return fmt.Errorf("%w: purge interval %d", ErrInvalidConfig, c.purgeInterval)
+	case c.wall == nil:
+		return fmt.Errorf("%w: nil wall clock", ErrInvalidConfig)
 	}
 	if c.retention < 0 {
 		c.retention = forever
@@ -152,3 +157,15 @@ func WithPurgeInterval(n int) Option {
 func WithSubscriptions(decode func(metadata []byte) ([]string, error)) Option {
 	return optionFunc(func(c *config) { c.subscriptions = decode })
 }
+
+// WithOffsetStore makes committed offsets outlive the coordinator: New
+// restores the groups s holds, each Empty with its offsets, and every
+// commit, deletion and expiry is recorded in s before it takes effect (see
+// OffsetStore). Without it, offsets live in memory and die with the
+// coordinator.
+func WithOffsetStore(s OffsetStore) Option { return optionFunc(func(c *config) { c.store = s }) }
+
+// WithWallClock sets the wall clock that the times given to an
+// OffsetStore are read from (default: time.Now). It is read once, by New:
+// later times are the coordinator's clock's, counted from then.
+func WithWallClock(now func() time.Time) Option { return optionFunc(func(c *config) { c.wall = now }) }

@@ -1,0 +1,222 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// memStore is an OffsetStore in memory, shared by the coordinators of a
+// test as a file is by the brokers that open it in turn. It records each
+// change as a line, and refuses them when told.
+type memStore struct {
+	mu      sync.Mutex
+	groups  map[string]*StoredGroup
+	changes []string
+	fail    error
+	loadErr error
+}
+
+func newMemStore() *memStore { return &memStore{groups: make(map[string]*StoredGroup)} }
+
+func (s *memStore) Load() ([]StoredGroup, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []StoredGroup
+	for _, g := range s.groups {
+		out = append(out, *g)
+	}
+	return out, s.loadErr
+}
+
+func (s *memStore) Commit(group, ptype string, offsets []StoredOffset) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	g := s.groups[group]
+	if g == nil {
+		g = &StoredGroup{Group: group}
+		s.groups[group] = g
+	}
+	g.ProtocolType = ptype
+	for _, o := range offsets {
+		g.Offsets = deleteOffset(g.Offsets, o.TopicPartition)
+		g.Offsets = append(g.Offsets, o)
+		s.changes = append(s.changes, fmt.Sprintf("commit %s %s-%d=%d", group, o.Topic, o.Partition, o.Offset))
+	}
+	return nil
+}
+
+func deleteOffset(offs []StoredOffset, tp TopicPartition) []StoredOffset {
+	for i, o := range offs {
+		if o.TopicPartition == tp {
+			return append(offs[:i], offs[i+1:]...)
+		}
+	}
+	return offs
+}
+
+func (s *memStore) Delete(group string, tps []TopicPartition) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	for _, tp := range tps {
+		if g := s.groups[group]; g != nil {
+			g.Offsets = deleteOffset(g.Offsets, tp)
+		}
+		s.changes = append(s.changes, fmt.Sprintf("delete %s %s-%d", group, tp.Topic, tp.Partition))
+	}
+	return nil
+}
+
+func (s *memStore) DeleteGroup(group string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	delete(s.groups, group)
+	s.changes = append(s.changes, "delete group "+group)
+	return nil
+}
+
+func (s *memStore) failWith(err error) {
+	s.mu.Lock()
+	s.fail = err
+	s.mu.Unlock()
+}
+
+func (s *memStore) log() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.changes...)
+}
+
+// epoch is the wall-clock time of the tests' first coordinator.
+var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// restartOn returns a new coordinator on store, whose wall clock reads at.
+func restartOn(t *testing.T, store OffsetStore, at time.Time, opts ...Option) (*Coordinator, interface{ Advance(time.Duration) }) {
+	t.Helper()
+	c, clk := newTestCoordinator(t, append([]Option{WithOffsetStore(store), WithWallClock(func() time.Time { return at })}, opts...)...)
+	return c, clk
+}
+
+func TestOffsetsSurviveARestart(t *testing.T) {
+	store := newMemStore()
+	c, clk := newTestCoordinator(t, WithOffsetStore(store), WithWallClock(func() time.Time { return epoch }))
+	res := stableGroup(t, c, clk, "g", 2)
+	require.Equal(t, []*kerr.Error{nil, nil}, commit(c, "g", res[0].MemberID, res[0].Generation, 10, 20))
+	require.Equal(t, []*kerr.Error{nil}, commit(c, "simple", "", -1, 5))
+	require.NoError(t, c.Close())
+	g := store.groups["g"]
+	require.NotNil(t, g)
+	assert.Equal(t, "consumer", g.ProtocolType)
+	assert.Equal(t, StoredOffset{TopicPartition: TopicPartition{"t", 0}, Offset: 10, LeaderEpoch: 7, Metadata: "m",
+		Committed: epoch.Add(2 * testDelay)}, g.Offsets[0], "wall-clock times: the coordinator's clock dies with it")
+
+	again, _ := restartOn(t, store, epoch.Add(time.Hour))
+	assert.Equal(t, []int64{10, 20, -1}, fetch(t, again, "g", 3), "the offsets are back")
+	got, err := again.FetchOffsets("g", []TopicPartition{{"t", 1}})
+	require.Nil(t, err)
+	assert.Equal(t, PartitionOffset{Topic: "t", Partition: 1, Offset: 20, LeaderEpoch: 7, Metadata: "m"}, got[0])
+	assert.Equal(t, []int64{5}, fetch(t, again, "simple", 1))
+	d, found, err := again.DescribeGroup("g")
+	require.Nil(t, err)
+	assert.True(t, found)
+	assert.Equal(t, Empty, d.State, "members are not kept: they rejoin")
+	assert.Equal(t, "consumer", d.ProtocolType)
+
+	// The members of the old generation are gone: their commits are
+	// refused, and a new member takes the group over.
+	assert.Equal(t, []*kerr.Error{kerr.UnknownMemberID}, commit(again, "g", res[0].MemberID, res[0].Generation, 11))
+}
+
+// TestExpiryAcrossARestart: a consumer group's offsets expire
+// offsets.retention.minutes after it became Empty, which after a restart is
+// the restart; an explicit retention keeps its wall-clock deadline; the
+// expiry is recorded.
+func TestExpiryAcrossARestart(t *testing.T) {
+	store := newMemStore()
+	c, clk := newTestCoordinator(t, WithOffsetStore(store), WithWallClock(func() time.Time { return epoch }),
+		WithOffsetsRetention(time.Hour))
+	res := stableGroup(t, c, clk, "g", 1)
+	require.Equal(t, []*kerr.Error{nil}, commit(c, "g", res[0].MemberID, res[0].Generation, 10))
+	explicit := c.CommitOffsets(CommitRequest{Group: "simple", Generation: -1, Retention: 2 * time.Hour,
+		Offsets: []CommitOffset{{Topic: "t", Partition: 0, Offset: 3, LeaderEpoch: -1}}})
+	require.Equal(t, []*kerr.Error{nil}, explicit)
+	require.NoError(t, c.Close())
+	committedAt := store.groups["simple"].Offsets[0].Committed
+	assert.Equal(t, committedAt.Add(2*time.Hour), store.groups["simple"].Offsets[0].ExpireAt)
+
+	// 90 minutes of wall time later.
+	again, clk2 := restartOn(t, store, committedAt.Add(90*time.Minute), WithOffsetsRetention(time.Hour))
+	clk2.Advance(29 * time.Minute)
+	assert.Equal(t, []int64{3}, fetch(t, again, "simple", 1))
+	clk2.Advance(time.Minute)
+	assert.Equal(t, []int64{-1}, fetch(t, again, "simple", 1), "expired two hours after its commit, wall-clock")
+	assert.Equal(t, []int64{10}, fetch(t, again, "g", 1), "the consumer group's hour counts from the restart")
+	clk2.Advance(30 * time.Minute)
+	assert.Equal(t, []int64{-1}, fetch(t, again, "g", 1))
+	assert.Contains(t, store.log(), "delete group simple", "expiries are recorded")
+	assert.Contains(t, store.log(), "delete group g")
+	assert.Empty(t, store.groups)
+
+	third, _ := restartOn(t, store, committedAt.Add(3*time.Hour))
+	assert.Equal(t, []int64{-1}, fetch(t, third, "g", 1), "and stay expired")
+}
+
+func TestDeletionsAreRecorded(t *testing.T) {
+	store := newMemStore()
+	c, _ := newTestCoordinator(t, WithOffsetStore(store))
+	require.Equal(t, []*kerr.Error{nil, nil, nil}, commit(c, "g", "", -1, 1, 2, 3))
+	require.Equal(t, []*kerr.Error{nil}, commit(c, "h", "", -1, 9))
+	gerr, errs := c.DeleteOffsets("g", []TopicPartition{{"t", 1}, {"t", 7}})
+	require.Nil(t, gerr)
+	assert.Equal(t, []*kerr.Error{nil, nil}, errs)
+	assert.Equal(t, []*kerr.Error{nil}, c.DeleteGroups([]string{"h"}))
+	assert.Equal(t, []string{"commit g t-0=1", "commit g t-1=2", "commit g t-2=3", "commit h t-0=9",
+		"delete g t-1", "delete group h"}, store.log(), "only what existed is deleted")
+
+	again, _ := restartOn(t, store, epoch)
+	assert.Equal(t, []int64{1, -1, 3}, fetch(t, again, "g", 3))
+	_, found, _ := again.DescribeGroup("h")
+	assert.False(t, found)
+}
+
+// TestStoreRefusals: a change the store refuses does not happen, and the
+// client is told NOT_COORDINATOR, as Kafka answers a commit it cannot
+// append to __consumer_offsets.
+func TestStoreRefusals(t *testing.T) {
+	store := newMemStore()
+	c, _ := newTestCoordinator(t, WithOffsetStore(store))
+	require.Equal(t, []*kerr.Error{nil}, commit(c, "g", "", -1, 1))
+	store.failWith(errors.New("disk full"))
+	big := CommitRequest{Group: "g", Generation: -1, Retention: -1, Offsets: []CommitOffset{
+		{Topic: "t", Partition: 0, Offset: 2}, {Topic: "t", Partition: 1, Offset: 2, Metadata: string(make([]byte, 5000))}}}
+	assert.Equal(t, []*kerr.Error{kerr.NotCoordinator, kerr.OffsetMetadataTooLarge}, c.CommitOffsets(big))
+	assert.Equal(t, []int64{1, -1}, fetch(t, c, "g", 2), "nothing committed")
+	gerr, _ := c.DeleteOffsets("g", []TopicPartition{{"t", 0}})
+	assert.Equal(t, kerr.NotCoordinator, gerr)
+	assert.Equal(t, []*kerr.Error{kerr.NotCoordinator}, c.DeleteGroups([]string{"g"}))
+	assert.Equal(t, []int64{1}, fetch(t, c, "g", 1), "nothing deleted")
+	store.failWith(nil)
+	assert.Equal(t, []*kerr.Error{nil}, c.DeleteGroups([]string{"g"}))
+}
+
+func TestNewFailsWhenTheStoreCannotLoad(t *testing.T) {
+	store := newMemStore()
+	store.loadErr = errors.New("corrupt")
+	_, err := New(WithOffsetStore(store))
+	assert.ErrorContains(t, err, "corrupt")
+}
