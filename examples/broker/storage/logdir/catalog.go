@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/internal/atomicfile"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -217,5 +218,5 @@ func (d *Dir) writeCatalogLocked() error {
 	if err != nil {
 		return fmt.Errorf("logdir: %w", err)
 	}
-	return writeFileAtomic(d.cfg.sync, filepath.Join(d.path, catalogName), append(data, '\n'))
+	return atomicfile.Write(d.cfg.sync, filepath.Join(d.path, catalogName), append(data, '\n'))
 }

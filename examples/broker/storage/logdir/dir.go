@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/internal/atomicfile"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -126,7 +127,7 @@ func (d *Dir) OpenLog(topic string, id storage.TopicID, partition int32) (storag
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("logdir: %w", err)
 		}
-		if err := syncDir(d.cfg.sync, d.path); err != nil {
+		if err := atomicfile.SyncDir(d.cfg.sync, d.path); err != nil {
 			return nil, err
 		}
 	}
@@ -173,7 +174,7 @@ func (d *Dir) removeDir(dir string) error {
 		}
 		return fmt.Errorf("logdir: %w", err)
 	}
-	if err := syncDir(d.cfg.sync, d.path); err != nil {
+	if err := atomicfile.SyncDir(d.cfg.sync, d.path); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(gone); err != nil {
@@ -182,15 +183,17 @@ func (d *Dir) removeDir(dir string) error {
 	return nil
 }
 
-// finishDeletions removes the partition directories whose deletion a
-// crash cut short.
+// finishDeletions removes what a crash cut short: partition directories
+// being deleted, files being replaced.
 func (d *Dir) finishDeletions() error {
 	entries, err := os.ReadDir(d.path)
 	if err != nil {
 		return fmt.Errorf("logdir: %w", err)
 	}
 	for _, e := range entries {
-		if e.IsDir() && strings.HasSuffix(e.Name(), deleteSuffix) {
+		left := e.IsDir() && strings.HasSuffix(e.Name(), deleteSuffix) ||
+			!e.IsDir() && strings.HasSuffix(e.Name(), atomicfile.TmpSuffix)
+		if left {
 			if err := os.RemoveAll(filepath.Join(d.path, e.Name())); err != nil {
 				return fmt.Errorf("logdir: %w", err)
 			}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/atomicfile"
 )
 
 // producerIDsName holds the first producer id never handed out, as
@@ -42,7 +44,7 @@ func (d *Dir) ReserveProducerIDs(n int64) (int64, error) {
 			return 0, fmt.Errorf("%w: %s holds %q", ErrInconsistent, path, data)
 		}
 	}
-	if err := writeFileAtomic(d.cfg.sync, path, []byte(strconv.FormatInt(first+n, 10)+"\n")); err != nil {
+	if err := atomicfile.Write(d.cfg.sync, path, []byte(strconv.FormatInt(first+n, 10)+"\n")); err != nil {
 		return 0, err
 	}
 	return first, nil

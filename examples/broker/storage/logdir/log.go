@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"sync"
 
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/internal/atomicfile"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -111,7 +111,7 @@ func (l *Log) rollLocked() error {
 	}
 	// The new file's name must survive a power loss before anything in
 	// it is fsynced.
-	if err := syncDir(l.cfg.sync, l.dir); err != nil {
+	if err := atomicfile.SyncDir(l.cfg.sync, l.dir); err != nil {
 		_ = s.remove()
 		return err
 	}
@@ -325,21 +325,4 @@ func (l *Log) flushIfDirty() {
 	case err == nil && to > l.flushed:
 		l.flushed = to
 	}
-}
-
-// syncDir fsyncs a directory, so that the files created, renamed or
-// removed in it stay so after a power loss.
-func syncDir(sync func(*os.File) error, dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("logdir: open %s: %w", dir, err)
-	}
-	err = sync(d)
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("logdir: fsync %s: %w", dir, err)
-	}
-	return nil
 }

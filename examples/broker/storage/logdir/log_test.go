@@ -3,7 +3,6 @@ package logdir
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -252,14 +251,4 @@ func TestAppendRefusesAGap(t *testing.T) {
 	fill(t, 1000, []int{2}, l)
 	assert.Error(t, l.Append(stored(t, 5, 1, 0)), "a batch must go at the end")
 	assert.Equal(t, int64(2), l.Bounds().End)
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f")
-	require.NoError(t, writeFileAtomic((*os.File).Sync, path, []byte("one")))
-	require.NoError(t, writeFileAtomic((*os.File).Sync, path, []byte("two")))
-	got, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, "two", string(got))
-	assert.NoFileExists(t, path+tmpSuffix)
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gopurgatory/purgatory/examples/broker/internal/atomicfile"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -31,7 +32,7 @@ func (d *Dir) loadMeta() (string, error) {
 		_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
 		cluster := base64.RawURLEncoding.EncodeToString(id[:])
 		meta := fmt.Sprintf("version=1\ncluster.id=%s\nnode.id=%d\n", cluster, d.cfg.nodeID)
-		return cluster, writeFileAtomic(d.cfg.sync, path, []byte(meta))
+		return cluster, atomicfile.Write(d.cfg.sync, path, []byte(meta))
 	}
 	if err != nil {
 		return "", fmt.Errorf("logdir: %w", err)
@@ -86,5 +87,5 @@ func readPartitionMeta(dir string) (storage.TopicID, error) {
 
 // writePartitionMeta records which topic a partition's directory is for.
 func writePartitionMeta(sync func(*os.File) error, dir string, id storage.TopicID) error {
-	return writeFileAtomic(sync, filepath.Join(dir, partitionMeta), fmt.Appendf(nil, "version: 0\ntopic_id: %s\n", id))
+	return atomicfile.Write(sync, filepath.Join(dir, partitionMeta), fmt.Appendf(nil, "version: 0\ntopic_id: %s\n", id))
 }

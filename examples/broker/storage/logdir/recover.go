@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/internal/atomicfile"
 	"github.com/gopurgatory/purgatory/examples/broker/internal/batchfile"
 )
 
@@ -37,7 +38,7 @@ func openLog(dir string, cfg *config) (*Log, error) {
 	if len(bases) == 0 {
 		s, err := createSegment(dir, 0, cfg)
 		if err == nil {
-			err = syncDir(cfg.sync, dir)
+			err = atomicfile.SyncDir(cfg.sync, dir)
 		}
 		if err != nil {
 			return fail(err)
@@ -79,7 +80,7 @@ func listSegments(dir string, cfg *config) ([]int64, error) {
 	var bases []int64
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasSuffix(name, tmpSuffix) {
+		if strings.HasSuffix(name, atomicfile.TmpSuffix) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				return nil, fmt.Errorf("logdir: remove %s: %w", name, err)
 			}

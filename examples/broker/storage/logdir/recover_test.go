@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/gopurgatory/purgatory/examples/broker/internal/atomicfile"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -248,9 +249,10 @@ func TestLeftoversRemoved(t *testing.T) {
 	path, _ := written(t, 3)
 	dir := filepath.Join(path, "t-0")
 	orphan := filepath.Join(dir, fmt.Sprintf("%020d.index", 100)) // a deletion cut short
-	tmp := filepath.Join(dir, partitionMeta+tmpSuffix)            // an atomic write cut short
+	tmp := filepath.Join(dir, partitionMeta+atomicfile.TmpSuffix) // an atomic write cut short
 	gone := filepath.Join(path, "u-0.abc"+deleteSuffix)           // a topic deletion cut short
-	for _, f := range []string{orphan, tmp} {
+	catalogTmp := filepath.Join(path, catalogName+atomicfile.TmpSuffix)
+	for _, f := range []string{orphan, tmp, catalogTmp} {
 		require.NoError(t, os.WriteFile(f, []byte("x"), 0o644))
 	}
 	require.NoError(t, os.MkdirAll(filepath.Join(gone, "x"), 0o755))
@@ -259,6 +261,7 @@ func TestLeftoversRemoved(t *testing.T) {
 	assert.Equal(t, int64(3), l.Bounds().End)
 	assert.NoFileExists(t, orphan)
 	assert.NoFileExists(t, tmp)
+	assert.NoFileExists(t, catalogTmp)
 	assert.NoDirExists(t, gone)
 }
 
