@@ -74,8 +74,8 @@
 //
 // # Persistence
 //
-// With an OffsetStore (WithOffsetStore) committed offsets outlive the
-// coordinator, as Kafka keeps them in
+// With an OffsetStore (WithOffsetStore; package offsetlog keeps one in a
+// file) committed offsets outlive the coordinator, as Kafka keeps them in
 // __consumer_offsets. Every commit, offset deletion, expiry and group
 // deletion is handed to the store, under the group's mutex and in the
 // order it happens, and a commit or a deletion takes effect only once the

@@ -13,7 +13,7 @@ import (
 // restarts: each group's committed offsets, and its protocol type, which
 // decides how they expire (KIP-211). Membership is not kept: members rejoin
 // a restarted coordinator, as Kafka's rejoin a coordinator that moved.
-// WithOffsetStore sets one.
+// WithOffsetStore sets one; package offsetlog keeps them in a file.
 //
 // The coordinator calls it with the group's mutex held, in the order the
 // changes happen, and applies a commit or a deletion only once the store
