@@ -114,7 +114,7 @@ func (d *Dir) OpenLog(topic string, id storage.TopicID, partition int32) (storag
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// A new partition, or one whose creation a crash cut short
-		// before its partition.metadata was written.
+		// before its partition.metadata was written: it holds no batch.
 	case err != nil:
 		return nil, err
 	case owner != id:
@@ -131,14 +131,17 @@ func (d *Dir) OpenLog(topic string, id storage.TopicID, partition int32) (storag
 			return nil, err
 		}
 	}
-	if owner != id {
-		if err := writePartitionMeta(d.cfg.sync, dir, id); err != nil {
-			return nil, err
-		}
-	}
-	l, err := openLog(dir, &d.cfg)
+	// A directory made for this topic always holds a segment: its
+	// partition.metadata is written only once the first one exists.
+	l, err := openLog(dir, &d.cfg, owner == id)
 	if err != nil {
 		return nil, fmt.Errorf("logdir: open %s-%d: %w", topic, partition, err)
+	}
+	if owner != id {
+		if err := writePartitionMeta(d.cfg.sync, dir, id); err != nil {
+			_ = l.close(false)
+			return nil, err
+		}
 	}
 	l.forget, l.removed = d.forget, d.removeDir
 	d.mu.Lock()

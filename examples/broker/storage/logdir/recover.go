@@ -21,12 +21,18 @@ import (
 // recovers it (see the package doc, # Recovery): every segment is read and
 // checked whole; a sealed one must be intact, the active one loses a torn
 // tail; indexes that disagree with their segment are rebuilt; segments must
-// follow each other without a gap. The active segment is then fsynced, so
-// that the log starts with nothing unflushed. O(bytes in the log).
-func openLog(dir string, cfg *config) (*Log, error) {
+// follow each other without a gap. A log that existed must have a segment
+// (there is always an active one): without, its files were lost, and that
+// is ErrInconsistent, not an empty partition. A new log gets its first
+// segment. The active segment is then fsynced, so that the log starts
+// with nothing unflushed. O(bytes in the log).
+func openLog(dir string, cfg *config, existed bool) (*Log, error) {
 	bases, err := listSegments(dir, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if existed && len(bases) == 0 {
+		return nil, fmt.Errorf("%w: %s holds no segment file", ErrInconsistent, dir)
 	}
 	l := &Log{dir: dir, cfg: cfg}
 	fail := func(err error) (*Log, error) {

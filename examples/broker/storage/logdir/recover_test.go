@@ -184,6 +184,14 @@ func TestMissingSegmentRefusesToOpen(t *testing.T) {
 	assert.ErrorContains(t, err, "ends at offset 5, but the next segment starts at 10")
 }
 
+func TestVanishedSegmentsRefuseToOpen(t *testing.T) {
+	path, _ := written(t, 3)
+	require.NoError(t, os.Remove(segmentOf(path, 0)))
+	_, _, err := reopen(t, path)
+	assert.ErrorIs(t, err, ErrInconsistent, "a partition that had batches is not opened empty")
+	assert.ErrorContains(t, err, "no segment file")
+}
+
 // TestIndexesRebuilt: an index that is missing, torn or wrong is rebuilt
 // from its segment, and reads are right either way.
 func TestIndexesRebuilt(t *testing.T) {
