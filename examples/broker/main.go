@@ -3,11 +3,16 @@
 //
 //	go run ./examples/broker
 //	go run ./examples/broker --listeners 127.0.0.1:19092 --num.partitions 3
+//	go run ./examples/broker --log.dirs /var/lib/purgatory-broker
 //	go run ./examples/broker --config broker.properties
 //
 // Flags are named after Kafka's broker configs (go run ./examples/broker
 // -h lists them); a Kafka-style properties file given with --config sets
-// them too, and flags on the command line win. SIGINT or SIGTERM shuts it
+// them too, and flags on the command line win. Without --log.dirs the
+// broker keeps everything in memory; with it, topics, records and group
+// offsets survive a restart, and a kill -9 loses nothing acknowledged (a
+// power loss may, unless --log.flush.interval.messages=1: see package
+// server, # Durability). SIGINT or SIGTERM shuts it
 // down gracefully: it stops accepting, answers the requests waiting in its
 // purgatories, writes what it owes and exits.
 package main

@@ -6,8 +6,11 @@ package server
 // with epoch 0, every time it asks, as Kafka does for a producer without a
 // transactional id: from v3 such a producer may send its current id and
 // epoch to have its epoch bumped (KIP-360), and Kafka answers it with a new
-// id instead, as here. Ids are unique for the broker's life (see data).
-// Partitions track each id's sequences; see Produce.
+// id instead, as here. Ids are unique for the broker's data: with log.dirs
+// they are reserved on disk in blocks of 1000 (see producerIDs), so that a
+// restarted broker never hands one out twice; a block that cannot be
+// reserved is COORDINATOR_NOT_AVAILABLE, which clients retry. Partitions
+// track each id's sequences; see Produce.
 //
 // Not implemented: transactions. A non-null transactional id is refused
 // with INVALID_REQUEST, which clients do not retry: the producer fails at
@@ -34,7 +37,16 @@ func (s *Server) handleInitProducerID(r *request) {
 		r.respond(resp)
 		return
 	}
-	resp.ProducerID = s.data.nextProducerID.Add(1) - 1
-	resp.ProducerEpoch = 0
+	id, err := s.data.producerIDs.nextID()
+	if err != nil {
+		// The block of ids could not be reserved on disk: a retriable
+		// error, as Kafka's when its controller cannot hand out a block.
+		r.log().Error("could not reserve producer ids", zap.Error(err))
+		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		resp.ProducerID, resp.ProducerEpoch = -1, -1
+		r.respond(resp)
+		return
+	}
+	resp.ProducerID, resp.ProducerEpoch = id, 0
 	r.respond(resp)
 }

@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
 )
 
 // Config is the broker's configuration. Field names follow Kafka's broker
@@ -43,6 +46,18 @@ type Config struct {
 	TransactionalIDExpiry  time.Duration // transactional.id.expiration.ms (producer ids)
 	MaxIdempotentInFlight  int           // batches a producer may have in flight per partition (Kafka: 5)
 	ConnectionsMaxIdle     time.Duration // connections.max.idle.ms
+
+	// LogDirs is the directory the broker keeps its data in (Kafka's
+	// log.dirs, one directory here): partitions in segment files, the
+	// topics, the group offsets, the cluster id. Empty keeps everything
+	// in memory, gone when the broker stops. See package logdir for what
+	// survives a crash.
+	LogDirs                  string
+	LogSegmentBytes          int64         // log.segment.bytes
+	LogRoll                  time.Duration // log.roll.ms (-1: never by time)
+	LogIndexIntervalBytes    int64         // log.index.interval.bytes
+	LogFlushIntervalMessages int64         // log.flush.interval.messages
+	LogFlushInterval         time.Duration // log.flush.interval.ms (-1: never)
 }
 
 // Default returns Kafka's defaults, with the listener on loopback.
@@ -69,6 +84,12 @@ func Default() Config {
 		TransactionalIDExpiry:  7 * 24 * time.Hour,
 		MaxIdempotentInFlight:  5,
 		ConnectionsMaxIdle:     10 * time.Minute,
+
+		LogSegmentBytes:          logdir.DefaultSegmentBytes,
+		LogRoll:                  logdir.DefaultRollAfter,
+		LogIndexIntervalBytes:    logdir.DefaultIndexIntervalBytes,
+		LogFlushIntervalMessages: math.MaxInt64,
+		LogFlushInterval:         -1,
 	}
 }
 
@@ -91,6 +112,8 @@ func (c *Config) validate() error {
 		return errors.New("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
 	case c.MaxIdempotentInFlight < 1:
 		return errors.New("max idempotent in-flight batches must be at least 1")
+	case strings.Contains(c.LogDirs, ","):
+		return fmt.Errorf("log.dirs: %q: this broker keeps one directory", c.LogDirs)
 	}
 	return nil
 }
@@ -176,6 +199,12 @@ func (c *Config) settings() []setting {
 		durationSetting("transactional.id.expiration.ms", "how long an idle producer id's state is kept", &c.TransactionalIDExpiry, ms),
 		intSetting("max.idempotent.in.flight", "batches a producer may have in flight per partition (Kafka: 5)", &c.MaxIdempotentInFlight),
 		durationSetting("connections.max.idle.ms", "close connections idle this long", &c.ConnectionsMaxIdle, ms),
+		stringSetting("log.dirs", "directory for segment files, topics and group offsets, recovered on restart (empty: in memory)", &c.LogDirs),
+		intSetting("log.segment.bytes", "size at which a partition's segment file is rolled", &c.LogSegmentBytes),
+		durationSetting("log.roll.ms", "age at which a partition's segment file is rolled (-1: never by age)", &c.LogRoll, ms),
+		intSetting("log.index.interval.bytes", "bytes of batches between two offset index entries", &c.LogIndexIntervalBytes),
+		intSetting("log.flush.interval.messages", "fsync after this many records (1: every produce, surviving a power loss)", &c.LogFlushIntervalMessages),
+		durationSetting("log.flush.interval.ms", "fsync unflushed records this often (-1: never; kill -9 loses nothing either way)", &c.LogFlushInterval, ms),
 	}
 }
 

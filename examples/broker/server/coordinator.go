@@ -25,16 +25,21 @@ import (
 //	s.topicExists = func(topic string, partition int32) bool { ... }
 
 // newCoordinator builds the group coordinator from the broker's configs,
-// with its purgatories' metrics on the broker's registry.
-func newCoordinator(cfg Config, log *zap.Logger, reg prometheus.Registerer) (*group.Coordinator, error) {
-	return group.New(
+// with its purgatories' metrics on the broker's registry, and, with
+// log.dirs, its committed offsets in dur's offsets log, restored.
+func newCoordinator(cfg Config, log *zap.Logger, reg prometheus.Registerer, dur *durable) (*group.Coordinator, error) {
+	opts := []group.Option{
 		group.WithLogger(log.Named("group")),
 		group.WithRegisterer(reg),
 		group.WithInitialRebalanceDelay(cfg.GroupInitialRebalance),
 		group.WithSessionTimeouts(cfg.GroupMinSessionTimeout, cfg.GroupMaxSessionTimeout),
 		group.WithOffsetsRetention(cfg.OffsetsRetention),
 		group.WithSubscriptions(consumerSubscription),
-	)
+	}
+	if dur != nil {
+		opts = append(opts, group.WithOffsetStore(dur.offsets))
+	}
+	return group.New(opts...)
 }
 
 // consumerSubscription reads the topics of a "consumer" protocol member's

@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -13,18 +12,16 @@ import (
 // data is the broker's data path: the topics and their partitions' logs,
 // the producer ids handed out, and the cluster's id.
 type data struct {
-	store     *storage.Store
-	clusterID string // immutable
-
-	// nextProducerID is the id InitProducerId hands out next. In memory,
-	// ids restart at 0 with the broker, as the logs do; a durable log
-	// will need the block of ids persisted (Kafka's ProducerIdManager),
-	// or a restarted broker would hand an id out twice.
-	nextProducerID atomic.Int64
+	store       *storage.Store
+	clusterID   string       // immutable
+	producerIDs *producerIDs // what InitProducerId hands out
 }
 
-func newData(cfg Config, log *zap.Logger) (*data, error) {
-	store, err := storage.New(
+// newData opens the store: in memory, or on the log dir of dur, whose
+// topics it loads and whose partitions it recovers (a partition that
+// cannot be recovered fails it, and the broker does not start).
+func newData(cfg Config, log *zap.Logger, dur *durable) (*data, error) {
+	opts := []storage.Option{
 		storage.WithLogger(log),
 		storage.WithTopicDefaults(storage.TopicConfig{
 			Retention:       cfg.LogRetention,
@@ -33,11 +30,17 @@ func newData(cfg Config, log *zap.Logger) (*data, error) {
 		}),
 		storage.WithRetentionCheckInterval(cfg.LogRetentionCheck),
 		storage.WithProducerState(cfg.MaxIdempotentInFlight, cfg.TransactionalIDExpiry),
-	)
-	if err != nil {
+	}
+	d := &data{clusterID: newClusterID(), producerIDs: &producerIDs{}}
+	if dur != nil {
+		opts = append(opts, storage.WithLogOpener(dur.dir.OpenLog), storage.WithCatalog(dur.dir))
+		d.clusterID, d.producerIDs.reserve = dur.dir.ClusterID(), dur.dir.ReserveProducerIDs
+	}
+	var err error
+	if d.store, err = storage.New(opts...); err != nil {
 		return nil, err
 	}
-	return &data{store: store, clusterID: newClusterID()}, nil
+	return d, nil
 }
 
 // close stops the retention sweeper and closes the logs. The broker calls

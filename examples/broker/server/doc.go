@@ -28,12 +28,38 @@
 //
 // # Data
 //
-// Topics, partitions and their logs live in package storage, in memory:
-// Produce appends through it and then checks the fetches and produces
-// waiting on the partition (CheckAndComplete, with no lock held); a waiting
-// fetch reads it again when it completes. An acks=all produce waits until
-// the partition's high watermark passes its batch, which on one broker is
-// at once; replication will move the watermark with its followers.
+// Topics, partitions and their logs live in package storage: Produce
+// appends through it and then checks the fetches and produces waiting on
+// the partition (CheckAndComplete, with no lock held); a waiting fetch
+// reads it again when it completes. An acks=all produce waits until the
+// partition's high watermark passes its batch, which on one broker is at
+// once; replication will move the watermark with its followers.
+//
+// # Durability
+//
+// Without log.dirs everything is in memory and gone when the broker
+// stops. With it (one directory), the broker keeps there, and finds again
+// when it starts: each partition's batches in segment files with offset
+// indexes (package logdir: log.segment.bytes, log.roll.ms,
+// log.index.interval.bytes), checked batch by batch and cut at a torn tail;
+// the topics with their ids, partition counts and configs; the producer
+// ids handed out, in blocks, so none is handed out twice; the cluster id;
+// and the groups' committed offsets (package offsetlog). A partition's
+// high watermark is its recovered log end, and its idempotent producers'
+// sequences are rebuilt from its batches, so a retry of a batch
+// acknowledged before the restart is answered with its first offset.
+// Group members are not kept: they rejoin. A log dir that cannot be
+// recovered (a corrupt batch no crash explains, a missing segment) stops
+// the broker from starting, with the file and position in the error.
+//
+// What survives what: a batch is in the OS page cache before its produce
+// is answered, with any acks, so every acknowledged batch survives the
+// broker's process dying, kill -9 included. It survives a power loss or a
+// kernel crash only once fsynced: before the answer with
+// log.flush.interval.messages=1, within log.flush.interval.ms otherwise.
+// Both default to never, as in Kafka, which relies on replicas rather than
+// fsync; a single broker has none, so where power losses matter, set
+// log.flush.interval.messages=1 and pay an fsync per produce.
 //
 // # Lock order
 //

@@ -36,6 +36,7 @@ type Server struct {
 	fetches  *purgatory.Purgatory[tp] // Kafka's "Fetch" purgatory
 	produces *purgatory.Purgatory[tp] // Kafka's "Produce" purgatory
 	data     *data                    // topics, logs, producer ids (data.go)
+	durable  *durable                 // log.dirs, or nil: in memory (durable.go)
 
 	decode       decoder       // kmsg's ReadFrom; a test's stand-in
 	decodeBudget time.Duration // see decode.go
@@ -83,12 +84,20 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		_ = s.fetches.Close()
 		return nil, err
 	}
-	if s.groups, err = newCoordinator(cfg, log, s.reg); err != nil {
+	// The log dir first: its lock keeps out a second broker before
+	// anything is read, and the coordinator restores its offsets from it.
+	if s.durable, err = openDurable(cfg, log); err != nil {
 		s.closePurgatories()
+		return nil, err
+	}
+	if s.groups, err = newCoordinator(cfg, log, s.reg, s.durable); err != nil {
+		s.closePurgatories()
+		_ = s.durable.close()
 		return nil, err
 	}
 	if s.ln, err = net.Listen("tcp", cfg.Listener); err != nil {
 		s.closePurgatories()
+		_ = s.durable.close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listener, err)
 	}
 	adv := cfg.AdvertisedListener
@@ -104,11 +113,13 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if err != nil {
 		_ = s.ln.Close()
 		s.closePurgatories()
+		_ = s.durable.close()
 		return nil, fmt.Errorf("advertised.listeners %q: %w", adv, err)
 	}
-	if s.data, err = newData(cfg, log); err != nil {
+	if s.data, err = newData(cfg, log, s.durable); err != nil {
 		_ = s.ln.Close()
 		s.closePurgatories()
+		_ = s.durable.close()
 		return nil, err
 	}
 	// Offset commits name partitions that must exist, as Kafka checks its
@@ -186,7 +197,9 @@ func (s *Server) isClosed() bool {
 //     gives a request cut short);
 //  3. let each connection write what it owes, up to ctx's deadline, then
 //     close it;
-//  4. close the logs, which answers no longer read.
+//  4. close the logs, which answers no longer read, fsyncing what they
+//     hold with log.dirs; then the offsets log and the log dir, whose
+//     lock the next broker on it takes.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -209,7 +222,7 @@ func (s *Server) Close(ctx context.Context) error {
 		c.drain(ctx)
 	}
 	s.wg.Wait()
-	err = errors.Join(err, s.data.close())
+	err = errors.Join(err, s.data.close(), s.durable.close())
 	s.log.Info("broker closed")
 	return err
 }

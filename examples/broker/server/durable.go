@@ -1,0 +1,97 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/group/offsetlog"
+	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
+)
+
+// durable is what the broker keeps in log.dirs: the log dir (partitions in
+// segment files, the topic catalog, producer ids, the cluster id) and the
+// group coordinator's offsets log, in its __consumer_offsets directory.
+// Opened first (the log dir's lock keeps a second broker out), closed
+// last, once the coordinator and the logs are.
+type durable struct {
+	dir     *logdir.Dir
+	offsets *offsetlog.Log
+}
+
+// offsetsDir is the offsets log's directory in the log dir: Kafka's topic
+// name, without a partition number, so that it is not taken for one.
+const offsetsDir = "__consumer_offsets"
+
+// openDurable opens cfg.LogDirs: the log dir, with its recovery done
+// partition by partition later by the store, and the offsets log, replayed
+// now. It returns nil without log.dirs.
+func openDurable(cfg Config, log *zap.Logger) (*durable, error) {
+	if cfg.LogDirs == "" {
+		return nil, nil
+	}
+	dir, err := logdir.Open(cfg.LogDirs,
+		logdir.WithNodeID(cfg.NodeID),
+		logdir.WithSegmentBytes(cfg.LogSegmentBytes),
+		logdir.WithIndexIntervalBytes(cfg.LogIndexIntervalBytes),
+		logdir.WithRollAfter(cfg.LogRoll),
+		logdir.WithFlush(cfg.LogFlushIntervalMessages, cfg.LogFlushInterval),
+		logdir.WithLogger(log.Named("logdir")))
+	if err != nil {
+		return nil, fmt.Errorf("log.dirs: %w", err)
+	}
+	offsets, err := offsetlog.Open(filepath.Join(cfg.LogDirs, offsetsDir),
+		offsetlog.WithFlush(cfg.LogFlushIntervalMessages, cfg.LogFlushInterval),
+		offsetlog.WithLogger(log.Named("offsetlog")))
+	if err != nil {
+		_ = dir.Close()
+		return nil, fmt.Errorf("log.dirs: %w", err)
+	}
+	log.Info("opened log dir", zap.String("log_dirs", cfg.LogDirs), zap.String("cluster_id", dir.ClusterID()))
+	return &durable{dir: dir, offsets: offsets}, nil
+}
+
+// close closes the offsets log, then the log dir. Nil-safe.
+func (d *durable) close() error {
+	if d == nil {
+		return nil
+	}
+	return errors.Join(d.offsets.Close(), d.dir.Close())
+}
+
+// producerIDBlock is how many producer ids the broker reserves on disk at
+// a time, as Kafka's ProducerIdManager takes blocks of 1000.
+const producerIDBlock = 1000
+
+// producerIDs hands out producer ids, unique for the life of the broker's
+// data: in memory without log.dirs (ids restart at 0 with the logs, which
+// restart empty), from blocks reserved in the log dir with it, so that a
+// restarted broker never gives a new producer the id of one whose
+// sequences its partitions still hold.
+type producerIDs struct {
+	reserve func(n int64) (first int64, err error) // nil: in memory
+
+	mu   sync.Mutex // guards the following
+	next int64      // the id handed out next
+	end  int64      // the end of the block reserved; next == end: reserve another
+}
+
+// nextID returns a new producer id, reserving a block first if the last
+// one is used up (one atomic file write per 1000 ids).
+func (p *producerIDs) nextID() (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reserve != nil && p.next == p.end {
+		first, err := p.reserve(producerIDBlock)
+		if err != nil {
+			return 0, err
+		}
+		p.next, p.end = first, first+producerIDBlock
+	}
+	id := p.next
+	p.next++
+	return id, nil
+}
