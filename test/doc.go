@@ -12,4 +12,14 @@
 // rebalance. Their consumers count every record they process in a ledger
 // and commit only what they processed, on revoke too (groupConsumer), so
 // each test can assert that every record was consumed exactly once.
+//
+// # Durability
+//
+// TestDurableRestart stops a broker with log.dirs and starts another on
+// its directory: every acknowledged record is there in order once, group
+// offsets are back, a retried batch is deduplicated, new producer ids are
+// new. TestKill9 runs the broker as a child process (this test binary,
+// started again: see TestMain), kills it with SIGKILL while a producer
+// sends, and checks every acknowledged record at its offset after a
+// restart.
 package test

@@ -1,0 +1,176 @@
+package test
+
+import (
+	"context"
+	"hash/crc32"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/server"
+)
+
+// durableConfig is a broker keeping its data in dir, with small segments
+// so that the tests roll some.
+func durableConfig(dir string) server.Config {
+	cfg := server.Default()
+	cfg.Listener = "127.0.0.1:0"
+	cfg.LogDirs = dir
+	cfg.LogSegmentBytes = 16 << 10
+	cfg.LogIndexIntervalBytes = 1024
+	cfg.GroupInitialRebalance = 50 * time.Millisecond
+	return cfg
+}
+
+// runBroker starts a broker on cfg; stop closes it gracefully, once,
+// whether the test calls it or the test ends.
+func runBroker(t *testing.T, cfg server.Config) (srv *server.Server, stop func()) {
+	t.Helper()
+	srv, err := server.New(cfg, nil)
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, srv.Close(ctx))
+		require.NoError(t, <-served)
+	}
+	t.Cleanup(stop)
+	return srv, stop
+}
+
+// commitSimple commits offsets to group as a simple consumer does
+// (generation -1, no member), with a raw OffsetCommit.
+func commitSimple(t *testing.T, cl *kgo.Client, group, topic string, offsets map[int32]int64) {
+	t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation = group, -1
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic = topic
+	for p, o := range offsets {
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset = p, o
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = []kmsg.OffsetCommitRequestTopic{rt}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	for _, p := range resp.Topics[0].Partitions {
+		require.NoError(t, kerr.ErrorForCode(p.ErrorCode))
+	}
+}
+
+// endOffsets returns each partition's log end offset (ListOffsets,
+// latest).
+func endOffsets(t *testing.T, cl *kgo.Client, topic string, partitions int32) map[int32]int64 {
+	t.Helper()
+	req := kmsg.NewPtrListOffsetsRequest()
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	for p := range partitions {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp = p, -1
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = []kmsg.ListOffsetsRequestTopic{rt}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	out := make(map[int32]int64)
+	for _, p := range resp.Topics[0].Partitions {
+		require.NoError(t, kerr.ErrorForCode(p.ErrorCode))
+		out[p.Partition] = p.Offset
+	}
+	return out
+}
+
+// consumeTo reads topic from its start until every partition reaches its
+// offset in ends, and returns the records by partition, in order.
+func consumeTo(t *testing.T, cl *kgo.Client, ends map[int32]int64) map[int32][]*kgo.Record {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got := make(map[int32][]*kgo.Record)
+	done := func() bool {
+		for p, end := range ends {
+			if n := len(got[p]); end > 0 && (n == 0 || got[p][n-1].Offset < end-1) {
+				return false
+			}
+		}
+		return true
+	}
+	for !done() {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, ctx.Err(), "consumed %v of %v", len(got), ends)
+		fs.EachError(func(topic string, p int32, err error) { t.Errorf("fetching %s-%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) { got[r.Partition] = append(got[r.Partition], r) })
+	}
+	return got
+}
+
+// produceRaw sends one v2 batch of values from an idempotent producer
+// (id, epoch 0, first sequence seq) to topic-partition with acks=all, as a
+// retrying producer sends it, and returns the partition's answer.
+func produceRaw(t *testing.T, cl *kgo.Client, topic string, partition int32, id int64, seq int32, values ...string) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = topic, topicID(t, cl, topic) // v13 names topics by id
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = partition, idempotentBatch(id, seq, values...)
+	rt.Partitions = []kmsg.ProduceRequestTopicPartition{rp}
+	req.Topics = []kmsg.ProduceRequestTopic{rt}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	return resp.Topics[0].Partitions[0]
+}
+
+// idempotentBatch encodes a v2 record batch with kmsg, as a producer
+// does: the records with their lengths, the batch length and CRC-32C.
+func idempotentBatch(id int64, seq int32, values ...string) []byte {
+	var recs []byte
+	for i, v := range values {
+		r := kmsg.Record{OffsetDelta: int32(i), Value: []byte(v)}
+		r.Length = int32(len(r.AppendTo(nil)) - 1)
+		recs = r.AppendTo(recs)
+	}
+	now := time.Now().UnixMilli()
+	b := kmsg.RecordBatch{Magic: 2, LastOffsetDelta: int32(len(values) - 1), FirstTimestamp: now, MaxTimestamp: now,
+		ProducerID: id, ProducerEpoch: 0, FirstSequence: seq, NumRecords: int32(len(values)), Records: recs}
+	b.Length = int32(49 + len(recs))
+	raw := b.AppendTo(nil)
+	b.CRC = int32(crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b.AppendTo(raw[:0])
+}
+
+// topicID returns topic's id, from Metadata.
+func topicID(t *testing.T, cl *kgo.Client, topic string) [16]byte {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = []kmsg.MetadataRequestTopic{rt}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Len(t, resp.Topics, 1)
+	require.NoError(t, kerr.ErrorForCode(resp.Topics[0].ErrorCode))
+	return resp.Topics[0].TopicID
+}
