@@ -252,3 +252,54 @@ func TestAppendRefusesAGap(t *testing.T) {
 	assert.Error(t, l.Append(stored(t, 5, 1, 0)), "a batch must go at the end")
 	assert.Equal(t, int64(2), l.Bounds().End)
 }
+
+// TestDropBeforeContract holds both Log implementations to the contract's
+// words: DropBefore(offset) deletes only whole segments whose batches all
+// end before offset, keeps every batch that does not, and leaves the start
+// at the base of the first batch kept (so never past offset), or at the
+// end when none is.
+func TestDropBeforeContract(t *testing.T) {
+	partial := 0 // drops that kept batches below offset: a segment partly covered
+	for _, offset := range []int64{0, 1, 2, 3, 7, 8, 13, 20, 29, 30} {
+		d := openTestDir(t, t.TempDir(), WithSegmentBytes(300))
+		seg := openTestLog(t, d)
+		mem := storage.NewMemLog()
+		fill(t, 1000, counts(15), seg, mem) // offsets 0 to 29
+		for name, l := range map[string]storage.Log{"segment log": seg, "memory log": mem} {
+			var before []storage.BatchInfo
+			require.NoError(t, l.Scan(0, func(b storage.BatchInfo) bool { before = append(before, b); return true }))
+			// Append times are the segment's after a drop: compare the rest.
+			for i := range before {
+				before[i].AppendTime = 0
+			}
+			require.NoError(t, l.DropBefore(offset), "%s, drop before %d", name, offset)
+			b := l.Bounds()
+			assert.LessOrEqual(t, b.Start, max(offset, 0), "%s, drop before %d: the start never passes offset", name, offset)
+			var kept []storage.BatchInfo
+			require.NoError(t, l.Scan(b.Start, func(bi storage.BatchInfo) bool {
+				bi.AppendTime = 0
+				kept = append(kept, bi)
+				return true
+			}))
+			for _, bi := range before {
+				if bi.LastOffset >= offset {
+					assert.Contains(t, kept, bi, "%s, drop before %d: batch %d ends at or after it", name, offset, bi.BaseOffset)
+				}
+			}
+			if len(kept) > 0 {
+				assert.Equal(t, kept[0].BaseOffset, b.Start, "%s: the start is the first kept batch's base", name)
+			} else {
+				assert.Equal(t, b.End, b.Start, "%s: nothing kept, the start is the end", name)
+			}
+			var size int64
+			for _, bi := range kept {
+				size += int64(bi.Size)
+			}
+			assert.Equal(t, size, b.Size, "%s: the size is what is kept", name)
+			if name == "segment log" && len(kept) > 0 && kept[0].LastOffset < offset {
+				partial++
+			}
+		}
+	}
+	assert.Positive(t, partial, "the offsets chosen cover partly covered segments")
+}
