@@ -33,33 +33,26 @@ type Catalog interface {
 }
 
 // openTopic makes the topic spec describes and opens its partitions'
-// logs. If one fails, those opened are closed again, and with remove also
-// removed (a topic being created leaves nothing behind; one being loaded
-// keeps its batches on disk for the operator).
-func (s *Store) openTopic(spec TopicSpec, remove bool) (*Topic, error) {
+// logs. If one fails, those opened are closed again and returned, for a
+// caller creating the topic to remove once the catalog has forgotten it
+// (one loading it keeps their batches on disk for the operator).
+func (s *Store) openTopic(spec TopicSpec) (*Topic, []Log, error) {
 	t := &Topic{Name: spec.Name, ID: spec.ID, Config: spec.Config, Partitions: make([]*Partition, spec.Partitions)}
+	var opened []Log
 	for i := range t.Partitions {
 		log, err := s.cfg.open(t.Name, t.ID, int32(i))
 		if err == nil {
-			if t.Partitions[i], err = openPartition(t, int32(i), &s.cfg, log); err != nil {
-				err = errors.Join(err, closeLog(log, remove))
-			}
+			opened = append(opened, log)
+			t.Partitions[i], err = openPartition(t, int32(i), &s.cfg, log)
 		}
 		if err != nil {
-			for _, p := range t.Partitions[:i] {
-				_ = p.close(remove)
+			for _, l := range opened {
+				_ = l.Close()
 			}
-			return nil, fmt.Errorf("storage: open %s-%d: %w", t.Name, i, err)
+			return nil, opened, fmt.Errorf("storage: open %s-%d: %w", t.Name, i, err)
 		}
 	}
-	return t, nil
-}
-
-func closeLog(l Log, remove bool) error {
-	if remove {
-		return l.Remove()
-	}
-	return l.Close()
+	return t, nil, nil
 }
 
 // load opens every topic of the catalog: a topic whose logs cannot be
@@ -72,7 +65,7 @@ func (s *Store) load() error {
 		return fmt.Errorf("storage: load topics: %w", err)
 	}
 	for _, spec := range specs {
-		t, err := s.openTopic(spec, false)
+		t, _, err := s.openTopic(spec)
 		if err == nil {
 			_, taken := s.byID[t.ID]
 			if _, dup := s.byName[t.Name]; dup || taken {

@@ -117,8 +117,9 @@ func (s *Store) CreateTopic(name string, partitions int32, cfg TopicConfig) (*To
 	}
 	s.mu.Unlock()
 	if err == nil && closed {
-		// Close did not see it: undo it, as a creation that failed.
-		err = errors.Join(ErrClosed, t.closePartitions(true), s.forget(spec))
+		// Close did not see it: undo it, as a creation that failed,
+		// the catalog first.
+		err = errors.Join(ErrClosed, s.forget(spec), t.closePartitions(true))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", name, err)
@@ -126,17 +127,22 @@ func (s *Store) CreateTopic(name string, partitions int32, cfg TopicConfig) (*To
 	return t, nil
 }
 
-// create records spec in the catalog and opens its logs; if they fail, it
-// removes what it made.
+// create records spec in the catalog and opens its logs. If they fail, it
+// undoes it in the order DeleteTopic does, the catalog first, then the
+// logs opened, so that a crash in between leaves logs no topic names.
 func (s *Store) create(spec TopicSpec) (*Topic, error) {
 	if c := s.cfg.catalog; c != nil {
 		if err := c.AddTopic(spec); err != nil {
 			return nil, err
 		}
 	}
-	t, err := s.openTopic(spec, true)
+	t, opened, err := s.openTopic(spec)
 	if err != nil {
-		return nil, errors.Join(err, s.forget(spec))
+		errs := []error{err, s.forget(spec)}
+		for _, l := range opened {
+			errs = append(errs, l.Remove())
+		}
+		return nil, errors.Join(errs...)
 	}
 	return t, nil
 }
