@@ -15,10 +15,9 @@ import (
 // excluded: what ReadBatchHeader decodes.
 const BatchHeaderSize = batchOverhead
 
-// MaxBatchSize bounds the size of a batch read back from a log: the
-// largest a topic's max.message.bytes allows, so that a corrupt length is
-// never taken for a batch of gigabytes.
-const MaxBatchSize = 1<<31 - 1
+// maxStoredBatch bounds the size of a batch read back from a log: the
+// largest a topic's max.message.bytes allows.
+const maxStoredBatch = 1<<31 - 1
 
 // ReadBatchHeader decodes the header of a batch read back from a log, in
 // the first BatchHeaderSize bytes of h: its info, with the offsets the log
@@ -44,7 +43,7 @@ func ReadBatchHeader(h []byte) (BatchInfo, error) {
 	}
 	size := length + lengthOverhead
 	switch {
-	case size < batchOverhead || size > MaxBatchSize:
+	case size < batchOverhead || size > maxStoredBatch:
 		return BatchInfo{}, fmt.Errorf("%w: batch length %d", ErrCorruptBatch, length)
 	case kb.Magic != 2:
 		return BatchInfo{}, fmt.Errorf("%w: magic %d", ErrCorruptBatch, kb.Magic)
