@@ -11,6 +11,7 @@
 //	  meta.properties           version=1, cluster.id, node.id
 //	  topics.json               the topic catalog: names, ids, partitions, configs
 //	  producer-ids              the first producer id not yet reserved
+//	  __consumer_offsets/       the group offsets log (package offsetlog; the broker puts it here)
 //	  <topic>-<partition>/
 //	    partition.metadata      "version: 0", "topic_id: <id>": whose directory this is
 //	    00000000000000000000.log    segment: batches back to back
@@ -81,7 +82,10 @@
 //     fails with an error wrapping storage.ErrCorruptBatch that names the
 //     file, the position and the offset, rather than drop acknowledged
 //     batches to get past it.
-//   - Segments must follow each other without a gap (ErrInconsistent).
+//   - Segments must follow each other without a gap, and a partition
+//     directory made before must still hold one: there is always an active
+//     segment, so none means its files were lost (ErrInconsistent), not
+//     that the partition is empty.
 //   - Each index is kept if every entry points at the start of the batch
 //     it names, and rebuilt from its segment otherwise (missing, torn,
 //     wrong).
