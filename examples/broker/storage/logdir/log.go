@@ -21,10 +21,10 @@ import (
 // flusher calls it too, so it guards itself with mu, a leaf lock. An fsync
 // by the flusher runs outside mu, so that appends go on meanwhile.
 type Log struct {
-	dir     string     // immutable: the partition's directory
-	cfg     *config    // immutable: the directory's
-	forget  func(*Log) // immutable: takes the log off the directory's flusher
-	removed func(string) error
+	dir     string             // immutable: the partition's directory
+	cfg     *config            // immutable: the directory's
+	forget  func(*Log)         // immutable: takes the log off the directory's flusher
+	removed func(string) error // immutable: deletes a partition's directory (Dir.removeDir)
 
 	mu      sync.RWMutex // guards the following
 	segs    []*segment   // by base offset; the last is the active one, never absent
