@@ -204,7 +204,7 @@ func (c *Config) settings() []setting {
 		durationSetting("log.roll.ms", "age at which a partition's segment file is rolled (-1: never by age)", &c.LogRoll, ms),
 		intSetting("log.index.interval.bytes", "bytes of batches between two offset index entries", &c.LogIndexIntervalBytes),
 		intSetting("log.flush.interval.messages", "fsync after this many records (1: every produce, surviving a power loss)", &c.LogFlushIntervalMessages),
-		durationSetting("log.flush.interval.ms", "fsync unflushed records this often (-1: never; kill -9 loses nothing either way)", &c.LogFlushInterval, ms),
+		durationSetting("log.flush.interval.ms", "fsync unflushed records this often (-1: never; a kill -9 loses nothing acknowledged either way)", &c.LogFlushInterval, ms),
 	}
 }
 
