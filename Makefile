@@ -4,7 +4,7 @@ COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test stress bench-timer bench-purgatory fuzz
+.PHONY: test stress bench-timer bench-purgatory bench-broker fuzz
 
 test:
 	$(GO) test -race ./...
@@ -22,6 +22,12 @@ bench-timer:
 bench-purgatory:
 	$(GO) test -run '^$$' -bench . -count=$(COUNT) -timeout 3h ./purgatory ./watchers | tee bench-purgatory.txt
 	$(BENCHSTAT) bench-purgatory.txt
+
+# The example broker against franz-go's kfake, each in a child process of its
+# own (a module of its own: kfake needs Go 1.26 and stays out of the library's).
+bench-broker:
+	cd test/kfakecmp && $(GO) test -run '^$$' -bench . -count=$(COUNT) -timeout 3h | tee ../../bench-broker.txt
+	$(BENCHSTAT) -col /broker bench-broker.txt
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzWheelAgainstHeap -fuzztime $(FUZZTIME) ./timer
