@@ -4,7 +4,7 @@ COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test stress bench-timer bench-purgatory bench-broker fuzz
+.PHONY: test stress bench-timer bench-purgatory bench-broker fuzz kgo-integration
 
 test:
 	$(GO) test -race ./...
@@ -32,3 +32,10 @@ bench-broker:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzWheelAgainstHeap -fuzztime $(FUZZTIME) ./timer
 	$(GO) test -run '^$$' -fuzz FuzzDivider -fuzztime $(FUZZTIME) ./timer
+
+# franz-go's kgo integration suite (the version in go.mod) against the example
+# broker, on a free loopback port; RUN narrows it, as go test -run does:
+#   make kgo-integration RUN=TestGroupETL
+# scripts/kgo-integration.sh says which tests it skips and why.
+kgo-integration:
+	GO='$(GO)' RUN='$(RUN)' ./scripts/kgo-integration.sh

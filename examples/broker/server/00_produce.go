@@ -8,12 +8,13 @@ package server
 // magic, CRC-32C and record count (CORRUPT_MESSAGE), one batch, no control
 // batch, a sequence with a producer id (INVALID_RECORD), and its size
 // against the topic's max.message.bytes, by default message.max.bytes
-// (MESSAGE_TOO_LARGE). Idempotent batches are checked against their
-// producer's sequence: a retry of one of the last max.idempotent.in.flight
-// batches is answered NONE with its original base offset, a gap
-// OUT_OF_ORDER_SEQUENCE_NUMBER, a stale epoch INVALID_PRODUCER_EPOCH (what
-// Kafka answers a produce since 2.7; PRODUCER_FENCED is for transactional
-// calls). Kafka stopped answering UNKNOWN_PRODUCER_ID to produces in 2.5
+// (MESSAGE_TOO_LARGE). A batch for an internal topic (__consumer_offsets)
+// is INVALID_TOPIC_EXCEPTION, as Kafka answers a client. Idempotent
+// batches are checked against their producer's sequence: a retry of one
+// of the last max.idempotent.in.flight batches is answered NONE with its
+// original base offset, a gap OUT_OF_ORDER_SEQUENCE_NUMBER, a stale epoch
+// INVALID_PRODUCER_EPOCH (what Kafka answers a produce since 2.7;
+// PRODUCER_FENCED is for transactional calls). Kafka stopped answering UNKNOWN_PRODUCER_ID to produces in 2.5
 // (KIP-360): a producer without state on a partition may start at any
 // sequence, and so it may here.
 //
@@ -66,6 +67,9 @@ func (s *Server) handleProduce(r *request) {
 				topic, terr = s.data.store.TopicByID(rt.TopicID)
 			} else {
 				topic, terr = s.data.store.Topic(rt.Topic)
+			}
+			if terr == nil && isInternalTopic(topic.Name) {
+				terr = internalTopicError(topic.Name)
 			}
 		}
 		for _, rp := range rt.Partitions {

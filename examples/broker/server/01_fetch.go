@@ -22,7 +22,10 @@ package server
 // offset falls out of range, or max_wait_ms passes; then it reads the logs
 // again and answers. A client that disconnects meanwhile has its fetch
 // completed by its connection, so nothing is left waiting. A partition
-// known to fail (unknown, out of range, fenced) answers at once.
+// that fails to be read (out of range, fenced) answers at once; an unknown
+// topic, topic id or partition is answered with its error without cutting
+// the wait for the others, as in Kafka (see newDelayedFetch), and a fetch
+// of nothing but unknown partitions answers at once.
 //
 // Fetch sessions (KIP-227, v7+): none is created. A full fetch (epoch 0 or
 // -1) is answered with session id 0, which tells clients to go on with

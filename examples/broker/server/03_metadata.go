@@ -18,9 +18,14 @@ package server
 // INVALID_TOPIC_EXCEPTION; a default.replication.factor above one is
 // INVALID_REPLICATION_FACTOR, since one broker cannot hold more replicas.
 //
+// The offsets topic, __consumer_offsets, is auto-created (by name, when
+// allowed) with offsets.topic.num.partitions partitions, as Kafka does; it
+// and Kafka's other internal names are is_internal (v1+). See
+// offsets_topic.go.
+//
 // Not implemented: authorization. Cluster and topic authorized operations
 // (v8+) keep Kafka's "not requested" value, -2147483648, whatever the
-// request asks; no topic is internal.
+// request asks.
 
 import (
 	"errors"
@@ -80,6 +85,14 @@ func (s *Server) handleMetadata(r *request) {
 // autoCreateTopic creates a topic a metadata request named, with the
 // broker's defaults. A topic created meanwhile by another request is used.
 func (s *Server) autoCreateTopic(r *request, name string) (*storage.Topic, error) {
+	if name == offsetsTopic {
+		// Created as FindCoordinator creates it: with its own partition
+		// count, and not subject to default.replication.factor.
+		if err := s.ensureOffsetsTopic(r); err != nil {
+			return nil, err
+		}
+		return s.data.store.Topic(name)
+	}
 	if rf := s.cfg.DefaultReplication; rf != 1 {
 		return nil, replicationFactorError(rf)
 	}
@@ -118,6 +131,7 @@ func (s *Server) topicMetadata(t *storage.Topic) kmsg.MetadataResponseTopic {
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
+	mt.IsInternal = isInternalTopic(name)
 	for _, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = p.Index()

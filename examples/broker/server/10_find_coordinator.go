@@ -4,7 +4,10 @@ package server
 //
 // This broker coordinates every group it is asked about: a group key (type
 // 0, the only type before v1) is answered with node.id and the advertised
-// host and port. v4+ batches keys (KIP-699), each answered on its own.
+// host and port, after creating the offsets topic if it does not exist, as
+// Kafka does (see offsets_topic.go); should that fail, the key is answered
+// COORDINATOR_NOT_AVAILABLE, which clients retry. v4+ batches keys
+// (KIP-699), each answered on its own.
 // Transactions are out of scope: a transactional id (type 1) is answered
 // INVALID_REQUEST with a message saying that this broker has no
 // transaction coordinator, which clients report as a fatal error instead of
@@ -31,13 +34,20 @@ func (s *Server) handleFindCoordinator(r *request) {
 	if req.Version < 4 {
 		keys = []string{req.CoordinatorKey}
 	}
+	var offsetsErr error
+	if req.CoordinatorType == coordinatorGroup {
+		offsetsErr = s.ensureOffsetsTopic(r)
+	}
 	for _, key := range keys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
-		switch req.CoordinatorType {
-		case coordinatorGroup:
+		switch {
+		case req.CoordinatorType == coordinatorGroup && offsetsErr != nil:
+			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			c.ErrorMessage = errorMessage(offsetsErr)
+		case req.CoordinatorType == coordinatorGroup:
 			c.NodeID, c.Host, c.Port = s.cfg.NodeID, s.host, s.port
-		case coordinatorTransaction:
+		case req.CoordinatorType == coordinatorTransaction:
 			c.ErrorCode = kerr.InvalidRequest.Code
 			c.ErrorMessage = nilIfEmpty("this broker has no transaction coordinator: transactions are not supported")
 		default:

@@ -28,6 +28,7 @@ type Config struct {
 	MetricsAddr string
 
 	NumPartitions          int32         // num.partitions
+	OffsetsTopicPartitions int32         // offsets.topic.num.partitions
 	DefaultReplication     int16         // default.replication.factor
 	AutoCreateTopics       bool          // auto.create.topics.enable
 	SocketRequestMaxBytes  int32         // socket.request.max.bytes
@@ -66,6 +67,7 @@ func Default() Config {
 		Listener:               "127.0.0.1:9092",
 		NodeID:                 1,
 		NumPartitions:          1,
+		OffsetsTopicPartitions: 50,
 		DefaultReplication:     1,
 		AutoCreateTopics:       true,
 		SocketRequestMaxBytes:  100 << 20,
@@ -100,6 +102,8 @@ func (c *Config) validate() error {
 		return errors.New("listeners: empty")
 	case c.NumPartitions < 1:
 		return fmt.Errorf("num.partitions: %d, must be at least 1", c.NumPartitions)
+	case c.OffsetsTopicPartitions < 1:
+		return fmt.Errorf("offsets.topic.num.partitions: %d, must be at least 1", c.OffsetsTopicPartitions)
 	case c.DefaultReplication < 1:
 		return fmt.Errorf("default.replication.factor: %d, must be at least 1", c.DefaultReplication)
 	case c.SocketRequestMaxBytes < 1024:
@@ -181,6 +185,7 @@ func (c *Config) settings() []setting {
 		intSetting("node.id", "this broker's id", &c.NodeID),
 		stringSetting("metrics.listener", "host:port serving /metrics and /debug/pprof (empty: off)", &c.MetricsAddr),
 		intSetting("num.partitions", "partitions of an auto-created topic", &c.NumPartitions),
+		intSetting("offsets.topic.num.partitions", "partitions of the offsets topic, __consumer_offsets", &c.OffsetsTopicPartitions),
 		intSetting("default.replication.factor", "replication factor of an auto-created topic", &c.DefaultReplication),
 		boolSetting("auto.create.topics.enable", "create topics on first metadata or produce request", &c.AutoCreateTopics),
 		intSetting("socket.request.max.bytes", "largest request accepted; a larger one closes the connection", &c.SocketRequestMaxBytes),

@@ -25,12 +25,13 @@ type delayedFetch struct {
 	byID     bool // v13+: topics are named by id
 	resp     *kmsg.FetchResponse
 	parts    []fetchPart // in request order
-	failed   bool        // some partition has an error already: answer at once
+	failed   bool        // some partition failed to be read: answer at once
+	reads    int         // partitions to read: those not set aside with an error
 }
 
 // fetchPart is one partition of a fetch.
 type fetchPart struct {
-	p                *storage.Partition // nil when code is set
+	p                *storage.Partition // nil when code is set: nothing to read
 	code             int16              // an error found when the request was read
 	offset           int64
 	maxBytes         int
@@ -39,6 +40,18 @@ type fetchPart struct {
 
 // newDelayedFetch resolves the partitions req names and lays out the
 // response, in request order, with the errors known already.
+//
+// Those errors are of two kinds, as in Kafka. A partition the broker does
+// not know (unknown topic, topic id or partition) is set aside with its
+// error, as Kafka's KafkaApis sets such partitions aside before its
+// ReplicaManager reads the others: the fetch still waits for data on the
+// partitions it can read, and answers at once only if there are none. A
+// consumer fetching a topic that was just deleted, next to live ones,
+// thus polls at its max_wait_ms rather than in a tight loop until its
+// metadata catches up (kgo's TestIssue434 spun ~7000 fetches a second for
+// 15s). A partition that exists but cannot be read as asked (a fenced
+// leader epoch, a replica fetch, an invalid isolation level) answers the
+// whole fetch at once, as Kafka's ReplicaManager does on a read error.
 func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFetch {
 	f := &delayedFetch{s: s, r: r, minBytes: int(req.MinBytes), maxBytes: int(req.MaxBytes), byID: req.Version >= 13}
 	f.resp = req.ResponseKind().(*kmsg.FetchResponse)
@@ -80,11 +93,13 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 			sp.HighWatermark = -1
 			sp.RecordBatches = []byte{}
 			part := fetchPart{offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes), topic: ti, partition: len(st.Partitions)}
+			unknown := false // set aside: does not end the wait
 			switch {
 			case isoCode != 0:
 				part.code = isoCode
 			case terr != nil:
 				part.code = partitionErrorCode(terr, f.byID)
+				unknown = true
 			case replica >= 0:
 				// A follower's fetch. Every partition's replicas are
 				// [this broker], so no follower is assigned one, and
@@ -100,6 +115,7 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 				switch {
 				case err != nil:
 					part.code = partitionErrorCode(err, f.byID)
+					unknown = true
 				default:
 					part.p = p
 					part.code = epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
@@ -108,7 +124,9 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 			if part.code != 0 {
 				sp.ErrorCode = part.code
 				part.p = nil
-				f.failed = true
+				f.failed = f.failed || !unknown
+			} else {
+				f.reads++
 			}
 			st.Partitions = append(st.Partitions, sp)
 			f.parts = append(f.parts, part)
@@ -119,17 +137,20 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 }
 
 // immediate reports whether f is answered without waiting: a session error,
-// no partition, or a partition that fails already (Kafka answers at once
-// when reading a partition failed).
+// no partition to read (all unknown, or none asked for), or a partition
+// that fails already (Kafka answers at once when reading a partition
+// failed).
 func (f *delayedFetch) immediate() bool {
-	return f.resp.ErrorCode != 0 || len(f.parts) == 0 || f.failed
+	return f.resp.ErrorCode != 0 || f.reads == 0 || f.failed
 }
 
-// keys returns the partitions f waits on.
+// keys returns the partitions f waits on: those it reads.
 func (f *delayedFetch) keys() []tp {
-	keys := make([]tp, 0, len(f.parts))
+	keys := make([]tp, 0, f.reads)
 	for _, part := range f.parts {
-		keys = append(keys, tp{part.p.Topic().Name, part.p.Index()})
+		if part.p != nil {
+			keys = append(keys, tp{part.p.Topic().Name, part.p.Index()})
+		}
 	}
 	return keys
 }
@@ -141,6 +162,9 @@ func (f *delayedFetch) keys() []tp {
 func (f *delayedFetch) TryComplete() bool {
 	acc := 0
 	for _, part := range f.parts {
+		if part.p == nil {
+			continue // set aside with its error
+		}
 		n, err := part.p.Readable(part.offset, f.iso, part.maxBytes)
 		if err != nil {
 			return true

@@ -249,10 +249,65 @@ func TestFetchAPartitionWithAnErrorAnswersTheOthersToo(t *testing.T) {
 	appendValues(t, topic.Partitions[0], "a")
 	c := dialRaw(t, s)
 	missing := &storage.Topic{Name: "missing"}
-	parts := fetched(t, c.roundTrip(fetchRequest(12, time.Minute, 1000, fetchFrom{missing, 0, 0}, fetchFrom{topic, 0, 0})))
+	parts := fetched(t, c.roundTrip(fetchRequest(12, time.Minute, 1, fetchFrom{missing, 0, 0}, fetchFrom{topic, 0, 0})))
 	require.Len(t, parts, 2)
 	assert.Equal(t, kerr.UnknownTopicOrPartition.Code, parts[0].ErrorCode)
 	assert.Equal(t, []string{"a"}, values(t, parts[1]), "in request order, with what was readable")
+}
+
+// An unknown partition is answered with its error but, as in Kafka, does not
+// end the wait for the partitions the fetch can read. kgo's TestIssue434
+// deletes one of two topics a consumer reads: answering at once made the
+// consumer fetch in a tight loop, some 7000 fetches a second, for the 15s
+// its metadata took to drop the topic.
+func TestFetchUnknownPartitionsDoNotEndTheWait(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "f", 1)
+	unknown := &storage.Topic{Name: "deleted", ID: storage.TopicID{1}}
+	tests := []struct {
+		name    string
+		v       int16
+		missing fetchFrom
+		want    *kerr.Error
+	}{
+		{"unknown topic", 12, fetchFrom{unknown, 0, 0}, kerr.UnknownTopicOrPartition},
+		{"unknown topic id", 13, fetchFrom{unknown, 0, 0}, kerr.UnknownTopicID},
+		{"unknown partition", 12, fetchFrom{topic, 5, 0}, kerr.UnknownTopicOrPartition},
+	}
+	next := int64(0)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := dialRaw(t, s)
+			corr := c.send(fetchRequest(tt.v, time.Minute, 1, tt.missing, fetchFrom{topic, 0, next}))
+			require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond,
+				"waits for data on the partition it can read")
+			assert.Equal(t, 1, s.fetches.Watched(), "watched under that partition only")
+
+			appendValues(t, topic.Partitions[0], "x")
+			s.appended(tp{"f", 0})
+			next++
+			resp := kmsg.NewPtrFetchResponse()
+			resp.SetVersion(tt.v)
+			require.Equal(t, corr, c.recv(resp))
+			parts := fetched(t, resp)
+			require.Len(t, parts, 2)
+			assert.Equal(t, tt.want.Code, parts[0].ErrorCode, "got %v", kerr.ErrorForCode(parts[0].ErrorCode))
+			assert.Equal(t, int64(-1), parts[0].HighWatermark)
+			assert.Equal(t, int16(0), parts[1].ErrorCode)
+			assert.Equal(t, []string{"x"}, values(t, parts[1]))
+			require.Eventually(t, func() bool { return s.fetches.Delayed() == 0 }, 5*time.Second, time.Millisecond)
+		})
+	}
+
+	t.Run("answered at max_wait_ms", func(t *testing.T) {
+		c := dialRaw(t, s)
+		start := time.Now()
+		parts := fetched(t, c.roundTrip(fetchRequest(12, 100*time.Millisecond, 1, fetchFrom{unknown, 0, 0}, fetchFrom{topic, 0, next})))
+		assert.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond, "not before the deadline")
+		require.Len(t, parts, 2)
+		assert.Equal(t, kerr.UnknownTopicOrPartition.Code, parts[0].ErrorCode)
+		assert.Empty(t, parts[1].RecordBatches)
+	})
 }
 
 func TestFetchSizeLimits(t *testing.T) {

@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Runs franz-go's own kgo integration suite against the example broker.
+#
+#   scripts/kgo-integration.sh                # the whole suite
+#   RUN=TestGroupETL scripts/kgo-integration.sh
+#   make kgo-integration RUN='TestConsumeRegex|TestIssue337'
+#
+# It builds the broker, starts it on a free loopback port (the kernel picks
+# it: the broker listens on 127.0.0.1:0 and logs the address it got, which
+# it also advertises), waits until it accepts connections, runs
+# `go test github.com/twmb/franz-go/pkg/kgo` against it from inside this
+# module (so the suite builds with this module's franz-go version, v1.22.2
+# in go.mod), stops the broker and exits with the tests' status. The
+# broker is stopped on every exit path, Ctrl-C included.
+#
+# Environment:
+#   GO            the go command (default: go)
+#   RUN           a -run pattern passed through to go test (default: all)
+#   TIMEOUT       go test -timeout (default: 5m, as franz-go's own CI; the
+#                 suite takes about a minute here)
+#   TESTFLAGS     more go test flags, e.g. "-v" or "-race"
+#   BROKER_RACE=1 build the broker with -race; a race report fails the run
+#   KGO_TEST_RECORDS  records per ETL chain (the suite's default: 500000)
+#   KGO_LOG_LEVEL     the suite's client log level (info, debug, none)
+#   BROKER_LOG_LEVEL  the broker's --log.level (default: info; the address
+#                 is read from its info line "broker serving")
+#   KEEP_LOGS=1   keep the broker's log even when the suite passes
+#
+# The broker's settings for the suite:
+#   --group.initial.rebalance.delay.ms 0
+#       Kafka's 3s default holds each new group's first rebalance for 3s,
+#       which only lengthens the group tests (TestGroupETL alone: 18-20s
+#       instead of 10-18s); 0 is what Kafka's shipped
+#       config/server.properties sets "for development and testing". The
+#       suite also passes with 3s.
+#   --num.partitions 1, --auto.create.topics.enable true
+#       Kafka's defaults, stated so that a changed broker default does not
+#       change the run. The suite creates its topics itself (it also
+#       passes with auto-creation off).
+#   default.replication.factor stays 1 and the suite runs with
+#   KGO_TEST_RF=1: the broker is a single node.
+#
+# Tests excluded with -skip, and why (the bar: every test that needs
+# neither transactions nor share groups nor SCRAM nor ACLs passes):
+#   TestTxnEtl  needs transactions (AddPartitionsToTxn, EndTxn,
+#               TxnOffsetCommit...), which the broker does not serve; it
+#               does not skip itself, it waits until the timeout.
+# Tests that skip themselves, and why:
+#   TestShareGroup*, TestConsumeRegexShareSkipsInternal
+#               need share groups (ShareFetch/ShareAcknowledge v2), which
+#               the broker does not advertise.
+#   TestSCRAMAuth, TestSCRAMAuthBadCredentials
+#               need KGO_TEST_SCRAM(_SEEDS) and a SASL/SCRAM listener.
+#   Test848RegexBrokerResolves and the /848 subtests of TestGroupETL and
+#   TestGroupSimple
+#               need KIP-848 consumer groups (ConsumerGroupHeartbeat v1),
+#               which the broker does not advertise.
+set -euo pipefail
+
+GO=${GO:-go}
+RUN=${RUN:-}
+TIMEOUT=${TIMEOUT:-5m}
+TESTFLAGS=${TESTFLAGS:-}
+BROKER_LOG_LEVEL=${BROKER_LOG_LEVEL:-info}
+case "$BROKER_LOG_LEVEL" in
+info | debug) ;;
+*)
+	echo "kgo-integration: BROKER_LOG_LEVEL must be info or debug: the broker's address is read from an info line" >&2
+	exit 2
+	;;
+esac
+SKIP='^TestTxnEtl$'
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+# Job control puts the broker and go test each in a process group of its
+# own, so that stopping go test also stops the test binary it runs, and so
+# that a Ctrl-C reaches this script, which then stops both.
+set -m
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/kgo-integration.XXXXXX")
+broker_log="$work/broker.log"
+broker_pid=""
+test_pid=""
+status=1
+
+# stop_broker sends SIGTERM (the broker shuts down gracefully: it answers
+# what waits in its purgatories and writes what it owes), waits up to 15s,
+# then SIGKILLs. It only ever signals the process this script started.
+stop_broker() {
+	[[ -n "$broker_pid" ]] || return 0
+	if kill -0 "$broker_pid" 2>/dev/null; then
+		kill -TERM "$broker_pid" 2>/dev/null || true
+		for _ in $(seq 150); do
+			kill -0 "$broker_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$broker_pid" 2>/dev/null; then
+			echo "kgo-integration: broker did not stop in 15s; killing it" >&2
+			kill -KILL "$broker_pid" 2>/dev/null || true
+		fi
+	fi
+	wait "$broker_pid" 2>/dev/null || true
+	broker_pid=""
+}
+
+# stop_tests stops go test and the test binary: their process group.
+stop_tests() {
+	[[ -n "$test_pid" ]] || return 0
+	kill -TERM -- -"$test_pid" 2>/dev/null || true
+	wait "$test_pid" 2>/dev/null || true
+	test_pid=""
+}
+
+cleanup() {
+	stop_tests
+	stop_broker
+	if [[ $status -ne 0 || -n "${KEEP_LOGS:-}" ]]; then
+		echo "kgo-integration: broker log kept in $broker_log" >&2
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo "kgo-integration: building the broker"
+build=()
+if [[ -n "${BROKER_RACE:-}" ]]; then
+	build+=(-race)
+fi
+"$GO" build "${build[@]}" -o "$work/broker" ./examples/broker
+
+"$work/broker" \
+	--listeners 127.0.0.1:0 \
+	--group.initial.rebalance.delay.ms 0 \
+	--num.partitions 1 \
+	--auto.create.topics.enable true \
+	--log.level "$BROKER_LOG_LEVEL" \
+	>"$broker_log" 2>&1 &
+broker_pid=$!
+
+# The broker logs the address the kernel gave it ("broker serving", at
+# info); then we wait until it accepts connections.
+addr=""
+for _ in $(seq 300); do
+	if ! kill -0 "$broker_pid" 2>/dev/null; then
+		echo "kgo-integration: the broker exited at startup:" >&2
+		cat "$broker_log" >&2
+		exit 1
+	fi
+	addr=$(grep -o '"listener": "[^"]*"' "$broker_log" | head -n1 | cut -d'"' -f4 || true)
+	if [[ -n "$addr" ]] && (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; then
+		break
+	fi
+	addr=""
+	sleep 0.1
+done
+if [[ -z "$addr" ]]; then
+	echo "kgo-integration: the broker did not accept connections in 30s:" >&2
+	cat "$broker_log" >&2
+	exit 1
+fi
+echo "kgo-integration: broker $broker_pid serving on $addr"
+
+args=(-count=1 -timeout "$TIMEOUT" -skip "$SKIP")
+if [[ -n "$RUN" ]]; then
+	args+=(-run "$RUN")
+fi
+# TESTFLAGS is split on spaces on purpose: it holds flags.
+# shellcheck disable=SC2206
+args+=($TESTFLAGS)
+
+# go test runs in the background so that a signal interrupts the wait
+# and the traps stop everything; its status is the script's.
+start=$SECONDS
+KGO_SEEDS="$addr" KGO_TEST_RF=1 "$GO" test "${args[@]}" github.com/twmb/franz-go/pkg/kgo &
+test_pid=$!
+set +e
+wait "$test_pid"
+status=$?
+set -e
+test_pid=""
+echo "kgo-integration: go test exited $status after $((SECONDS - start))s"
+
+if ! kill -0 "$broker_pid" 2>/dev/null; then
+	echo "kgo-integration: the broker died during the run" >&2
+	status=1
+fi
+# A panicking handler closes only its connection, and the client may well
+# retry past it; the suite would pass over a broker bug. Fail instead.
+if grep -q 'handler panicked' "$broker_log"; then
+	echo "kgo-integration: a broker handler panicked:" >&2
+	grep -A3 'handler panicked' "$broker_log" >&2
+	status=1
+fi
+if grep -q 'WARNING: DATA RACE' "$broker_log"; then
+	echo "kgo-integration: the race detector found a race in the broker; see its log" >&2
+	status=1
+fi
+exit "$status"
