@@ -145,7 +145,15 @@ func (s *Server) MetricsHandler() http.Handler {
 
 // Serve accepts connections until Close. It returns nil after Close.
 func (s *Server) Serve() error {
+	// Add under mu, after the closed check, so that it never races Close's
+	// Wait: a Close that came first makes Serve return at once.
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
 	s.wg.Add(1)
+	s.mu.Unlock()
 	defer s.wg.Done()
 	s.log.Info("broker serving", zap.Stringer("listener", s.ln.Addr()),
 		zap.String("advertised", net.JoinHostPort(s.host, strconv.Itoa(int(s.port)))), zap.Int32("node_id", s.cfg.NodeID))

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"net"
@@ -101,4 +102,16 @@ func TestHugeHeaderTagCountIsRefusedQuickly(t *testing.T) {
 	var ne net.Error
 	require.Error(t, err)
 	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "closed at once as malformed, not still spinning: %v", err)
+}
+
+// TestCloseBeforeServe: a Close that comes before Serve has started (as when
+// a process is told to stop while starting) makes Serve return nil at once,
+// and neither waits for the other.
+func TestCloseBeforeServe(t *testing.T) {
+	cfg := Default()
+	cfg.Listener = "127.0.0.1:0"
+	s, err := New(cfg, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Close(context.Background()))
+	require.NoError(t, s.Serve())
 }
