@@ -130,10 +130,17 @@ func BenchmarkEndToEndLatency(b *testing.B) {
 }
 
 // BenchmarkIdleLongPoll has consumers long-poll an empty partition with a
-// 100ms max wait: every fetch waits and expires. ns/op is per expired fetch,
-// and broker-cpu-µs/fetch is what each costs the broker.
+// max wait of 100ms and of 1s: every fetch waits and expires. A broker whose
+// waiting costs nothing costs the same per fetch whatever the wait. ns/op is
+// per expired fetch, and broker-cpu-µs/fetch is what each costs the broker.
 func BenchmarkIdleLongPoll(b *testing.B) {
-	const consumers = 50
+	const consumers = 200
+	for _, wait := range []time.Duration{100 * time.Millisecond, time.Second} {
+		b.Run("wait="+wait.String(), func(b *testing.B) { idleLongPoll(b, consumers, wait) })
+	}
+}
+
+func idleLongPoll(b *testing.B, consumers int, wait time.Duration) {
 	for _, kind := range brokers {
 		b.Run("broker="+kind, func(b *testing.B) {
 			br := startBroker(b, kind)
@@ -152,7 +159,7 @@ func BenchmarkIdleLongPoll(b *testing.B) {
 			var clients []*kgo.Client
 			for range consumers {
 				cl, err := kgo.NewClient(kgo.SeedBrokers(br.addr), kgo.ConsumeTopics("idle"),
-					kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()), kgo.FetchMaxWait(100*time.Millisecond), kgo.WithHooks(hook))
+					kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()), kgo.FetchMaxWait(wait), kgo.WithHooks(hook))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -167,7 +174,7 @@ func BenchmarkIdleLongPoll(b *testing.B) {
 					}
 				})
 			}
-			for fetches.Load() < consumers { // every consumer polling
+			for fetches.Load() < int64(consumers) { // every consumer polling
 				time.Sleep(10 * time.Millisecond)
 			}
 			f0, cpu0 := fetches.Load(), br.cpu(b)
