@@ -4,7 +4,7 @@ COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test stress bench-timer bench-purgatory bench-broker fuzz kgo-integration
+.PHONY: test stress bench-timer bench-purgatory bench-broker bench-cluster fuzz kgo-integration cluster
 
 test:
 	$(GO) test -race ./...
@@ -39,3 +39,12 @@ fuzz:
 # scripts/kgo-integration.sh says which tests it skips and why.
 kgo-integration:
 	GO='$(GO)' RUN='$(RUN)' ./scripts/kgo-integration.sh
+
+# A local three-broker cluster (scripts/cluster.sh says how to change it).
+cluster:
+	GO='$(GO)' ./scripts/cluster.sh
+
+# acks=all produce on an in-process three-broker cluster, 1 and 12 partitions.
+bench-cluster:
+	$(GO) test -run '^$$' -bench BenchmarkCluster -count=$(COUNT) -timeout 1h ./test | tee bench-cluster.txt
+	$(BENCHSTAT) bench-cluster.txt

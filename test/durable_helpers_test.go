@@ -28,7 +28,7 @@ func durableConfig(dir string) server.Config {
 
 // runBroker starts a broker on cfg; stop closes it gracefully, once,
 // whether the test calls it or the test ends.
-func runBroker(t *testing.T, cfg server.Config) (srv *server.Server, stop func()) {
+func runBroker(t testing.TB, cfg server.Config) (srv *server.Server, stop func()) {
 	t.Helper()
 	srv, err := server.New(cfg, nil)
 	require.NoError(t, err)

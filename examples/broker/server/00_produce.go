@@ -25,10 +25,15 @@ package server
 // batches, Kafka's DelayedProduce: an operation in the Produce purgatory,
 // keyed by each partition appended to, that completes when the partition's
 // high watermark passes its batch, or at timeout_ms with REQUEST_TIMED_OUT.
-// On one broker the high watermark is the log end as soon as the batch is
-// appended, so it completes at once; replication plugs its followers into
-// the high watermark and nothing here changes. Any other acks value is
-// INVALID_REQUIRED_ACKS.
+// On one broker, or a leader alone in its ISR, the high watermark is the
+// log end as soon as the batch is appended, so it completes at once; with
+// followers it completes when their fetches have moved it (replication.go).
+// With acks=all, a partition whose ISR is smaller than min.insync.replicas
+// (the topic's, else the broker's) is NOT_ENOUGH_REPLICAS and nothing is
+// appended; if the ISR shrinks below it while the produce waits, it is
+// answered NOT_ENOUGH_REPLICAS_AFTER_APPEND once the remaining ISR has the
+// batch, as in Kafka. A partition this broker does not lead is
+// NOT_LEADER_OR_FOLLOWER. Any other acks value is INVALID_REQUIRED_ACKS.
 //
 // Not implemented: transactions (a transactional batch is
 // INVALID_TXN_STATE, since InitProducerId hands out no transactional
@@ -37,6 +42,8 @@ package server
 // decoded), quotas, and the KIP-951 leader hints (the leader never moves).
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -86,12 +93,21 @@ func (s *Server) handleProduce(r *request) {
 				if p, err = topic.Partition(rp.Partition); err != nil {
 					break
 				}
+				if err = s.leads(p); err != nil {
+					break
+				}
+				if ok, n := s.leaders.enoughReplicas(p); req.Acks == -1 && !ok {
+					err = fmt.Errorf("%w: %s-%d has %d, min.insync.replicas is %d", errNotEnoughReplicas,
+						topic.Name, p.Index(), n, s.leaders.minInsync(p))
+					break
+				}
 				var res storage.AppendResult
 				if res, err = p.Append(rp.Records); err != nil {
 					break
 				}
 				sp.BaseOffset, sp.LogStartOffset = res.BaseOffset, res.LogStartOffset
 				if !res.Duplicate {
+					s.leaders.afterAppend(p) // a leader alone in its ISR moves the high watermark now
 					s.appended(tp{topic.Name, p.Index()})
 				}
 				waits = append(waits, produceWait{p: p, required: res.LastOffset + 1, topic: ti, partition: len(st.Partitions)})

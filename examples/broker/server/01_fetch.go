@@ -32,10 +32,16 @@ package server
 // full fetches; an incremental one (epoch above 0) names a session the
 // broker does not have and gets FETCH_SESSION_ID_NOT_FOUND.
 //
-// Not implemented: replica fetches (replica_id >= 0, or replica_state from
-// v15) are answered NOT_LEADER_OR_FOLLOWER, since no other broker holds a
-// replica (see delayedFetch.resolve for where replication plugs in);
-// preferred read replicas (KIP-392: rack is ignored, -1 is answered);
+// A partition this broker does not lead is NOT_LEADER_OR_FOLLOWER.
+//
+// Replica fetches (replica_id >= 0, or replica_state from v15) come from
+// followers (replication.go): they read up to the log end, whatever the
+// isolation level, and wait in the same purgatory for an append; the fetch
+// offset of each partition is the follower's log end offset, which may
+// move the high watermark. A broker that holds no replica of the
+// partition is answered NOT_LEADER_OR_FOLLOWER.
+//
+// Not implemented: preferred read replicas (KIP-392: rack is ignored, -1 is answered);
 // divergence checks against last_fetched_epoch (the leader epoch never
 // changes, so a log never diverges); quotas.
 
@@ -51,6 +57,9 @@ func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch) }
 func (s *Server) handleFetch(r *request) {
 	req := r.kreq.(*kmsg.FetchRequest)
 	f := s.newDelayedFetch(r, req)
+	for _, p := range f.moved {
+		s.highWatermarkMoved(p)
+	}
 	if f.immediate() {
 		f.answer()
 		return

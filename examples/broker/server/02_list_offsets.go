@@ -79,6 +79,9 @@ func (s *Server) handleListOffsets(r *request) {
 				err = terr
 			default:
 				if p, err = topic.Partition(rp.Partition); err == nil {
+					err = s.leads(p)
+				}
+				if err == nil {
 					sp.ErrorCode = epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
 					if sp.ErrorCode == 0 {
 						err = listOffset(p, rp.Timestamp, iso, &sp)

@@ -2,21 +2,24 @@ package server
 
 // Metadata: v0-v13.
 //
-// Describes the cluster as what it is, one broker: this node (its node id,
-// advertised host and port, no rack) is the controller and leads every
-// partition, in leader epoch 0, with replicas and in-sync replicas [node]
-// and no offline replicas. Topics carry their ids (v10+) and may be asked
+// Describes the cluster: every broker of --cluster (node id, host and port,
+// no rack; this broker alone without it), the controller (the smallest
+// id), and each partition's replicas as placed by cluster.replicasOf, its
+// leader (the first replica), leader epoch 0, its in-sync replicas (this
+// broker's own record for partitions it leads, else what their leader
+// reported at the last metadata poll) and no offline replicas. Topics carry their ids (v10+) and may be asked
 // for by id (v10+; an unknown id is UNKNOWN_TOPIC_ID). A null topic list
 // (v1+; an empty one in v0) asks for every topic.
 //
 // An unknown topic is created with num.partitions partitions when
 // auto.create.topics.enable is on and the request allows it
-// (allow_auto_topic_creation, v4+; always before v4), and is answered
-// at once with its partitions, since creation here is synchronous (Kafka
-// answers LEADER_NOT_AVAILABLE until its controller has placed it);
-// otherwise it is UNKNOWN_TOPIC_OR_PARTITION. An invalid name is
-// INVALID_TOPIC_EXCEPTION; a default.replication.factor above one is
-// INVALID_REPLICATION_FACTOR, since one broker cannot hold more replicas.
+// (allow_auto_topic_creation, v4+; always before v4). The controller
+// creates it and answers at once with its partitions; another broker asks
+// the controller to create it and answers LEADER_NOT_AVAILABLE until its
+// metadata poll brings it, as Kafka answers until its controller has
+// placed it. Otherwise it is UNKNOWN_TOPIC_OR_PARTITION. An invalid name
+// is INVALID_TOPIC_EXCEPTION; a default.replication.factor above the
+// number of brokers is INVALID_REPLICATION_FACTOR.
 //
 // The offsets topic, __consumer_offsets, is auto-created (by name, when
 // allowed) with offsets.topic.num.partitions partitions, as Kafka does; it
@@ -43,9 +46,11 @@ func init() { serve(kmsg.Metadata, 0, 13, (*Server).handleMetadata) }
 func (s *Server) handleMetadata(r *request) {
 	req := r.kreq.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	resp.Brokers = []kmsg.MetadataResponseBroker{{NodeID: s.cfg.NodeID, Host: s.host, Port: s.port}}
+	for _, n := range s.cl.nodes {
+		resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n.id, Host: n.host, Port: n.port})
+	}
 	resp.ClusterID = &s.data.clusterID
-	resp.ControllerID = s.cfg.NodeID
+	resp.ControllerID = s.cl.controller()
 
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, t := range s.data.store.Topics() {
@@ -93,10 +98,19 @@ func (s *Server) autoCreateTopic(r *request, name string) (*storage.Topic, error
 		}
 		return s.data.store.Topic(name)
 	}
-	if rf := s.cfg.DefaultReplication; rf != 1 {
-		return nil, replicationFactorError(rf)
+	rf := s.cfg.DefaultReplication
+	if err := s.checkReplicationFactor(rf); err != nil {
+		return nil, err
 	}
-	t, err := s.data.store.CreateTopic(name, s.cfg.NumPartitions, s.data.store.TopicDefaults())
+	if !s.cl.isController() {
+		// Only the controller creates topics: ask it, and answer
+		// LEADER_NOT_AVAILABLE, which clients retry, until this
+		// broker's metadata poll brings the topic here.
+		s.peers.createAtController(name, s.cfg.NumPartitions, rf)
+		return nil, fmt.Errorf("%w: %s is being created by the controller", errLeaderNotAvailable, name)
+	}
+	t, err := s.data.store.CreateTopicSpec(storage.TopicSpec{Name: name, Partitions: s.cfg.NumPartitions,
+		Config: s.data.store.TopicDefaults(), ReplicationFactor: rf})
 	if errors.Is(err, storage.ErrTopicExists) {
 		return s.data.store.Topic(name)
 	}
@@ -110,9 +124,18 @@ func (s *Server) autoCreateTopic(r *request, name string) (*storage.Topic, error
 // cannot meet (INVALID_REPLICATION_FACTOR).
 var errReplicationFactor = errors.New("invalid replication factor")
 
-func replicationFactorError(rf int16) error {
-	return fmt.Errorf("%w: replication factor %d, but the cluster has one broker", errReplicationFactor, rf)
+// checkReplicationFactor accepts a replication factor from one to the
+// cluster's size.
+func (s *Server) checkReplicationFactor(rf int16) error {
+	if rf < 1 || int(rf) > s.cl.size() {
+		return fmt.Errorf("%w: replication factor %d, but the cluster has %d broker(s)", errReplicationFactor, rf, s.cl.size())
+	}
+	return nil
 }
+
+// errLeaderNotAvailable is wrapped for a topic being created
+// (LEADER_NOT_AVAILABLE, which clients retry).
+var errLeaderNotAvailable = errors.New("leader not available")
 
 func (s *Server) topicMetadataByID(id [16]byte) kmsg.MetadataResponseTopic {
 	t, err := s.data.store.TopicByID(id)
@@ -125,7 +148,7 @@ func (s *Server) topicMetadataByID(id [16]byte) kmsg.MetadataResponseTopic {
 	return s.topicMetadata(t)
 }
 
-// topicMetadata describes t: every partition led by this broker alone.
+// topicMetadata describes t: each partition's replicas, leader and ISR.
 func (s *Server) topicMetadata(t *storage.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
@@ -135,10 +158,10 @@ func (s *Server) topicMetadata(t *storage.Topic) kmsg.MetadataResponseTopic {
 	for _, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = p.Index()
-		mp.Leader = s.cfg.NodeID
+		mp.Replicas = s.replicasOf(p)
+		mp.Leader = mp.Replicas[0]
 		mp.LeaderEpoch = p.LeaderEpoch()
-		mp.Replicas = []int32{s.cfg.NodeID}
-		mp.ISR = []int32{s.cfg.NodeID}
+		mp.ISR = s.isr(p)
 		mp.OfflineReplicas = []int32{}
 		mt.Partitions = append(mt.Partitions, mp)
 	}

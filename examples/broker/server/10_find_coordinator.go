@@ -2,11 +2,14 @@ package server
 
 // FindCoordinator: v0-v6.
 //
-// This broker coordinates every group it is asked about: a group key (type
-// 0, the only type before v1) is answered with node.id and the advertised
-// host and port, after creating the offsets topic if it does not exist, as
-// Kafka does (see offsets_topic.go); should that fail, the key is answered
-// COORDINATOR_NOT_AVAILABLE, which clients retry. v4+ batches keys
+// The controller coordinates every group (a broker alone is its own
+// controller): a group key (type 0, the only type before v1) is answered
+// with the controller's node id, host and port; the controller first
+// creates the offsets topic if it does not exist, as Kafka does (see
+// offsets_topic.go), and should that fail, the key is answered
+// COORDINATOR_NOT_AVAILABLE, which clients retry. Group requests sent to
+// another broker of a cluster are served by its own, empty coordinator:
+// clients send them where FindCoordinator points. v4+ batches keys
 // (KIP-699), each answered on its own.
 // Transactions are out of scope: a transactional id (type 1) is answered
 // INVALID_REQUEST with a message saying that this broker has no
@@ -35,9 +38,10 @@ func (s *Server) handleFindCoordinator(r *request) {
 		keys = []string{req.CoordinatorKey}
 	}
 	var offsetsErr error
-	if req.CoordinatorType == coordinatorGroup {
+	if req.CoordinatorType == coordinatorGroup && s.cl.isController() {
 		offsetsErr = s.ensureOffsetsTopic(r)
 	}
+	coordinator, _ := s.cl.node(s.cl.controller())
 	for _, key := range keys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
@@ -46,7 +50,7 @@ func (s *Server) handleFindCoordinator(r *request) {
 			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			c.ErrorMessage = errorMessage(offsetsErr)
 		case req.CoordinatorType == coordinatorGroup:
-			c.NodeID, c.Host, c.Port = s.cfg.NodeID, s.host, s.port
+			c.NodeID, c.Host, c.Port = coordinator.id, coordinator.host, coordinator.port
 		case req.CoordinatorType == coordinatorTransaction:
 			c.ErrorCode = kerr.InvalidRequest.Code
 			c.ErrorMessage = nilIfEmpty("this broker has no transaction coordinator: transactions are not supported")

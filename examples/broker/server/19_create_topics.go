@@ -5,11 +5,14 @@ package server
 // Creates each topic with its partitions, in memory, at once; validate_only
 // (v1+) checks everything and creates nothing. Partitions and replication
 // factor of -1 (v4+) take num.partitions and default.replication.factor.
-// One broker holds one replica of each partition, so a replication factor
-// other than one is INVALID_REPLICATION_FACTOR, and a manual replica
-// assignment must give every partition, numbered from 0, exactly [this
-// node] (INVALID_REPLICA_ASSIGNMENT otherwise; with an assignment,
-// partitions and replication factor must be -1: INVALID_REQUEST). A name
+// Only the controller creates topics (NOT_CONTROLLER elsewhere; clients
+// send CreateTopics to the controller Metadata names). A replication
+// factor from one to the number of brokers is accepted
+// (INVALID_REPLICATION_FACTOR otherwise); replicas are placed by
+// cluster.replicasOf, so a manual replica assignment must give every
+// partition, numbered from 0, exactly that placement
+// (INVALID_REPLICA_ASSIGNMENT otherwise; with an assignment, partitions and
+// replication factor must be -1: INVALID_REQUEST). A name
 // taken is TOPIC_ALREADY_EXISTS, an invalid one INVALID_TOPIC_EXCEPTION,
 // fewer than one partition or more than 65536 (a bound of this in-memory
 // broker; Kafka has none) INVALID_PARTITIONS, and a topic listed twice
@@ -28,9 +31,12 @@ package server
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
 func init() { serve(kmsg.CreateTopics, 0, 7, (*Server).handleCreateTopics) }
@@ -79,7 +85,7 @@ func (s *Server) createTopic(r *request, validateOnly bool, rt *kmsg.CreateTopic
 		if err := s.checkAssignment(rt.ReplicaAssignment); err != nil {
 			return err
 		}
-		partitions, rf = int32(len(rt.ReplicaAssignment)), 1
+		partitions, rf = int32(len(rt.ReplicaAssignment)), int16(len(rt.ReplicaAssignment[0].Replicas))
 	}
 	if partitions == -1 {
 		partitions = s.cfg.NumPartitions
@@ -87,8 +93,11 @@ func (s *Server) createTopic(r *request, validateOnly bool, rt *kmsg.CreateTopic
 	if rf == -1 {
 		rf = s.cfg.DefaultReplication
 	}
-	if rf != 1 {
-		return replicationFactorError(rf)
+	if err := s.checkReplicationFactor(rf); err != nil {
+		return err
+	}
+	if !s.cl.isController() {
+		return fmt.Errorf("%w: broker %d creates topics", errNotController, s.cl.controller())
 	}
 	cfg := s.data.store.TopicDefaults()
 	own := make(map[string]bool, len(rt.Configs))
@@ -104,7 +113,7 @@ func (s *Server) createTopic(r *request, validateOnly bool, rt *kmsg.CreateTopic
 			return err
 		}
 	} else {
-		t, err := s.data.store.CreateTopic(rt.Topic, partitions, cfg)
+		t, err := s.data.store.CreateTopicSpec(storage.TopicSpec{Name: rt.Topic, Partitions: partitions, Config: cfg, ReplicationFactor: rf})
 		if err != nil {
 			return err
 		}
@@ -125,7 +134,8 @@ func (s *Server) createTopic(r *request, validateOnly bool, rt *kmsg.CreateTopic
 }
 
 // checkAssignment accepts a manual assignment only if it numbers the
-// partitions from 0 and puts each on this broker alone.
+// partitions from 0, gives each the same number of replicas, and places
+// them where the cluster would (cluster.replicasOf): placement is fixed.
 func (s *Server) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) error {
 	seen := make([]bool, len(as))
 	for _, a := range as {
@@ -133,9 +143,10 @@ func (s *Server) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssign
 			return fmt.Errorf("%w: partitions must be numbered 0 to %d, each once", errReplicaAssignment, len(as)-1)
 		}
 		seen[a.Partition] = true
-		if len(a.Replicas) != 1 || a.Replicas[0] != s.cfg.NodeID {
-			return fmt.Errorf("%w: partition %d on brokers %v, but the cluster is broker %d alone",
-				errReplicaAssignment, a.Partition, a.Replicas, s.cfg.NodeID)
+		rf := len(as[0].Replicas)
+		if want := s.cl.replicasOf(a.Partition, int16(rf)); len(a.Replicas) != rf || rf > s.cl.size() || !slices.Equal(a.Replicas, want) {
+			return fmt.Errorf("%w: partition %d on brokers %v, but this cluster places it on %v",
+				errReplicaAssignment, a.Partition, a.Replicas, want)
 		}
 	}
 	return nil

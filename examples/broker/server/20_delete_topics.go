@@ -10,7 +10,8 @@ package server
 // checked, sees its partition gone, and answers it with
 // UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for a fetch by topic id).
 // A topic created again under the same name is a new topic, with a new id
-// and empty logs.
+// and empty logs. Only the controller deletes topics (NOT_CONTROLLER
+// elsewhere); the other brokers follow at their next metadata poll.
 //
 // Not implemented: the timeout (deletion is synchronous), authorization,
 // and throttling.
@@ -45,6 +46,8 @@ func (s *Server) handleDeleteTopics(r *request) {
 			err error
 		)
 		switch {
+		case !s.cl.isController():
+			err = fmt.Errorf("%w: broker %d deletes topics", errNotController, s.cl.controller())
 		case e.Topic != nil && e.TopicID != [16]byte{}:
 			err = fmt.Errorf("%w: give a topic's name or its id, not both", errInvalidRequest)
 		case e.Topic != nil:

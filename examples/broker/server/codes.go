@@ -31,6 +31,10 @@ var storageCodes = []struct {
 	{errReplicationFactor, kerr.InvalidReplicationFactor},
 	{errReplicaAssignment, kerr.InvalidReplicaAssignment},
 	{errInvalidRequest, kerr.InvalidRequest},
+	{errNotLeader, kerr.NotLeaderForPartition},
+	{errNotEnoughReplicas, kerr.NotEnoughReplicas},
+	{errNotController, kerr.NotController},
+	{errLeaderNotAvailable, kerr.LeaderNotAvailable},
 }
 
 // errorCode returns the Kafka error code for err: 0 for nil, the mapped code

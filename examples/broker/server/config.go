@@ -59,6 +59,22 @@ type Config struct {
 	LogIndexIntervalBytes    int64         // log.index.interval.bytes
 	LogFlushIntervalMessages int64         // log.flush.interval.messages
 	LogFlushInterval         time.Duration // log.flush.interval.ms (-1: never)
+
+	// Cluster lists every broker of a static cluster as
+	// id@host:port,id@host:port,... (see cluster.go); empty runs one
+	// broker alone. This broker is the entry with NodeID.
+	Cluster              string
+	MinInsyncReplicas    int32         // min.insync.replicas
+	ReplicaLagTimeMax    time.Duration // replica.lag.time.max.ms
+	ReplicaFetchWaitMax  time.Duration // replica.fetch.wait.max.ms
+	ReplicaFetchMinBytes int32         // replica.fetch.min.bytes
+	ReplicaFetchMaxBytes int32         // replica.fetch.max.bytes
+	ReplicaFetchBackoff  time.Duration // replica.fetch.backoff.ms
+	// MetadataPollInterval is how often a broker asks its peers for their
+	// metadata: the topics (from the controller) and each partition's
+	// in-sync replicas (from its leader). This broker's own setting: Kafka
+	// brokers follow the controller's metadata log instead.
+	MetadataPollInterval time.Duration
 }
 
 // Default returns Kafka's defaults, with the listener on loopback.
@@ -92,6 +108,14 @@ func Default() Config {
 		LogIndexIntervalBytes:    logdir.DefaultIndexIntervalBytes,
 		LogFlushIntervalMessages: math.MaxInt64,
 		LogFlushInterval:         -1,
+
+		MinInsyncReplicas:    1,
+		ReplicaLagTimeMax:    30 * time.Second,
+		ReplicaFetchWaitMax:  500 * time.Millisecond,
+		ReplicaFetchMinBytes: 1,
+		ReplicaFetchMaxBytes: 1 << 20,
+		ReplicaFetchBackoff:  time.Second,
+		MetadataPollInterval: 200 * time.Millisecond,
 	}
 }
 
@@ -118,6 +142,17 @@ func (c *Config) validate() error {
 		return errors.New("max idempotent in-flight batches must be at least 1")
 	case strings.Contains(c.LogDirs, ","):
 		return fmt.Errorf("log.dirs: %q: this broker keeps one directory", c.LogDirs)
+	case c.MinInsyncReplicas < 1:
+		return fmt.Errorf("min.insync.replicas: %d, must be at least 1", c.MinInsyncReplicas)
+	case c.ReplicaLagTimeMax <= 0 || c.ReplicaFetchWaitMax < 0 || c.ReplicaFetchBackoff < 0 || c.MetadataPollInterval <= 0:
+		return errors.New("replica.lag.time.max.ms and metadata.poll.interval.ms must be positive, replica.fetch.wait.max.ms and replica.fetch.backoff.ms not negative")
+	case c.ReplicaFetchMinBytes < 1 || c.ReplicaFetchMaxBytes < 1:
+		return errors.New("replica.fetch.min.bytes and replica.fetch.max.bytes must be at least 1")
+	}
+	if c.Cluster != "" {
+		if _, err := parseCluster(c.Cluster, c.NodeID); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -210,6 +245,14 @@ func (c *Config) settings() []setting {
 		intSetting("log.index.interval.bytes", "bytes of batches between two offset index entries", &c.LogIndexIntervalBytes),
 		intSetting("log.flush.interval.messages", "fsync after this many records (1: every produce, surviving a power loss)", &c.LogFlushIntervalMessages),
 		durationSetting("log.flush.interval.ms", "fsync unflushed records this often (-1: never; a kill -9 loses nothing acknowledged either way)", &c.LogFlushInterval, ms),
+		stringSetting("cluster", "every broker of a static cluster, id@host:port,... (empty: this broker alone)", &c.Cluster),
+		intSetting("min.insync.replicas", "in-sync replicas an acks=all produce needs (topics may set their own)", &c.MinInsyncReplicas),
+		durationSetting("replica.lag.time.max.ms", "a follower not caught up for this long leaves the ISR", &c.ReplicaLagTimeMax, ms),
+		durationSetting("replica.fetch.wait.max.ms", "how long a follower's fetch waits at the leader for data", &c.ReplicaFetchWaitMax, ms),
+		intSetting("replica.fetch.min.bytes", "bytes a follower's fetch waits for", &c.ReplicaFetchMinBytes),
+		intSetting("replica.fetch.max.bytes", "bytes a follower fetches per partition", &c.ReplicaFetchMaxBytes),
+		durationSetting("replica.fetch.backoff.ms", "pause after a follower's fetch fails", &c.ReplicaFetchBackoff, ms),
+		durationSetting("metadata.poll.interval.ms", "how often a broker of a cluster reads its peers' metadata", &c.MetadataPollInterval, ms),
 	}
 }
 

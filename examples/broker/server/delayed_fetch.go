@@ -27,6 +27,9 @@ type delayedFetch struct {
 	parts    []fetchPart // in request order
 	failed   bool        // some partition failed to be read: answer at once
 	reads    int         // partitions to read: those not set aside with an error
+	// moved are the partitions whose high watermark this fetch, a
+	// follower's, moved: the caller completes what waits on them.
+	moved []*storage.Partition
 }
 
 // fetchPart is one partition of a fetch.
@@ -50,7 +53,7 @@ type fetchPart struct {
 // thus polls at its max_wait_ms rather than in a tight loop until its
 // metadata catches up (kgo's TestIssue434 spun ~7000 fetches a second for
 // 15s). A partition that exists but cannot be read as asked (a fenced
-// leader epoch, a replica fetch, an invalid isolation level) answers the
+// leader epoch, not the leader, an invalid isolation level) answers the
 // whole fetch at once, as Kafka's ReplicaManager does on a read error.
 func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFetch {
 	f := &delayedFetch{s: s, r: r, minBytes: int(req.MinBytes), maxBytes: int(req.MaxBytes), byID: req.Version >= 13}
@@ -66,10 +69,12 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 		replica = req.ReplicaState.ID
 	}
 	var isoCode int16
-	switch req.IsolationLevel {
-	case 0:
+	switch {
+	case replica >= 0:
+		f.iso = storage.ReadReplica // a follower reads up to the log end
+	case req.IsolationLevel == 0:
 		f.iso = storage.ReadUncommitted
-	case 1:
+	case req.IsolationLevel == 1:
 		f.iso = storage.ReadCommitted
 	default:
 		isoCode = kerr.InvalidRequest.Code
@@ -100,22 +105,27 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 			case terr != nil:
 				part.code = partitionErrorCode(terr, f.byID)
 				unknown = true
-			case replica >= 0:
-				// A follower's fetch. Every partition's replicas are
-				// [this broker], so no follower is assigned one, and
-				// Kafka answers a replica it does not know so.
-				// Replication serves it here instead: it reads up to
-				// the log end (storage.ReadReplica) and records the
-				// follower's fetch offset as its log end offset (Kafka's
-				// updateFollowerFetchState), which may move the high
-				// watermark and so complete acks=all produces.
-				part.code = kerr.NotLeaderForPartition.Code
 			default:
 				p, err := topic.Partition(rp.Partition)
 				switch {
 				case err != nil:
 					part.code = partitionErrorCode(err, f.byID)
 					unknown = true
+				case s.leads(p) != nil:
+					part.code = kerr.NotLeaderForPartition.Code
+				case replica >= 0 && (replica == s.cl.self || !s.isReplica(p, replica)):
+					// Kafka answers a fetch from a broker that holds
+					// no replica of the partition so.
+					part.code = kerr.NotLeaderForPartition.Code
+				case replica >= 0:
+					// A follower's fetch: its offset is its log end
+					// (Kafka's updateFollowerFetchState), which may
+					// move the high watermark.
+					part.p = p
+					part.code = epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
+					if part.code == 0 && s.leaders.followerFetched(p, replica, rp.FetchOffset) {
+						f.moved = append(f.moved, p)
+					}
 				default:
 					part.p = p
 					part.code = epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())

@@ -66,7 +66,9 @@ func (d *delayedProduce) TryComplete() bool {
 	return true
 }
 
-// OnComplete answers each partition from its state now: replicated, NONE;
+// OnComplete answers each partition from its state now: replicated, NONE,
+// unless the ISR has shrunk below min.insync.replicas meanwhile,
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's checkEnoughReplicasReachOffset);
 // deleted, UNKNOWN_TOPIC_OR_PARTITION; not yet replicated at the deadline,
 // REQUEST_TIMED_OUT (the batch stays appended, as in Kafka); cut short by
 // the broker closing or the client going, NOT_LEADER_OR_FOLLOWER, what a
@@ -81,7 +83,10 @@ func (d *delayedProduce) OnComplete() {
 		case err != nil:
 			sp.ErrorCode = errorCode(err)
 		case o.HighWatermark >= w.required:
-			continue
+			if ok, _ := d.s.leaders.enoughReplicas(w.p); ok {
+				continue
+			}
+			sp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
 		case d.Outcome() == operation.Expired:
 			sp.ErrorCode = kerr.RequestTimedOut.Code
 		default:

@@ -45,6 +45,10 @@ type Server struct {
 	host string // advertised host and port
 	port int32
 
+	cl      *cluster        // the brokers, this one among them; immutable
+	leaders *leaderReplicas // followers' state of the partitions this broker leads
+	peers   *peers          // the other brokers; nil for a broker alone
+
 	// groups is the group coordinator (package group), with its
 	// "Rebalance", "Heartbeat" and "OffsetExpiration" purgatories.
 	groups *group.Coordinator
@@ -95,6 +99,18 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		_ = s.durable.close()
 		return nil, err
 	}
+	if cfg.Cluster != "" {
+		// validate parsed it already.
+		s.cl, _ = parseCluster(cfg.Cluster, cfg.NodeID)
+		self, _ := s.cl.node(cfg.NodeID)
+		if cfg.Listener == Default().Listener {
+			cfg.Listener = self.addr() // its --cluster entry, unless told otherwise
+		}
+		if cfg.AdvertisedListener == "" {
+			cfg.AdvertisedListener = self.addr()
+		}
+		s.cfg = cfg
+	}
 	if s.ln, err = net.Listen("tcp", cfg.Listener); err != nil {
 		s.closePurgatories()
 		_ = s.durable.close()
@@ -116,11 +132,24 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		_ = s.durable.close()
 		return nil, fmt.Errorf("advertised.listeners %q: %w", adv, err)
 	}
+	if s.cl == nil {
+		s.cl = single(node{id: cfg.NodeID, host: s.host, port: s.port})
+	}
+	s.leaders = newLeaderReplicas(s.cl, cfg, time.Now)
 	if s.data, err = newData(cfg, log, s.durable); err != nil {
 		_ = s.ln.Close()
 		s.closePurgatories()
 		_ = s.durable.close()
 		return nil, err
+	}
+	if s.cl.size() > 1 {
+		if s.peers, err = newPeers(s); err != nil {
+			_ = s.ln.Close()
+			s.closePurgatories()
+			_ = errors.Join(s.data.close(), s.durable.close())
+			return nil, err
+		}
+		s.peers.start()
 	}
 	// Offset commits name partitions that must exist, as Kafka checks its
 	// metadata cache.
@@ -218,6 +247,9 @@ func (s *Server) Close(ctx context.Context) error {
 	s.mu.Unlock()
 
 	err := s.ln.Close()
+	if s.peers != nil {
+		s.peers.close() // no more replica fetches, polls or ISR checks
+	}
 	s.closePurgatories()
 
 	s.mu.Lock()

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Starts a local three-broker cluster of the example broker, in one command:
+#
+#   scripts/cluster.sh            # or: make cluster
+#   DATA=/tmp/cluster scripts/cluster.sh   # each broker keeps its log in $DATA/<id>
+#
+# Brokers 1, 2 and 3 listen on 127.0.0.1:9092, 9093 and 9094 (BASE_PORT
+# moves them) and each is told the whole cluster with --cluster; broker 1,
+# the smallest id, is the controller. Topics get default.replication.factor
+# 3 and min.insync.replicas 2 unless EXTRA_FLAGS says otherwise. Clients
+# bootstrap from any of them:
+#
+#   kcat -b 127.0.0.1:9092 -L
+#
+# Each broker's log goes to $LOGS/broker-<id>.log (default: a temporary
+# directory, printed). Ctrl-C stops the three; so does the end of any one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+BASE_PORT=${BASE_PORT:-9092}
+LOGS=${LOGS:-$(mktemp -d -t purgatory-cluster.XXXXXX)}
+EXTRA_FLAGS=${EXTRA_FLAGS:---default.replication.factor 3 --min.insync.replicas 2}
+
+bin="$LOGS/broker"
+"$GO" build -o "$bin" ./examples/broker
+cluster="1@127.0.0.1:$BASE_PORT,2@127.0.0.1:$((BASE_PORT + 1)),3@127.0.0.1:$((BASE_PORT + 2))"
+pids=()
+stop() {
+	trap - INT TERM EXIT
+	for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
+	wait
+}
+trap stop INT TERM EXIT
+for id in 1 2 3; do
+	flags=(--node.id "$id" --cluster "$cluster")
+	if [[ -n "${DATA:-}" ]]; then
+		mkdir -p "$DATA/$id"
+		flags+=(--log.dirs "$DATA/$id")
+	fi
+	# shellcheck disable=SC2086 # EXTRA_FLAGS is a list of flags
+	"$bin" "${flags[@]}" $EXTRA_FLAGS >"$LOGS/broker-$id.log" 2>&1 &
+	pids+=($!)
+	echo "broker $id: 127.0.0.1:$((BASE_PORT + id - 1)), log $LOGS/broker-$id.log, pid $!"
+done
+echo "cluster $cluster is up; Ctrl-C stops it"
+wait -n
+echo "a broker stopped; stopping the others" >&2

@@ -1,0 +1,147 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/server"
+)
+
+// testCluster is a static cluster of in-process brokers on loopback, each
+// on a port of its own, which a stopped broker gets back when restarted.
+type testCluster struct {
+	t       testing.TB
+	cfgs    []server.Config // by node id - 1
+	brokers []*server.Server
+	stops   []func()
+}
+
+// startCluster starts n brokers with ids 1 to n; tweak adjusts every
+// broker's config. The metadata poll is quick, so that topics reach every
+// broker within milliseconds.
+func startCluster(t testing.TB, n int, tweak ...func(*server.Config)) *testCluster {
+	t.Helper()
+	addrs := make([]string, n)
+	spec := make([]string, n)
+	for i := range addrs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addrs[i] = ln.Addr().String()
+		require.NoError(t, ln.Close())
+		spec[i] = fmt.Sprintf("%d@%s", i+1, addrs[i])
+	}
+	c := &testCluster{t: t, cfgs: make([]server.Config, n), brokers: make([]*server.Server, n), stops: make([]func(), n)}
+	for i := range addrs {
+		cfg := server.Default()
+		cfg.NodeID = int32(i + 1)
+		cfg.Listener = addrs[i]
+		cfg.Cluster = strings.Join(spec, ",")
+		cfg.MetadataPollInterval = 20 * time.Millisecond
+		cfg.ReplicaFetchBackoff = 20 * time.Millisecond
+		cfg.GroupInitialRebalance = 50 * time.Millisecond
+		for _, f := range tweak {
+			f(&cfg)
+		}
+		c.cfgs[i] = cfg
+		c.start(int32(i + 1))
+	}
+	return c
+}
+
+// start starts broker id (again).
+func (c *testCluster) start(id int32) {
+	c.t.Helper()
+	c.brokers[id-1], c.stops[id-1] = runBroker(c.t, c.cfgs[id-1])
+}
+
+// stop stops broker id gracefully.
+func (c *testCluster) stop(id int32) { c.stops[id-1]() }
+
+func (c *testCluster) broker(id int32) *server.Server { return c.brokers[id-1] }
+
+// seeds lists every broker's address.
+func (c *testCluster) seeds() []string {
+	var out []string
+	for _, cfg := range c.cfgs {
+		out = append(out, cfg.Listener)
+	}
+	return out
+}
+
+// client returns a kgo client seeded with every broker, closed at the end
+// of the test.
+func (c *testCluster) client(opts ...kgo.Opt) *kgo.Client {
+	c.t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.seeds()...)}, opts...)...)
+	require.NoError(c.t, err)
+	c.t.Cleanup(cl.Close)
+	return cl
+}
+
+// createTopic creates topic through cl (kgo sends it to the controller)
+// and waits until every running broker has it.
+func (c *testCluster) createTopic(cl *kgo.Client, topic string, partitions int32, rf int16, configs map[string]string) {
+	c.t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, partitions, rf
+	for k, v := range configs {
+		cfg := kmsg.NewCreateTopicsRequestTopicConfig()
+		cfg.Name, cfg.Value = k, kmsg.StringPtr(v)
+		rt.Configs = append(rt.Configs, cfg)
+	}
+	req.Topics = []kmsg.CreateTopicsRequestTopic{rt}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	require.NoError(c.t, err)
+	require.NoError(c.t, kerr.ErrorForCode(resp.Topics[0].ErrorCode))
+	require.Eventually(c.t, func() bool {
+		for _, b := range c.brokers {
+			if _, err := b.Replica(topic, partitions-1); err != nil {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 5*time.Millisecond, "every broker has %s", topic)
+}
+
+// replica returns what broker id holds of topic's partition.
+func (c *testCluster) replica(id int32, topic string, partition int32) server.ReplicaInfo {
+	c.t.Helper()
+	ri, err := c.broker(id).Replica(topic, partition)
+	require.NoError(c.t, err)
+	return ri
+}
+
+// metadataISR returns partition's ISR as broker id's Metadata answer gives
+// it to a client.
+func (c *testCluster) metadataISR(cl *kgo.Client, id int32, topic string, partition int32) []int32 {
+	c.t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = []kmsg.MetadataRequestTopic{rt}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := cl.Broker(int(id)).Request(ctx, req)
+	require.NoError(c.t, err)
+	mr := resp.(*kmsg.MetadataResponse)
+	require.Len(c.t, mr.Topics, 1)
+	for _, p := range mr.Topics[0].Partitions {
+		if p.Partition == partition {
+			return p.ISR
+		}
+	}
+	c.t.Fatalf("%s has no partition %d", topic, partition)
+	return nil
+}

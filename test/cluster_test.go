@@ -1,0 +1,169 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/server"
+)
+
+// TestClusterAcksAllWaitsForFollowers: on three brokers, an acks=all
+// produce is answered only once both followers have the records (the
+// high watermark is the smallest log end of the ISR), and the followers'
+// long-poll fetches, which wait far longer than that, are completed by the
+// leader's append rather than by their deadline. Consumers then read it
+// all back from the leader.
+func TestClusterAcksAllWaitsForFollowers(t *testing.T) {
+	c := startCluster(t, 3, func(cfg *server.Config) {
+		cfg.ReplicaFetchWaitMax = 10 * time.Second // a follower's fetch waits this long for data
+	})
+	cl := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("replicated"))
+	c.createTopic(cl, "replicated", 1, 3, nil)
+	ri := c.replica(1, "replicated", 0)
+	require.Equal(t, []int32{1, 2, 3}, ri.Replicas)
+	require.Equal(t, int32(1), ri.Leader)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range 20 {
+		start := time.Now()
+		res := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "r%02d", i)})
+		require.NoError(t, res.FirstErr())
+		took := time.Since(start)
+		want := res[0].Record.Offset + 1
+		for _, id := range []int32{2, 3} {
+			assert.GreaterOrEqual(t, c.replica(id, "replicated", 0).LogEnd, want,
+				"follower %d has record %d when its produce is answered", id, i)
+		}
+		assert.GreaterOrEqual(t, c.replica(1, "replicated", 0).HighWatermark, want)
+		// The followers' fetches were waiting (up to 10s) when the record
+		// was appended: only the append completing them answers this fast.
+		assert.Less(t, took, 5*time.Second, "produce %d", i)
+	}
+	assert.Equal(t, []int32{1, 2, 3}, c.metadataISR(cl, 2, "replicated", 0), "every broker tells clients the leader's ISR")
+
+	consumer := c.client(kgo.ConsumeTopics("replicated"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var got []string
+	for len(got) < 20 {
+		fs := consumer.PollFetches(ctx)
+		require.NoError(t, fs.Err0())
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	for i, v := range got {
+		assert.Equal(t, fmt.Sprintf("r%02d", i), v)
+	}
+}
+
+// TestClusterProduceToFollowerIsNotLeader: a produce or a consumer's fetch
+// sent to a broker that does not lead the partition is answered
+// NOT_LEADER_OR_FOLLOWER.
+func TestClusterProduceToFollowerIsNotLeader(t *testing.T) {
+	c := startCluster(t, 3)
+	cl := c.client()
+	c.createTopic(cl, "placed", 3, 2, nil)
+	for p := range int32(3) {
+		ri := c.replica(1, "placed", p)
+		leader := ri.Leader
+		other := int32(1 + (int(leader) % 3)) // some broker that is not the leader
+		req := kmsg.NewPtrProduceRequest()
+		req.Acks, req.TimeoutMillis = -1, 5000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic, rt.TopicID = "placed", topicID(t, cl, "placed")
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Partition, rp.Records = p, idempotentBatch(-1, -1, "x")
+		rt.Partitions = []kmsg.ProduceRequestTopicPartition{rp}
+		req.Topics = []kmsg.ProduceRequestTopic{rt}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp, err := cl.Broker(int(other)).Request(ctx, req)
+		cancel()
+		require.NoError(t, err)
+		code := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+		assert.Equal(t, kerr.NotLeaderForPartition.Code, code, "partition %d led by %d, produced to %d", p, leader, other)
+	}
+}
+
+// TestClusterFollowerLeavesAndRejoinsISR: with a follower stopped, an
+// acks=all produce waits in the leader's Produce purgatory until the
+// follower leaves the ISR (replica.lag.time.max.ms), then completes with
+// the two replicas left; a topic with min.insync.replicas=3 refuses acks=all
+// with NOT_ENOUGH_REPLICAS. Started again, the follower catches up and
+// rejoins, and the topic takes writes again.
+func TestClusterFollowerLeavesAndRejoinsISR(t *testing.T) {
+	c := startCluster(t, 3, func(cfg *server.Config) {
+		cfg.ReplicaLagTimeMax = 400 * time.Millisecond
+		cfg.ReplicaFetchWaitMax = 100 * time.Millisecond
+	})
+	cl := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("isr"))
+	c.createTopic(cl, "isr", 1, 3, nil)
+	c.createTopic(cl, "isr3", 1, 3, map[string]string{"min.insync.replicas": "3"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("before")}).FirstErr())
+	require.Equal(t, kerr.Error{}.Code, produceRaw(t, cl, "isr3", 0, -1, -1, "all three").ErrorCode)
+
+	c.stop(3)
+	done := make(chan error, 1)
+	cl.Produce(ctx, &kgo.Record{Value: []byte("while 3 is down")}, func(_ *kgo.Record, err error) { done <- err })
+	select {
+	case err := <-done:
+		// Only if broker 3 had already been dropped from the ISR.
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the produce was not answered after broker 3 left the ISR")
+	}
+	require.Eventually(t, func() bool {
+		return slices.Equal(c.metadataISR(cl, 1, "isr", 0), []int32{1, 2})
+	}, 5*time.Second, 10*time.Millisecond, "broker 3 leaves the ISR, as Metadata shows")
+	require.Eventually(t, func() bool {
+		return slices.Equal(c.metadataISR(cl, 1, "isr3", 0), []int32{1, 2})
+	}, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, kerr.NotEnoughReplicas.Code, produceRaw(t, cl, "isr3", 0, -1, -1, "only two").ErrorCode)
+
+	c.start(3)
+	require.Eventually(t, func() bool {
+		return slices.Equal(c.metadataISR(cl, 1, "isr", 0), []int32{1, 2, 3}) &&
+			slices.Equal(c.metadataISR(cl, 1, "isr3", 0), []int32{1, 2, 3})
+	}, 10*time.Second, 10*time.Millisecond, "broker 3 catches up and rejoins")
+	assert.Equal(t, c.replica(1, "isr", 0).LogEnd, c.replica(3, "isr", 0).LogEnd, "broker 3 has every record again")
+	assert.Equal(t, int16(0), produceRaw(t, cl, "isr3", 0, -1, -1, "three again").ErrorCode)
+}
+
+// TestClusterFollowerTruncatesToLeader: a follower holding offsets its
+// leader does not have truncates its log to the leader's before it fetches
+// on, and then follows the leader's new records at the same offsets. Here
+// the leader of partition 1 is broker 2, in memory, restarted empty: it
+// gets the topic back from the controller (broker 1) under the same id,
+// with an empty log, while broker 1's replica still holds five records.
+func TestClusterFollowerTruncatesToLeader(t *testing.T) {
+	c := startCluster(t, 2)
+	cl := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	c.createTopic(cl, "trunc", 2, 2, nil)
+	require.Equal(t, int32(2), c.replica(1, "trunc", 1).Leader)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 5 {
+		r := &kgo.Record{Topic: "trunc", Partition: 1, Value: fmt.Appendf(nil, "old%d", i)}
+		require.NoError(t, cl.ProduceSync(ctx, r).FirstErr())
+	}
+	require.Equal(t, int64(5), c.replica(1, "trunc", 1).LogEnd)
+
+	c.stop(2)
+	c.start(2)
+	require.Eventually(t, func() bool {
+		ri, err := c.broker(1).Replica("trunc", 1)
+		return err == nil && ri.LogEnd == 0
+	}, 10*time.Second, 10*time.Millisecond, "broker 1 truncates to its leader's empty log")
+	r := &kgo.Record{Topic: "trunc", Partition: 1, Value: []byte("new")}
+	require.NoError(t, cl.ProduceSync(ctx, r).FirstErr())
+	assert.Equal(t, int64(0), r.Offset)
+	assert.Equal(t, int64(1), c.replica(1, "trunc", 1).LogEnd)
+}
