@@ -36,6 +36,20 @@ var (
 	// or after the log end (Kafka's OFFSET_OUT_OF_RANGE).
 	ErrOffsetOutOfRange = errors.New("storage: offset out of range")
 
+	// ErrNotBatchBoundary is wrapped by a Log's TruncateTo for an offset
+	// inside a batch: a log is cut only between batches. It maps to no
+	// Kafka error code: Partition.TruncateTo rounds down to the boundary
+	// before it calls the log.
+	ErrNotBatchBoundary = errors.New("storage: offset is not a batch boundary")
+
+	// ErrOffsetMismatch is wrapped by Partition.AppendReplica for a
+	// leader's batch whose base offset is not the follower's log end
+	// offset: the follower fetched from the wrong offset, or truncated
+	// meanwhile. It maps to no Kafka error code (Kafka's
+	// UnexpectedAppendOffsetException): the follower fetches again from
+	// its log end.
+	ErrOffsetMismatch = errors.New("storage: batch base offset is not the log end offset")
+
 	// ErrDeleted is wrapped when a partition's topic was deleted.
 	ErrDeleted = errors.New("storage: partition deleted")
 
