@@ -111,8 +111,8 @@ func (l *memLog) TruncateTo(offset int64) error {
 	for _, b := range l.batches[i:] {
 		l.size -= int64(b.info.Size)
 	}
-	// As in DropBefore: free the bytes now, and let a later append not
-	// see stale pointers beyond len.
+	// As in DropBefore: clear the slots cut, so that their bytes are
+	// freed now, not when an append next overwrites them.
 	clear(l.batches[i:])
 	l.batches = l.batches[:i]
 	l.end = offset
