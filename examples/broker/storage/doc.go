@@ -33,7 +33,10 @@
 // watermark from its leader's (SetHighWatermark), cuts its log back where
 // it diverged (TruncateTo, which rebuilds the producers' state from the
 // batches left), or empties it and starts again at its leader's log start
-// (TruncateFullyAndStartAt).
+// (TruncateFullyAndStartAt). A topic records its replication factor and
+// its min.insync.replicas (CreateTopicSpec, which also takes the topic id
+// a cluster's controller chose); the storage enforces neither, the server
+// does.
 //
 // # Producers
 //

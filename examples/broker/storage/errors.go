@@ -59,7 +59,8 @@ var (
 	// ErrUnknownPartition is wrapped when a topic has no such partition.
 	ErrUnknownPartition = errors.New("storage: unknown partition")
 
-	// ErrTopicExists is wrapped when creating a topic whose name is taken.
+	// ErrTopicExists is wrapped when creating a topic whose name, or id,
+	// is taken.
 	ErrTopicExists = errors.New("storage: topic already exists")
 
 	// ErrInvalidTopic is wrapped for a topic name Kafka would refuse.
@@ -68,6 +69,10 @@ var (
 	// ErrInvalidPartitions is wrapped when creating a topic with fewer than
 	// one partition.
 	ErrInvalidPartitions = errors.New("storage: invalid number of partitions")
+
+	// ErrInvalidReplicationFactor is wrapped when creating a topic with a
+	// negative replication factor (Kafka's INVALID_REPLICATION_FACTOR).
+	ErrInvalidReplicationFactor = errors.New("storage: invalid replication factor")
 
 	// ErrInvalidConfig is wrapped for a topic config that is unknown,
 	// unsupported or out of range.

@@ -58,7 +58,7 @@ func values(t *testing.T, p *storage.Partition) []string {
 func TestStoreSurvivesRestart(t *testing.T) {
 	path := t.TempDir()
 	s, closeFirst := openStore(t, path, logdir.WithSegmentBytes(300))
-	cfg := storage.TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 4000}
+	cfg := storage.TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 4000, MinInsyncReplicas: 1}
 	orders, err := s.CreateTopic("orders", 3, cfg)
 	require.NoError(t, err)
 	_, err = s.CreateTopic("gone", 1, s.TopicDefaults())
@@ -160,9 +160,41 @@ func TestCatalogFile(t *testing.T) {
 	var f map[string]any
 	require.NoError(t, json.Unmarshal(data, &f))
 	assert.Equal(t, map[string]any{"version": 1.0, "topics": []any{map[string]any{
-		"name": "a.b-c_d", "id": topic.ID.String(), "partitions": 2.0,
-		"configs": map[string]any{"retention.ms": "60000", "retention.bytes": "10", "max.message.bytes": "100"},
+		"name": "a.b-c_d", "id": topic.ID.String(), "partitions": 2.0, "replication_factor": 1.0,
+		"configs": map[string]any{"retention.ms": "60000", "retention.bytes": "10", "max.message.bytes": "100",
+			"min.insync.replicas": "1"},
 	}}}, f)
+}
+
+// TestCatalogKeepsReplication: a topic's replication factor and
+// min.insync.replicas survive a restart, and a catalog written before
+// either existed reads as 1 for both.
+func TestCatalogKeepsReplication(t *testing.T) {
+	path := t.TempDir()
+	s, closeFirst := openStore(t, path)
+	cfg := storage.TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 4000, MinInsyncReplicas: 2}
+	id := storage.TopicID{4, 2}
+	_, err := s.CreateTopicSpec(storage.TopicSpec{Name: "replicated", ID: id, Partitions: 2, Config: cfg, ReplicationFactor: 3})
+	require.NoError(t, err)
+	closeFirst()
+
+	s, closeSecond := openStore(t, path)
+	topic, err := s.Topic("replicated")
+	require.NoError(t, err)
+	assert.Equal(t, id, topic.ID)
+	assert.Equal(t, int16(3), topic.ReplicationFactor)
+	assert.Equal(t, cfg, topic.Config)
+	closeSecond()
+
+	old := `{"version": 1, "topics": [{"name": "old", "id": "` + id.String() + `", "partitions": 1,
+	  "configs": {"max.message.bytes": "4000", "retention.bytes": "-1", "retention.ms": "-1"}}]}`
+	require.NoError(t, os.WriteFile(filepath.Join(path, "topics.json"), []byte(old), 0o644))
+	s, _ = openStore(t, path)
+	topic, err = s.Topic("old")
+	require.NoError(t, err)
+	assert.Equal(t, int16(1), topic.ReplicationFactor, "no replication_factor: 1")
+	cfg.MinInsyncReplicas = 1
+	assert.Equal(t, cfg, topic.Config, "no min.insync.replicas: 1")
 }
 
 // TestStrayPartitionDirectories: a directory the catalog does not account
