@@ -246,3 +246,70 @@ func TestReserveProducerIDs(t *testing.T) {
 	_, err = d.ReserveProducerIDs(0)
 	assert.ErrorIs(t, err, logdir.ErrInvalidOption)
 }
+
+// TestFollowerOnSegmentFiles replicates a leader's batches into a follower
+// whose log is in segment files, truncates it across segments and resets
+// it, each time through a restart: the follower reopens holding exactly
+// the leader's batches it kept, byte for byte.
+func TestFollowerOnSegmentFiles(t *testing.T) {
+	leaderStore, err := storage.New(storage.WithRetentionCheckInterval(0))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, leaderStore.Close()) })
+	forever := storage.TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 4000}
+	lt, err := leaderStore.CreateTopic("t", 1, forever)
+	require.NoError(t, err)
+	leader := lt.Partitions[0]
+	now := time.Now().UnixMilli()
+	for seq := int32(0); seq < 30; seq += 2 {
+		_, err := leader.Append(batchtest.Idempotent(5, 0, seq, now, "a", "b"))
+		require.NoError(t, err)
+	}
+	read := func(p *storage.Partition, from int64) []byte {
+		t.Helper()
+		r, err := p.Read(from, storage.ReadReplica, 1<<30, true)
+		require.NoError(t, err)
+		return r.Records
+	}
+	all := read(leader, 0)
+
+	path := t.TempDir()
+	follower := func(s *storage.Store) *storage.Partition {
+		t.Helper()
+		p, err := s.Partition("t", 0)
+		require.NoError(t, err)
+		return p
+	}
+	s, closeFirst := openStore(t, path, logdir.WithSegmentBytes(300))
+	_, err = s.CreateTopicSpec(storage.TopicSpec{Name: "t", ID: lt.ID, Partitions: 1, Config: forever, ReplicationFactor: 2})
+	require.NoError(t, err)
+	res, err := follower(s).AppendReplica(all)
+	require.NoError(t, err)
+	assert.Equal(t, int64(29), res.LastOffset)
+	closeFirst()
+
+	s, closeSecond := openStore(t, path, logdir.WithSegmentBytes(300))
+	p := follower(s)
+	assert.Equal(t, all, read(p, 0), "the leader's batches, byte for byte, after a restart")
+	require.NoError(t, p.TruncateTo(9), "inside the batch at 8-9, several segments back")
+	closeSecond()
+
+	s, closeThird := openStore(t, path, logdir.WithSegmentBytes(300))
+	p = follower(s)
+	o, err := p.Offsets()
+	require.NoError(t, err)
+	assert.Equal(t, int64(8), o.LogEnd)
+	assert.Equal(t, all[:len(all)-len(read(leader, 8))], read(p, 0), "the batches before 8")
+	_, err = p.Append(batchtest.Idempotent(5, 0, 10, now, "x", "y"))
+	assert.ErrorIs(t, err, storage.ErrOutOfOrderSequence, "the producer's state is what the log holds")
+	_, err = p.AppendReplica(read(leader, 8))
+	require.NoError(t, err, "the follower fetches again from its log end")
+	assert.Equal(t, all, read(p, 0))
+
+	require.NoError(t, p.TruncateFullyAndStartAt(100))
+	closeThird()
+	s, _ = openStore(t, path, logdir.WithSegmentBytes(300))
+	o, err = follower(s).Offsets()
+	require.NoError(t, err)
+	assert.Equal(t, storage.Offsets{LogStart: 100, HighWatermark: 100, LastStable: 100, LogEnd: 100}, o,
+		"reset, and so after a restart")
+}
