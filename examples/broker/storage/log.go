@@ -13,7 +13,8 @@ import "io"
 // also works on its own behalf (logdir's flusher) guards itself.
 //
 // The in-memory log (NewMemLog) is the default. Partition rebuilds its
-// producer state from Scan when it opens a log that is not empty.
+// producer state from Scan when it opens a log that is not empty, and
+// after TruncateTo or Reset.
 type Log interface {
 	// Append adds b, whose base offset is the log's end offset.
 	Append(b *Batch) error

@@ -147,9 +147,9 @@ type AppendResult struct {
 // its producer's sequence, and appends a copy of it at the log end, with its
 // base offset and leader epoch written in. It then moves the high watermark
 // to the log end, unless the replica manager moves it
-// (SetHighWatermarkManaged), and applies the size and time retention (a failure there is logged, not
-// returned: the batch is in, and failing would make its producer send it
-// again). It returns an error wrapping ErrBatchTooLarge, ErrCorruptBatch,
+// (SetHighWatermarkManaged), and applies the size and time retention (a
+// failure there is logged, not returned: the batch is in, and failing would
+// make its producer send it again). It returns an error wrapping ErrBatchTooLarge, ErrCorruptBatch,
 // ErrInvalidRecord, ErrTransactional, ErrInvalidProducerEpoch,
 // ErrOutOfOrderSequence or ErrDeleted, or the Log's error. The checksum is
 // computed before the lock is taken.
