@@ -6,11 +6,26 @@ import (
 )
 
 // TopicSpec is what a Catalog keeps of a topic: enough to make it again.
+// Store.CreateTopicSpec creates a topic from one.
 type TopicSpec struct {
 	Name       string
-	ID         TopicID
+	ID         TopicID // zero: CreateTopicSpec picks a new one
 	Partitions int32
 	Config     TopicConfig
+	// ReplicationFactor is how many brokers hold each partition; 0
+	// means 1, as does a catalog entry without it.
+	ReplicationFactor int16
+}
+
+// normalized returns spec with its defaults made explicit: a replication
+// factor and a min.insync.replicas of 1 where they are zero, so that a
+// topic's fields and its catalog entry say what they mean.
+func (spec TopicSpec) normalized() TopicSpec {
+	if spec.ReplicationFactor == 0 {
+		spec.ReplicationFactor = 1
+	}
+	spec.Config.MinInsyncReplicas = spec.Config.MinISR()
+	return spec
 }
 
 // A Catalog keeps the topics' definitions where a restarted store finds
@@ -37,7 +52,9 @@ type Catalog interface {
 // caller creating the topic to remove once the catalog has forgotten it
 // (one loading it keeps their batches on disk for the operator).
 func (s *Store) openTopic(spec TopicSpec) (*Topic, []Log, error) {
-	t := &Topic{Name: spec.Name, ID: spec.ID, Config: spec.Config, Partitions: make([]*Partition, spec.Partitions)}
+	spec = spec.normalized()
+	t := &Topic{Name: spec.Name, ID: spec.ID, Config: spec.Config, ReplicationFactor: spec.ReplicationFactor,
+		Partitions: make([]*Partition, spec.Partitions)}
 	var opened []Log
 	for i := range t.Partitions {
 		log, err := s.cfg.open(t.Name, t.ID, int32(i))

@@ -126,8 +126,8 @@ func TestCatalogReloadsTopics(t *testing.T) {
 	cat, logs := newMemCatalog(), newKeptLogs()
 	first, err := New(WithCatalog(cat), WithLogOpener(logs.open), WithRetentionCheckInterval(0))
 	require.NoError(t, err)
-	cfg := TopicConfig{Retention: time.Hour, RetentionBytes: 1 << 30, MaxMessageBytes: 5000}
-	a, err := first.CreateTopic("a", 2, cfg)
+	cfg := TopicConfig{Retention: time.Hour, RetentionBytes: 1 << 30, MaxMessageBytes: 5000, MinInsyncReplicas: 2}
+	a, err := first.CreateTopicSpec(TopicSpec{Name: "a", Partitions: 2, Config: cfg, ReplicationFactor: 3})
 	require.NoError(t, err)
 	_, err = first.CreateTopic("b", 1, forever)
 	require.NoError(t, err)
@@ -152,6 +152,7 @@ func TestCatalogReloadsTopics(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, a.ID, again.ID, "the id survives")
 	assert.Equal(t, cfg, again.Config, "the configs survive")
+	assert.Equal(t, int16(3), again.ReplicationFactor, "the replication factor survives")
 	assert.Len(t, again.Partitions, 2)
 	byID, err := second.TopicByID(a.ID)
 	require.NoError(t, err)

@@ -17,10 +17,26 @@
 //
 // The log start is the first offset kept (retention moves it). The log end
 // is the offset the next batch gets. The high watermark is the smallest log
-// end among the in-sync replicas; with one broker, the log end, moved on
+// end among the in-sync replicas; with one replica, the log end, moved on
 // each append. Consumers read below it. The last stable offset bounds
 // read_committed reads; there are no transactions, so it is the high
 // watermark.
+//
+// # Replication
+//
+// A partition serves as a leader or as a follower; the server decides
+// which, and drives it. A leader with followers hands its high watermark to
+// its replica manager (SetHighWatermarkManaged): Append leaves it, and
+// AdvanceHighWatermark moves it forward, never back, to the smallest log
+// end of the in-sync replicas. A follower appends its leader's batches as
+// they are, offsets and leader epochs kept (AppendReplica), takes its high
+// watermark from its leader's (SetHighWatermark), cuts its log back where
+// it diverged (TruncateTo, which rebuilds the producers' state from the
+// batches left), or empties it and starts again at its leader's log start
+// (TruncateFullyAndStartAt). A topic records its replication factor and
+// its min.insync.replicas (CreateTopicSpec, which also takes the topic id
+// a cluster's controller chose); the storage enforces neither, the server
+// does.
 //
 // # Producers
 //

@@ -36,6 +36,20 @@ var (
 	// or after the log end (Kafka's OFFSET_OUT_OF_RANGE).
 	ErrOffsetOutOfRange = errors.New("storage: offset out of range")
 
+	// ErrNotBatchBoundary is wrapped by a Log's TruncateTo for an offset
+	// inside a batch: a log is cut only between batches. It maps to no
+	// Kafka error code: Partition.TruncateTo rounds down to the boundary
+	// before it calls the log.
+	ErrNotBatchBoundary = errors.New("storage: offset is not a batch boundary")
+
+	// ErrOffsetMismatch is wrapped by Partition.AppendReplica for a
+	// leader's batch whose base offset is not the follower's log end
+	// offset: the follower fetched from the wrong offset, or truncated
+	// meanwhile. It maps to no Kafka error code (Kafka's
+	// UnexpectedAppendOffsetException): the follower fetches again from
+	// its log end.
+	ErrOffsetMismatch = errors.New("storage: batch base offset is not the log end offset")
+
 	// ErrDeleted is wrapped when a partition's topic was deleted.
 	ErrDeleted = errors.New("storage: partition deleted")
 
@@ -45,7 +59,8 @@ var (
 	// ErrUnknownPartition is wrapped when a topic has no such partition.
 	ErrUnknownPartition = errors.New("storage: unknown partition")
 
-	// ErrTopicExists is wrapped when creating a topic whose name is taken.
+	// ErrTopicExists is wrapped when creating a topic whose name, or id,
+	// is taken.
 	ErrTopicExists = errors.New("storage: topic already exists")
 
 	// ErrInvalidTopic is wrapped for a topic name Kafka would refuse.
@@ -54,6 +69,10 @@ var (
 	// ErrInvalidPartitions is wrapped when creating a topic with fewer than
 	// one partition.
 	ErrInvalidPartitions = errors.New("storage: invalid number of partitions")
+
+	// ErrInvalidReplicationFactor is wrapped when creating a topic with a
+	// negative replication factor (Kafka's INVALID_REPLICATION_FACTOR).
+	ErrInvalidReplicationFactor = errors.New("storage: invalid replication factor")
 
 	// ErrInvalidConfig is wrapped for a topic config that is unknown,
 	// unsupported or out of range.

@@ -7,13 +7,14 @@ import "io"
 // It knows nothing of high watermarks, producers or retention rules:
 // Partition keeps those.
 //
-// Partition calls Append, DropBefore, Segments, Close and Remove under its
-// write lock, and Read, Scan and Bounds under its read lock, so those three
+// Partition calls Append, DropBefore, TruncateTo, Reset, Segments, Close
+// and Remove under its write lock, and Read, Scan and Bounds under its read lock, so those three
 // may run concurrently with each other, never with the others. A Log that
 // also works on its own behalf (logdir's flusher) guards itself.
 //
 // The in-memory log (NewMemLog) is the default. Partition rebuilds its
-// producer state from Scan when it opens a log that is not empty.
+// producer state from Scan when it opens a log that is not empty, and
+// after TruncateTo or Reset.
 type Log interface {
 	// Append adds b, whose base offset is the log's end offset.
 	Append(b *Batch) error
@@ -43,6 +44,24 @@ type Log interface {
 	// segment, as Kafka's log start stays at the base of the first
 	// segment its retention keeps. An offset past the end is an error.
 	DropBefore(offset int64) error
+
+	// TruncateTo deletes, from the end, every batch whose base offset is
+	// at or after offset, so that the end offset becomes offset: a
+	// follower's log cut back to where it agrees with its leader's
+	// (Kafka's truncateTo). offset must be a batch boundary, the base
+	// offset of a batch or the end offset (which deletes nothing);
+	// inside a batch is an error wrapping ErrNotBatchBoundary, before
+	// the start or past the end one wrapping ErrOffsetOutOfRange, and
+	// the log is left as it was. A durable log has made the truncation
+	// durable before it returns.
+	TruncateTo(offset int64) error
+
+	// Reset deletes every batch and leaves an empty log whose start and
+	// end offsets are both start, which may be anywhere, before, inside
+	// or after the log's offsets (Kafka's truncateFullyAndStartAt, for
+	// a follower whose log is all behind its leader's log start). A
+	// negative start is an error. A durable log reopens empty at start.
+	Reset(start int64) error
 
 	// Bounds returns the log's start and end offsets and its size in bytes.
 	Bounds() Bounds

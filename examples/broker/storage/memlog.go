@@ -95,6 +95,41 @@ func (l *memLog) DropBefore(offset int64) error {
 	return nil
 }
 
+// TruncateTo deletes the batches from the one based at offset on. O(log
+// batches + batches deleted).
+func (l *memLog) TruncateTo(offset int64) error {
+	if offset == l.end {
+		return nil
+	}
+	if offset < l.start || offset > l.end {
+		return fmt.Errorf("%w: truncate to %d a log holding %d to %d", ErrOffsetOutOfRange, offset, l.start, l.end)
+	}
+	i := l.find(offset) // offset < end: a batch holds it
+	if b := l.batches[i].info; b.BaseOffset != offset {
+		return fmt.Errorf("%w: truncate to %d, inside the batch at %d to %d", ErrNotBatchBoundary, offset, b.BaseOffset, b.LastOffset)
+	}
+	for _, b := range l.batches[i:] {
+		l.size -= int64(b.info.Size)
+	}
+	// As in DropBefore: clear the slots cut, so that their bytes are
+	// freed now, not when an append next overwrites them.
+	clear(l.batches[i:])
+	l.batches = l.batches[:i]
+	l.end = offset
+	return nil
+}
+
+// Reset lets every batch go and starts the log afresh at start. O(batches).
+func (l *memLog) Reset(start int64) error {
+	if start < 0 {
+		return fmt.Errorf("%w: reset to %d", ErrOffsetOutOfRange, start)
+	}
+	clear(l.batches)
+	l.batches = nil
+	l.start, l.end, l.size = start, start, 0
+	return nil
+}
+
 func (l *memLog) Bounds() Bounds { return Bounds{Start: l.start, End: l.end, Size: l.size} }
 
 func (l *memLog) Close() error {

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,4 +96,89 @@ func TestMemLogSegmentsAreBatches(t *testing.T) {
 	require.NoError(t, l.Segments(func(s Segment) bool { segs = append(segs, s); return false }))
 	assert.Len(t, segs, 1, "stops when told")
 	require.NoError(t, l.Remove())
+}
+
+// bases returns the base offsets of l's batches.
+func bases(t *testing.T, l Log) []int64 {
+	t.Helper()
+	var out []int64
+	require.NoError(t, l.Scan(l.Bounds().Start, func(b BatchInfo) bool { out = append(out, b.BaseOffset); return true }))
+	return out
+}
+
+func TestMemLogTruncateTo(t *testing.T) {
+	tests := []struct {
+		name      string
+		offset    int64
+		want      error // nil: truncated
+		wantBases []int64
+	}{
+		{"at the end: nothing to do", 6, nil, []int64{0, 2, 5}},
+		{"at a middle boundary", 2, nil, []int64{0}},
+		{"at the last batch", 5, nil, []int64{0, 2}},
+		{"at the start: empty", 0, nil, nil},
+		{"inside a batch", 3, ErrNotBatchBoundary, []int64{0, 2, 5}},
+		{"past the end", 7, ErrOffsetOutOfRange, []int64{0, 2, 5}},
+		{"before the start", -1, ErrOffsetOutOfRange, []int64{0, 2, 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, sizes := filledLog(t, 2, 3, 1) // offsets 0-1, 2-4, 5
+			before := l.Bounds()
+			err := l.TruncateTo(tt.offset)
+			if tt.want != nil {
+				assert.ErrorIs(t, err, tt.want)
+				assert.Equal(t, before, l.Bounds(), "nothing changed")
+			} else {
+				require.NoError(t, err)
+				var size int64
+				for i := range tt.wantBases {
+					size += int64(sizes[i])
+				}
+				assert.Equal(t, Bounds{Start: 0, End: min(tt.offset, 6), Size: size}, l.Bounds())
+			}
+			assert.Equal(t, tt.wantBases, bases(t, l))
+
+			// Appends go on at the new end, contiguous.
+			end := l.Bounds().End
+			b, err := ParseBatch(batchtest.Values(1, "x", "y"))
+			require.NoError(t, err)
+			require.NoError(t, l.Append(b.place(end, 0, newManualClock().Now())))
+			raw, err := l.Read(nil, 0, end+2, 1<<20, false)
+			require.NoError(t, err)
+			recs, err := batchtest.Decode(raw)
+			require.NoError(t, err)
+			for i, r := range recs {
+				assert.Equal(t, int64(i), r.Offset, "offsets stay contiguous")
+			}
+			assert.Len(t, recs, int(end+2))
+		})
+	}
+}
+
+func TestMemLogTruncateAfterDrop(t *testing.T) {
+	l, _ := filledLog(t, 2, 3, 1)
+	require.NoError(t, l.DropBefore(2))
+	assert.ErrorIs(t, l.TruncateTo(0), ErrOffsetOutOfRange, "before the start")
+	require.NoError(t, l.TruncateTo(2))
+	assert.Equal(t, Bounds{Start: 2, End: 2}, l.Bounds(), "truncated to the start: empty, the start kept")
+}
+
+func TestMemLogReset(t *testing.T) {
+	for _, start := range []int64{0, 3, 6, 100} {
+		t.Run(fmt.Sprint(start), func(t *testing.T) {
+			l, _ := filledLog(t, 2, 3, 1)
+			require.NoError(t, l.Reset(start))
+			assert.Equal(t, Bounds{Start: start, End: start}, l.Bounds())
+			assert.Empty(t, bases(t, l))
+			b, err := ParseBatch(batchtest.Values(1, "x"))
+			require.NoError(t, err)
+			assert.Error(t, l.Append(b.place(start+1, 0, newManualClock().Now())), "a batch must go at the new end")
+			require.NoError(t, l.Append(b.place(start, 0, newManualClock().Now())))
+			assert.Equal(t, []int64{start}, bases(t, l))
+			assert.Equal(t, start+1, l.Bounds().End)
+		})
+	}
+	l, _ := filledLog(t, 1)
+	assert.ErrorIs(t, l.Reset(-1), ErrOffsetOutOfRange)
 }

@@ -34,9 +34,10 @@ func defaultConfig() config {
 		clock: systemClock{},
 		log:   zap.NewNop(),
 		defaults: TopicConfig{
-			Retention:       7 * 24 * time.Hour, // log.retention.hours=168
-			RetentionBytes:  -1,
-			MaxMessageBytes: 1048588, // message.max.bytes
+			Retention:         7 * 24 * time.Hour, // log.retention.hours=168
+			RetentionBytes:    -1,
+			MaxMessageBytes:   1048588, // message.max.bytes
+			MinInsyncReplicas: 1,       // min.insync.replicas
 		},
 		checkInterval:   5 * time.Minute, // log.retention.check.interval.ms
 		producerBatches: 5,
@@ -76,10 +77,14 @@ func WithClock(c Clock) Option { return optionFunc(func(cfg *config) { cfg.clock
 func WithLogger(l *zap.Logger) Option { return optionFunc(func(cfg *config) { cfg.log = l }) }
 
 // WithTopicDefaults sets the configs a topic has unless created with
-// others: the broker's log.retention.ms, log.retention.bytes and
-// message.max.bytes (default: Kafka's, 7 days, unbounded, 1048588).
+// others: the broker's log.retention.ms, log.retention.bytes,
+// message.max.bytes and min.insync.replicas (default: Kafka's, 7 days,
+// unbounded, 1048588, 1; a MinInsyncReplicas left zero is 1).
 func WithTopicDefaults(c TopicConfig) Option {
-	return optionFunc(func(cfg *config) { cfg.defaults = c })
+	return optionFunc(func(cfg *config) {
+		c.MinInsyncReplicas = c.MinISR()
+		cfg.defaults = c
+	})
 }
 
 // WithRetentionCheckInterval sets how often the store's goroutine applies

@@ -8,9 +8,10 @@ import (
 	"go.uber.org/zap"
 )
 
-// leaderEpoch is the epoch of every partition's leadership: one broker
-// leads every partition from its creation and leadership never moves, so
-// the epoch never changes. Replication will make it a field.
+// leaderEpoch is the epoch of every partition's leadership that Append
+// writes into the batches it places: leaders are static, and leadership
+// never moves, so the epoch never changes. A follower's batches keep the
+// epoch their leader wrote (AppendReplica).
 const leaderEpoch = 0
 
 // Isolation says how far a read may go.
@@ -60,6 +61,7 @@ type Partition struct {
 	mu            sync.RWMutex // guards the following
 	log           Log
 	highWatermark int64
+	hwManaged     bool // the replica manager moves the high watermark, not Append (SetHighWatermarkManaged)
 	producers     producers
 	maxTimestamp  BatchInfo // the kept batch with the largest max timestamp; Size 0 when none
 	deleted       bool
@@ -70,20 +72,30 @@ type Partition struct {
 // rebuild the producers' state and the max timestamp, as Kafka rebuilds its
 // producer state from the log on recovery.
 func openPartition(t *Topic, index int32, cfg *config, log Log) (*Partition, error) {
-	p := &Partition{topic: t, index: index, cfg: cfg, log: log, producers: newProducers(cfg.producerBatches)}
-	b := log.Bounds()
-	p.highWatermark = b.End
-	err := log.Scan(b.Start, func(info BatchInfo) bool {
+	p := &Partition{topic: t, index: index, cfg: cfg, log: log}
+	p.highWatermark = log.Bounds().End
+	if err := p.rebuildLocked(); err != nil {
+		return nil, fmt.Errorf("storage: recover %s-%d: %w", t.Name, index, err)
+	}
+	return p, nil
+}
+
+// rebuildLocked rebuilds the producers' state and the max-timestamp batch
+// from the log's batches, forgetting what they were: on opening a log, and
+// after a truncation removed batches they may name. A producer whose
+// batches are all gone is forgotten, as after a restart. O(batches).
+//
+// REQUIRES: p.mu held for writing, or p not yet shared.
+func (p *Partition) rebuildLocked() error {
+	p.producers = newProducers(p.cfg.producerBatches)
+	p.maxTimestamp = BatchInfo{}
+	return p.log.Scan(p.log.Bounds().Start, func(info BatchInfo) bool {
 		if info.idempotent() {
 			p.producers.record(info, time.UnixMilli(info.AppendTime))
 		}
 		p.noteTimestampLocked(info)
 		return true
 	})
-	if err != nil {
-		return nil, fmt.Errorf("storage: recover %s-%d: %w", t.Name, index, err)
-	}
-	return p, nil
 }
 
 // Topic returns the partition's topic.
@@ -134,9 +146,10 @@ type AppendResult struct {
 // Append validates raw as a client's record batch (see ParseBatch), checks
 // its producer's sequence, and appends a copy of it at the log end, with its
 // base offset and leader epoch written in. It then moves the high watermark
-// and applies the size and time retention (a failure there is logged, not
-// returned: the batch is in, and failing would make its producer send it
-// again). It returns an error wrapping ErrBatchTooLarge, ErrCorruptBatch,
+// to the log end, unless the replica manager moves it
+// (SetHighWatermarkManaged), and applies the size and time retention (a
+// failure there is logged, not returned: the batch is in, and failing would
+// make its producer send it again). It returns an error wrapping ErrBatchTooLarge, ErrCorruptBatch,
 // ErrInvalidRecord, ErrTransactional, ErrInvalidProducerEpoch,
 // ErrOutOfOrderSequence or ErrDeleted, or the Log's error. The checksum is
 // computed before the lock is taken.
@@ -177,7 +190,9 @@ func (p *Partition) Append(raw []byte) (AppendResult, error) {
 		p.producers.record(placed.info, now)
 	}
 	p.noteTimestampLocked(placed.info)
-	p.advanceHighWatermarkLocked()
+	if !p.hwManaged {
+		p.advanceHighWatermarkLocked()
+	}
 	if err := p.retainLocked(now); err != nil {
 		// The batch is appended: failing the append now would make
 		// its producer send it again. The periodic sweep retries.
@@ -187,11 +202,12 @@ func (p *Partition) Append(raw []byte) (AppendResult, error) {
 		LogStartOffset: p.log.Bounds().Start}, nil
 }
 
-// advanceHighWatermarkLocked moves the high watermark to the smallest log
-// end offset among the in-sync replicas (Kafka's maybeIncrementLeaderHW).
-// With one broker the only in-sync replica is the leader, so it is the log
-// end. Replication adds the followers' fetched positions here; a produce
-// waiting for acks=all is answered when the watermark passes its batch.
+// advanceHighWatermarkLocked moves the high watermark to the log end: the
+// smallest log end offset among the in-sync replicas (Kafka's
+// maybeIncrementLeaderHW) when the leader is the only one. With followers,
+// the replica manager computes it from their fetched positions and calls
+// AdvanceHighWatermark instead; a produce waiting for acks=all is answered
+// when the watermark passes its batch.
 //
 // REQUIRES: p.mu held for writing.
 func (p *Partition) advanceHighWatermarkLocked() {

@@ -80,17 +80,33 @@ func (s *Store) CheckCreate(name string, partitions int32) error {
 	return nil
 }
 
-// CreateTopic creates topic name with partitions empty partitions (at
-// most MaxPartitions) and the configs cfg (start from TopicDefaults), under
-// a new id, and records it in the catalog first, if there is one. It fails
-// with an error wrapping ErrInvalidTopic, ErrInvalidPartitions,
-// ErrTopicExists or ErrClosed, or the catalog's or the LogOpener's error.
-// The name is reserved while its logs are opened, outside the store's
-// lock, so that lookups go on meanwhile.
+// CreateTopic creates topic name with partitions empty partitions and the
+// configs cfg (start from TopicDefaults), under a new id, with one replica:
+// CreateTopicSpec with a zero id and a replication factor of 1.
 func (s *Store) CreateTopic(name string, partitions int32, cfg TopicConfig) (*Topic, error) {
-	if err := s.CheckCreate(name, partitions); err != nil {
+	return s.CreateTopicSpec(TopicSpec{Name: name, Partitions: partitions, Config: cfg, ReplicationFactor: 1})
+}
+
+// CreateTopicSpec creates the topic spec describes, with spec.Partitions
+// empty partitions (at most MaxPartitions), its configs and its
+// replication factor (0 is 1), under spec.ID, or under a new id if that is
+// zero: a broker mirroring its cluster controller's topics must use the
+// controller's ids. It records the topic in the catalog first, if there is
+// one. It fails with an error wrapping ErrInvalidTopic,
+// ErrInvalidPartitions, ErrInvalidReplicationFactor (a negative one),
+// ErrTopicExists (the name or the id is taken) or ErrClosed, or the
+// catalog's or the LogOpener's error. The name and the id are reserved
+// while the logs are opened, outside the store's lock, so that lookups go
+// on meanwhile.
+func (s *Store) CreateTopicSpec(spec TopicSpec) (*Topic, error) {
+	if err := s.CheckCreate(spec.Name, spec.Partitions); err != nil {
 		return nil, err
 	}
+	if spec.ReplicationFactor < 0 {
+		return nil, fmt.Errorf("%w: %d", ErrInvalidReplicationFactor, spec.ReplicationFactor)
+	}
+	spec = spec.normalized()
+	name := spec.Name
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -100,9 +116,14 @@ func (s *Store) CreateTopic(name string, partitions int32, cfg TopicConfig) (*To
 		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s", ErrTopicExists, name)
 	}
-	spec := TopicSpec{Name: name, ID: newTopicID(), Partitions: partitions, Config: cfg}
-	for s.idTakenLocked(spec.ID) {
+	if spec.ID.IsZero() {
 		spec.ID = newTopicID()
+		for s.idTakenLocked(spec.ID) {
+			spec.ID = newTopicID()
+		}
+	} else if s.idTakenLocked(spec.ID) {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s: id %s is another topic's", ErrTopicExists, name, spec.ID)
 	}
 	s.creating[name] = spec.ID
 	s.mu.Unlock()

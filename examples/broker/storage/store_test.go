@@ -106,21 +106,30 @@ func TestDeleteTopic(t *testing.T) {
 func TestTopicConfig(t *testing.T) {
 	str := func(s string) *string { return &s }
 	base := TopicConfig{Retention: time.Hour, RetentionBytes: -1, MaxMessageBytes: 1000}
+	with := func(edit func(*TopicConfig)) TopicConfig {
+		c := base
+		edit(&c)
+		return c
+	}
 	tests := []struct {
 		name, config string
 		value        *string
 		want         TopicConfig
 		err          bool
 	}{
-		{"retention.ms", ConfigRetentionMs, str("1500"), TopicConfig{1500 * time.Millisecond, -1, 1000}, false},
-		{"retention.ms forever", ConfigRetentionMs, str("-1"), TopicConfig{-1, -1, 1000}, false},
-		{"retention.bytes", ConfigRetentionBytes, str("4096"), TopicConfig{time.Hour, 4096, 1000}, false},
-		{"max.message.bytes", ConfigMaxMessageBytes, str("2000"), TopicConfig{time.Hour, -1, 2000}, false},
+		{"retention.ms", ConfigRetentionMs, str("1500"), with(func(c *TopicConfig) { c.Retention = 1500 * time.Millisecond }), false},
+		{"retention.ms forever", ConfigRetentionMs, str("-1"), with(func(c *TopicConfig) { c.Retention = -1 }), false},
+		{"retention.bytes", ConfigRetentionBytes, str("4096"), with(func(c *TopicConfig) { c.RetentionBytes = 4096 }), false},
+		{"max.message.bytes", ConfigMaxMessageBytes, str("2000"), with(func(c *TopicConfig) { c.MaxMessageBytes = 2000 }), false},
+		{"min.insync.replicas", ConfigMinInsyncReplicas, str("2"), with(func(c *TopicConfig) { c.MinInsyncReplicas = 2 }), false},
 		{"null keeps the default", ConfigRetentionMs, nil, base, false},
 		{"not a number", ConfigRetentionMs, str("soon"), base, true},
 		{"below -1", ConfigRetentionBytes, str("-2"), base, true},
 		{"negative size", ConfigMaxMessageBytes, str("-1"), base, true},
 		{"too large", ConfigMaxMessageBytes, str("3000000000"), base, true},
+		{"no in-sync replica", ConfigMinInsyncReplicas, str("0"), base, true},
+		{"min.insync.replicas unbounded", ConfigMinInsyncReplicas, str("-1"), base, true},
+		{"min.insync.replicas too large", ConfigMinInsyncReplicas, str("3000000000"), base, true},
 		{"unsupported", "cleanup.policy", str("compact"), base, true},
 		{"unknown", "no.such.config", nil, base, true},
 	}
@@ -135,8 +144,69 @@ func TestTopicConfig(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
-	assert.Equal(t, []ConfigValue{{ConfigMaxMessageBytes, "1000"}, {ConfigRetentionBytes, "-1"}, {ConfigRetentionMs, "3600000"}},
-		base.Values())
+	assert.Equal(t, []ConfigValue{{ConfigMaxMessageBytes, "1000"}, {ConfigMinInsyncReplicas, "1"}, {ConfigRetentionBytes, "-1"}, {ConfigRetentionMs, "3600000"}},
+		base.Values(), "min.insync.replicas unset is 1")
+	assert.Equal(t, int32(1), base.MinISR())
+	assert.Equal(t, int32(3), with(func(c *TopicConfig) { c.MinInsyncReplicas = 3 }).MinISR())
+}
+
+func TestTopicDefaultsMinISR(t *testing.T) {
+	s, _ := newTestStore(t)
+	assert.Equal(t, int32(1), s.TopicDefaults().MinInsyncReplicas, "Kafka's default")
+	s, _ = newTestStore(t, WithTopicDefaults(TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 1000}))
+	assert.Equal(t, int32(1), s.TopicDefaults().MinInsyncReplicas, "defaults built without it: 1")
+	topic, err := s.CreateTopic("t", 1, TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 1000})
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), topic.Config.MinInsyncReplicas, "a topic's config says it: 1")
+	assert.Equal(t, int16(1), topic.ReplicationFactor)
+}
+
+// TestCreateTopicSpec creates topics under ids given, as a broker mirroring
+// its controller's topics does, with replication factors.
+func TestCreateTopicSpec(t *testing.T) {
+	s, _ := newTestStore(t)
+	id := TopicID{7, 7, 7}
+	cfg := forever
+	cfg.MinInsyncReplicas = 2
+	topic, err := s.CreateTopicSpec(TopicSpec{Name: "mirrored", ID: id, Partitions: 2, Config: cfg, ReplicationFactor: 3})
+	require.NoError(t, err)
+	assert.Equal(t, id, topic.ID, "the id given")
+	assert.Equal(t, int16(3), topic.ReplicationFactor)
+	assert.Equal(t, cfg, topic.Config)
+	assert.Len(t, topic.Partitions, 2)
+	got, err := s.TopicByID(id)
+	require.NoError(t, err)
+	assert.Same(t, topic, got)
+
+	fresh, err := s.CreateTopicSpec(TopicSpec{Name: "fresh", Partitions: 1, Config: forever})
+	require.NoError(t, err)
+	assert.False(t, fresh.ID.IsZero(), "a zero id: a new one")
+	assert.Equal(t, int16(1), fresh.ReplicationFactor, "0 is one replica")
+
+	tests := []struct {
+		name string
+		spec TopicSpec
+		want error
+	}{
+		{"the id taken", TopicSpec{Name: "other", ID: id, Partitions: 1, Config: forever}, ErrTopicExists},
+		{"the name taken", TopicSpec{Name: "mirrored", ID: TopicID{8}, Partitions: 1, Config: forever}, ErrTopicExists},
+		{"no partitions", TopicSpec{Name: "other", Partitions: 0, Config: forever}, ErrInvalidPartitions},
+		{"an invalid name", TopicSpec{Name: "a b", Partitions: 1, Config: forever}, ErrInvalidTopic},
+		{"a negative replication factor", TopicSpec{Name: "other", Partitions: 1, Config: forever, ReplicationFactor: -1}, ErrInvalidReplicationFactor},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.CreateTopicSpec(tt.spec)
+			assert.ErrorIs(t, err, tt.want)
+			_, err = s.Topic("other")
+			assert.ErrorIs(t, err, ErrUnknownTopic, "nothing created")
+		})
+	}
+
+	_, err = s.DeleteTopicByID(id)
+	require.NoError(t, err)
+	_, err = s.CreateTopicSpec(TopicSpec{Name: "again", ID: id, Partitions: 1, Config: forever})
+	require.NoError(t, err, "a deleted topic's id is free again")
 }
 
 func TestStoreClose(t *testing.T) {

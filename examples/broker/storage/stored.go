@@ -1,15 +1,17 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // This file reads batches back from where a log keeps them: a durable log
-// recovering its files, or, later, a follower taking its leader's batches
-// as they are. Such a batch already carries its offsets.
+// recovering its files, or a follower taking its leader's batches as they
+// are (parseFetched). Such a batch already carries its offsets.
 
 // BatchHeaderSize is the size of a v2 record batch's header, the records
 // excluded: what ReadBatchHeader decodes.
@@ -72,4 +74,42 @@ func ParseStoredBatch(raw []byte) (*Batch, error) {
 	}
 	b.info.BaseOffset, b.info.LastOffset = base, base+b.info.LastOffset
 	return b, nil
+}
+
+// parseFetched validates records, zero or more whole batches back to back
+// as a Fetch response carries them from a leader, each with every check of
+// ParseStoredBatch, and returns them in order without copying records. A
+// trailing batch shorter than its length says is left out: a fetch's byte
+// limit cuts the last batch, and Kafka's followers ignore what it cut. A
+// length too short for a batch header, or any batch that fails its checks,
+// is an error wrapping ErrCorruptBatch (or ParseBatch's others).
+// O(len(records)) for the checksums.
+func parseFetched(records []byte) ([]*Batch, error) {
+	var out []*Batch
+	for pos := 0; len(records)-pos >= lengthOverhead; {
+		length := int64(int32(binary.BigEndian.Uint32(records[pos+8 : pos+12])))
+		size := length + lengthOverhead
+		if size < batchOverhead {
+			return nil, fmt.Errorf("%w: batch length %d at byte %d is shorter than its header", ErrCorruptBatch, length, pos)
+		}
+		if size > int64(len(records)-pos) {
+			break // cut by the fetch's byte limit
+		}
+		b, err := ParseStoredBatch(records[pos : pos+int(size)])
+		if err != nil {
+			return nil, fmt.Errorf("batch at byte %d: %w", pos, err)
+		}
+		out = append(out, b)
+		pos += int(size)
+	}
+	return out, nil
+}
+
+// own returns a copy of b, a batch that carries its offsets, appended at
+// now: the log's bytes are its own and immutable, whatever becomes of the
+// buffer b was parsed from.
+func (b *Batch) own(now time.Time) *Batch {
+	info := b.info
+	info.AppendTime = now.UnixMilli()
+	return &Batch{raw: bytes.Clone(b.raw), info: info}
 }

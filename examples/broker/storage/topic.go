@@ -41,13 +41,17 @@ func newTopicID() TopicID {
 	return id
 }
 
-// A Topic is a named set of partitions. Its name, id, config and partitions
-// are fixed at creation.
+// A Topic is a named set of partitions. Its name, id, config, replication
+// factor and partitions are fixed at creation.
 type Topic struct {
-	Name       string
-	ID         TopicID
-	Config     TopicConfig
-	Partitions []*Partition
+	Name   string
+	ID     TopicID
+	Config TopicConfig
+	// ReplicationFactor is how many brokers hold each partition, at
+	// least 1. The storage keeps it for the server, which places the
+	// replicas; it holds one of them.
+	ReplicationFactor int16
+	Partitions        []*Partition
 
 	deleted atomic.Bool
 }
@@ -100,14 +104,29 @@ type TopicConfig struct {
 	RetentionBytes int64
 	// MaxMessageBytes bounds a batch's size (max.message.bytes).
 	MaxMessageBytes int32
+	// MinInsyncReplicas is how many in-sync replicas a produce with
+	// acks=all needs (min.insync.replicas); zero means 1, Kafka's
+	// default (see MinISR). The server enforces it.
+	MinInsyncReplicas int32
 }
 
 // The names of the topic configs, as Kafka names them.
 const (
-	ConfigRetentionMs     = "retention.ms"
-	ConfigRetentionBytes  = "retention.bytes"
-	ConfigMaxMessageBytes = "max.message.bytes"
+	ConfigRetentionMs       = "retention.ms"
+	ConfigRetentionBytes    = "retention.bytes"
+	ConfigMaxMessageBytes   = "max.message.bytes"
+	ConfigMinInsyncReplicas = "min.insync.replicas"
 )
+
+// MinISR returns min.insync.replicas: MinInsyncReplicas, or 1 if it is
+// not set (zero), so that a TopicConfig built without it means what
+// Kafka's default means.
+func (c TopicConfig) MinISR() int32 {
+	if c.MinInsyncReplicas < 1 {
+		return 1
+	}
+	return c.MinInsyncReplicas
+}
 
 // ConfigValue is one topic config, by name, as text.
 type ConfigValue struct {
@@ -122,6 +141,7 @@ func (c TopicConfig) Values() []ConfigValue {
 	}
 	return []ConfigValue{
 		{ConfigMaxMessageBytes, strconv.FormatInt(int64(c.MaxMessageBytes), 10)},
+		{ConfigMinInsyncReplicas, strconv.FormatInt(int64(c.MinISR()), 10)},
 		{ConfigRetentionBytes, strconv.FormatInt(c.RetentionBytes, 10)},
 		{ConfigRetentionMs, strconv.FormatInt(ms, 10)},
 	}
@@ -138,6 +158,8 @@ func (c TopicConfig) With(name string, value *string) (TopicConfig, error) {
 	case ConfigRetentionMs, ConfigRetentionBytes:
 	case ConfigMaxMessageBytes:
 		least = 0
+	case ConfigMinInsyncReplicas:
+		least = 1
 	default:
 		return c, fmt.Errorf("%w: %s is not supported by this broker", ErrInvalidConfig, name)
 	}
@@ -145,7 +167,8 @@ func (c TopicConfig) With(name string, value *string) (TopicConfig, error) {
 		return c, nil
 	}
 	v, err := strconv.ParseInt(*value, 10, 64)
-	if err != nil || v < least || (name == ConfigMaxMessageBytes && v > math.MaxInt32) {
+	int32Config := name == ConfigMaxMessageBytes || name == ConfigMinInsyncReplicas
+	if err != nil || v < least || (int32Config && v > math.MaxInt32) {
 		return c, fmt.Errorf("%w: %s=%q is not an integer in range", ErrInvalidConfig, name, *value)
 	}
 	switch name {
@@ -158,6 +181,8 @@ func (c TopicConfig) With(name string, value *string) (TopicConfig, error) {
 		c.RetentionBytes = v
 	case ConfigMaxMessageBytes:
 		c.MaxMessageBytes = int32(v)
+	case ConfigMinInsyncReplicas:
+		c.MinInsyncReplicas = int32(v)
 	}
 	return c, nil
 }

@@ -18,16 +18,20 @@ import (
 )
 
 // catalogName is the topic catalog: the topics' names, ids, partition
-// counts and configs, as JSON, replaced whole and atomically on each
-// change (see writeFileAtomic). Its format:
+// counts, replication factors and configs, as JSON, replaced whole and
+// atomically on each change (atomicfile.Write). Its format:
 //
 //	{"version": 1, "topics": [
-//	  {"name": "orders", "id": "<22-character id>", "partitions": 3,
-//	   "configs": {"max.message.bytes": "1048588", "retention.bytes": "-1", "retention.ms": "604800000"}}]}
+//	  {"name": "orders", "id": "<22-character id>", "partitions": 3, "replication_factor": 3,
+//	   "configs": {"max.message.bytes": "1048588", "min.insync.replicas": "2",
+//	               "retention.bytes": "-1", "retention.ms": "604800000"}}]}
 //
 // The configs are all the topic's, under Kafka's names, defaults
 // included: a topic keeps the configs it was created with, whatever the
-// broker's defaults are at the next start.
+// broker's defaults are at the next start. A catalog written before
+// replication has neither replication_factor nor min.insync.replicas, and
+// reads as 1 for both: the version stays 1, since the one change is fields
+// that a reader takes as their default when absent.
 const catalogName = "topics.json"
 
 type catalogFile struct {
@@ -36,11 +40,16 @@ type catalogFile struct {
 }
 
 type catalogTopic struct {
-	Name       string            `json:"name"`
-	ID         string            `json:"id"`
-	Partitions int32             `json:"partitions"`
-	Configs    map[string]string `json:"configs"`
+	Name              string            `json:"name"`
+	ID                string            `json:"id"`
+	Partitions        int32             `json:"partitions"`
+	ReplicationFactor int16             `json:"replication_factor,omitempty"` // absent (0): 1
+	Configs           map[string]string `json:"configs"`
 }
+
+// optionalConfigs are configs added since the catalog's first version, and
+// the value a topic written before them has.
+var optionalConfigs = map[string]string{storage.ConfigMinInsyncReplicas: "1"}
 
 // partitionDirName matches a partition's directory: the topic, a dash,
 // the partition number. A topic's name may hold dashes; the last one
@@ -188,17 +197,26 @@ func (t catalogTopic) spec() (storage.TopicSpec, error) {
 	if t.Partitions < 1 || t.Partitions > storage.MaxPartitions {
 		return storage.TopicSpec{}, fmt.Errorf("%d partitions", t.Partitions)
 	}
+	rf := t.ReplicationFactor
+	switch {
+	case rf == 0:
+		rf = 1
+	case rf < 0:
+		return storage.TopicSpec{}, fmt.Errorf("replication factor %d", rf)
+	}
 	var cfg storage.TopicConfig
-	for _, name := range []string{storage.ConfigRetentionMs, storage.ConfigRetentionBytes, storage.ConfigMaxMessageBytes} {
-		v, ok := t.Configs[name]
+	for _, c := range cfg.Values() { // every config the storage knows, by name
+		v, ok := t.Configs[c.Name]
 		if !ok {
-			return storage.TopicSpec{}, fmt.Errorf("no %s", name)
+			if v, ok = optionalConfigs[c.Name]; !ok {
+				return storage.TopicSpec{}, fmt.Errorf("no %s", c.Name)
+			}
 		}
-		if cfg, err = cfg.With(name, &v); err != nil {
+		if cfg, err = cfg.With(c.Name, &v); err != nil {
 			return storage.TopicSpec{}, err
 		}
 	}
-	return storage.TopicSpec{Name: t.Name, ID: id, Partitions: t.Partitions, Config: cfg}, nil
+	return storage.TopicSpec{Name: t.Name, ID: id, Partitions: t.Partitions, Config: cfg, ReplicationFactor: rf}, nil
 }
 
 // writeCatalogLocked replaces the catalog file with d.specs.
@@ -211,7 +229,8 @@ func (d *Dir) writeCatalogLocked() error {
 		for _, v := range s.Config.Values() {
 			configs[v.Name] = v.Value
 		}
-		f.Topics = append(f.Topics, catalogTopic{Name: s.Name, ID: s.ID.String(), Partitions: s.Partitions, Configs: configs})
+		f.Topics = append(f.Topics, catalogTopic{Name: s.Name, ID: s.ID.String(), Partitions: s.Partitions,
+			ReplicationFactor: max(s.ReplicationFactor, 1), Configs: configs})
 	}
 	sort.Slice(f.Topics, func(i, j int) bool { return f.Topics[i].Name < f.Topics[j].Name })
 	data, err := json.MarshalIndent(f, "", "  ")

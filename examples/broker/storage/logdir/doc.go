@@ -65,6 +65,19 @@
 // segment is rolled at the log end first, as Kafka does, so that the log
 // keeps its offsets across a restart without a checkpoint file.
 //
+// # Truncation
+//
+// A follower cuts its log back to where it agrees with its leader's
+// (TruncateTo), or empties it and starts again at its leader's log start
+// (Reset). TruncateTo deletes the segments after the one holding the
+// offset, newest first, each deletion made durable before the next, then
+// cuts that segment's .log and .index and fsyncs both; it becomes the
+// active segment. Reset deletes every segment but the first likewise,
+// empties the first, and renames its files to the new start. Every step
+// leaves segments that follow each other without a gap, so a crash at any
+// point leaves a log that opens: the truncation done, or a prefix of the
+// log as it was, which the same call finishes (see truncate.go).
+//
 // # Recovery
 //
 // Opening a partition's directory reads every segment in offset order and

@@ -30,6 +30,7 @@ type Log struct {
 	segs    []*segment   // by base offset; the last is the active one, never absent
 	size    int64        // bytes in all segments
 	flushed int64        // every offset below it is fsynced
+	cuts    uint64       // TruncateTo and Reset calls: a flush begun before one is overtaken
 	failed  error        // the first write or fsync that failed: appends are refused since
 	closed  bool
 }
@@ -300,9 +301,10 @@ func (l *Log) close(sync bool) error {
 
 // flushIfDirty fsyncs the active segment if anything appended is not
 // fsynced yet: the directory's flusher calls it every
-// log.flush.interval.ms. The fsync runs outside mu; a roll, a deletion or
-// Close that overtakes it has fsynced or dropped the segment itself, and
-// its error then means nothing.
+// log.flush.interval.ms. The fsync runs outside mu; a roll, a deletion, a
+// truncation or Close that overtakes it has fsynced or dropped the segment
+// itself, and its error then means nothing (after a truncation the
+// segment may even hold other batches at the offsets it captured).
 func (l *Log) flushIfDirty() {
 	l.mu.RLock()
 	if l.closed || l.failed != nil || l.flushed >= l.endLocked() {
@@ -310,7 +312,7 @@ func (l *Log) flushIfDirty() {
 		return
 	}
 	s := l.active()
-	f, idx, to := s.f, s.idx, s.next
+	f, idx, to, cuts := s.f, s.idx, s.next, l.cuts
 	l.mu.RUnlock()
 
 	err := syncFiles(l.cfg.sync, f, idx)
@@ -318,7 +320,7 @@ func (l *Log) flushIfDirty() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case l.closed || l.active() != s:
+	case l.closed || l.active() != s || l.cuts != cuts:
 		// Overtaken: see above.
 	case err != nil && l.failed == nil:
 		_ = l.fail(err)

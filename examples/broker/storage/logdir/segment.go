@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
@@ -63,9 +64,15 @@ func createSegment(dir string, base int64, cfg *config) (*segment, error) {
 		_ = os.Remove(path)
 		return nil, fmt.Errorf("logdir: create index: %w", err)
 	}
+	return emptySegment(base, path, f, idx, cfg), nil
+}
+
+// emptySegment returns the empty active segment at base whose files, both
+// empty and open for appends, are f and idx.
+func emptySegment(base int64, path string, f, idx *os.File, cfg *config) *segment {
 	now := cfg.clock.Now()
 	return &segment{base: base, path: path, f: f, idx: idx, x: indexer{interval: cfg.indexInterval},
-		next: base, maxTS: -1, modTime: now.UnixMilli(), created: now}, nil
+		next: base, maxTS: -1, modTime: now.UnixMilli(), created: now}
 }
 
 // corrupt returns an error wrapping storage.ErrCorruptBatch that names the
@@ -217,9 +224,108 @@ func (s *segment) seal(sync func(*os.File) error) error {
 	return err
 }
 
-// close closes its files.
+// truncate cuts the segment at pos, the position of one of its batches or
+// its size, whose base offset is next: the .log is cut and fsynced, then the
+// .index is cut to the entries of the batches kept and fsynced. The segment
+// becomes the log's active one: a sealed segment's files are reopened for
+// appends first (a recovered one's .log is open read-only). Its retention
+// time is recomputed from the headers of the batches kept, one pread each.
+// A crash between the two cuts leaves an index that points past its
+// segment, which recovery rebuilds. On an error the files may be cut or
+// not, and the caller fails the log. O(batches kept in the segment).
+func (s *segment) truncate(pos, next int64, sync func(*os.File) error) error {
+	if s.idx == nil {
+		if err := s.reopen(); err != nil {
+			return err
+		}
+	}
+	if err := s.f.Truncate(pos); err != nil {
+		return fmt.Errorf("logdir: truncate %s: %w", s.path, err)
+	}
+	if err := sync(s.f); err != nil {
+		return fmt.Errorf("logdir: fsync %s: %w", s.path, err)
+	}
+	keep := sort.Search(len(s.index), func(i int) bool { return int64(s.index[i].pos) >= pos })
+	if err := s.idx.Truncate(int64(keep) * indexEntrySize); err != nil {
+		return fmt.Errorf("logdir: truncate %s: %w", indexPath(s.path), err)
+	}
+	if err := sync(s.idx); err != nil {
+		return fmt.Errorf("logdir: fsync %s: %w", indexPath(s.path), err)
+	}
+	s.index = s.index[:keep]
+	s.size, s.next = pos, next
+	s.x.since = s.size
+	if keep > 0 {
+		s.x.since = s.size - int64(s.index[keep-1].pos)
+	}
+	s.maxTS, s.untimed = -1, false
+	for at := int64(0); at < s.size; {
+		h, err := s.header(at)
+		if err != nil {
+			return err
+		}
+		s.noteTime(h.MaxTimestamp)
+		at += int64(h.Size)
+	}
+	return nil
+}
+
+// reopen opens a sealed segment's files for appends again, replacing its
+// read handle.
+func (s *segment) reopen() error {
+	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("logdir: %w", err)
+	}
+	idx, err := os.OpenFile(indexPath(s.path), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		_ = f.Close()
+		return fmt.Errorf("logdir: %w", err)
+	}
+	_ = s.f.Close() // only read from: nothing to lose
+	s.f, s.idx = f, idx
+	return nil
+}
+
+// rebase closes the segment, which must be empty, renames its files to
+// those of a segment at base, the .index first, and returns that segment,
+// open for appends. Each rename leaves files that recovery opens as one
+// empty segment, at the old base or at the new one: an .index renamed
+// without its .log is an orphan, deleted, and the .log left without an
+// index gets an empty one. The caller makes the renames durable.
+func (s *segment) rebase(base int64, cfg *config) (*segment, error) {
+	if s.size != 0 {
+		panic(fmt.Sprintf("logdir: rebase of %s, which holds %d bytes", s.path, s.size))
+	}
+	if err := s.close(); err != nil {
+		return nil, fmt.Errorf("logdir: %w", err)
+	}
+	path := segmentPath(filepath.Dir(s.path), base)
+	if err := os.Rename(indexPath(s.path), indexPath(path)); err != nil {
+		return nil, fmt.Errorf("logdir: %w", err)
+	}
+	if err := os.Rename(s.path, path); err != nil {
+		return nil, fmt.Errorf("logdir: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("logdir: %w", err)
+	}
+	idx, err := os.OpenFile(indexPath(path), os.O_RDWR, 0)
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("logdir: %w", err)
+	}
+	return emptySegment(base, path, f, idx, cfg), nil
+}
+
+// close closes its files. A segment already closed (by a rebase that then
+// failed) is no error.
 func (s *segment) close() error {
 	err := s.f.Close()
+	if errors.Is(err, os.ErrClosed) {
+		err = nil
+	}
 	if s.idx != nil {
 		err = errors.Join(err, s.idx.Close())
 		s.idx = nil

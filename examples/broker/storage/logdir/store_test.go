@@ -58,7 +58,7 @@ func values(t *testing.T, p *storage.Partition) []string {
 func TestStoreSurvivesRestart(t *testing.T) {
 	path := t.TempDir()
 	s, closeFirst := openStore(t, path, logdir.WithSegmentBytes(300))
-	cfg := storage.TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 4000}
+	cfg := storage.TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 4000, MinInsyncReplicas: 1}
 	orders, err := s.CreateTopic("orders", 3, cfg)
 	require.NoError(t, err)
 	_, err = s.CreateTopic("gone", 1, s.TopicDefaults())
@@ -160,9 +160,41 @@ func TestCatalogFile(t *testing.T) {
 	var f map[string]any
 	require.NoError(t, json.Unmarshal(data, &f))
 	assert.Equal(t, map[string]any{"version": 1.0, "topics": []any{map[string]any{
-		"name": "a.b-c_d", "id": topic.ID.String(), "partitions": 2.0,
-		"configs": map[string]any{"retention.ms": "60000", "retention.bytes": "10", "max.message.bytes": "100"},
+		"name": "a.b-c_d", "id": topic.ID.String(), "partitions": 2.0, "replication_factor": 1.0,
+		"configs": map[string]any{"retention.ms": "60000", "retention.bytes": "10", "max.message.bytes": "100",
+			"min.insync.replicas": "1"},
 	}}}, f)
+}
+
+// TestCatalogKeepsReplication: a topic's replication factor and
+// min.insync.replicas survive a restart, and a catalog written before
+// either existed reads as 1 for both.
+func TestCatalogKeepsReplication(t *testing.T) {
+	path := t.TempDir()
+	s, closeFirst := openStore(t, path)
+	cfg := storage.TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 4000, MinInsyncReplicas: 2}
+	id := storage.TopicID{4, 2}
+	_, err := s.CreateTopicSpec(storage.TopicSpec{Name: "replicated", ID: id, Partitions: 2, Config: cfg, ReplicationFactor: 3})
+	require.NoError(t, err)
+	closeFirst()
+
+	s, closeSecond := openStore(t, path)
+	topic, err := s.Topic("replicated")
+	require.NoError(t, err)
+	assert.Equal(t, id, topic.ID)
+	assert.Equal(t, int16(3), topic.ReplicationFactor)
+	assert.Equal(t, cfg, topic.Config)
+	closeSecond()
+
+	old := `{"version": 1, "topics": [{"name": "old", "id": "` + id.String() + `", "partitions": 1,
+	  "configs": {"max.message.bytes": "4000", "retention.bytes": "-1", "retention.ms": "-1"}}]}`
+	require.NoError(t, os.WriteFile(filepath.Join(path, "topics.json"), []byte(old), 0o644))
+	s, _ = openStore(t, path)
+	topic, err = s.Topic("old")
+	require.NoError(t, err)
+	assert.Equal(t, int16(1), topic.ReplicationFactor, "no replication_factor: 1")
+	cfg.MinInsyncReplicas = 1
+	assert.Equal(t, cfg, topic.Config, "no min.insync.replicas: 1")
 }
 
 // TestStrayPartitionDirectories: a directory the catalog does not account
@@ -213,4 +245,71 @@ func TestReserveProducerIDs(t *testing.T) {
 	assert.Equal(t, int64(2000), third, "never an id reserved before the restart")
 	_, err = d.ReserveProducerIDs(0)
 	assert.ErrorIs(t, err, logdir.ErrInvalidOption)
+}
+
+// TestFollowerOnSegmentFiles replicates a leader's batches into a follower
+// whose log is in segment files, truncates it across segments and resets
+// it, each time through a restart: the follower reopens holding exactly
+// the leader's batches it kept, byte for byte.
+func TestFollowerOnSegmentFiles(t *testing.T) {
+	leaderStore, err := storage.New(storage.WithRetentionCheckInterval(0))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, leaderStore.Close()) })
+	forever := storage.TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 4000}
+	lt, err := leaderStore.CreateTopic("t", 1, forever)
+	require.NoError(t, err)
+	leader := lt.Partitions[0]
+	now := time.Now().UnixMilli()
+	for seq := int32(0); seq < 30; seq += 2 {
+		_, err := leader.Append(batchtest.Idempotent(5, 0, seq, now, "a", "b"))
+		require.NoError(t, err)
+	}
+	read := func(p *storage.Partition, from int64) []byte {
+		t.Helper()
+		r, err := p.Read(from, storage.ReadReplica, 1<<30, true)
+		require.NoError(t, err)
+		return r.Records
+	}
+	all := read(leader, 0)
+
+	path := t.TempDir()
+	follower := func(s *storage.Store) *storage.Partition {
+		t.Helper()
+		p, err := s.Partition("t", 0)
+		require.NoError(t, err)
+		return p
+	}
+	s, closeFirst := openStore(t, path, logdir.WithSegmentBytes(300))
+	_, err = s.CreateTopicSpec(storage.TopicSpec{Name: "t", ID: lt.ID, Partitions: 1, Config: forever, ReplicationFactor: 2})
+	require.NoError(t, err)
+	res, err := follower(s).AppendReplica(all)
+	require.NoError(t, err)
+	assert.Equal(t, int64(29), res.LastOffset)
+	closeFirst()
+
+	s, closeSecond := openStore(t, path, logdir.WithSegmentBytes(300))
+	p := follower(s)
+	assert.Equal(t, all, read(p, 0), "the leader's batches, byte for byte, after a restart")
+	require.NoError(t, p.TruncateTo(9), "inside the batch at 8-9, several segments back")
+	closeSecond()
+
+	s, closeThird := openStore(t, path, logdir.WithSegmentBytes(300))
+	p = follower(s)
+	o, err := p.Offsets()
+	require.NoError(t, err)
+	assert.Equal(t, int64(8), o.LogEnd)
+	assert.Equal(t, all[:len(all)-len(read(leader, 8))], read(p, 0), "the batches before 8")
+	_, err = p.Append(batchtest.Idempotent(5, 0, 10, now, "x", "y"))
+	assert.ErrorIs(t, err, storage.ErrOutOfOrderSequence, "the producer's state is what the log holds")
+	_, err = p.AppendReplica(read(leader, 8))
+	require.NoError(t, err, "the follower fetches again from its log end")
+	assert.Equal(t, all, read(p, 0))
+
+	require.NoError(t, p.TruncateFullyAndStartAt(100))
+	closeThird()
+	s, _ = openStore(t, path, logdir.WithSegmentBytes(300))
+	o, err = follower(s).Offsets()
+	require.NoError(t, err)
+	assert.Equal(t, storage.Offsets{LogStart: 100, HighWatermark: 100, LastStable: 100, LogEnd: 100}, o,
+		"reset, and so after a restart")
 }

@@ -1,0 +1,200 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+)
+
+// This file holds what replication asks of a partition: a follower appends
+// its leader's batches as they are, takes its high watermark from its
+// leader, and truncates its log where it diverged; a leader with followers
+// lets its replica manager move the high watermark. Which broker leads is
+// the server's business: a partition serves either role, and switches when
+// told.
+
+// AppendReplica appends what a follower fetched from its leader: records
+// holds zero or more whole v2 record batches back to back, as a Fetch
+// response's records field carries them; a trailing batch cut short (fewer
+// bytes than its length says) is ignored, as Kafka's followers ignore the
+// partial batch a fetch's byte limit leaves at the end.
+//
+// Every batch is checked as ParseStoredBatch checks it (framing, CRC-32C,
+// record count; control and transactional batches are refused, as Append
+// refuses them) before any is appended, and keeps the offsets and the
+// leader epoch its leader gave it; max.message.bytes is not checked, the
+// leader did. Each must start at the log end: one that does not fails with
+// ErrOffsetMismatch, and neither it nor those after it are appended, while
+// those before it stay. Idempotent producers' state is recorded without
+// sequence checks (the leader made them), so that the follower recognises
+// a retry once it leads; the max timestamp is noted, and retention applied
+// as Append applies it. The high watermark does not move: SetHighWatermark
+// moves it, from the leader's.
+//
+// The result names the first and last offsets appended (LastOffset <
+// BaseOffset when nothing was: BaseOffset is then the log end), also along
+// with an error, which wraps ErrCorruptBatch (nothing appended),
+// ErrInvalidRecord or ErrTransactional (likewise), ErrOffsetMismatch,
+// ErrDeleted or the Log's error. The checksums are computed before the
+// lock is taken. O(len(records)).
+func (p *Partition) AppendReplica(records []byte) (AppendResult, error) {
+	batches, err := parseFetched(records)
+	if err != nil {
+		return AppendResult{}, fmt.Errorf("storage: replicate to %s-%d: %w", p.topic.Name, p.index, err)
+	}
+	now := p.cfg.clock.Now()
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		return AppendResult{}, p.errDeleted()
+	}
+	end := p.log.Bounds().End
+	res := AppendResult{BaseOffset: end, LastOffset: end - 1}
+	for _, b := range batches {
+		if b.info.BaseOffset != end {
+			err = fmt.Errorf("%w: %s-%d ends at %d, the leader's batch starts at %d",
+				ErrOffsetMismatch, p.topic.Name, p.index, end, b.info.BaseOffset)
+			break
+		}
+		owned := b.own(now)
+		if err = p.log.Append(owned); err != nil {
+			err = fmt.Errorf("storage: replicate to %s-%d: %w", p.topic.Name, p.index, err)
+			break
+		}
+		if owned.info.idempotent() {
+			p.producers.record(owned.info, now)
+		}
+		p.noteTimestampLocked(owned.info)
+		res.LastOffset = owned.info.LastOffset
+		end = res.LastOffset + 1
+	}
+	if res.LastOffset >= res.BaseOffset {
+		if rerr := p.retainLocked(now); rerr != nil {
+			// As in Append: the batches are in; the sweep retries.
+			p.cfg.log.Warn("retention after a replica append", zap.Error(rerr))
+		}
+	}
+	res.LogStartOffset = p.log.Bounds().Start
+	return res, err
+}
+
+// SetHighWatermark sets a follower's high watermark from its leader's, as
+// a Fetch response carries it, clamped to the log's start and end offsets:
+// the follower may lag its leader, and never exposes offsets it lacks. It
+// may move backwards, after a truncation or a change of leader. It does
+// nothing to a deleted partition. O(1).
+func (p *Partition) SetHighWatermark(hw int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		return
+	}
+	b := p.log.Bounds()
+	p.highWatermark = min(max(hw, b.Start), b.End)
+}
+
+// SetHighWatermarkManaged says who moves a leader's high watermark: with
+// managed true, Append leaves it, and the replica manager moves it with
+// AdvanceHighWatermark once the in-sync followers have fetched past it;
+// with false (the default, a partition without followers), every Append
+// moves it to the log end, and switching to false moves it there at once.
+// It does nothing to a deleted partition. O(1).
+func (p *Partition) SetHighWatermarkManaged(managed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		return
+	}
+	p.hwManaged = managed
+	if !managed {
+		p.advanceHighWatermarkLocked()
+	}
+}
+
+// AdvanceHighWatermark moves a leader's high watermark forward to hw, the
+// smallest log end offset among its in-sync replicas, or to the log end if
+// hw is past it; it never moves it backwards. moved reports whether it
+// moved, so that the caller completes the produces and fetches waiting on
+// it only then. It does nothing to a deleted partition. O(1).
+func (p *Partition) AdvanceHighWatermark(hw int64) (moved bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		return false
+	}
+	hw = min(hw, p.log.Bounds().End)
+	if hw <= p.highWatermark {
+		return false
+	}
+	p.highWatermark = hw
+	return true
+}
+
+// TruncateTo cuts a follower's log back to offset, where it agrees with
+// its leader's: nothing happens when offset is at or past the log end. An
+// offset inside a batch cuts before that batch (the follower fetches it
+// again); one before the log start empties the log and starts it at offset,
+// as TruncateFullyAndStartAt does. The high watermark is then at most the
+// new log end, and the producers' state and the max timestamp are rebuilt
+// from the batches left, as when a log is opened. It fails with ErrDeleted,
+// or the Log's error, after which the partition's state still follows what
+// the log holds. O(batches left) for the rebuild, plus the Log's cost.
+func (p *Partition) TruncateTo(offset int64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		return p.errDeleted()
+	}
+	b := p.log.Bounds()
+	switch {
+	case offset >= b.End:
+		return nil
+	case offset < b.Start:
+		return p.truncatedLocked(p.log.Reset(offset), "reset", offset)
+	}
+	// start <= offset < end: a batch holds offset; cut at its base.
+	boundary := offset
+	if err := p.log.Scan(offset, func(info BatchInfo) bool { boundary = info.BaseOffset; return false }); err != nil {
+		return fmt.Errorf("storage: truncate %s-%d to %d: %w", p.topic.Name, p.index, offset, err)
+	}
+	return p.truncatedLocked(p.log.TruncateTo(boundary), "truncate", boundary)
+}
+
+// TruncateFullyAndStartAt empties a follower's log and starts it at offset,
+// for a follower whose log is all behind its leader's log start (Kafka's
+// truncateFullyAndStartAt): the log start, the log end and the high
+// watermark become offset, and the producers' state and the max timestamp
+// are cleared. It fails with ErrDeleted, an error wrapping
+// ErrOffsetOutOfRange for a negative offset, or the Log's error, after
+// which the partition's state still follows what the log holds. O(1) plus
+// the Log's cost.
+func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deleted {
+		return p.errDeleted()
+	}
+	return p.truncatedLocked(p.log.Reset(offset), "reset", offset)
+}
+
+// truncatedLocked brings the partition's state in line with its log after
+// a TruncateTo or a Reset, whose error is err: the high watermark within
+// the log's offsets, the producers' state and the max timestamp rebuilt
+// from its batches (none, after a Reset). A durable log may have cut
+// batches even when it failed halfway, so this is done either way. what
+// and offset name the operation, for the error.
+//
+// REQUIRES: p.mu held for writing.
+func (p *Partition) truncatedLocked(err error, what string, offset int64) error {
+	b := p.log.Bounds()
+	p.highWatermark = min(max(p.highWatermark, b.Start), b.End)
+	if err != nil {
+		err = fmt.Errorf("storage: %s %s-%d to %d: %w", what, p.topic.Name, p.index, offset, err)
+	}
+	if rerr := p.rebuildLocked(); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("storage: rebuild %s-%d: %w", p.topic.Name, p.index, rerr))
+	}
+	return err
+}
