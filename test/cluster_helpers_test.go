@@ -145,3 +145,22 @@ func (c *testCluster) metadataISR(cl *kgo.Client, id int32, topic string, partit
 	c.t.Fatalf("%s has no partition %d", topic, partition)
 	return nil
 }
+
+// produceTo sends one record with acks=all to topic's partition at broker
+// id, whether or not it leads it, and returns the partition's error code.
+func (c *testCluster) produceTo(cl *kgo.Client, id int32, topic string, partition int32, value string) int16 {
+	c.t.Helper()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = topic, topicID(c.t, cl, topic) // v13 names topics by id
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = partition, idempotentBatch(-1, -1, value)
+	rt.Partitions = []kmsg.ProduceRequestTopicPartition{rp}
+	req.Topics = []kmsg.ProduceRequestTopic{rt}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := cl.Broker(int(id)).Request(ctx, req)
+	require.NoError(c.t, err)
+	return resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/server"
 )
@@ -74,19 +73,7 @@ func TestClusterProduceToFollowerIsNotLeader(t *testing.T) {
 		ri := c.replica(1, "placed", p)
 		leader := ri.Leader
 		other := int32(1 + (int(leader) % 3)) // some broker that is not the leader
-		req := kmsg.NewPtrProduceRequest()
-		req.Acks, req.TimeoutMillis = -1, 5000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic, rt.TopicID = "placed", topicID(t, cl, "placed")
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition, rp.Records = p, idempotentBatch(-1, -1, "x")
-		rt.Partitions = []kmsg.ProduceRequestTopicPartition{rp}
-		req.Topics = []kmsg.ProduceRequestTopic{rt}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		resp, err := cl.Broker(int(other)).Request(ctx, req)
-		cancel()
-		require.NoError(t, err)
-		code := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+		code := c.produceTo(cl, other, "placed", p, "x")
 		assert.Equal(t, kerr.NotLeaderForPartition.Code, code, "partition %d led by %d, produced to %d", p, leader, other)
 	}
 }
@@ -99,23 +86,26 @@ func TestClusterProduceToFollowerIsNotLeader(t *testing.T) {
 // rejoins, and the topic takes writes again.
 func TestClusterFollowerLeavesAndRejoinsISR(t *testing.T) {
 	c := startCluster(t, 3, func(cfg *server.Config) {
-		cfg.ReplicaLagTimeMax = 400 * time.Millisecond
+		cfg.ReplicaLagTimeMax = time.Second
 		cfg.ReplicaFetchWaitMax = 100 * time.Millisecond
 	})
 	cl := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("isr"))
 	c.createTopic(cl, "isr", 1, 3, nil)
-	c.createTopic(cl, "isr3", 1, 3, map[string]string{"min.insync.replicas": "3"})
+	// Two partitions: partition 1 is led by broker 2, which has the
+	// topic's min.insync.replicas from the controller.
+	c.createTopic(cl, "isr3", 2, 3, map[string]string{"min.insync.replicas": "3"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("before")}).FirstErr())
-	require.Equal(t, kerr.Error{}.Code, produceRaw(t, cl, "isr3", 0, -1, -1, "all three").ErrorCode)
+	require.Equal(t, int16(0), c.produceTo(cl, 1, "isr3", 0, "all three"))
 
 	c.stop(3)
 	done := make(chan error, 1)
 	cl.Produce(ctx, &kgo.Record{Value: []byte("while 3 is down")}, func(_ *kgo.Record, err error) { done <- err })
+	require.Eventually(t, func() bool { return c.broker(1).PurgatorySizes()["Produce"].Delayed == 1 },
+		5*time.Second, time.Millisecond, "the produce waits in the leader's purgatory for broker 3")
 	select {
 	case err := <-done:
-		// Only if broker 3 had already been dropped from the ISR.
 		require.NoError(t, err)
 	case <-time.After(5 * time.Second):
 		t.Fatal("the produce was not answered after broker 3 left the ISR")
@@ -126,7 +116,12 @@ func TestClusterFollowerLeavesAndRejoinsISR(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return slices.Equal(c.metadataISR(cl, 1, "isr3", 0), []int32{1, 2})
 	}, 5*time.Second, 10*time.Millisecond)
-	assert.Equal(t, kerr.NotEnoughReplicas.Code, produceRaw(t, cl, "isr3", 0, -1, -1, "only two").ErrorCode)
+	assert.Equal(t, kerr.NotEnoughReplicas.Code, c.produceTo(cl, 1, "isr3", 0, "only two"))
+	require.Eventually(t, func() bool {
+		return slices.Equal(c.metadataISR(cl, 2, "isr3", 1), []int32{2, 1})
+	}, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, kerr.NotEnoughReplicas.Code, c.produceTo(cl, 2, "isr3", 1, "only two"),
+		"broker 2 mirrored the topic's min.insync.replicas")
 
 	c.start(3)
 	require.Eventually(t, func() bool {
@@ -134,7 +129,11 @@ func TestClusterFollowerLeavesAndRejoinsISR(t *testing.T) {
 			slices.Equal(c.metadataISR(cl, 1, "isr3", 0), []int32{1, 2, 3})
 	}, 10*time.Second, 10*time.Millisecond, "broker 3 catches up and rejoins")
 	assert.Equal(t, c.replica(1, "isr", 0).LogEnd, c.replica(3, "isr", 0).LogEnd, "broker 3 has every record again")
-	assert.Equal(t, int16(0), produceRaw(t, cl, "isr3", 0, -1, -1, "three again").ErrorCode)
+	assert.Equal(t, int16(0), c.produceTo(cl, 1, "isr3", 0, "three again"))
+	require.Eventually(t, func() bool {
+		return slices.Equal(c.metadataISR(cl, 2, "isr3", 1), []int32{2, 3, 1})
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, int16(0), c.produceTo(cl, 2, "isr3", 1, "three again"))
 }
 
 // TestClusterFollowerTruncatesToLeader: a follower holding offsets its

@@ -160,7 +160,7 @@ func idempotentBatch(id int64, seq int32, values ...string) []byte {
 }
 
 // topicID returns topic's id, from Metadata.
-func topicID(t *testing.T, cl *kgo.Client, topic string) [16]byte {
+func topicID(t testing.TB, cl *kgo.Client, topic string) [16]byte {
 	t.Helper()
 	req := kmsg.NewPtrMetadataRequest()
 	rt := kmsg.NewMetadataRequestTopic()

@@ -18,10 +18,13 @@ package server
 // broker; Kafka has none) INVALID_PARTITIONS, and a topic listed twice
 // INVALID_REQUEST, as in Kafka.
 //
-// Topic configs: retention.ms, retention.bytes and max.message.bytes are
-// enforced; any other name is INVALID_CONFIG, so that a client asking for,
-// say, compaction learns it does not get it. Responses from v5 carry the
-// partitions, replication factor and those three configs, each with its
+// Topic configs: retention.ms, retention.bytes, max.message.bytes and
+// min.insync.replicas are enforced; any other name is INVALID_CONFIG, so
+// that a client asking for, say, compaction learns it does not get it.
+// (In a cluster, the brokers that mirror the topic take their own
+// defaults for retention and max.message.bytes: Metadata does not carry
+// configs.) Responses from v5 carry the partitions, replication factor
+// and those four configs, each with its
 // source (the broker default, or the topic's own); from v7, the topic id
 // (zero for validate_only, as Kafka).
 //

@@ -24,9 +24,10 @@ func newData(cfg Config, log *zap.Logger, dur *durable) (*data, error) {
 	opts := []storage.Option{
 		storage.WithLogger(log),
 		storage.WithTopicDefaults(storage.TopicConfig{
-			Retention:       cfg.LogRetention,
-			RetentionBytes:  cfg.LogRetentionBytes,
-			MaxMessageBytes: cfg.MessageMaxBytes,
+			Retention:         cfg.LogRetention,
+			RetentionBytes:    cfg.LogRetentionBytes,
+			MaxMessageBytes:   cfg.MessageMaxBytes,
+			MinInsyncReplicas: cfg.MinInsyncReplicas,
 		}),
 		storage.WithRetentionCheckInterval(cfg.LogRetentionCheck),
 		storage.WithProducerState(cfg.MaxIdempotentInFlight, cfg.TransactionalIDExpiry),

@@ -26,7 +26,6 @@ import (
 type leaderReplicas struct {
 	cl     *cluster
 	lagMax time.Duration // replica.lag.time.max.ms
-	minISR int32         // min.insync.replicas, the broker's default
 	now    func() time.Time
 	mu     sync.Mutex
 	byPart map[*storage.Partition]*partitionReplicas
@@ -52,7 +51,7 @@ type followerState struct {
 }
 
 func newLeaderReplicas(cl *cluster, cfg Config, now func() time.Time) *leaderReplicas {
-	return &leaderReplicas{cl: cl, lagMax: cfg.ReplicaLagTimeMax, minISR: cfg.MinInsyncReplicas, now: now,
+	return &leaderReplicas{cl: cl, lagMax: cfg.ReplicaLagTimeMax, now: now,
 		byPart: make(map[*storage.Partition]*partitionReplicas)}
 }
 
@@ -90,13 +89,11 @@ func (l *leaderReplicas) isr(p *storage.Partition) []int32 {
 	return slices.Clone(pr.isr)
 }
 
-// minISR returns the in-sync replicas an acks=all produce to p needs: the
-// topic's min.insync.replicas if it sets one, else the broker's.
+// minInsync returns the in-sync replicas an acks=all produce to p needs:
+// its topic's min.insync.replicas, which is the broker's unless the topic
+// was created with its own.
 func (l *leaderReplicas) minInsync(p *storage.Partition) int32 {
-	if v := p.Topic().Config.MinInsyncReplicas; v > 0 {
-		return v
-	}
-	return l.minISR
+	return p.Topic().Config.MinISR()
 }
 
 // enoughReplicas reports whether p's ISR is large enough for acks=all, and

@@ -26,12 +26,13 @@ func newLeaderFixture(t *testing.T, minISR int32) *leaderFixture {
 	store, err := storage.New()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
-	topic, err := store.CreateTopicSpec(storage.TopicSpec{Name: "t", Partitions: 1, Config: store.TopicDefaults(), ReplicationFactor: 3})
+	tc := store.TopicDefaults()
+	tc.MinInsyncReplicas = minISR
+	topic, err := store.CreateTopicSpec(storage.TopicSpec{Name: "t", Partitions: 1, Config: tc, ReplicationFactor: 3})
 	require.NoError(t, err)
 	f := &leaderFixture{now: time.Unix(1000, 0), p: topic.Partitions[0]}
 	cfg := Default()
 	cfg.ReplicaLagTimeMax = 10 * time.Second
-	cfg.MinInsyncReplicas = minISR
 	f.leaders = newLeaderReplicas(cl, cfg, func() time.Time { return f.now })
 	return f
 }

@@ -173,8 +173,8 @@ func (ps *peers) noteISRs(id int32, mr *kmsg.MetadataResponse) {
 }
 
 // mirrorTopics makes this broker's topics the controller's: those it lacks
-// are created with the controller's id, partitions and replication factor,
-// and the broker's default configs (Metadata does not carry topic configs);
+// are created with the controller's id, partitions, replication factor
+// and configs (read with DescribeConfigs: Metadata does not carry them);
 // those the controller no longer has, or has under another id, are
 // deleted. The controller itself mirrors nothing.
 func (ps *peers) mirrorTopics(mr *kmsg.MetadataResponse) {
@@ -203,6 +203,11 @@ func (ps *peers) mirrorTopics(mr *kmsg.MetadataResponse) {
 		ps.s.log.Info("deleted topic, as the controller did", zap.String("topic", t.Name))
 	}
 	for _, spec := range want {
+		var err error
+		if spec.Config, err = ps.topicConfig(spec.Name, spec.Config); err != nil {
+			ps.s.log.Debug("reading a topic's configs from the controller", zap.String("topic", spec.Name), zap.Error(err))
+			continue // the next poll tries again
+		}
 		if _, err := store.CreateTopicSpec(spec); err != nil {
 			ps.s.log.Warn("creating a topic the controller has", zap.String("topic", spec.Name), zap.Error(err))
 			continue
@@ -231,4 +236,30 @@ func (ps *peers) createAtController(name string, partitions int32, rf int16) {
 	if err != nil {
 		ps.s.log.Warn("asking the controller to create a topic", zap.String("topic", name), zap.Error(err))
 	}
+}
+
+// topicConfig returns cfg with topic's configs as the controller has them.
+// A config this broker does not know is left out.
+func (ps *peers) topicConfig(topic string, cfg storage.TopicConfig) (storage.TopicConfig, error) {
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	rr := kmsg.NewDescribeConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, topic
+	req.Resources = append(req.Resources, rr)
+	resp, err := ps.request(ps.s.cl.controller(), req)
+	if err != nil {
+		return cfg, err
+	}
+	rs := resp.(*kmsg.DescribeConfigsResponse).Resources
+	if len(rs) != 1 {
+		return cfg, errors.New("describe configs: the answer does not match the request")
+	}
+	if err := kerr.ErrorForCode(rs[0].ErrorCode); err != nil {
+		return cfg, err
+	}
+	for _, c := range rs[0].Configs {
+		if next, err := cfg.With(c.Name, c.Value); err == nil {
+			cfg = next
+		}
+	}
+	return cfg, nil
 }

@@ -72,7 +72,9 @@ type Partition struct {
 // rebuild the producers' state and the max timestamp, as Kafka rebuilds its
 // producer state from the log on recovery.
 func openPartition(t *Topic, index int32, cfg *config, log Log) (*Partition, error) {
-	p := &Partition{topic: t, index: index, cfg: cfg, log: log}
+	// A partition with followers has its high watermark moved by its
+	// replica manager from the start, so that no append slips past it.
+	p := &Partition{topic: t, index: index, cfg: cfg, log: log, hwManaged: t.ReplicationFactor > 1}
 	p.highWatermark = log.Bounds().End
 	if err := p.rebuildLocked(); err != nil {
 		return nil, fmt.Errorf("storage: recover %s-%d: %w", t.Name, index, err)
