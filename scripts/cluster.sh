@@ -13,7 +13,8 @@
 #   kcat -b 127.0.0.1:9092 -L
 #
 # Each broker's log goes to $LOGS/broker-<id>.log (default: a temporary
-# directory, printed). Ctrl-C stops the three; so does the end of any one.
+# directory, printed). Ctrl-C (or SIGTERM to the script) stops the three
+# gracefully; so does the end of any one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -27,10 +28,11 @@ cluster="1@127.0.0.1:$BASE_PORT,2@127.0.0.1:$((BASE_PORT + 1)),3@127.0.0.1:$((BA
 pids=()
 stop() {
 	trap - INT TERM EXIT
-	for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
+	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
 	wait
 }
-trap stop INT TERM EXIT
+trap 'stop; exit 0' INT TERM
+trap stop EXIT
 for id in 1 2 3; do
 	flags=(--node.id "$id" --cluster "$cluster")
 	if [[ -n "${DATA:-}" ]]; then

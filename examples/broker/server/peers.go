@@ -48,7 +48,7 @@ func newPeers(s *Server) (*peers, error) {
 			continue
 		}
 		cl, err := kgo.NewClient(kgo.SeedBrokers(n.addr()), kgo.ClientID("broker-"+strconv.Itoa(int(s.cl.self))),
-			kgo.WithLogger(kzap.New(s.log.Named("peer"), kzap.Level(kgo.LogLevelWarn))))
+			kgo.WithLogger(kzap.New(s.log.Named("peer"), kzap.Level(kgo.LogLevelError))))
 		if err != nil {
 			ps.closeClients()
 			return nil, err

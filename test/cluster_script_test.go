@@ -1,0 +1,119 @@
+package test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestClusterScript runs the README's one-command cluster,
+// scripts/cluster.sh, as three broker processes on free loopback ports: a
+// client bootstrapping from broker 2 auto-creates a topic (of replication
+// factor 3, the script's default), produces to it with acks=all and reads
+// it back through a consumer group; SIGTERM to the script stops all three.
+func TestClusterScript(t *testing.T) {
+	base := freePortRun(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Not CommandContext: killing the script would leave its brokers
+	// running; the cleanup asks it to stop them.
+	cmd := exec.Command("./scripts/cluster.sh")
+	cmd.Dir = ".."
+	cmd.Env = append(cmd.Environ(), "BASE_PORT="+strconv.Itoa(base), "LOGS="+t.TempDir())
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			_ = err
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	up := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		var lines []string
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+			if strings.Contains(sc.Text(), "is up") {
+				up <- strings.Join(lines, "\n")
+			}
+		}
+		exited <- cmd.Wait()
+	}()
+	select {
+	case out := <-up:
+		t.Log(out)
+	case err := <-exited:
+		t.Fatalf("scripts/cluster.sh exited before the cluster was up: %v", err)
+	case <-ctx.Done():
+		t.Fatal("the cluster did not come up")
+	}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(net.JoinHostPort("127.0.0.1", strconv.Itoa(base+1))),
+		kgo.DefaultProduceTopic("script"), kgo.AllowAutoTopicCreation(), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ConsumeTopics("script"), kgo.ConsumerGroup("script"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cl.Close()
+	for i := range 10 {
+		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}).FirstErr())
+	}
+	var got []string
+	for len(got) < 10 {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, fs.Err0())
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	assert.Equal(t, []string{"v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"}, got)
+	cl.Close()
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		assert.NoError(t, err, "the script and its brokers stop cleanly")
+	case <-time.After(20 * time.Second):
+		t.Fatal("scripts/cluster.sh did not stop on SIGTERM")
+	}
+	exited <- nil // for the cleanup
+}
+
+// freePortRun returns the first of n consecutive loopback ports that are
+// free now.
+func freePortRun(t *testing.T, n int) int {
+	t.Helper()
+	for range 100 {
+		base := 20000 + rand.IntN(30000)
+		var lns []net.Listener
+		for i := range n {
+			ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(base+i)))
+			if err != nil {
+				break
+			}
+			lns = append(lns, ln)
+		}
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+		if len(lns) == n {
+			return base
+		}
+	}
+	t.Fatal("no run of free ports")
+	return 0
+}
