@@ -26,9 +26,27 @@ type testCluster struct {
 }
 
 // startCluster starts n brokers with ids 1 to n; tweak adjusts every
-// broker's config. The metadata poll is quick, so that topics reach every
-// broker within milliseconds.
+// broker's config.
 func startCluster(t testing.TB, n int, tweak ...func(*server.Config)) *testCluster {
+	t.Helper()
+	c := newTestCluster(t, n, tweak...)
+	for id := range int32(n) {
+		c.start(id + 1)
+	}
+	return c
+}
+
+// clusterTimings makes a test cluster quick: the metadata poll brings
+// topics to every broker within milliseconds, a follower retries soon.
+func clusterTimings(cfg *server.Config) {
+	cfg.MetadataPollInterval = 20 * time.Millisecond
+	cfg.ReplicaFetchBackoff = 20 * time.Millisecond
+	cfg.GroupInitialRebalance = 50 * time.Millisecond
+}
+
+// newTestCluster configures n brokers on free loopback ports and starts
+// none.
+func newTestCluster(t testing.TB, n int, tweak ...func(*server.Config)) *testCluster {
 	t.Helper()
 	addrs := make([]string, n)
 	spec := make([]string, n)
@@ -45,14 +63,11 @@ func startCluster(t testing.TB, n int, tweak ...func(*server.Config)) *testClust
 		cfg.NodeID = int32(i + 1)
 		cfg.Listener = addrs[i]
 		cfg.Cluster = strings.Join(spec, ",")
-		cfg.MetadataPollInterval = 20 * time.Millisecond
-		cfg.ReplicaFetchBackoff = 20 * time.Millisecond
-		cfg.GroupInitialRebalance = 50 * time.Millisecond
+		clusterTimings(&cfg)
 		for _, f := range tweak {
 			f(&cfg)
 		}
 		c.cfgs[i] = cfg
-		c.start(int32(i + 1))
 	}
 	return c
 }
@@ -107,6 +122,9 @@ func (c *testCluster) createTopic(cl *kgo.Client, topic string, partitions int32
 	require.NoError(c.t, kerr.ErrorForCode(resp.Topics[0].ErrorCode))
 	require.Eventually(c.t, func() bool {
 		for _, b := range c.brokers {
+			if b == nil {
+				continue // not in this process
+			}
 			if _, err := b.Replica(topic, partitions-1); err != nil {
 				return false
 			}

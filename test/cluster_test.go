@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -165,4 +166,70 @@ func TestClusterFollowerTruncatesToLeader(t *testing.T) {
 	require.NoError(t, cl.ProduceSync(ctx, r).FirstErr())
 	assert.Equal(t, int64(0), r.Offset)
 	assert.Equal(t, int64(1), c.replica(1, "trunc", 1).LogEnd)
+}
+
+// TestClusterKill9Controller: broker 1 (the controller, coordinator of the
+// groups and leader of partition 0) runs in a child process with a log
+// dir, and is killed with SIGKILL while an idempotent producer writes
+// acks=all to three partitions led by brokers 1, 2 and 3. Started again on
+// its directory, it has every acknowledged record of its partition, the
+// followers catch up on it, every partition holds each acknowledged
+// record once, at its offset, in order, and a consumer group resumes from
+// the offsets it committed before the kill.
+func TestClusterKill9Controller(t *testing.T) {
+	const topic, partitions = "kc", 3
+	c := newTestCluster(t, 3)
+	dir := t.TempDir()
+	child, _ := startChild(t, dir, childClusterEnv+"="+c.cfgs[0].Cluster)
+	c.start(2)
+	c.start(3)
+	admin := c.client()
+	c.createTopic(admin, topic, partitions, 3, nil)
+	commitSimple(t, admin, "kg", topic, map[int32]int64{0: 0, 1: 0, 2: 0})
+
+	prod := c.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()))
+	acked := produceUntilKilled(t, prod, partitions, 300, func() {
+		// Commit what the group has read so far: 50 a partition.
+		commitSimple(t, admin, "kg", topic, map[int32]int64{0: 50, 1: 50, 2: 50})
+		require.NoError(t, child.Process.Signal(syscall.SIGKILL))
+		_ = child.Wait()
+	})
+	t.Logf("killed broker 1 with %d of %d records acknowledged", len(acked.acked), acked.produced)
+
+	startChild(t, dir, childClusterEnv+"="+c.cfgs[0].Cluster)
+	cl := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	// The replicas converge: brokers 2 and 3 catch up on broker 1's
+	// partition 0, and broker 1 on theirs, whose high watermarks then
+	// reach their log ends.
+	for p := range int32(partitions) {
+		require.Eventually(t, func() bool {
+			ri2, ri3 := c.replica(2, topic, p), c.replica(3, topic, p)
+			if ri2.LogEnd != ri3.LogEnd {
+				return false
+			}
+			if p == 0 {
+				return endOffsets(t, cl, topic, partitions)[0] == ri2.LogEnd
+			}
+			leader := map[int32]server.ReplicaInfo{2: ri2, 3: ri3}[ri2.Leader]
+			return leader.HighWatermark == leader.LogEnd
+		}, 10*time.Second, 10*time.Millisecond, "the replicas of partition %d agree", p)
+	}
+	total := acked.check(t, consumeTo(t, cl, endOffsets(t, cl, topic, partitions)))
+	t.Logf("after the restart: %d records, %d of them acknowledged before the kill", total, len(acked.acked))
+
+	group := c.client(kgo.ConsumeTopics(topic), kgo.ConsumerGroup("kg"), kgo.DisableAutoCommit())
+	first := map[int32]int64{}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for len(first) < partitions {
+		fs := group.PollFetches(ctx)
+		require.NoError(t, fs.Err0())
+		fs.EachRecord(func(r *kgo.Record) {
+			if _, ok := first[r.Partition]; !ok {
+				first[r.Partition] = r.Offset
+			}
+		})
+	}
+	assert.Equal(t, map[int32]int64{0: 50, 1: 50, 2: 50}, first, "the group resumes from its committed offsets")
 }

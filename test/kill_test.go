@@ -20,13 +20,24 @@ import (
 )
 
 // childBrokerEnv makes the test binary a broker on the directory it names
-// (see TestMain): the process TestKill9 kills.
-const childBrokerEnv = "PURGATORY_TEST_BROKER_LOG_DIRS"
+// (see TestMain): the process TestKill9 kills. With childClusterEnv set
+// too, to a --cluster list, it is broker 1 of that cluster, listening on
+// its entry's address.
+const (
+	childBrokerEnv  = "PURGATORY_TEST_BROKER_LOG_DIRS"
+	childClusterEnv = "PURGATORY_TEST_BROKER_CLUSTER"
+)
 
 // runChildBroker serves a broker on dir until the process is killed,
 // after printing its address on the first line of stdout.
 func runChildBroker(dir string) {
 	cfg := durableConfig(dir)
+	if spec := os.Getenv(childClusterEnv); spec != "" {
+		cfg.NodeID, cfg.Cluster = 1, spec
+		first, _, _ := strings.Cut(spec, ",")
+		cfg.Listener = strings.TrimPrefix(first, "1@")
+		clusterTimings(&cfg)
+	}
 	srv, err := server.New(cfg, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child broker:", err)
@@ -36,6 +47,96 @@ func runChildBroker(dir string) {
 	err = srv.Serve()
 	fmt.Fprintln(os.Stderr, "child broker:", err)
 	os.Exit(1)
+}
+
+// startChild starts the test binary as a broker on dir (runChildBroker),
+// with env added, and returns it and its address. The test's end kills it.
+func startChild(t *testing.T, dir string, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(append(os.Environ(), childBrokerEnv+"="+dir), env...)
+	child.Stderr = os.Stderr
+	stdout, err := child.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, child.Start())
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	require.True(t, ok, "the child says where it listens: %q", line)
+	return child, addr
+}
+
+// ackLedger records what a producer was told: each acknowledged value
+// with its offset.
+type ackLedger struct {
+	mu       sync.Mutex
+	acked    map[string]int64 // value → offset
+	produced int
+}
+
+// produceUntilKilled produces record i to partition i modulo partitions
+// with prod, until kill has been called once acks records are
+// acknowledged; then it abandons what is in flight (an idempotent producer
+// waits for a response it will never get before giving up on a record it
+// may have written: some may be in the log, unacknowledged, which the
+// checks allow) and returns once every callback has run.
+func produceUntilKilled(t *testing.T, prod *kgo.Client, partitions, acks int, kill func()) *ackLedger {
+	t.Helper()
+	l := &ackLedger{acked: make(map[string]int64)}
+	ackedCount := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.acked)
+	}
+	for i := 0; ; i++ {
+		r := &kgo.Record{Partition: int32(i % partitions), Value: fmt.Appendf(nil, "r%06d-%0100d", i, i)}
+		l.produced++
+		prod.Produce(context.Background(), r, func(r *kgo.Record, err error) {
+			if err == nil {
+				l.mu.Lock()
+				l.acked[string(r.Value)] = r.Offset
+				l.mu.Unlock()
+			}
+		})
+		if ackedCount() >= acks {
+			kill()
+			break
+		}
+		require.Less(t, l.produced, 50_000, "the broker acknowledges")
+	}
+	prod.UnsafeAbortBufferedRecords()
+	flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, prod.Flush(flushCtx))
+	return l
+}
+
+// check verifies what got holds, by partition: offsets from 0 without a
+// gap, no value twice, and every acknowledged value at the offset it was
+// acknowledged with. It returns the number of records.
+func (l *ackLedger) check(t *testing.T, got map[int32][]*kgo.Record) int {
+	t.Helper()
+	seen := make(map[string]int64)
+	total := 0
+	for p, recs := range got {
+		for i, r := range recs {
+			require.Equal(t, int64(i), r.Offset, "partition %d: offsets without a gap", p)
+			_, dup := seen[string(r.Value)]
+			require.False(t, dup, "record %.7s is there twice", r.Value)
+			seen[string(r.Value)] = r.Offset
+			total++
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for v, off := range l.acked {
+		at, ok := seen[v]
+		require.True(t, ok, "acknowledged record %.7s survived the kill", v)
+		require.Equal(t, off, at, "record %.7s is at the offset it was acknowledged with", v)
+	}
+	assert.LessOrEqual(t, total, l.produced)
+	return total
 }
 
 // TestKill9 runs the broker in a child process (this test binary, started
@@ -48,17 +149,7 @@ func runChildBroker(dir string) {
 func TestKill9(t *testing.T) {
 	const topic, partitions = "killed", 3
 	dir := t.TempDir()
-	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), childBrokerEnv+"="+dir)
-	child.Stderr = os.Stderr
-	stdout, err := child.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, child.Start())
-	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
-	require.True(t, ok, "the child says where it listens: %q", line)
+	child, addr := startChild(t, dir)
 
 	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelError, nil))}
 	admin, err := kgo.NewClient(opts...)
@@ -70,68 +161,14 @@ func TestKill9(t *testing.T) {
 	require.NoError(t, err)
 	defer prod.Close()
 
-	// Produce until killed: each acknowledgement is recorded with its
-	// offset; the kill comes once 500 are in.
-	var mu sync.Mutex
-	acked := make(map[string]int64) // value → offset
-	produced := 0
-	ackedCount := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
-	killed := false
-	for i := 0; !killed; i++ {
-		r := &kgo.Record{Partition: int32(i % partitions), Value: fmt.Appendf(nil, "r%06d-%0100d", i, i)}
-		produced++
-		prod.Produce(context.Background(), r, func(r *kgo.Record, err error) {
-			if err == nil {
-				mu.Lock()
-				acked[string(r.Value)] = r.Offset
-				mu.Unlock()
-			}
-		})
-		if ackedCount() >= 500 {
-			require.NoError(t, child.Process.Signal(syscall.SIGKILL))
-			_ = child.Wait()
-			killed = true
-		}
-		require.Less(t, produced, 50_000, "the broker acknowledges")
-	}
-	// What was in flight fails: an idempotent producer waits for a
-	// response it will never get before giving up on a record it may
-	// have written, so abandon them (some may be in the log: they were
-	// not acknowledged, and the test allows them). Flush returns once
-	// every callback has run.
-	prod.UnsafeAbortBufferedRecords()
-	flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, prod.Flush(flushCtx))
-	n := ackedCount()
-	t.Logf("killed the broker with %d of %d records acknowledged", n, produced)
+	acked := produceUntilKilled(t, prod, partitions, 500, func() {
+		require.NoError(t, child.Process.Signal(syscall.SIGKILL))
+		_ = child.Wait()
+	})
+	t.Logf("killed the broker with %d of %d records acknowledged", len(acked.acked), acked.produced)
 
 	srv, _ := runBroker(t, durableConfig(dir))
 	cl := newClient(t, srv, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	ends := endOffsets(t, cl, topic, partitions)
-	got := consumeTo(t, cl, ends)
-	seen := make(map[string]int64)
-	total := 0
-	for p := range int32(partitions) {
-		for i, r := range got[p] {
-			require.Equal(t, int64(i), r.Offset, "partition %d: offsets without a gap", p)
-			_, dup := seen[string(r.Value)]
-			require.False(t, dup, "record %.7s is there twice", r.Value)
-			seen[string(r.Value)] = r.Offset
-			total++
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for v, off := range acked {
-		at, ok := seen[v]
-		require.True(t, ok, "acknowledged record %.7s survived the kill", v)
-		require.Equal(t, off, at, "record %.7s is at the offset it was acknowledged with", v)
-	}
-	t.Logf("after the restart: %d records, %d of them acknowledged before the kill", total, len(acked))
-	assert.LessOrEqual(t, total, produced)
+	total := acked.check(t, consumeTo(t, cl, endOffsets(t, cl, topic, partitions)))
+	t.Logf("after the restart: %d records, %d of them acknowledged before the kill", total, len(acked.acked))
 }
