@@ -33,7 +33,19 @@
 // the partition (CheckAndComplete, with no lock held); a waiting fetch
 // reads it again when it completes. An acks=all produce waits until the
 // partition's high watermark passes its batch, which on one broker is at
-// once; replication will move the watermark with its followers.
+// once.
+//
+// # Replication
+//
+// With --cluster, brokers form a static cluster (cluster.go): the
+// smallest id is the controller, which creates topics and coordinates the
+// groups; the others mirror its topics (peers.go). Each partition has
+// fixed replicas, the first its leader. Followers fetch from leaders with
+// the Fetch protocol and their replica id (replica_fetcher.go); the
+// leader keeps each follower's fetch position and the ISR
+// (leader_replicas.go) and moves the high watermark to the ISR's smallest
+// log end, which completes the acks=all produces and the consumers'
+// fetches waiting on it (replication.go). There is no leader election.
 //
 // # Durability
 //
@@ -59,11 +71,16 @@
 // log.flush.interval.messages=1, within log.flush.interval.ms otherwise.
 // Both default to never, as in Kafka, which relies on replicas rather than
 // fsync; a single broker has none, so where power losses matter, set
-// log.flush.interval.messages=1 and pay an fsync per produce.
+// log.flush.interval.messages=1 and pay an fsync per produce. The high
+// watermark is not checkpointed: a restarted leader takes its log end,
+// which may run ahead of its followers until they fetch.
 //
 // # Lock order
 //
-// An operation's lock, then the broker's data locks (a partition's, a
-// group's), then a connection's lock; a connection's lock is never held
-// while calling out. Purgatory callbacks run with no purgatory lock held.
+// An operation's lock, then the broker's data locks (the leader replica
+// state's, then a partition's; a group's), then a connection's lock; a
+// connection's lock is never held while calling out. Purgatory callbacks
+// run with no purgatory lock held, and nothing calls CheckAndComplete with
+// a lock held. The peers' goroutines (fetchers, metadata poll, ISR check)
+// take no lock across a request to another broker.
 package server
