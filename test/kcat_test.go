@@ -1,0 +1,79 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopurgatory/purgatory/examples/broker/server"
+)
+
+// kcatEnv, set to 1, makes the kcat tests fail rather than skip when kcat
+// is not installed; .ci/run installs kcat (Debian's package) and sets it.
+const kcatEnv = "PURGATORY_REQUIRE_KCAT"
+
+// kcatPath returns kcat's path, a client on librdkafka (the C library under
+// the Python, Go, .NET and many other Kafka clients), the second client
+// family these tests use besides franz-go.
+func kcatPath(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("kcat")
+	if err != nil {
+		if os.Getenv(kcatEnv) == "1" {
+			t.Fatalf("kcat is not installed, and %s=1 requires it: apt-get install kcat", kcatEnv)
+		}
+		t.Skipf("kcat is not installed (apt-get install kcat); CI installs it and runs this test")
+	}
+	return path
+}
+
+// kcat runs kcat with args, stdin as its input, and returns its stdout.
+func kcat(t *testing.T, path, stdin string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "kcat %s: %s", strings.Join(args, " "), &stderr)
+	return stdout.String()
+}
+
+// TestKcatSingleBroker: librdkafka produces with acks=all and idempotence
+// on, reads it back, and reads it again through a consumer group.
+func TestKcatSingleBroker(t *testing.T) {
+	path := kcatPath(t)
+	srv := startGroupBroker(t)
+	b := srv.Addr().String()
+	in := "one\ntwo\nthree\n"
+	kcat(t, path, in, "-b", b, "-P", "-t", "rdk", "-X", "acks=all", "-X", "enable.idempotence=true")
+	assert.Equal(t, in, kcat(t, path, "", "-b", b, "-C", "-t", "rdk", "-o", "beginning", "-e", "-q"))
+	assert.Equal(t, in, kcat(t, path, "", "-b", b, "-G", "rdk-group", "rdk", "-o", "beginning", "-e", "-q"))
+}
+
+// TestKcatCluster: librdkafka, bootstrapped from a follower, produces with
+// acks=all to a topic of replication factor 3 on three brokers, and reads
+// it back from the leader; its metadata names every broker and the ISR.
+func TestKcatCluster(t *testing.T) {
+	path := kcatPath(t)
+	c := startCluster(t, 3, func(cfg *server.Config) { cfg.DefaultReplication = 3 })
+	var in strings.Builder
+	for i := range 100 {
+		in.WriteString(strings.Repeat("x", 1+i%7) + "\n") // kcat skips empty lines
+	}
+	b := c.cfgs[1].Listener
+	kcat(t, path, in.String(), "-b", b, "-P", "-t", "rdk", "-X", "acks=all", "-X", "enable.idempotence=true")
+	assert.Equal(t, in.String(), kcat(t, path, "", "-b", c.cfgs[2].Listener, "-C", "-t", "rdk", "-o", "beginning", "-e", "-q"))
+	assert.Equal(t, int64(100), c.replica(3, "rdk", 0).LogEnd, "the followers have it all")
+	meta := kcat(t, path, "", "-b", b, "-L", "-t", "rdk")
+	assert.Contains(t, meta, "3 brokers")
+	assert.Contains(t, meta, "partition 0, leader 1, replicas: 1,2,3, isrs: 1,2,3")
+}
