@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/server"
 )
@@ -232,4 +233,48 @@ func TestClusterKill9Controller(t *testing.T) {
 		})
 	}
 	assert.Equal(t, map[int32]int64{0: 50, 1: 50, 2: 50}, first, "the group resumes from its committed offsets")
+}
+
+// TestClusterGroupsAtTheController: FindCoordinator, asked of any broker,
+// names the controller; group requests sent to another broker are
+// answered NOT_COORDINATOR, so a client finds the coordinator again.
+func TestClusterGroupsAtTheController(t *testing.T) {
+	c := startCluster(t, 3)
+	cl := c.client()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for id := int32(1); id <= 3; id++ {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKey, req.CoordinatorKeys = "g", []string{"g"} // before v4, from v4
+		resp, err := cl.Broker(int(id)).Request(ctx, req)
+		require.NoError(t, err)
+		fc := resp.(*kmsg.FindCoordinatorResponse)
+		require.Len(t, fc.Coordinators, 1, "kgo speaks v4+")
+		require.NoError(t, kerr.ErrorForCode(fc.Coordinators[0].ErrorCode))
+		assert.Equal(t, int32(1), fc.Coordinators[0].NodeID, "broker %d names the controller", id)
+	}
+
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Group, hb.MemberID = "g", "m"
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType, join.SessionTimeoutMillis = "g", "consumer", 10_000
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group, commit.Generation = "g", -1
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	fetch := kmsg.NewPtrOffsetFetchRequest() // kgo sends v8+: groups
+	fetch.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g"}}
+	describe := kmsg.NewPtrDescribeGroupsRequest()
+	describe.Groups = []string{"g"}
+
+	code := kerr.NotCoordinator.Code
+	send := func(req kmsg.Request) kmsg.Response {
+		resp, err := cl.Broker(2).Request(ctx, req)
+		require.NoError(t, err)
+		return resp
+	}
+	assert.Equal(t, code, send(hb).(*kmsg.HeartbeatResponse).ErrorCode)
+	assert.Equal(t, code, send(join).(*kmsg.JoinGroupResponse).ErrorCode)
+	assert.Equal(t, code, send(commit).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode)
+	assert.Equal(t, code, send(fetch).(*kmsg.OffsetFetchResponse).Groups[0].ErrorCode)
+	assert.Equal(t, code, send(describe).(*kmsg.DescribeGroupsResponse).Groups[0].ErrorCode)
 }

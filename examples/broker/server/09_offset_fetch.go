@@ -19,7 +19,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.OffsetFetch, 1, 9, (*Server).handleOffsetFetch) }
+func init() { serve(kmsg.OffsetFetch, 1, 9, coordinatorOnly((*Server).handleOffsetFetch)) }
 
 func (s *Server) handleOffsetFetch(r *request) {
 	req := r.kreq.(*kmsg.OffsetFetchRequest)

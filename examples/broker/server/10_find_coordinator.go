@@ -8,8 +8,8 @@ package server
 // creates the offsets topic if it does not exist, as Kafka does (see
 // offsets_topic.go), and should that fail, the key is answered
 // COORDINATOR_NOT_AVAILABLE, which clients retry. Group requests sent to
-// another broker of a cluster are served by its own, empty coordinator:
-// clients send them where FindCoordinator points. v4+ batches keys
+// another broker of a cluster are answered NOT_COORDINATOR
+// (group_routing.go). v4+ batches keys
 // (KIP-699), each answered on its own.
 // Transactions are out of scope: a transactional id (type 1) is answered
 // INVALID_REQUEST with a message saying that this broker has no

@@ -16,7 +16,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.DescribeGroups, 0, 6, (*Server).handleDescribeGroups) }
+func init() { serve(kmsg.DescribeGroups, 0, 6, coordinatorOnly((*Server).handleDescribeGroups)) }
 
 // groupOperations is the bitfield of every ACL operation on a group.
 const groupOperations = 1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe | 1<<kmsg.ACLOperationDelete

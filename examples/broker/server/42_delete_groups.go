@@ -13,7 +13,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.DeleteGroups, 0, 3, (*Server).handleDeleteGroups) }
+func init() { serve(kmsg.DeleteGroups, 0, 3, coordinatorOnly((*Server).handleDeleteGroups)) }
 
 func (s *Server) handleDeleteGroups(r *request) {
 	req := r.kreq.(*kmsg.DeleteGroupsRequest)
