@@ -50,7 +50,7 @@ func notCoordinator(req kmsg.Request) kmsg.Response {
 		}
 	case *kmsg.OffsetFetchResponse:
 		fr := req.(*kmsg.OffsetFetchRequest)
-		resp.ErrorCode = code // v2 to v7
+		resp.ErrorCode = code         // v2 to v7
 		for _, g := range fr.Groups { // v8+
 			rg := kmsg.NewOffsetFetchResponseGroup()
 			rg.Group, rg.ErrorCode = g.Group, code
