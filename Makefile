@@ -4,7 +4,7 @@ COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test stress bench-timer bench-purgatory bench-broker bench-cluster fuzz kgo-integration cluster
+.PHONY: test stress bench-timer bench-purgatory bench-broker bench-cluster fuzz kgo-integration kgo-integration-cluster cluster
 
 test:
 	$(GO) test -race ./...
@@ -39,6 +39,10 @@ fuzz:
 # scripts/kgo-integration.sh says which tests it skips and why.
 kgo-integration:
 	GO='$(GO)' RUN='$(RUN)' ./scripts/kgo-integration.sh
+
+# The same suite against a three-broker cluster, every topic on every broker.
+kgo-integration-cluster:
+	GO='$(GO)' RUN='$(RUN)' CLUSTER=1 ./scripts/kgo-integration.sh
 
 # A local three-broker cluster (scripts/cluster.sh says how to change it).
 cluster:

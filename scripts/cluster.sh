@@ -12,6 +12,7 @@
 #
 #   kcat -b 127.0.0.1:9092 -L
 #
+# BUILD_FLAGS are passed to go build (e.g. -race).
 # Each broker's log goes to $LOGS/broker-<id>.log (default: a temporary
 # directory, printed). Ctrl-C (or SIGTERM to the script) stops the three
 # gracefully; so does the end of any one.
@@ -23,7 +24,8 @@ LOGS=${LOGS:-$(mktemp -d -t purgatory-cluster.XXXXXX)}
 EXTRA_FLAGS=${EXTRA_FLAGS:---default.replication.factor 3 --min.insync.replicas 2}
 
 bin="$LOGS/broker"
-"$GO" build -o "$bin" ./examples/broker
+# shellcheck disable=SC2086 # BUILD_FLAGS is a list of flags, e.g. -race
+"$GO" build ${BUILD_FLAGS:-} -o "$bin" ./examples/broker
 cluster="1@127.0.0.1:$BASE_PORT,2@127.0.0.1:$((BASE_PORT + 1)),3@127.0.0.1:$((BASE_PORT + 2))"
 pids=()
 stop() {

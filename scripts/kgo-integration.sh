@@ -4,6 +4,7 @@
 #   scripts/kgo-integration.sh                # the whole suite
 #   RUN=TestGroupETL scripts/kgo-integration.sh
 #   make kgo-integration RUN='TestConsumeRegex|TestIssue337'
+#   CLUSTER=1 scripts/kgo-integration.sh      # against three brokers, replication factor 3
 #
 # It builds the broker, starts it on a free loopback port (the kernel picks
 # it: the broker listens on 127.0.0.1:0 and logs the address it got, which
@@ -25,6 +26,10 @@
 #   BROKER_LOG_LEVEL  the broker's --log.level (default: info; the address
 #                 is read from its info line "broker serving")
 #   KEEP_LOGS=1   keep the broker's log even when the suite passes
+#   CLUSTER=1     run the suite against a three-broker cluster started by
+#                 scripts/cluster.sh on three free consecutive ports, with
+#                 KGO_TEST_RF=3 (every topic on every broker) and
+#                 min.insync.replicas 2
 #
 # The broker's settings for the suite:
 #   --group.initial.rebalance.delay.ms 0
@@ -117,7 +122,7 @@ cleanup() {
 	stop_tests
 	stop_broker
 	if [[ $status -ne 0 || -n "${KEEP_LOGS:-}" ]]; then
-		echo "kgo-integration: broker log kept in $broker_log" >&2
+		echo "kgo-integration: broker logs kept in $work" >&2
 	else
 		rm -rf "$work"
 	fi
@@ -126,44 +131,73 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-echo "kgo-integration: building the broker"
-build=()
-if [[ -n "${BROKER_RACE:-}" ]]; then
-	build+=(-race)
-fi
-"$GO" build "${build[@]}" -o "$work/broker" ./examples/broker
+# accepts reports whether something listens on host:port.
+accepts() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 
-"$work/broker" \
-	--listeners 127.0.0.1:0 \
-	--group.initial.rebalance.delay.ms 0 \
-	--num.partitions 1 \
-	--auto.create.topics.enable true \
-	--log.level "$BROKER_LOG_LEVEL" \
-	>"$broker_log" 2>&1 &
-broker_pid=$!
+if [[ -n "${CLUSTER:-}" ]]; then
+	# Three free consecutive ports: nothing accepts on them now.
+	base=""
+	for _ in $(seq 100); do
+		b=$((20000 + RANDOM % 30000))
+		if ! accepts "127.0.0.1:$b" && ! accepts "127.0.0.1:$((b + 1))" && ! accepts "127.0.0.1:$((b + 2))"; then
+			base=$b
+			break
+		fi
+	done
+	[[ -n "$base" ]] || { echo "kgo-integration: no three free ports" >&2; exit 1; }
+	echo "kgo-integration: starting a three-broker cluster on ports $base-$((base + 2))"
+	GO="$GO" BASE_PORT=$base LOGS="$work" BUILD_FLAGS="${BROKER_RACE:+-race}" \
+		EXTRA_FLAGS="--default.replication.factor 3 --min.insync.replicas 2 --group.initial.rebalance.delay.ms 0 --num.partitions 1 --log.level $BROKER_LOG_LEVEL" \
+		./scripts/cluster.sh >"$work/cluster.out" 2>&1 &
+	broker_pid=$! # the script: stopping it stops the three
+	addrs=("127.0.0.1:$base" "127.0.0.1:$((base + 1))" "127.0.0.1:$((base + 2))")
+	rf=3
+else
+	echo "kgo-integration: building the broker"
+	build=()
+	if [[ -n "${BROKER_RACE:-}" ]]; then
+		build+=(-race)
+	fi
+	"$GO" build "${build[@]}" -o "$work/broker" ./examples/broker
 
-# The broker logs the address the kernel gave it ("broker serving", at
-# info); then we wait until it accepts connections.
-addr=""
-for _ in $(seq 300); do
-	if ! kill -0 "$broker_pid" 2>/dev/null; then
-		echo "kgo-integration: the broker exited at startup:" >&2
-		cat "$broker_log" >&2
-		exit 1
-	fi
-	addr=$(grep -o '"listener": "[^"]*"' "$broker_log" | head -n1 | cut -d'"' -f4 || true)
-	if [[ -n "$addr" ]] && (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; then
-		break
-	fi
+	"$work/broker" \
+		--listeners 127.0.0.1:0 \
+		--group.initial.rebalance.delay.ms 0 \
+		--num.partitions 1 \
+		--auto.create.topics.enable true \
+		--log.level "$BROKER_LOG_LEVEL" \
+		>"$broker_log" 2>&1 &
+	broker_pid=$!
 	addr=""
-	sleep 0.1
-done
-if [[ -z "$addr" ]]; then
-	echo "kgo-integration: the broker did not accept connections in 30s:" >&2
-	cat "$broker_log" >&2
-	exit 1
+	for _ in $(seq 300); do
+		addr=$(grep -o '"listener": "[^"]*"' "$broker_log" | head -n1 | cut -d'"' -f4 || true)
+		[[ -z "$addr" ]] || break
+		kill -0 "$broker_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	addrs=("$addr")
+	rf=1
 fi
-echo "kgo-integration: broker $broker_pid serving on $addr"
+
+# Wait until every broker accepts connections (the cluster's build included).
+for a in "${addrs[@]}"; do
+	for _ in $(seq 1200); do
+		if ! kill -0 "$broker_pid" 2>/dev/null; then
+			echo "kgo-integration: the broker exited at startup:" >&2
+			cat "$work"/*.log "$work"/cluster.out 2>/dev/null >&2
+			exit 1
+		fi
+		if [[ -n "$a" ]] && accepts "$a"; then
+			continue 2
+		fi
+		sleep 0.1
+	done
+	echo "kgo-integration: the broker did not accept connections in 120s:" >&2
+	cat "$work"/*.log "$work"/cluster.out 2>/dev/null >&2
+	exit 1
+done
+seeds=$(IFS=,; echo "${addrs[*]}")
+echo "kgo-integration: broker $broker_pid serving on $seeds"
 
 args=(-count=1 -timeout "$TIMEOUT" -skip "$SKIP")
 if [[ -n "$RUN" ]]; then
@@ -176,7 +210,7 @@ args+=($TESTFLAGS)
 # go test runs in the background so that a signal interrupts the wait
 # and the traps stop everything; its status is the script's.
 start=$SECONDS
-KGO_SEEDS="$addr" KGO_TEST_RF=1 "$GO" test "${args[@]}" github.com/twmb/franz-go/pkg/kgo &
+KGO_SEEDS="$seeds" KGO_TEST_RF=$rf "$GO" test "${args[@]}" github.com/twmb/franz-go/pkg/kgo &
 test_pid=$!
 set +e
 wait "$test_pid"
@@ -191,12 +225,13 @@ if ! kill -0 "$broker_pid" 2>/dev/null; then
 fi
 # A panicking handler closes only its connection, and the client may well
 # retry past it; the suite would pass over a broker bug. Fail instead.
-if grep -q 'handler panicked' "$broker_log"; then
+logs=("$work"/broker*.log)
+if grep -q 'handler panicked' "${logs[@]}"; then
 	echo "kgo-integration: a broker handler panicked:" >&2
-	grep -A3 'handler panicked' "$broker_log" >&2
+	grep -A3 'handler panicked' "${logs[@]}" >&2
 	status=1
 fi
-if grep -q 'WARNING: DATA RACE' "$broker_log"; then
+if grep -q 'WARNING: DATA RACE' "${logs[@]}"; then
 	echo "kgo-integration: the race detector found a race in the broker; see its log" >&2
 	status=1
 fi

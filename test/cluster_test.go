@@ -278,3 +278,26 @@ func TestClusterGroupsAtTheController(t *testing.T) {
 	assert.Equal(t, code, send(fetch).(*kmsg.OffsetFetchResponse).Groups[0].ErrorCode)
 	assert.Equal(t, code, send(describe).(*kmsg.DescribeGroupsResponse).Groups[0].ErrorCode)
 }
+
+// TestClusterProducerIDsAreUnique: every broker hands out producer ids, and
+// a producer's id must be its own on every partition whichever broker gave
+// it: ids from different brokers never collide (two producers sharing one
+// would have each other's batches taken for duplicates and dropped).
+func TestClusterProducerIDsAreUnique(t *testing.T) {
+	c := startCluster(t, 3)
+	cl := c.client()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	seen := map[int64]int32{}
+	for range 3 {
+		for id := int32(1); id <= 3; id++ {
+			resp, err := cl.Broker(int(id)).Request(ctx, kmsg.NewPtrInitProducerIDRequest())
+			require.NoError(t, err)
+			ir := resp.(*kmsg.InitProducerIDResponse)
+			require.NoError(t, kerr.ErrorForCode(ir.ErrorCode))
+			prev, dup := seen[ir.ProducerID]
+			require.False(t, dup, "producer id %d from broker %d and from broker %d", ir.ProducerID, prev, id)
+			seen[ir.ProducerID] = id
+		}
+	}
+}

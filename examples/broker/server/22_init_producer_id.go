@@ -8,7 +8,9 @@ package server
 // epoch to have its epoch bumped (KIP-360), and Kafka answers it with a new
 // id instead, as here. Ids are unique for the broker's data: with log.dirs
 // they are reserved on disk in blocks of 1000 (see producerIDs), so that a
-// restarted broker never hands one out twice; a block that cannot be
+// restarted broker never hands one out twice, and in a cluster each
+// broker's ids lie in a range of their own (node id << 40); a block that
+// cannot be
 // reserved is COORDINATOR_NOT_AVAILABLE, which clients retry. Partitions
 // track each id's sequences; see Produce.
 //

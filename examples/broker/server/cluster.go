@@ -48,8 +48,8 @@ func parseCluster(spec string, self int32) (*cluster, error) {
 			return nil, fmt.Errorf("cluster: %q: want id@host:port", e)
 		}
 		id, err := strconv.ParseInt(idText, 10, 32)
-		if err != nil || id < 0 {
-			return nil, fmt.Errorf("cluster: %q: the id is not a node id", e)
+		if err != nil || id < 0 || id >= 1<<(63-producerIDNodeShift) {
+			return nil, fmt.Errorf("cluster: %q: the id is not a node id (0 to %d)", e, 1<<(63-producerIDNodeShift)-1)
 		}
 		host, portText, err := net.SplitHostPort(addr)
 		if err != nil {

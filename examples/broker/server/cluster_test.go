@@ -20,6 +20,7 @@ func TestParseCluster(t *testing.T) {
 		{"1@127.0.0.1:9092,1@127.0.0.1:9093,2@127.0.0.1:9094", "listed twice"},
 		{"1-127.0.0.1:9092", "want id@host:port"},
 		{"x@127.0.0.1:9092", "not a node id"},
+		{"8388608@127.0.0.1:9092", "not a node id"},
 		{"2@127.0.0.1", "missing port"},
 		{"2@127.0.0.1:0", "not a port"},
 	} {

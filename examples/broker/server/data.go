@@ -33,6 +33,9 @@ func newData(cfg Config, log *zap.Logger, dur *durable) (*data, error) {
 		storage.WithProducerState(cfg.MaxIdempotentInFlight, cfg.TransactionalIDExpiry),
 	}
 	d := &data{clusterID: newClusterID(), producerIDs: &producerIDs{}}
+	if cfg.Cluster != "" {
+		d.producerIDs.base = int64(cfg.NodeID) << producerIDNodeShift
+	}
 	if dur != nil {
 		opts = append(opts, storage.WithLogOpener(dur.dir.OpenLog), storage.WithCatalog(dur.dir))
 		d.clusterID, d.producerIDs.reserve = dur.dir.ClusterID(), dur.dir.ReserveProducerIDs

@@ -71,8 +71,15 @@ const producerIDBlock = 1000
 // restart empty), from blocks reserved in the log dir with it, so that a
 // restarted broker never gives a new producer the id of one whose
 // sequences its partitions still hold.
+//
+// In a cluster every broker hands out ids, and a producer's id must be its
+// own on every partition it writes to, whichever broker gave it: each
+// broker's ids are offset by its node id shifted left by
+// producerIDNodeShift, a range of its own (Kafka has its controller hand
+// out blocks instead).
 type producerIDs struct {
 	reserve func(n int64) (first int64, err error) // nil: in memory
+	base    int64                                  // added to every id; immutable
 
 	mu   sync.Mutex // guards the following
 	next int64      // the id handed out next
@@ -93,5 +100,9 @@ func (p *producerIDs) nextID() (int64, error) {
 	}
 	id := p.next
 	p.next++
-	return id, nil
+	return p.base + id, nil
 }
+
+// producerIDNodeShift places a cluster broker's producer ids at node id <<
+// 40: a trillion ids per broker, for node ids below 1<<23.
+const producerIDNodeShift = 40
