@@ -107,5 +107,6 @@ func (c *cluster) replicasOf(p int32, rf int16) []int32 {
 	return out
 }
 
-// leaderOf returns the broker leading partition p.
-func (c *cluster) leaderOf(p int32, rf int16) int32 { return c.replicasOf(p, rf)[0] }
+// leaderOf returns the broker leading partition p: replicasOf's first,
+// without building the list (it is asked on every produce and fetch).
+func (c *cluster) leaderOf(p int32, _ int16) int32 { return c.nodes[int(p)%len(c.nodes)].id }

@@ -115,7 +115,10 @@ func (l *leaderReplicas) enoughReplicas(p *storage.Partition) (bool, int) {
 // previous fetch (then it was caught up as of that fetch). A follower out
 // of the ISR rejoins once it has everything below the high watermark. It
 // reports whether the high watermark moved. A replica not among p's
-// followers is ignored.
+// followers is ignored, and so is an offset past the leader's log end: the
+// follower holds offsets the leader does not (a leader restarted without
+// them), its fetch fails with OFFSET_OUT_OF_RANGE, and it truncates before
+// it counts, as in Kafka, where a failed fetch updates no fetch state.
 func (l *leaderReplicas) followerFetched(p *storage.Partition, replica int32, offset int64) (moved bool) {
 	pr := l.of(p)
 	if pr == nil {
@@ -123,6 +126,9 @@ func (l *leaderReplicas) followerFetched(p *storage.Partition, replica int32, of
 	}
 	o, err := p.Offsets()
 	if err != nil {
+		return false
+	}
+	if offset > o.LogEnd {
 		return false
 	}
 	now := l.now()

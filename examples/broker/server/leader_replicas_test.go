@@ -109,3 +109,18 @@ func TestLaggingFollowerLeavesAndRejoins(t *testing.T) {
 	f.leaders.followerFetched(f.p, 3, 3)
 	assert.Equal(t, []int32{1, 3}, f.leaders.isr(f.p), "caught up: back in, in replica order")
 }
+
+// TestFollowerAheadOfLeaderDoesNotCount: a follower fetching past the
+// leader's log end (it holds offsets a restarted leader lost) is told
+// OFFSET_OUT_OF_RANGE and must truncate first: its fetch moves neither its
+// recorded log end nor the high watermark, so nothing is acknowledged on
+// the strength of records it does not have.
+func TestFollowerAheadOfLeaderDoesNotCount(t *testing.T) {
+	f := newLeaderFixture(t, 1)
+	f.appendRecords(t, 1)
+	assert.False(t, f.leaders.followerFetched(f.p, 2, 5), "past the log end")
+	assert.False(t, f.leaders.followerFetched(f.p, 3, 1))
+	assert.Equal(t, int64(0), f.hw(t), "follower 2 has not shown it holds offset 0")
+	assert.True(t, f.leaders.followerFetched(f.p, 2, 1))
+	assert.Equal(t, int64(1), f.hw(t))
+}

@@ -38,11 +38,11 @@ type peers struct {
 	wg      sync.WaitGroup
 
 	mu   sync.Mutex
-	isrs map[tp][]int32 // partitions others lead: the ISR their leader reported
+	isrs map[int32]map[tp][]int32 // by leader: the ISRs of its partitions, as its last metadata said
 }
 
 func newPeers(s *Server) (*peers, error) {
-	ps := &peers{s: s, clients: make(map[int32]*kgo.Client), isrs: make(map[tp][]int32)}
+	ps := &peers{s: s, clients: make(map[int32]*kgo.Client), isrs: make(map[int32]map[tp][]int32)}
 	for _, n := range s.cl.nodes {
 		if n.id == s.cl.self {
 			continue
@@ -113,9 +113,10 @@ func (ps *peers) sleep(d time.Duration) bool {
 
 // isrOf returns the ISR that p's leader last reported, or nil.
 func (ps *peers) isrOf(p *storage.Partition) []int32 {
+	leader := ps.s.cl.leaderOf(p.Index(), p.Topic().ReplicationFactor)
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	return ps.isrs[tp{p.Topic().Name, p.Index()}]
+	return ps.isrs[leader][tp{p.Topic().Name, p.Index()}]
 }
 
 // checkISR shrinks the ISR of the partitions this broker leads, and
@@ -156,20 +157,23 @@ func (ps *peers) pollMetadata() {
 	}
 }
 
-// noteISRs keeps the ISR of each partition broker id leads.
+// noteISRs keeps the ISR of each partition broker id leads, replacing
+// what it said before (so that deleted topics are forgotten).
 func (ps *peers) noteISRs(id int32, mr *kmsg.MetadataResponse) {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
+	isrs := make(map[tp][]int32)
 	for _, t := range mr.Topics {
 		if t.Topic == nil || t.ErrorCode != 0 {
 			continue
 		}
 		for _, p := range t.Partitions {
 			if p.Leader == id && p.ErrorCode == 0 {
-				ps.isrs[tp{*t.Topic, p.Partition}] = p.ISR
+				isrs[tp{*t.Topic, p.Partition}] = p.ISR
 			}
 		}
 	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.isrs[id] = isrs
 }
 
 // mirrorTopics makes this broker's topics the controller's: those it lacks

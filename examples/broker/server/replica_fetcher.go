@@ -79,8 +79,11 @@ func (s *Server) followedFrom(leader int32) []*storage.Partition {
 }
 
 // fetchOnce sends one replica fetch for parts and applies the answer. It
-// reports whether any partition was answered without error (a fetch that
-// waited and came back empty counts: the leader was reached).
+// reports whether the fetcher may go straight on: some batches came, or no
+// partition failed (a fetch that waited and came back empty counts). A
+// fetch answered at once with errors and nothing else is not progress, so
+// that the fetcher backs off rather than spin on a partition the leader
+// refuses.
 func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled map[*storage.Partition]bool) (bool, error) {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = ps.s.cl.self
@@ -117,7 +120,7 @@ func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled 
 	if fr.ErrorCode != 0 {
 		return false, kerr.ErrorForCode(fr.ErrorCode)
 	}
-	progressed := false
+	appended, failed := false, false
 	for _, rt := range fr.Topics {
 		name := rt.Topic
 		if t, err := ps.s.data.store.TopicByID(storage.TopicID(rt.TopicID)); name == "" && err == nil {
@@ -130,7 +133,7 @@ func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled 
 			}
 			switch rp.ErrorCode {
 			case 0:
-				progressed = true
+				appended = appended || len(rp.RecordBatches) > 0
 				if _, err := p.AppendReplica(rp.RecordBatches); err != nil {
 					reconciled[p] = false
 					ps.s.log.Warn("appending a leader's batches", zap.String("topic", name), zap.Int32("partition", rp.Partition), zap.Error(err))
@@ -138,10 +141,13 @@ func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled 
 				p.SetHighWatermark(rp.HighWatermark)
 			case kerr.OffsetOutOfRange.Code:
 				reconciled[p] = false
+				failed = true
+			default:
+				failed = true
 			}
 		}
 	}
-	return progressed, nil
+	return appended || !failed, nil
 }
 
 // reconcile truncates p to what its leader has: to the leader's log end
