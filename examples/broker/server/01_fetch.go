@@ -43,7 +43,8 @@ package server
 //
 // Not implemented: preferred read replicas (KIP-392: rack is ignored, -1 is answered);
 // divergence checks against last_fetched_epoch (the leader epoch never
-// changes, so a log never diverges); quotas.
+// changes, so epochs cannot tell a diverged log; a follower truncates to
+// its leader's log end instead, see replica_fetcher.go); quotas.
 
 import (
 	"errors"
