@@ -141,6 +141,17 @@ func fuzzSeeds() [][]byte {
 		// By name; from v13 by a zero topic id, which no topic has.
 		seeds = append(seeds, body(fetchRequest(v, time.Minute, 1, fetchFrom{&storage.Topic{Name: fuzzTopic}, 0, 0})))
 	}
+	describe := kmsg.NewPtrDescribeConfigsRequest()
+	describe.SetVersion(4)
+	for _, r := range []struct {
+		typ  kmsg.ConfigResourceType
+		name string
+	}{{kmsg.ConfigResourceTypeTopic, fuzzTopic}, {kmsg.ConfigResourceTypeBroker, "1"}} {
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = r.typ, r.name
+		describe.Resources = append(describe.Resources, rr)
+	}
+	seeds = append(seeds, body(describe))
 	del := kmsg.NewPtrDeleteTopicsRequest()
 	del.SetVersion(5)
 	del.TopicNames = []string{fuzzTopic}
