@@ -96,10 +96,12 @@ func (s *Server) handleProduce(r *request) {
 				if err = s.leads(p); err != nil {
 					break
 				}
-				if ok, n := s.leaders.enoughReplicas(p); req.Acks == -1 && !ok {
-					err = fmt.Errorf("%w: %s-%d has %d, min.insync.replicas is %d", errNotEnoughReplicas,
-						topic.Name, p.Index(), n, s.leaders.minInsync(p))
-					break
+				if req.Acks == -1 {
+					if ok, n := s.leaders.enoughReplicas(p); !ok {
+						err = fmt.Errorf("%w: %s-%d has %d, min.insync.replicas is %d", errNotEnoughReplicas,
+							topic.Name, p.Index(), n, p.Topic().Config.MinISR())
+						break
+					}
 				}
 				var res storage.AppendResult
 				if res, err = p.Append(rp.Records); err != nil {
@@ -108,7 +110,7 @@ func (s *Server) handleProduce(r *request) {
 				sp.BaseOffset, sp.LogStartOffset = res.BaseOffset, res.LogStartOffset
 				if !res.Duplicate {
 					s.leaders.afterAppend(p) // a leader alone in its ISR moves the high watermark now
-					s.appended(tp{topic.Name, p.Index()})
+					s.wake(p)
 				}
 				waits = append(waits, produceWait{p: p, required: res.LastOffset + 1, topic: ti, partition: len(st.Partitions)})
 			}
@@ -136,12 +138,4 @@ func (s *Server) handleProduce(r *request) {
 	default:
 		r.respond(resp)
 	}
-}
-
-// appended tells the operations waiting on key that its partition grew:
-// fetches waiting for bytes, and produces waiting for the high watermark,
-// which moved. It is called with no lock held, as CheckAndComplete must be.
-func (s *Server) appended(key tp) {
-	s.fetches.CheckAndComplete(key)
-	s.produces.CheckAndComplete(key)
 }

@@ -59,7 +59,7 @@ func (s *Server) handleFetch(r *request) {
 	req := r.kreq.(*kmsg.FetchRequest)
 	f := s.newDelayedFetch(r, req)
 	for _, p := range f.moved {
-		s.highWatermarkMoved(p)
+		s.wake(p)
 	}
 	if f.immediate() {
 		f.answer()

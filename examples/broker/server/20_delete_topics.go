@@ -84,8 +84,6 @@ func (s *Server) handleDeleteTopics(r *request) {
 // than at its deadline.
 func (s *Server) wakeDeleted(t *storage.Topic) {
 	for _, p := range t.Partitions {
-		key := tp{t.Name, p.Index()}
-		s.fetches.CheckAndComplete(key)
-		s.produces.CheckAndComplete(key)
+		s.wake(p)
 	}
 }

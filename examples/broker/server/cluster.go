@@ -109,4 +109,4 @@ func (c *cluster) replicasOf(p int32, rf int16) []int32 {
 
 // leaderOf returns the broker leading partition p: replicasOf's first,
 // without building the list (it is asked on every produce and fetch).
-func (c *cluster) leaderOf(p int32, _ int16) int32 { return c.nodes[int(p)%len(c.nodes)].id }
+func (c *cluster) leaderOf(p int32) int32 { return c.nodes[int(p)%len(c.nodes)].id }

@@ -40,7 +40,7 @@ func TestReplicaPlacement(t *testing.T) {
 	assert.Equal(t, []int32{2, 3}, c.replicasOf(1, 2))
 	assert.Equal(t, []int32{3}, c.replicasOf(2, 1))
 	assert.Equal(t, []int32{1, 2, 3}, c.replicasOf(0, 5), "at most one replica per broker")
-	assert.Equal(t, int32(3), c.leaderOf(5, 3))
+	assert.Equal(t, int32(3), c.leaderOf(5))
 
 	alone := single(node{7, "127.0.0.1", 9092})
 	assert.Equal(t, []int32{7}, alone.replicasOf(4, 1))

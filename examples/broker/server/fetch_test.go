@@ -284,7 +284,7 @@ func TestFetchUnknownPartitionsDoNotEndTheWait(t *testing.T) {
 			assert.Equal(t, 1, s.fetches.Watched(), "watched under that partition only")
 
 			appendValues(t, topic.Partitions[0], "x")
-			s.appended(tp{"f", 0})
+			s.wake(topic.Partitions[0])
 			next++
 			resp := kmsg.NewPtrFetchResponse()
 			resp.SetVersion(tt.v)

@@ -14,7 +14,7 @@ import (
 // in-sync replica set (ISR) that follows from those. The high watermark is
 // the smallest log end offset among the ISR, the leader's own included;
 // when it moves, the produces waiting for acks=all and the fetches waiting
-// for committed data are checked (see Server.highWatermarkMoved).
+// for committed data are checked (see Server.wake).
 //
 // A partition's state is made the first time it is needed (a produce to
 // it, a follower's fetch, the ISR check) with every replica in sync and
@@ -59,7 +59,7 @@ func newLeaderReplicas(cl *cluster, cfg Config, now func() time.Time) *leaderRep
 // nil: a partition of one replica, or one another broker leads.
 func (l *leaderReplicas) of(p *storage.Partition) *partitionReplicas {
 	rf := p.Topic().ReplicationFactor
-	if rf <= 1 || l.cl.leaderOf(p.Index(), rf) != l.cl.self {
+	if rf <= 1 || l.cl.leaderOf(p.Index()) != l.cl.self {
 		return nil
 	}
 	l.mu.Lock()
@@ -89,24 +89,17 @@ func (l *leaderReplicas) isr(p *storage.Partition) []int32 {
 	return slices.Clone(pr.isr)
 }
 
-// minInsync returns the in-sync replicas an acks=all produce to p needs:
-// its topic's min.insync.replicas, which is the broker's unless the topic
-// was created with its own.
-func (l *leaderReplicas) minInsync(p *storage.Partition) int32 {
-	return p.Topic().Config.MinISR()
-}
-
 // enoughReplicas reports whether p's ISR is large enough for acks=all, and
-// its size.
+// its size: at least its topic's min.insync.replicas, which is the
+// broker's unless the topic was created with its own.
 func (l *leaderReplicas) enoughReplicas(p *storage.Partition) (bool, int) {
-	pr := l.of(p)
-	if pr == nil {
-		return l.minInsync(p) <= 1, 1
+	n := 1 // a partition without followers: the leader alone
+	if pr := l.of(p); pr != nil {
+		pr.mu.Lock()
+		n = len(pr.isr)
+		pr.mu.Unlock()
 	}
-	pr.mu.Lock()
-	n := len(pr.isr)
-	pr.mu.Unlock()
-	return int32(n) >= l.minInsync(p), n
+	return int32(n) >= p.Topic().Config.MinISR(), n
 }
 
 // followerFetched records that replica fetched p from offset (Kafka's

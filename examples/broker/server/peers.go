@@ -113,7 +113,7 @@ func (ps *peers) sleep(d time.Duration) bool {
 
 // isrOf returns the ISR that p's leader last reported, or nil.
 func (ps *peers) isrOf(p *storage.Partition) []int32 {
-	leader := ps.s.cl.leaderOf(p.Index(), p.Topic().ReplicationFactor)
+	leader := ps.s.cl.leaderOf(p.Index())
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	return ps.isrs[leader][tp{p.Topic().Name, p.Index()}]
@@ -126,7 +126,7 @@ func (ps *peers) checkISR() {
 		for _, p := range ps.s.leaders.shrink() {
 			ps.s.log.Info("ISR shrank", zap.String("topic", p.Topic().Name), zap.Int32("partition", p.Index()),
 				zap.Int32s("isr", ps.s.leaders.isr(p)))
-			ps.s.highWatermarkMoved(p)
+			ps.s.wake(p)
 		}
 	}
 }

@@ -20,8 +20,8 @@ import (
 //   - the follower appends the batch, keeping the leader's offsets, and
 //     its next fetch, from the offset after it, tells the leader it has
 //     the batch (leader_replicas.go). When every in-sync replica has it,
-//     the high watermark moves, and highWatermarkMoved completes the
-//     waiting produce and the consumers' fetches waiting for it.
+//     the high watermark moves, and wake completes the waiting produce
+//     and the consumers' fetches waiting for it.
 
 var (
 	// errNotLeader is wrapped when this broker does not lead a partition
@@ -43,7 +43,7 @@ func (s *Server) replicasOf(p *storage.Partition) []int32 {
 // leads returns nil if this broker leads p, else an error wrapping
 // errNotLeader.
 func (s *Server) leads(p *storage.Partition) error {
-	if l := s.cl.leaderOf(p.Index(), p.Topic().ReplicationFactor); l != s.cl.self {
+	if l := s.cl.leaderOf(p.Index()); l != s.cl.self {
 		return fmt.Errorf("%w: %s-%d is led by broker %d", errNotLeader, p.Topic().Name, p.Index(), l)
 	}
 	return nil
@@ -54,13 +54,17 @@ func (s *Server) isReplica(p *storage.Partition, replica int32) bool {
 	return slices.Contains(s.replicasOf(p), replica)
 }
 
-// highWatermarkMoved completes what waits on p's high watermark: produces
-// waiting for acks=all, and consumers' fetches, which read only below it.
-// It is called with no lock held.
-func (s *Server) highWatermarkMoved(p *storage.Partition) {
+// wake checks again the fetches and produces waiting on p, after
+// anything that can complete them: an append (fetches waiting for bytes;
+// produces, when it moved the high watermark), the high watermark moving
+// on a follower's fetch or an ISR shrink (produces waiting for acks=all,
+// consumers' fetches, which read only below it), the partition deleted
+// (both answered with an error now). It is called with no lock held, as
+// CheckAndComplete must be.
+func (s *Server) wake(p *storage.Partition) {
 	key := tp{p.Topic().Name, p.Index()}
-	s.produces.CheckAndComplete(key)
 	s.fetches.CheckAndComplete(key)
+	s.produces.CheckAndComplete(key)
 }
 
 // isr returns p's in-sync replicas as this broker knows them: its own
