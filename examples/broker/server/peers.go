@@ -180,11 +180,9 @@ func (ps *peers) noteISRs(id int32, mr *kmsg.MetadataResponse) {
 // are created with the controller's id, partitions, replication factor
 // and configs (read with DescribeConfigs: Metadata does not carry them);
 // those the controller no longer has, or has under another id, are
-// deleted. The controller itself mirrors nothing.
+// deleted. Only the other brokers call it: the controller has no peer
+// client to itself.
 func (ps *peers) mirrorTopics(mr *kmsg.MetadataResponse) {
-	if ps.s.cl.isController() {
-		return
-	}
 	store := ps.s.data.store
 	want := make(map[string]storage.TopicSpec, len(mr.Topics))
 	for _, t := range mr.Topics {

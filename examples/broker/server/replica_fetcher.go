@@ -70,7 +70,9 @@ func (s *Server) followedFrom(leader int32) []*storage.Partition {
 			continue
 		}
 		for _, p := range t.Partitions {
-			if r := s.replicasOf(p); r[0] == leader && slices.Contains(r, s.cl.self) {
+			// The leader first: it needs no replica list, and rules out
+			// most partitions.
+			if s.cl.leaderOf(p.Index()) == leader && slices.Contains(s.replicasOf(p), s.cl.self) {
 				out = append(out, p)
 			}
 		}
