@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+	"github.com/gopurgatory/purgatory/examples/broker/internal/clocktest"
 )
 
 // edited returns a well-formed batch of two records with edit applied to
@@ -84,7 +85,7 @@ func TestParseBatchInfo(t *testing.T) {
 func TestPlaceKeepsTheChecksumValid(t *testing.T) {
 	b, err := ParseBatch(batchtest.Values(1000, "a", "b"))
 	require.NoError(t, err)
-	placed := b.place(1<<40, 7, newManualClock().Now())
+	placed := b.place(1<<40, 7, clocktest.New().Now())
 	assert.Equal(t, int64(1<<40), placed.info.BaseOffset)
 	assert.Equal(t, int64(1<<40+1), placed.info.LastOffset)
 	again, err := ParseBatch(placed.raw)

@@ -1,41 +1,18 @@
 package storage
 
 import (
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/clocktest"
 )
-
-// manualClock is a wall clock that moves only when told to.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newManualClock() *manualClock { return &manualClock{now: time.UnixMilli(1_700_000_000_000)} }
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// nowMs is the clock's time as a record timestamp.
-func (c *manualClock) nowMs() int64 { return c.Now().UnixMilli() }
 
 // newTestStore returns a store without the retention goroutine (tests call
 // Sweep), on a manual clock, closed at the end of the test.
-func newTestStore(t *testing.T, opts ...Option) (*Store, *manualClock) {
+func newTestStore(t *testing.T, opts ...Option) (*Store, *clocktest.Manual) {
 	t.Helper()
-	clk := newManualClock()
+	clk := clocktest.New()
 	s, err := New(append([]Option{WithClock(clk), WithRetentionCheckInterval(0)}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
@@ -43,7 +20,7 @@ func newTestStore(t *testing.T, opts ...Option) (*Store, *manualClock) {
 }
 
 // newTestPartition returns partition 0 of a new one-partition topic.
-func newTestPartition(t *testing.T, cfg TopicConfig, opts ...Option) (*Partition, *manualClock) {
+func newTestPartition(t *testing.T, cfg TopicConfig, opts ...Option) (*Partition, *clocktest.Manual) {
 	t.Helper()
 	s, clk := newTestStore(t, opts...)
 	tp, err := s.CreateTopic("t", 1, cfg)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+	"github.com/gopurgatory/purgatory/examples/broker/internal/clocktest"
 )
 
 // filledLog returns a memory log with batches of the given record counts,
@@ -23,7 +24,7 @@ func filledLog(t *testing.T, counts ...int) (Log, []int) {
 		}
 		b, err := ParseBatch(batchtest.Values(1, vals...))
 		require.NoError(t, err)
-		require.NoError(t, l.Append(b.place(l.Bounds().End, 0, newManualClock().Now())))
+		require.NoError(t, l.Append(b.place(l.Bounds().End, 0, clocktest.New().Now())))
 		sizes = append(sizes, b.info.Size)
 	}
 	return l, sizes
@@ -80,7 +81,7 @@ func TestMemLogDropBefore(t *testing.T) {
 	assert.Equal(t, Bounds{Start: 6, End: 6}, l.Bounds(), "an empty log starts at its end")
 	b, err := ParseBatch(batchtest.Values(1, "x"))
 	require.NoError(t, err)
-	assert.Error(t, l.Append(b.place(3, 0, newManualClock().Now())), "a batch must go at the end")
+	assert.Error(t, l.Append(b.place(3, 0, clocktest.New().Now())), "a batch must go at the end")
 	require.NoError(t, l.Close())
 }
 
@@ -143,7 +144,7 @@ func TestMemLogTruncateTo(t *testing.T) {
 			end := l.Bounds().End
 			b, err := ParseBatch(batchtest.Values(1, "x", "y"))
 			require.NoError(t, err)
-			require.NoError(t, l.Append(b.place(end, 0, newManualClock().Now())))
+			require.NoError(t, l.Append(b.place(end, 0, clocktest.New().Now())))
 			raw, err := l.Read(nil, 0, end+2, 1<<20, false)
 			require.NoError(t, err)
 			recs, err := batchtest.Decode(raw)
@@ -173,8 +174,8 @@ func TestMemLogReset(t *testing.T) {
 			assert.Empty(t, bases(t, l))
 			b, err := ParseBatch(batchtest.Values(1, "x"))
 			require.NoError(t, err)
-			assert.Error(t, l.Append(b.place(start+1, 0, newManualClock().Now())), "a batch must go at the new end")
-			require.NoError(t, l.Append(b.place(start, 0, newManualClock().Now())))
+			assert.Error(t, l.Append(b.place(start+1, 0, clocktest.New().Now())), "a batch must go at the new end")
+			require.NoError(t, l.Append(b.place(start, 0, clocktest.New().Now())))
 			assert.Equal(t, []int64{start}, bases(t, l))
 			assert.Equal(t, start+1, l.Bounds().End)
 		})

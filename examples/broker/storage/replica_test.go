@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+	"github.com/gopurgatory/purgatory/examples/broker/internal/clocktest"
 )
 
 // leaderAndFollower returns partition 0 of topic t in two stores: a leader
@@ -188,7 +189,7 @@ func TestSetHighWatermarkClamps(t *testing.T) {
 		require.NoError(t, err)
 	}
 	p.SetHighWatermark(2)
-	require.NoError(t, p.sweep(newManualClock().Now())) // retention.bytes=0: the log starts at 2
+	require.NoError(t, p.sweep(clocktest.New().Now())) // retention.bytes=0: the log starts at 2
 	tests := []struct {
 		name   string
 		hw     int64

@@ -31,7 +31,7 @@ func TestRetentionBySizeOnAppend(t *testing.T) {
 
 func TestRetentionByTime(t *testing.T) {
 	p, clk := newTestPartition(t, TopicConfig{Retention: time.Hour, RetentionBytes: -1, MaxMessageBytes: 1 << 20})
-	now := clk.nowMs()
+	now := clk.Now().UnixMilli()
 	for _, ts := range []int64{now - 30*60_000, now - 10*60_000, now + 24*3600_000, now} {
 		_, err := p.Append(batchtest.Values(ts, "x"))
 		require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestRetentionByTime(t *testing.T) {
 	assert.Equal(t, int64(1), o.LogStart, "the batch 70 minutes old is gone")
 
 	clk.Advance(10 * time.Hour)
-	_, err := p.Append(batchtest.Values(clk.nowMs(), "x"))
+	_, err := p.Append(batchtest.Values(clk.Now().UnixMilli(), "x"))
 	require.NoError(t, err)
 	o, _ = p.Offsets()
 	assert.Equal(t, int64(2), o.LogStart, "applied on append too; and deletion stops at the first batch kept (a future timestamp), as Kafka's")
@@ -67,7 +67,7 @@ func TestRetentionWithoutTimestampsUsesAppendTime(t *testing.T) {
 
 func TestRetentionDeletesEverythingExpired(t *testing.T) {
 	p, clk := newTestPartition(t, TopicConfig{Retention: time.Minute, RetentionBytes: -1, MaxMessageBytes: 1 << 20})
-	_, err := p.Append(batchtest.Values(clk.nowMs(), "a", "b"))
+	_, err := p.Append(batchtest.Values(clk.Now().UnixMilli(), "a", "b"))
 	require.NoError(t, err)
 	clk.Advance(2 * time.Minute)
 	require.NoError(t, p.sweep(clk.Now()))
@@ -76,7 +76,7 @@ func TestRetentionDeletesEverythingExpired(t *testing.T) {
 	_, _, found, err := p.MaxTimestamp(ReadUncommitted)
 	require.NoError(t, err)
 	assert.False(t, found, "the max timestamp went with its batch")
-	res, err := p.Append(batchtest.Values(clk.nowMs(), "c"))
+	res, err := p.Append(batchtest.Values(clk.Now().UnixMilli(), "c"))
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), res.BaseOffset, "offsets go on from the log end")
 }

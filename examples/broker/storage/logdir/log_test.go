@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopurgatory/purgatory/examples/broker/internal/clocktest"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -138,7 +139,7 @@ func seq(from, to int64) []int64 {
 }
 
 func TestRollByTime(t *testing.T) {
-	clk := newManualClock()
+	clk := clocktest.New()
 	d := openTestDir(t, t.TempDir(), WithRollAfter(time.Hour), WithClock(clk))
 	l := openTestLog(t, d)
 	fill(t, 1000, []int{1}, l)
