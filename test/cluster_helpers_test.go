@@ -145,17 +145,7 @@ func (c *testCluster) replica(id int32, topic string, partition int32) server.Re
 // it to a client.
 func (c *testCluster) metadataISR(cl *kgo.Client, id int32, topic string, partition int32) []int32 {
 	c.t.Helper()
-	req := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(topic)
-	req.Topics = []kmsg.MetadataRequestTopic{rt}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	resp, err := cl.Broker(int(id)).Request(ctx, req)
-	require.NoError(c.t, err)
-	mr := resp.(*kmsg.MetadataResponse)
-	require.Len(c.t, mr.Topics, 1)
-	for _, p := range mr.Topics[0].Partitions {
+	for _, p := range topicMetadata(c.t, cl.Broker(int(id)), topic).Partitions {
 		if p.Partition == partition {
 			return p.ISR
 		}
@@ -168,17 +158,5 @@ func (c *testCluster) metadataISR(cl *kgo.Client, id int32, topic string, partit
 // id, whether or not it leads it, and returns the partition's error code.
 func (c *testCluster) produceTo(cl *kgo.Client, id int32, topic string, partition int32, value string) int16 {
 	c.t.Helper()
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = -1, 5000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic, rt.TopicID = topic, topicID(c.t, cl, topic) // v13 names topics by id
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Partition, rp.Records = partition, idempotentBatch(-1, -1, value)
-	rt.Partitions = []kmsg.ProduceRequestTopicPartition{rp}
-	req.Topics = []kmsg.ProduceRequestTopic{rt}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := cl.Broker(int(id)).Request(ctx, req)
-	require.NoError(c.t, err)
-	return resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+	return produceBatch(c.t, cl.Broker(int(id)), topicID(c.t, cl, topic), topic, partition, idempotentBatch(-1, -1, value)).ErrorCode
 }

@@ -3,6 +3,7 @@ package test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -35,16 +36,23 @@ func TestClusterScript(t *testing.T) {
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	t.Cleanup(func() {
+	exited := make(chan struct{}) // closed once the script has exited, with waitErr
+	var waitErr error
+	// stop asks the script to stop its brokers and waits for it; the test's
+	// end calls it too, whatever happened before (a second call returns at
+	// once).
+	stop := func() error {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case err := <-exited:
-			_ = err
+		case <-exited:
+			return waitErr
 		case <-time.After(20 * time.Second):
 			_ = cmd.Process.Kill()
+			<-exited
+			return errors.New("scripts/cluster.sh did not stop on SIGTERM in 20s")
 		}
-	})
+	}
+	t.Cleanup(func() { _ = stop() })
 	up := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -55,13 +63,14 @@ func TestClusterScript(t *testing.T) {
 				up <- strings.Join(lines, "\n")
 			}
 		}
-		exited <- cmd.Wait()
+		waitErr = cmd.Wait()
+		close(exited)
 	}()
 	select {
 	case out := <-up:
 		t.Log(out)
-	case err := <-exited:
-		t.Fatalf("scripts/cluster.sh exited before the cluster was up: %v", err)
+	case <-exited:
+		t.Fatalf("scripts/cluster.sh exited before the cluster was up: %v", waitErr)
 	case <-ctx.Done():
 		t.Fatal("the cluster did not come up")
 	}
@@ -83,14 +92,7 @@ func TestClusterScript(t *testing.T) {
 	assert.Equal(t, []string{"v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9"}, got)
 	cl.Close()
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-exited:
-		assert.NoError(t, err, "the script and its brokers stop cleanly")
-	case <-time.After(20 * time.Second):
-		t.Fatal("scripts/cluster.sh did not stop on SIGTERM")
-	}
-	exited <- nil // for the cleanup
+	assert.NoError(t, stop(), "the script and its brokers stop cleanly")
 }
 
 // freePortRun returns the first of n consecutive loopback ports that are

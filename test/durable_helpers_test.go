@@ -126,17 +126,24 @@ func consumeTo(t *testing.T, cl *kgo.Client, ends map[int32]int64) map[int32][]*
 // retrying producer sends it, and returns the partition's answer.
 func produceRaw(t *testing.T, cl *kgo.Client, topic string, partition int32, id int64, seq int32, values ...string) kmsg.ProduceResponseTopicPartition {
 	t.Helper()
+	return produceBatch(t, cl, topicID(t, cl, topic), topic, partition, idempotentBatch(id, seq, values...))
+}
+
+// produceBatch sends batch to topic's partition with acks=all through to
+// (a client, or one broker of it) and returns the partition's answer.
+func produceBatch(t testing.TB, to kmsg.Requestor, id [16]byte, topic string, partition int32, batch []byte) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks, req.TimeoutMillis = -1, 5000
 	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic, rt.TopicID = topic, topicID(t, cl, topic) // v13 names topics by id
+	rt.Topic, rt.TopicID = topic, id // v13 names topics by id
 	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Partition, rp.Records = partition, idempotentBatch(id, seq, values...)
+	rp.Partition, rp.Records = partition, batch
 	rt.Partitions = []kmsg.ProduceRequestTopicPartition{rp}
 	req.Topics = []kmsg.ProduceRequestTopic{rt}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := req.RequestWith(ctx, cl)
+	resp, err := req.RequestWith(ctx, to)
 	require.NoError(t, err)
 	return resp.Topics[0].Partitions[0]
 }
@@ -162,15 +169,22 @@ func idempotentBatch(id int64, seq int32, values ...string) []byte {
 // topicID returns topic's id, from Metadata.
 func topicID(t testing.TB, cl *kgo.Client, topic string) [16]byte {
 	t.Helper()
+	return topicMetadata(t, cl, topic).TopicID
+}
+
+// topicMetadata returns topic as Metadata describes it, asked through from
+// (a client, or one broker of it).
+func topicMetadata(t testing.TB, from kmsg.Requestor, topic string) kmsg.MetadataResponseTopic {
+	t.Helper()
 	req := kmsg.NewPtrMetadataRequest()
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = kmsg.StringPtr(topic)
 	req.Topics = []kmsg.MetadataRequestTopic{rt}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	resp, err := req.RequestWith(ctx, cl)
+	resp, err := req.RequestWith(ctx, from)
 	require.NoError(t, err)
 	require.Len(t, resp.Topics, 1)
 	require.NoError(t, kerr.ErrorForCode(resp.Topics[0].ErrorCode))
-	return resp.Topics[0].TopicID
+	return resp.Topics[0]
 }
