@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"strings"
@@ -72,22 +73,33 @@ func startChild(t *testing.T, dir string, env ...string) (*exec.Cmd, string) {
 type ackLedger struct {
 	mu       sync.Mutex
 	acked    map[string]int64 // value → offset
+	ends     map[int32]int64  // partition → the offset after its last acknowledged record
 	produced int
 }
 
+// ackedEnds returns, for each partition, the offset after its last
+// acknowledged record: every partition's log holds at least that much.
+func (l *ackLedger) ackedEnds() map[int32]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.ends)
+}
+
 // produceUntilKilled produces record i to partition i modulo partitions
-// with prod, until kill has been called once acks records are
-// acknowledged; then it abandons what is in flight (an idempotent producer
+// with prod, until kill has been called (with what is acknowledged so
+// far) once acks records are acknowledged, some on every partition; then it abandons what is in flight (an idempotent producer
 // waits for a response it will never get before giving up on a record it
 // may have written: some may be in the log, unacknowledged, which the
 // checks allow) and returns once every callback has run.
-func produceUntilKilled(t *testing.T, prod *kgo.Client, partitions, acks int, kill func()) *ackLedger {
+func produceUntilKilled(t *testing.T, prod *kgo.Client, partitions, acks int, kill func(*ackLedger)) *ackLedger {
 	t.Helper()
-	l := &ackLedger{acked: make(map[string]int64)}
-	ackedCount := func() int {
+	l := &ackLedger{acked: make(map[string]int64), ends: make(map[int32]int64)}
+	// Enough acknowledged, on every partition: acknowledgements come
+	// unevenly, each partition's as its own replication allows.
+	enough := func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return len(l.acked)
+		return len(l.acked) >= acks && len(l.ends) == partitions
 	}
 	for i := 0; ; i++ {
 		r := &kgo.Record{Partition: int32(i % partitions), Value: fmt.Appendf(nil, "r%06d-%0100d", i, i)}
@@ -96,11 +108,12 @@ func produceUntilKilled(t *testing.T, prod *kgo.Client, partitions, acks int, ki
 			if err == nil {
 				l.mu.Lock()
 				l.acked[string(r.Value)] = r.Offset
+				l.ends[r.Partition] = max(l.ends[r.Partition], r.Offset+1)
 				l.mu.Unlock()
 			}
 		})
-		if ackedCount() >= acks {
-			kill()
+		if enough() {
+			kill(l)
 			break
 		}
 		require.Less(t, l.produced, 50_000, "the broker acknowledges")
@@ -161,7 +174,7 @@ func TestKill9(t *testing.T) {
 	require.NoError(t, err)
 	defer prod.Close()
 
-	acked := produceUntilKilled(t, prod, partitions, 500, func() {
+	acked := produceUntilKilled(t, prod, partitions, 500, func(*ackLedger) {
 		require.NoError(t, child.Process.Signal(syscall.SIGKILL))
 		_ = child.Wait()
 	})
