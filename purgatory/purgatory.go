@@ -30,11 +30,13 @@ type Purgatory[K comparable] struct {
 	log           *zap.Logger
 	m             *metrics // nil without a Registerer
 
-	// estimated counts operations watched since the last purge, completed
-	// or not (Kafka's estimatedTotalOperations). delayed counts those on a
-	// shared timer and not completed; with its own timer the purgatory asks
-	// the timer instead (Kafka's numDelayed is the timer's size too), which
-	// spares two atomic updates per operation.
+	// estimated is what Kafka's estimatedTotalOperations was at the last
+	// purge: the operations waiting then. Those watched since are counted
+	// by the watcher shards, under the lock they take anyway (Added), so
+	// that submitting touches no counter shared between cores. delayed
+	// counts the operations on a shared timer and not completed; with its
+	// own timer the purgatory asks the timer instead (Kafka's numDelayed is
+	// the timer's size too), which spares two atomic updates per operation.
 	estimated atomic.Int64
 	delayed   atomic.Int64
 	closed    atomic.Bool
@@ -127,15 +129,7 @@ func (p *Purgatory[K]) TryCompleteElseWatch(op operation.Operation, timeout time
 	if err != nil {
 		return false, err
 	}
-	if operation.TryCompleteOrElse(s, func() {
-		for _, k := range keys {
-			if s.IsCompleted() {
-				break // completed from outside meanwhile; the reaper purges what was watched
-			}
-			p.w.Watch(k, s)
-		}
-		p.estimated.Add(1)
-	}) {
+	if operation.TryCompleteOrElse(s, func() { p.w.WatchAll(keys, s) }) {
 		return true, nil
 	}
 
@@ -223,15 +217,19 @@ func (p *Purgatory[K]) CancelForKey(key K) []operation.Operation {
 // forgets. Hence the second rule: once nothing waits, whatever is still
 // listed has completed or is about to, and it is purged, round after round,
 // until the lists are empty. That walk touches nothing live.
+//
+// Emptied lists left in the maps for their keys' next watch are dropped by
+// the same purges, and by one as soon as nothing waits.
 func (p *Purgatory[K]) MaybePurge() {
 	delayed := int64(p.Delayed())
+	lists, added := p.w.Counts()
 	if delayed == 0 {
-		if p.w.Watched() > 0 {
+		if lists > 0 {
 			p.purge()
 		}
 		return
 	}
-	garbage := p.estimated.Load() - delayed
+	garbage := p.estimated.Load() + int64(added) - delayed
 	if garbage <= p.purgeInterval || garbage < delayed {
 		return
 	}
@@ -241,7 +239,8 @@ func (p *Purgatory[K]) MaybePurge() {
 // purge resets the estimate and walks the lists.
 func (p *Purgatory[K]) purge() int {
 	// Operations completed during the purge make this a slight
-	// overestimate, as in Kafka.
+	// overestimate, as in Kafka; the watcher shards restart their counts
+	// (Added) as the purge reaches them.
 	p.estimated.Store(int64(p.Delayed()))
 	start := time.Now()
 	purged := p.w.Purge()

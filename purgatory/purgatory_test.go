@@ -215,6 +215,18 @@ func TestPurgeDropsCompletedAndEmptyKeys(t *testing.T) {
 	p.MaybePurge() // nothing waits: whatever is listed goes
 	assert.Equal(t, 0, p.Watched())
 	assert.Equal(t, 0, p.w.Keys())
+
+	// A key emptied by CheckAndComplete keeps its list for its next watch,
+	// until the reaper's next round finds nothing waiting.
+	op := newMockOp()
+	submit(t, p, op, time.Minute, "k")
+	op.completable.Store(true)
+	require.Equal(t, 1, p.CheckAndComplete("k"))
+	lists, _ := p.w.Counts()
+	assert.Equal(t, 1, lists, "idle until the next purge")
+	p.MaybePurge()
+	lists, _ = p.w.Counts()
+	assert.Equal(t, 0, lists, "the heap returns to its idle size")
 }
 
 func TestPurgeWaitsForGarbageToOutweighLive(t *testing.T) {

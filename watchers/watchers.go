@@ -23,15 +23,21 @@ type Watchers[K comparable] struct {
 type shard[K comparable] struct {
 	mu      sync.Mutex // guards the following
 	lists   map[K]*list
-	free    []*list // emptied lists kept for new keys, with their capacity
+	free    []*list // dropped lists kept for new keys, with their capacity
 	entries int     // entries in lists, completed ones included until purged
-	_       [16]byte
+	idle    int     // lists in the map that are empty (list.idle)
+	added   int     // operations watched since the last purge, counted once
 }
 
-// maxFree bounds the emptied lists a shard keeps. A key that empties and
-// is watched again (a partition whose one fetch completes, then the next
-// arrives) then costs no allocation.
+// maxFree bounds the dropped lists a shard keeps for new keys.
 const maxFree = 4
+
+// maxIdle bounds the emptied lists a shard leaves in its map until the next
+// purge. A key that empties and is watched again (a partition whose one
+// fetch completes, then the next arrives) then costs neither a map insert
+// nor a delete; keys that are never watched again (one per request) take
+// at most these slots, and are dropped at once once they are full.
+const maxIdle = 8
 
 // newList returns an empty list for a new key.
 //
@@ -48,11 +54,15 @@ func (sh *shard[K]) newList() *list {
 
 // drop removes key's empty list and keeps it for reuse. A goroutine still
 // holding the list from before (TryCompleteWatched between its copy and its
-// compaction) only ever compacts it, which is safe on any list.
+// compaction) finds it is no longer key's, and leaves it alone.
 //
 // REQUIRES: sh.mu held.
 func (sh *shard[K]) drop(key K, l *list) {
 	delete(sh.lists, key)
+	if l.idle {
+		l.idle = false
+		sh.idle--
+	}
 	if len(sh.free) < maxFree && cap(l.ops) <= minShrink {
 		sh.free = append(sh.free, l)
 	}
@@ -79,14 +89,38 @@ func (w *Watchers[K]) shard(key K) *shard[K] {
 // Watch adds s to key's list, creating the list if the key is new. O(1)
 // amortised; it allocates only for a new key and when a list grows.
 func (w *Watchers[K]) Watch(key K, s *operation.State) {
+	w.watch(key, s, 0)
+}
+
+// WatchAll adds s to the list of each key in turn, and stops early if s
+// completes meanwhile (completed from outside: its entries so far are
+// purged later). It counts s once in Added.
+func (w *Watchers[K]) WatchAll(keys []K, s *operation.State) {
+	for i, k := range keys {
+		if i > 0 && !operation.IsPending(s) {
+			return
+		}
+		added := 0
+		if i == 0 {
+			added = 1
+		}
+		w.watch(k, s, added)
+	}
+}
+
+func (w *Watchers[K]) watch(key K, s *operation.State, added int) {
 	sh := w.shard(key)
 	sh.mu.Lock()
 	l := sh.lists[key]
 	if l == nil {
 		l = sh.newList()
 		sh.lists[key] = l
+	} else if l.idle {
+		l.idle = false
+		sh.idle--
 	}
 	sh.entries += 1 - l.add(s)
+	sh.added += added
 	sh.mu.Unlock()
 }
 
@@ -98,7 +132,9 @@ const snapshotSize = 32
 // key, and returns how many it completed. Operations are tried with no lock
 // of the watchers held (only each operation's own, around its TryComplete),
 // so their callbacks may call back in, even on the same key. The list is
-// then compacted, and dropped if empty. O(operations under key).
+// then compacted; if that empties it, it stays in the map, idle, until the
+// next purge (at most maxIdle a shard; beyond, it is dropped at once), so
+// that the key's next watch finds it. O(operations under key).
 func (w *Watchers[K]) TryCompleteWatched(key K) int {
 	sh := w.shard(key)
 	sh.mu.Lock()
@@ -124,8 +160,13 @@ func (w *Watchers[K]) TryCompleteWatched(key K) int {
 	sh.mu.Lock()
 	if sh.lists[key] == l { // not cancelled or purged away meanwhile
 		sh.entries -= l.compact()
-		if len(l.ops) == 0 {
-			sh.drop(key, l)
+		if len(l.ops) == 0 && !l.idle {
+			if sh.idle < maxIdle {
+				l.idle = true
+				sh.idle++
+			} else {
+				sh.drop(key, l)
+			}
 		}
 	}
 	sh.mu.Unlock()
@@ -133,13 +174,15 @@ func (w *Watchers[K]) TryCompleteWatched(key K) int {
 }
 
 // Purge drops the entries of completed operations from every list, and the
-// lists left empty, and returns how many entries it dropped. It takes each
-// shard's lock in turn and calls no callback.
+// lists left empty (idle ones included), and returns how many entries it
+// dropped. It resets Added. It takes each shard's lock in turn and calls no
+// callback.
 func (w *Watchers[K]) Purge() int {
 	purged := 0
 	for i := range w.shards {
 		sh := &w.shards[i]
 		sh.mu.Lock()
+		sh.added = 0
 		for key, l := range sh.lists {
 			n := l.compact()
 			sh.entries -= n
@@ -164,6 +207,9 @@ func (w *Watchers[K]) Remove(key K) []*operation.State {
 		return nil
 	}
 	delete(sh.lists, key)
+	if l.idle {
+		sh.idle--
+	}
 	sh.entries -= len(l.ops)
 	sh.mu.Unlock()
 	l.compact()
@@ -187,7 +233,7 @@ func (w *Watchers[K]) RemoveAll() []*operation.State {
 			}
 		}
 		clear(sh.lists)
-		sh.entries = 0
+		sh.entries, sh.idle = 0, 0
 		sh.mu.Unlock()
 	}
 	return out
@@ -207,14 +253,28 @@ func (w *Watchers[K]) Watched() int {
 	return n
 }
 
-// Keys returns the number of keys with a list. O(shards).
+// Keys returns the number of keys with a non-empty list. O(shards).
 func (w *Watchers[K]) Keys() int {
 	n := 0
 	for i := range w.shards {
 		sh := &w.shards[i]
 		sh.mu.Lock()
-		n += len(sh.lists)
+		n += len(sh.lists) - sh.idle
 		sh.mu.Unlock()
 	}
 	return n
+}
+
+// Counts returns, in one pass over the shards, the lists in the maps
+// (empty idle ones included) and the operations watched since the last
+// purge, each counted once (the watches of WatchAll). O(shards).
+func (w *Watchers[K]) Counts() (lists, added int) {
+	for i := range w.shards {
+		sh := &w.shards[i]
+		sh.mu.Lock()
+		lists += len(sh.lists)
+		added += sh.added
+		sh.mu.Unlock()
+	}
+	return lists, added
 }

@@ -1,6 +1,7 @@
 package watchers
 
 import (
+	"strconv"
 	"sync"
 	"testing"
 
@@ -136,9 +137,21 @@ func TestEmptiedListShrinks(t *testing.T) {
 // watch is never lost: it is in the old list (which then is not dropped) or
 // in a new one.
 func TestWatchRacesKeyRemoval(t *testing.T) {
+	t.Run("idle slots free", func(t *testing.T) { testWatchRacesKeyRemoval(t, 0) })
+	// With the shard's idle slots taken, an emptied list is dropped at once.
+	t.Run("idle slots full", func(t *testing.T) { testWatchRacesKeyRemoval(t, maxIdle) })
+}
+
+func testWatchRacesKeyRemoval(t *testing.T, idle int) {
 	f := newFixture(t)
 	w := New[string](1)
 	yes, no := true, false
+	for i := range idle {
+		k := "idle-" + strconv.Itoa(i)
+		w.Watch(k, f.op(t, &yes))
+		require.Equal(t, 1, w.TryCompleteWatched(k))
+	}
+	require.Equal(t, idle, w.shards[0].idle)
 	for i := range 2000 {
 		w.Watch("k", f.op(t, &yes))
 		late := f.op(t, &no)
@@ -172,4 +185,75 @@ func TestConcurrentWatchAndComplete(t *testing.T) {
 	}
 	assert.Equal(t, 0, w.Watched())
 	assert.Equal(t, 0, w.Keys())
+}
+
+// An emptied list stays in the map, idle, so that the key's next watch
+// reuses it; Keys does not count it, and the next purge drops it.
+func TestEmptiedListStaysIdleUntilPurge(t *testing.T) {
+	f := newFixture(t)
+	w := New[string](1)
+	yes := true
+	w.Watch("k", f.op(t, &yes))
+	l := w.shards[0].lists["k"]
+	assert.Equal(t, 1, w.TryCompleteWatched("k"))
+	assert.Equal(t, 0, w.Watched())
+	assert.Equal(t, 0, w.Keys(), "an idle list is not a key")
+	lists, _ := w.Counts()
+	assert.Equal(t, 1, lists, "the emptied list is kept")
+
+	w.Watch("k", f.op(t, &yes))
+	assert.Same(t, l, w.shards[0].lists["k"], "the next watch reuses it")
+	assert.Equal(t, 1, w.Keys())
+	assert.Equal(t, 1, w.TryCompleteWatched("k"))
+
+	assert.Equal(t, 0, w.Purge())
+	lists, _ = w.Counts()
+	assert.Equal(t, 0, lists, "the purge drops idle lists")
+	assert.Equal(t, 0, w.shards[0].idle)
+}
+
+// A shard keeps at most maxIdle emptied lists: keys watched once (one per
+// request) do not pile up between purges.
+func TestIdleListsAreBounded(t *testing.T) {
+	f := newFixture(t)
+	w := New[int](1)
+	yes := true
+	for k := range 3 * maxIdle {
+		w.Watch(k, f.op(t, &yes))
+		require.Equal(t, 1, w.TryCompleteWatched(k))
+	}
+	lists, _ := w.Counts()
+	assert.Equal(t, maxIdle, lists)
+	assert.Empty(t, w.Remove(0), "an idle list holds nothing")
+	assert.Equal(t, maxIdle-1, w.shards[0].idle, "removing an idle list frees its slot")
+	w.Watch(100, f.op(t, &yes))
+	require.Equal(t, 1, w.TryCompleteWatched(100))
+	assert.Equal(t, maxIdle, w.shards[0].idle, "the slot is taken again")
+	w.RemoveAll()
+	lists, _ = w.Counts()
+	assert.Equal(t, 0, lists)
+	assert.Equal(t, 0, w.shards[0].idle)
+}
+
+// WatchAll watches under every key and counts the operation once until the
+// next purge; it stops at an operation completed meanwhile.
+func TestWatchAllCountsOperationsOnce(t *testing.T) {
+	f := newFixture(t)
+	w := New[string](4)
+	no := false
+	w.WatchAll([]string{"a", "b", "c"}, f.op(t, &no))
+	w.WatchAll([]string{"b"}, f.op(t, &no))
+	_, added := w.Counts()
+	assert.Equal(t, 2, added)
+	assert.Equal(t, 4, w.Watched())
+
+	done := f.op(t, &no)
+	operation.Of(done).OperationState().ForceComplete()
+	w.WatchAll([]string{"x", "y", "z"}, done)
+	assert.Equal(t, 5, w.Watched(), "completed: watched under its first key only")
+
+	w.Purge()
+	_, added = w.Counts()
+	assert.Equal(t, 0, added, "a purge restarts the count")
+	assert.Equal(t, 4, w.Watched())
 }
