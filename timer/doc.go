@@ -54,9 +54,20 @@
 // in Stats; the timer goes on.
 //
 // Cancel and expiry race safely: a flush takes each task off its list under
-// the timer's lock, so either Cancel unlinks the task first and reports true
-// and the task never runs, or the flush took it and Cancel reports false and
-// the task runs exactly once.
+// the lock of the task's shard (below), so either Cancel unlinks the task
+// first and reports true and the task never runs, or the flush took it and
+// Cancel reports false and the task runs exactly once.
+//
+// # Shards
+//
+// A Timer splits its tasks over several wheels (four per core by default;
+// WithShards), each with its own lock, and a task always goes to the wheel
+// its address picks. Tasks scheduled and cancelled on two cores then seldom
+// wait for one lock, and never share a counter. The advancing goroutine
+// flushes every wheel in turn and sleeps until the earliest bucket of any;
+// it publishes that wake-up time to each wheel, so a Schedule compares with
+// it under its own wheel's lock. The wheels' buckets expire on the same
+// ticks, so they wake it no more often than one wheel would.
 //
 // # Clocks and tests
 //
@@ -73,7 +84,7 @@
 //
 // # Lock order
 //
-// Timer.advanceMu (serialises flushing), then Timer.mu (the wheel, its
+// Timer.advanceMu (serialises flushing), then one shard's mu (the wheel, its
 // buckets and every linked Task), then the executor's mu. ManualClock's own
 // locks come before any of them and are never held while a timer advances.
 // No lock of the timer is held while a task runs; a task may schedule and

@@ -8,12 +8,13 @@ type span struct{ from, to int64 }
 // layout returns, for each level from the finest, its buckets' spans in ring
 // order starting at the current bucket.
 func (tm *Timer) layout() [][]span {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
+	sh := tm.widest()
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	var out [][]span
-	for _, lv := range tm.w.levels {
+	for _, lv := range sh.w.levels {
 		var row []span
-		for i := int64(0); i < tm.w.size; i++ {
+		for i := int64(0); i < sh.w.size; i++ {
 			from := lv.base + i*lv.unit
 			row = append(row, span{from, from + lv.unit - 1})
 		}
@@ -25,9 +26,10 @@ func (tm *Timer) layout() [][]span {
 // locate returns the 1-based level and 0-based slot holding t, or 0, -1 when
 // it is not in any bucket.
 func (tm *Timer) locate(t *Task) (level, slot int) {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	for k, lv := range tm.w.levels {
+	sh := tm.shardOf(t)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for k, lv := range sh.w.levels {
 		for s := range lv.buckets {
 			b := &lv.buckets[s]
 			for x := b.root.next; x != &b.root; x = x.next {
@@ -42,7 +44,29 @@ func (tm *Timer) locate(t *Task) (level, slot int) {
 
 // check runs the full structural check.
 func (tm *Timer) check() error {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	return tm.checkLocked(true)
+	for i := range tm.shards {
+		sh := &tm.shards[i]
+		sh.mu.Lock()
+		err := tm.checkLocked(sh, true)
+		sh.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// widest returns the shard with the most levels: the one the layout of the
+// coarsest task scheduled so far shows.
+func (tm *Timer) widest() *shard {
+	w, most := &tm.shards[0], 0
+	for i := range tm.shards {
+		sh := &tm.shards[i]
+		sh.mu.Lock()
+		if n := len(sh.w.levels); n > most {
+			w, most = sh, n
+		}
+		sh.mu.Unlock()
+	}
+	return w
 }

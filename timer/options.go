@@ -2,6 +2,7 @@ package timer
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"time"
 
@@ -29,6 +30,7 @@ type config struct {
 	workers     int // -1: decide from the clock
 	autoAdvance int // -1: decide from the clock, 0 no, 1 yes
 	maxPending  int64
+	shards      int // 0: defaultShards
 }
 
 func defaultConfig() config {
@@ -49,6 +51,13 @@ func (c *config) validate() error {
 	if c.size < 2 {
 		return fmt.Errorf("%w: wheel size %d must be at least 2", ErrInvalidConfig, c.size)
 	}
+	if c.shards < 0 || c.shards > 1<<16 {
+		return fmt.Errorf("%w: shards %d must be between 0 and 65536", ErrInvalidConfig, c.shards)
+	}
+	if c.shards == 0 {
+		c.shards = defaultShards()
+	}
+	c.shards = 1 << bits.Len(uint(c.shards-1))
 	if c.maxPending < 0 {
 		return fmt.Errorf("%w: max pending %d must not be negative", ErrInvalidConfig, c.maxPending)
 	}
@@ -118,3 +127,11 @@ func WithAutoAdvance(on bool) Option {
 // WithMaxPending caps the number of pending tasks; scheduling past the cap
 // fails with ErrFull. Zero, the default, means no cap.
 func WithMaxPending(n int64) Option { return optionFunc(func(c *config) { c.maxPending = n }) }
+
+// WithShards sets how many wheels the timer splits its tasks over, each with
+// its own lock, rounded up to a power of two (default: four per core, at
+// most 64). A task's wheel is picked from its address, so tasks scheduled
+// and cancelled on different cores seldom wait for each other; one wheel
+// is the plain timing wheel of the package documentation. The advancing
+// goroutine visits every wheel, so more shards cost it a little more.
+func WithShards(n int) Option { return optionFunc(func(c *config) { c.shards = n }) }

@@ -20,11 +20,11 @@ func (f Func) Run() { f() }
 // call Init once with the Runner, or build it with NewTask.
 type Task struct {
 	// next and prev link the task into a bucket's circular list; both are nil
-	// exactly when the task is not pending. Guarded by tm.mu.
+	// exactly when the task is not pending. Guarded by its shard's mu (see Timer).
 	next, prev *Task
-	// tm is the timer the task was last scheduled on. Guarded by tm.mu.
+	// tm is the timer the task was last scheduled on. Guarded by its shard's mu (see Timer).
 	tm *Timer
-	// due is the deadline on tm's clock, in nanoseconds. Guarded by tm.mu.
+	// due is the deadline on tm's clock, in nanoseconds. Guarded by its shard's mu (see Timer).
 	due int64
 	// r is set once by Init and read-only afterwards.
 	r Runner

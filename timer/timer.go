@@ -3,6 +3,7 @@ package timer
 import (
 	"context"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -30,20 +31,23 @@ type Timer struct {
 	maxPending int64
 	exec       *executor // nil: tasks run on the goroutine that advances
 
+	// shards are the wheels, each with its lock; shardShift picks one from
+	// a task's hash (64: there is one).
+	shards     []shard
+	shardShift uint
+
 	// advanceMu serialises advancing, so that one bucket is flushed at a time
-	// and the wheel's time only moves forward. It is never held while waiting.
-	// Lock order: advanceMu, then mu, then executor.mu.
+	// and the wheels' time only moves forward. It is never held while waiting.
+	// Lock order: advanceMu, then one shard's mu, then executor.mu.
 	advanceMu sync.Mutex
 
-	mu         sync.Mutex // guards the following, and every Task and bucket in the wheel
-	w          wheel
-	firing     Task  // sentinel of the due tasks taken from level-0 buckets, not yet handed over
-	sleepUntil int64 // ns: when the latest AdvanceClock wait ends; earlier deadlines wake it
-	pending    int64 // tasks linked in the wheel
-	closed     bool
+	// total counts the pending tasks of all shards, only when maxPending
+	// caps them: without a cap no counter is shared between the shards.
+	total atomic.Int64
 
-	wake chan struct{} // capacity 1: a deadline earlier than sleepUntil appeared
-	done chan struct{} // closed by Close
+	closed atomic.Bool
+	wake   chan struct{} // capacity 1: a deadline earlier than sleepUntil appeared
+	done   chan struct{} // closed by Close
 
 	driverDone chan struct{} // closed when the auto-advance goroutine exits; nil without one
 
@@ -67,12 +71,18 @@ func New(opts ...Option) (*Timer, error) {
 		clock:      cfg.clock,
 		log:        cfg.logger,
 		maxPending: cfg.maxPending,
-		sleepUntil: math.MaxInt64,
+		shards:     make([]shard, cfg.shards),
+		shardShift: uint(64 - bits.Len(uint(cfg.shards-1))),
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 	}
-	initRoot(&tm.firing)
-	tm.w.init(cfg.size, tm.tickDiv.floor(int64(cfg.clock.Now())))
+	start := tm.tickDiv.floor(int64(cfg.clock.Now()))
+	for i := range tm.shards {
+		sh := &tm.shards[i]
+		sh.sleepUntil = math.MaxInt64
+		initRoot(&sh.firing)
+		sh.w.init(cfg.size, start)
+	}
 	if cfg.workers > 0 {
 		tm.exec = newExecutor(cfg.workers, tm.runBatch)
 	}
@@ -129,50 +139,67 @@ func (tm *Timer) schedule(t *Task, due, now time.Duration, move bool) (wasPendin
 	if t.r == nil {
 		panic("timer: task has no Runner; call Init or use NewTask")
 	}
-	tm.mu.Lock()
-	if tm.closed {
-		tm.mu.Unlock()
+	sh := tm.shardOf(t)
+	sh.mu.Lock()
+	if sh.closed {
+		sh.mu.Unlock()
 		return false, ErrClosed
 	}
 	if t.next != nil {
 		if !move || t.tm != tm {
-			tm.mu.Unlock()
+			sh.mu.Unlock()
 			return true, ErrScheduled
 		}
-		unlink(t)
-		tm.pending--
+		unlink(t) // it keeps its place under the cap, if any
+		sh.pending--
 		wasPending = true
-	} else if tm.maxPending > 0 && due > now && tm.pending >= tm.maxPending {
-		tm.mu.Unlock()
-		return false, ErrFull
 	}
 	t.tm = tm
 	t.due = int64(due)
 	T := tm.tickDiv.ceil(int64(due))
 	// The wheel may have moved past T since now was read (an advance ran in
 	// between); such a task is due, and running it now is not early.
-	if due <= now || T <= tm.w.cur {
+	if due <= now || T <= sh.w.cur {
+		if wasPending && tm.maxPending > 0 {
+			tm.total.Add(-1)
+		}
 		tm.fired.Add(1)
 		if tm.exec != nil {
 			b := tm.exec.batch()
 			tm.exec.submit(append(b, t)) // under mu, so Close cannot strand it
-			tm.mu.Unlock()
+			sh.mu.Unlock()
 			return wasPending, nil
 		}
-		tm.mu.Unlock()
+		sh.mu.Unlock()
 		tm.runTask(t)
 		return wasPending, nil
 	}
-	tm.pending++
-	if key := tm.w.place(t, T); key != noExpiry && tm.nanos(key) < tm.sleepUntil {
+	if !wasPending && tm.maxPending > 0 && tm.total.Add(1) > tm.maxPending {
+		tm.total.Add(-1)
+		sh.mu.Unlock()
+		return wasPending, ErrFull
+	}
+	sh.pending++
+	if key := sh.w.place(t, T); key != noExpiry && tm.nanos(key) < sh.sleepUntil {
 		// A bucket is due earlier than the waiter's wake-up: wake it.
 		select {
 		case tm.wake <- struct{}{}:
 		default:
 		}
 	}
-	tm.mu.Unlock()
+	sh.mu.Unlock()
 	return wasPending, nil
+}
+
+// unlinkLocked takes pending t out of sh's wheel.
+//
+// REQUIRES: sh.mu held; t linked in sh.
+func (tm *Timer) unlinkLocked(sh *shard, t *Task) {
+	unlink(t)
+	sh.pending--
+	if tm.maxPending > 0 {
+		tm.total.Add(-1)
+	}
 }
 
 // Cancel stops t if it is pending and reports whether it did. When it returns
@@ -180,22 +207,27 @@ func (tm *Timer) schedule(t *Task, due, now time.Duration, move bool) (wasPendin
 // or has expired and runs (or ran) exactly once. Cancel does not wait for a
 // running task. O(1); the task's memory is unlinked at once.
 func (tm *Timer) Cancel(t *Task) bool {
-	tm.mu.Lock()
+	sh := tm.shardOf(t)
+	sh.mu.Lock()
 	if t.next == nil || t.tm != tm {
-		tm.mu.Unlock()
+		sh.mu.Unlock()
 		return false
 	}
-	unlink(t)
-	tm.pending--
-	tm.mu.Unlock()
+	tm.unlinkLocked(sh, t)
+	sh.mu.Unlock()
 	return true
 }
 
-// Size returns the number of pending tasks.
+// Size returns the number of pending tasks. O(shards).
 func (tm *Timer) Size() int {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	return int(tm.pending)
+	n := int64(0)
+	for i := range tm.shards {
+		sh := &tm.shards[i]
+		sh.mu.Lock()
+		n += sh.pending
+		sh.mu.Unlock()
+	}
+	return int(n)
 }
 
 // AdvanceClock waits at most maxWait for the earliest bucket to expire, then
@@ -219,19 +251,14 @@ func (tm *Timer) advanceClock(stop <-chan struct{}, maxWait time.Duration) bool 
 		if tm.advance(now, true) {
 			return true
 		}
-		tm.mu.Lock()
-		if tm.closed {
-			tm.mu.Unlock()
+		if tm.closed.Load() {
 			return false
 		}
-		until := limit
-		if b := tm.w.q.peek(); b != nil {
-			until = min(until, time.Duration(tm.nanos(b.key)))
+		until, ok := tm.publishSleep(limit)
+		if !ok {
+			now = tm.clock.Now()
+			continue // a bucket earlier than until appeared meanwhile
 		}
-		// Publish the wake-up time under mu: a Schedule after this point
-		// sees it, one before it is in the queue we just read.
-		tm.sleepUntil = int64(until)
-		tm.mu.Unlock()
 
 		now = tm.clock.Now()
 		if now >= limit {
@@ -256,6 +283,36 @@ func (tm *Timer) advanceClock(stop <-chan struct{}, maxWait time.Duration) bool 
 	}
 }
 
+// publishSleep finds when the earliest bucket of any shard is due (at most
+// limit) and publishes that as every shard's sleepUntil, so that a Schedule
+// placing an earlier bucket wakes the waiter. It reports false if, by the
+// time a shard is told, that shard has a bucket due earlier than the time
+// found: a Schedule placed it after the first pass, and may have compared
+// it with the older sleepUntil. A Schedule that reads the new sleepUntil
+// compares with it; one before it is seen by the second pass.
+func (tm *Timer) publishSleep(limit time.Duration) (time.Duration, bool) {
+	until := limit
+	for i := range tm.shards {
+		sh := &tm.shards[i]
+		sh.mu.Lock()
+		if b := sh.w.q.peek(); b != nil {
+			until = min(until, time.Duration(tm.nanos(b.key)))
+		}
+		sh.mu.Unlock()
+	}
+	ok := true
+	for i := range tm.shards {
+		sh := &tm.shards[i]
+		sh.mu.Lock()
+		sh.sleepUntil = int64(until)
+		if b := sh.w.q.peek(); b != nil && time.Duration(tm.nanos(b.key)) < until {
+			ok = false
+		}
+		sh.mu.Unlock()
+	}
+	return until, ok
+}
+
 // drive is the auto-advance goroutine.
 func (tm *Timer) drive() {
 	defer close(tm.driverDone)
@@ -269,31 +326,45 @@ func (tm *Timer) drive() {
 	}
 }
 
-// advance flushes every bucket due at or before now (ns) and reports whether
-// there was one. Due tasks go to the executor, or run on this goroutine, with
-// no lock of the timer's held. With refresh, the clock is read again after
-// each chunk of work, so that a bucket falling due during a long cascade is
-// served before the rest of the cascade; without it (the manual clock) time
-// stands still and tasks run strictly in deadline order.
+// advance flushes every bucket due at or before now (ns), shard by shard,
+// and reports whether there was one. Due tasks go to the executor, or run on
+// this goroutine, with no lock of the timer's held. With refresh, the clock
+// is read again after each chunk of work, so that a bucket falling due
+// during a long cascade is served before the rest of the cascade; without it
+// (the manual clock) time stands still, and it steps from one earliest
+// expiry to the next (see ManualClock.Advance), so tasks run in tick order.
 func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 	nowT := tm.tickDiv.floor(int64(now))
 	tm.advanceMu.Lock()
 	defer tm.advanceMu.Unlock()
+	processed := false
+	for i := range tm.shards {
+		var p bool
+		p, nowT = tm.advanceShard(&tm.shards[i], nowT, refresh)
+		processed = processed || p
+	}
+	return processed
+}
 
+// advanceShard flushes sh's buckets due by nowT, and returns whether there
+// was one and nowT, refreshed from the clock with refresh.
+//
+// REQUIRES: tm.advanceMu held.
+func (tm *Timer) advanceShard(sh *shard, nowT int64, refresh bool) (bool, int64) {
 	processed, handed := false, false
 	var batch []*Task
-	tm.mu.Lock()
+	sh.mu.Lock()
 	for {
 		// Take every bucket due, in key order. Every bucket before it has
 		// been taken, so the wheel can stand at its key.
-		for b := tm.w.q.peek(); b != nil && b.key <= nowT; b = tm.w.q.peek() {
-			tm.w.q.pop()
+		for b := sh.w.q.peek(); b != nil && b.key <= nowT; b = sh.w.q.peek() {
+			sh.w.q.pop()
 			processed = true
 			tm.flushed.Add(1)
-			tm.w.advanceTo(max(tm.w.cur, b.key))
+			sh.w.advanceTo(max(sh.w.cur, b.key))
 			switch {
 			case b.lv.lead == 0: // level 0: every task is due now
-				b.moveAllTo(&tm.firing)
+				b.moveAllTo(&sh.firing)
 				b.reset()
 			case b.key < b.expiry: // a crowded bucket's early flush
 				b.moveAllTo(&b.lv.cascade)
@@ -309,9 +380,9 @@ func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 		// Then a chunk of work, most urgent first: due tasks, then the
 		// finest level's cascade. Tasks not yet taken stay cancellable while
 		// the lock is released between chunks: they are still linked.
-		root := &tm.firing
-		for i := 1; root.next == root && i < len(tm.w.levels); i++ {
-			root = &tm.w.levels[i].cascade
+		root := &sh.firing
+		for i := 1; root.next == root && i < len(sh.w.levels); i++ {
+			root = &sh.w.levels[i].cascade
 		}
 		if root.next == root {
 			break
@@ -319,18 +390,21 @@ func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 		for n := 0; n < flushChunk && root.next != root; n++ {
 			t := root.next
 			unlink(t)
-			if root != &tm.firing {
-				if T := tm.tickDiv.ceil(t.due); T > tm.w.cur {
-					tm.w.place(t, T) // the advancer is awake: no wake-up needed
+			if root != &sh.firing {
+				if T := tm.tickDiv.ceil(t.due); T > sh.w.cur {
+					sh.w.place(t, T) // the advancer is awake: no wake-up needed
 					continue
 				}
 			}
-			tm.pending--
+			sh.pending--
+			if tm.maxPending > 0 {
+				tm.total.Add(-1)
+			}
 			if batch == nil {
 				batch = tm.newBatch()
 			}
 			if batch = append(batch, t); len(batch) == batchCap {
-				tm.dispatchLocked(batch)
+				tm.dispatchLocked(sh, batch)
 				batch = nil
 				handed = true
 			}
@@ -338,11 +412,11 @@ func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 		// Hand over what is due at the end of every chunk, not when the
 		// whole advance ends: a cascade can keep it going for milliseconds.
 		if len(batch) > 0 {
-			tm.dispatchLocked(batch)
+			tm.dispatchLocked(sh, batch)
 			batch = nil
 			handed = true
 		}
-		tm.mu.Unlock()
+		sh.mu.Unlock()
 		if handed && tm.exec != nil {
 			// The worker just readied sits in this P's runnext slot, and
 			// the runtime may leave it there (seen: 4-6ms, with the other
@@ -353,18 +427,18 @@ func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 		if refresh {
 			nowT = tm.tickDiv.floor(int64(tm.clock.Now()))
 		}
-		tm.mu.Lock()
+		sh.mu.Lock()
 	}
-	if nowT > tm.w.cur {
+	if nowT > sh.w.cur {
 		// Nothing queued is due by nowT (the loop above saw to it), so no
 		// slot is reused early: catch the wheel up to the clock.
-		tm.w.advanceTo(nowT)
+		sh.w.advanceTo(nowT)
 	}
 	if invariants {
-		tm.verifyLocked()
+		tm.verifyLocked(sh)
 	}
-	tm.mu.Unlock()
-	return processed
+	sh.mu.Unlock()
+	return processed, nowT
 }
 
 func (tm *Timer) newBatch() []*Task {
@@ -375,18 +449,18 @@ func (tm *Timer) newBatch() []*Task {
 }
 
 // dispatchLocked hands a batch of due tasks over to run. Without workers it
-// runs them here, releasing mu meanwhile so that they may call the timer.
+// runs them here, releasing sh.mu meanwhile so that they may call the timer.
 //
-// REQUIRES: tm.mu held (released and re-acquired without workers).
-func (tm *Timer) dispatchLocked(b []*Task) {
+// REQUIRES: sh.mu held (released and re-acquired without workers).
+func (tm *Timer) dispatchLocked(sh *shard, b []*Task) {
 	tm.fired.Add(int64(len(b)))
 	if tm.exec != nil {
 		tm.exec.submit(b)
 		return
 	}
-	tm.mu.Unlock()
+	sh.mu.Unlock()
 	tm.runBatch(b)
-	tm.mu.Lock()
+	sh.mu.Lock()
 }
 
 func (tm *Timer) runBatch(b []*Task) {
@@ -407,14 +481,19 @@ func (tm *Timer) runTask(t *Task) {
 	t.r.Run()
 }
 
-// nextExpiry returns when the earliest bucket is due, if there is one.
+// nextExpiry returns when the earliest bucket of any shard is due, if there
+// is one.
 func (tm *Timer) nextExpiry() (time.Duration, bool) {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	if b := tm.w.q.peek(); b != nil {
-		return time.Duration(tm.nanos(b.key)), true
+	at, ok := time.Duration(math.MaxInt64), false
+	for i := range tm.shards {
+		sh := &tm.shards[i]
+		sh.mu.Lock()
+		if b := sh.w.q.peek(); b != nil {
+			at, ok = min(at, time.Duration(tm.nanos(b.key))), true
+		}
+		sh.mu.Unlock()
 	}
-	return 0, false
+	return at, ok
 }
 
 // nanos converts a tick to nanoseconds, saturating.
@@ -431,13 +510,15 @@ func (tm *Timer) nanos(tick int64) int64 {
 // of them. Tasks that had already expired run before Close returns. Later
 // calls return nil. Schedule after Close fails with ErrClosed.
 func (tm *Timer) Close() []*Task {
-	tm.mu.Lock()
-	if tm.closed {
-		tm.mu.Unlock()
+	if !tm.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	tm.closed = true
-	tm.mu.Unlock()
+	for i := range tm.shards {
+		sh := &tm.shards[i]
+		sh.mu.Lock()
+		sh.closed = true
+		sh.mu.Unlock()
+	}
 
 	// 1. Wake the auto-advance goroutine and any AdvanceClock waiter.
 	close(tm.done)
@@ -449,10 +530,15 @@ func (tm *Timer) Close() []*Task {
 	}
 	// 2. Take the pending tasks out, after any flush in flight.
 	tm.advanceMu.Lock()
-	tm.mu.Lock()
-	pending := tm.drainLocked()
-	tm.mu.Unlock()
+	var pending []*Task
+	for i := range tm.shards {
+		sh := &tm.shards[i]
+		sh.mu.Lock()
+		pending = sh.drainLocked(pending)
+		sh.mu.Unlock()
+	}
 	tm.advanceMu.Unlock()
+	sortByDeadline(pending)
 	// 3. Let the workers run what had expired, then stop them.
 	if tm.exec != nil {
 		tm.exec.close()
@@ -460,19 +546,19 @@ func (tm *Timer) Close() []*Task {
 	return pending
 }
 
-// drainLocked unlinks every pending task and returns them by deadline.
+// drainLocked unlinks every pending task of sh and appends them to out.
 //
-// REQUIRES: tm.mu and tm.advanceMu held.
-func (tm *Timer) drainLocked() []*Task {
-	out := make([]*Task, 0, tm.pending)
+// REQUIRES: sh.mu and tm.advanceMu held.
+func (sh *shard) drainLocked(out []*Task) []*Task {
+	out = slices.Grow(out, int(sh.pending))
 	take := func(root *Task) {
 		for t := root.next; t != root; t = root.next {
 			unlink(t)
 			out = append(out, t)
 		}
 	}
-	take(&tm.firing)
-	for _, lv := range tm.w.levels {
+	take(&sh.firing)
+	for _, lv := range sh.w.levels {
 		take(&lv.cascade)
 		for j := range lv.buckets {
 			b := &lv.buckets[j]
@@ -480,9 +566,14 @@ func (tm *Timer) drainLocked() []*Task {
 			b.reset()
 		}
 	}
-	clear(tm.w.q.h)
-	tm.w.q.h = tm.w.q.h[:0]
-	tm.pending = 0
+	clear(sh.w.q.h)
+	sh.w.q.h = sh.w.q.h[:0]
+	sh.pending = 0
+	return out
+}
+
+// sortByDeadline sorts tasks by deadline, keeping the order of equal ones.
+func sortByDeadline(out []*Task) {
 	slices.SortStableFunc(out, func(a, b *Task) int {
 		switch {
 		case a.due < b.due:
@@ -492,7 +583,6 @@ func (tm *Timer) drainLocked() []*Task {
 		}
 		return 0
 	})
-	return out
 }
 
 // Stats is a snapshot of a Timer's counters.
@@ -502,14 +592,19 @@ type Stats struct {
 	Panics  int64 // tasks whose Run panicked (recovered and logged)
 	Wakeups int64 // times a waiting AdvanceClock woke up
 	Flushed int64 // buckets flushed
-	Levels  int   // levels created so far
+	Levels  int   // levels created so far, in the shard with the most
+	Shards  int   // wheels the tasks are split over (WithShards)
 }
 
 // Stats returns the timer's counters.
 func (tm *Timer) Stats() Stats {
-	tm.mu.Lock()
-	levels, pending := len(tm.w.levels), tm.pending
-	tm.mu.Unlock()
+	levels, pending := 0, int64(0)
+	for i := range tm.shards {
+		sh := &tm.shards[i]
+		sh.mu.Lock()
+		levels, pending = max(levels, len(sh.w.levels)), pending+sh.pending
+		sh.mu.Unlock()
+	}
 	return Stats{
 		Pending: pending,
 		Fired:   tm.fired.Load(),
@@ -517,6 +612,7 @@ func (tm *Timer) Stats() Stats {
 		Wakeups: tm.wakeups.Load(),
 		Flushed: tm.flushed.Load(),
 		Levels:  levels,
+		Shards:  len(tm.shards),
 	}
 }
 

@@ -8,9 +8,9 @@ const verifyLimit = 1 << 12
 
 // verifyLocked panics if the wheel's structure is inconsistent.
 //
-// REQUIRES: tm.mu held.
-func (tm *Timer) verifyLocked() {
-	if err := tm.checkLocked(tm.pending <= verifyLimit); err != nil {
+// REQUIRES: sh.mu held.
+func (tm *Timer) verifyLocked(sh *shard) {
+	if err := tm.checkLocked(sh, sh.pending <= verifyLimit); err != nil {
 		panic(err)
 	}
 }
@@ -19,9 +19,9 @@ func (tm *Timer) verifyLocked() {
 // that it sits in the bucket its deadline maps to, and that the count of
 // linked tasks is the pending count.
 //
-// REQUIRES: tm.mu held.
-func (tm *Timer) checkLocked(tasks bool) error {
-	q := tm.w.q.h
+// REQUIRES: sh.mu held.
+func (tm *Timer) checkLocked(sh *shard, tasks bool) error {
+	q := sh.w.q.h
 	for i, b := range q {
 		if b.index != i {
 			return fmt.Errorf("timer: queue slot %d holds a bucket indexed %d", i, b.index)
@@ -31,15 +31,15 @@ func (tm *Timer) checkLocked(tasks bool) error {
 		}
 	}
 	var n int64
-	for t := tm.firing.next; t != &tm.firing; t = t.next {
+	for t := sh.firing.next; t != &sh.firing; t = t.next {
 		n++
 	}
-	for k, lv := range tm.w.levels {
+	for k, lv := range sh.w.levels {
 		for t := lv.cascade.next; t != &lv.cascade; t = t.next {
 			n++
 		}
-		if lv.base != floorDiv(tm.w.cur, lv.unit)*lv.unit {
-			return fmt.Errorf("timer: level %d base %d, cur %d", k, lv.base, tm.w.cur)
+		if lv.base != floorDiv(sh.w.cur, lv.unit)*lv.unit {
+			return fmt.Errorf("timer: level %d base %d, cur %d", k, lv.base, sh.w.cur)
 		}
 		for s := range lv.buckets {
 			b := &lv.buckets[s]
@@ -50,8 +50,8 @@ func (tm *Timer) checkLocked(tasks bool) error {
 			if !queued && !b.empty() {
 				return fmt.Errorf("timer: level %d bucket %d holds tasks but is not queued", k, s)
 			}
-			if queued && (b.key <= tm.w.cur || b.key > b.expiry || (b.key < b.expiry && b.key != b.expiry-lv.lead)) {
-				return fmt.Errorf("timer: level %d bucket %d keyed %d, expiry %d, lead %d, wheel at %d", k, s, b.key, b.expiry, lv.lead, tm.w.cur)
+			if queued && (b.key <= sh.w.cur || b.key > b.expiry || (b.key < b.expiry && b.key != b.expiry-lv.lead)) {
+				return fmt.Errorf("timer: level %d bucket %d keyed %d, expiry %d, lead %d, wheel at %d", k, s, b.key, b.expiry, lv.lead, sh.w.cur)
 			}
 			if !tasks {
 				continue
@@ -59,14 +59,14 @@ func (tm *Timer) checkLocked(tasks bool) error {
 			for t := b.root.next; t != &b.root; t = t.next {
 				n++
 				T := ceilDiv(t.due, tm.tick)
-				if t.tm != tm || t.next.prev != t || T < b.expiry || T-b.expiry >= lv.unit {
+				if t.tm != tm || tm.shardOf(t) != sh || t.next.prev != t || T < b.expiry || T-b.expiry >= lv.unit {
 					return fmt.Errorf("timer: task due tick %d misplaced in level %d bucket %d (expiry %d)", T, k, s, b.expiry)
 				}
 			}
 		}
 	}
-	if tasks && n != tm.pending {
-		return fmt.Errorf("timer: %d tasks linked, %d pending", n, tm.pending)
+	if tasks && n != sh.pending {
+		return fmt.Errorf("timer: %d tasks linked, %d pending", n, sh.pending)
 	}
 	return nil
 }
