@@ -91,23 +91,33 @@ func TryCompleteWatched(s *State) bool {
 // operations waiting exactly. If the operation completed meanwhile (an event
 // raced the submission), the deadline is taken off again, as in Kafka. The
 // error is the timer's (ErrClosed, ErrFull); the operation stays marked.
-func Schedule(s *State, timeout time.Duration) (bool, error) {
-	for {
-		w := s.word.Load()
-		if w&outcomeMask != 0 {
+//
+// Without mark the operation is not marked (WasScheduled stays false), which
+// spares an atomic update when nothing needs the mark: a purgatory with its
+// own timer asks the timer how many wait.
+func Schedule(s *State, timeout time.Duration, mark bool) (bool, error) {
+	if !mark {
+		if s.IsCompleted() {
 			return false, nil
 		}
-		if s.word.CompareAndSwap(w, w|scheduledFlag) {
-			break
+	} else {
+		for {
+			w := s.word.Load()
+			if w&outcomeMask != 0 {
+				return false, nil
+			}
+			if s.word.CompareAndSwap(w, w|scheduledFlag) {
+				break
+			}
 		}
 	}
 	if err := s.tm.Schedule(&s.task, timeout); err != nil {
-		return true, err
+		return mark, err
 	}
 	if s.IsCompleted() {
 		s.tm.Cancel(&s.task)
 	}
-	return true, nil
+	return mark, nil
 }
 
 // WasScheduled reports whether s is marked scheduled: Schedule marked it and

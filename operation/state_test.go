@@ -102,7 +102,7 @@ func TestExpireAndSchedule(t *testing.T) {
 	var order []string
 	op := NewFunc(nil, func() { order = append(order, "complete") }, func() { order = append(order, "expire") })
 	s, _ := Start(op, tm, rec)
-	scheduled, err := Schedule(s, 10*time.Millisecond)
+	scheduled, err := Schedule(s, 10*time.Millisecond, true)
 	require.NoError(t, err)
 	assert.True(t, scheduled)
 	assert.True(t, WasScheduled(s))
@@ -114,9 +114,29 @@ func TestExpireAndSchedule(t *testing.T) {
 	op2 := NewFunc(nil, nil, nil)
 	s2, _ := Start(op2, tm, rec)
 	op2.ForceComplete()
-	scheduled, err = Schedule(s2, time.Second)
+	scheduled, err = Schedule(s2, time.Second, true)
 	require.NoError(t, err)
 	assert.False(t, scheduled)
+	assert.Equal(t, 0, tm.Size())
+
+	// Without the mark: timed all the same, and expires the same way.
+	order = nil
+	op3 := NewFunc(nil, func() { order = append(order, "complete") }, func() { order = append(order, "expire") })
+	s3, _ := Start(op3, tm, rec)
+	scheduled, err = Schedule(s3, 10*time.Millisecond, false)
+	require.NoError(t, err)
+	assert.False(t, scheduled, "not marked")
+	assert.False(t, WasScheduled(s3))
+	assert.Equal(t, 1, tm.Size(), "on the timer")
+	clk.Advance(10 * time.Millisecond)
+	assert.Equal(t, []string{"complete", "expire"}, order)
+
+	// Without the mark, completed before scheduling: not timed either.
+	op4 := NewFunc(nil, nil, nil)
+	s4, _ := Start(op4, tm, rec)
+	op4.ForceComplete()
+	_, err = Schedule(s4, time.Second, false)
+	require.NoError(t, err)
 	assert.Equal(t, 0, tm.Size())
 }
 
@@ -125,7 +145,7 @@ func TestCancelThenForce(t *testing.T) {
 	rec := &recorder{}
 	op := NewFunc(nil, nil, nil)
 	s, _ := Start(op, tm, rec)
-	_, _ = Schedule(s, time.Minute)
+	_, _ = Schedule(s, time.Minute, true)
 	pending, wasScheduled := Cancel(s)
 	assert.True(t, pending)
 	assert.True(t, wasScheduled)
@@ -169,7 +189,7 @@ func TestForceCompleteRacesExpiry(t *testing.T) {
 		n := 0
 		op := NewFunc(nil, func() { mu.Lock(); n++; mu.Unlock() }, nil)
 		s, _ := Start(op, tm, nil)
-		_, _ = Schedule(s, time.Millisecond)
+		_, _ = Schedule(s, time.Millisecond, true)
 		var wg sync.WaitGroup
 		wg.Add(2)
 		go func() { defer wg.Done(); clk.Advance(time.Millisecond) }()

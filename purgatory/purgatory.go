@@ -133,8 +133,8 @@ func (p *Purgatory[K]) TryCompleteElseWatch(op operation.Operation, timeout time
 		return true, nil
 	}
 
-	scheduled, err := operation.Schedule(s, timeout)
-	if scheduled && !p.ownTimer {
+	scheduled, err := operation.Schedule(s, timeout, !p.ownTimer)
+	if scheduled {
 		p.delayed.Add(1) // undone by Completed or CancelForKey, exactly once
 	}
 	if err != nil {

@@ -59,6 +59,7 @@ func (sh *shard[K]) newList() *list {
 // REQUIRES: sh.mu held.
 func (sh *shard[K]) drop(key K, l *list) {
 	delete(sh.lists, key)
+	l.gen++
 	if l.idle {
 		l.idle = false
 		sh.idle--
@@ -148,6 +149,7 @@ func (w *Watchers[K]) TryCompleteWatched(key K) int {
 	// skip an entry, which would be a lost wake-up.
 	var buf [snapshotSize]*operation.State
 	snap := append(buf[:0], l.ops...)
+	gen := l.gen
 	sh.mu.Unlock()
 
 	completed := 0
@@ -158,7 +160,7 @@ func (w *Watchers[K]) TryCompleteWatched(key K) int {
 	}
 
 	sh.mu.Lock()
-	if sh.lists[key] == l { // not cancelled or purged away meanwhile
+	if l.gen == gen { // still key's: not removed nor dropped meanwhile
 		sh.entries -= l.compact()
 		if len(l.ops) == 0 && !l.idle {
 			if sh.idle < maxIdle {
@@ -207,6 +209,7 @@ func (w *Watchers[K]) Remove(key K) []*operation.State {
 		return nil
 	}
 	delete(sh.lists, key)
+	l.gen++
 	if l.idle {
 		sh.idle--
 	}
@@ -225,6 +228,7 @@ func (w *Watchers[K]) RemoveAll() []*operation.State {
 		sh := &w.shards[i]
 		sh.mu.Lock()
 		for _, l := range sh.lists {
+			l.gen++
 			for _, s := range l.ops {
 				if _, dup := seen[s]; !dup && operation.IsPending(s) {
 					seen[s] = struct{}{}
