@@ -19,6 +19,8 @@
 //     in the map, idle, for the key's next watch (a partition's next fetch
 //     then costs no map insert nor delete), up to 8 a shard; beyond, it is
 //     dropped at once.
+//   - Each shard remembers the key it looked up last, so a hot key (the
+//     partition being fetched and appended to) skips the map lookup.
 //   - Purge walks every list under its shard's lock, drops the empty ones,
 //     idle or not, and calls no callback.
 //   - Submitting counts nothing shared between cores: WatchAll counts the

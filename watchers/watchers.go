@@ -27,6 +27,38 @@ type shard[K comparable] struct {
 	entries int     // entries in lists, completed ones included until purged
 	idle    int     // lists in the map that are empty (list.idle)
 	added   int     // operations watched since the last purge, counted once
+
+	// The key looked up last and its list (nil: none): a key is usually
+	// watched and checked again and again (a partition's fetches and
+	// appends), and one comparison is cheaper than a lookup in a big map.
+	lastKey  K
+	lastList *list
+}
+
+// get returns key's list, or nil.
+//
+// REQUIRES: sh.mu held.
+func (sh *shard[K]) get(key K) *list {
+	if sh.lastList != nil && sh.lastKey == key {
+		return sh.lastList
+	}
+	l := sh.lists[key]
+	if l != nil {
+		sh.lastKey, sh.lastList = key, l
+	}
+	return l
+}
+
+// forget removes key's list l from the map.
+//
+// REQUIRES: sh.mu held.
+func (sh *shard[K]) forget(key K, l *list) {
+	delete(sh.lists, key)
+	l.gen++
+	if sh.lastList == l {
+		var zero K
+		sh.lastKey, sh.lastList = zero, nil
+	}
 }
 
 // maxFree bounds the dropped lists a shard keeps for new keys.
@@ -58,8 +90,7 @@ func (sh *shard[K]) newList() *list {
 //
 // REQUIRES: sh.mu held.
 func (sh *shard[K]) drop(key K, l *list) {
-	delete(sh.lists, key)
-	l.gen++
+	sh.forget(key, l)
 	if l.idle {
 		l.idle = false
 		sh.idle--
@@ -112,7 +143,7 @@ func (w *Watchers[K]) WatchAll(keys []K, s *operation.State) {
 func (w *Watchers[K]) watch(key K, s *operation.State, added int) {
 	sh := w.shard(key)
 	sh.mu.Lock()
-	l := sh.lists[key]
+	l := sh.get(key)
 	if l == nil {
 		l = sh.newList()
 		sh.lists[key] = l
@@ -139,7 +170,7 @@ const snapshotSize = 32
 func (w *Watchers[K]) TryCompleteWatched(key K) int {
 	sh := w.shard(key)
 	sh.mu.Lock()
-	l := sh.lists[key]
+	l := sh.get(key)
 	if l == nil {
 		sh.mu.Unlock()
 		return 0
@@ -203,13 +234,12 @@ func (w *Watchers[K]) Purge() int {
 func (w *Watchers[K]) Remove(key K) []*operation.State {
 	sh := w.shard(key)
 	sh.mu.Lock()
-	l := sh.lists[key]
+	l := sh.get(key)
 	if l == nil {
 		sh.mu.Unlock()
 		return nil
 	}
-	delete(sh.lists, key)
-	l.gen++
+	sh.forget(key, l)
 	if l.idle {
 		sh.idle--
 	}
@@ -237,6 +267,8 @@ func (w *Watchers[K]) RemoveAll() []*operation.State {
 			}
 		}
 		clear(sh.lists)
+		var zero K
+		sh.lastKey, sh.lastList = zero, nil
 		sh.entries, sh.idle = 0, 0
 		sh.mu.Unlock()
 	}
