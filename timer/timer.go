@@ -326,119 +326,134 @@ func (tm *Timer) drive() {
 	}
 }
 
-// advance flushes every bucket due at or before now (ns), shard by shard,
-// and reports whether there was one. Due tasks go to the executor, or run on
-// this goroutine, with no lock of the timer's held. With refresh, the clock
-// is read again after each chunk of work, so that a bucket falling due
-// during a long cascade is served before the rest of the cascade; without it
-// (the manual clock) time stands still, and it steps from one earliest
-// expiry to the next (see ManualClock.Advance), so tasks run in tick order.
+// advance flushes every bucket due at or before now (ns) and reports whether
+// there was one. Due tasks go to the executor, or run on this goroutine, with
+// no lock of the timer's held. The shards take turns a chunk at a time, due
+// tasks first: every shard's due tasks are handed over before any shard
+// cascades, so one shard's long cascade never holds back another's due
+// tasks. With refresh, the clock is read again after each round, so that a
+// bucket falling due during a long cascade is served before the rest of the
+// cascade; without it (the manual clock) time stands still, and it steps
+// from one earliest expiry to the next (see ManualClock.Advance), so tasks
+// run in tick order.
 func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 	nowT := tm.tickDiv.floor(int64(now))
 	tm.advanceMu.Lock()
 	defer tm.advanceMu.Unlock()
 	processed := false
-	for i := range tm.shards {
-		var p bool
-		p, nowT = tm.advanceShard(&tm.shards[i], nowT, refresh)
-		processed = processed || p
-	}
-	return processed
-}
-
-// advanceShard flushes sh's buckets due by nowT, and returns whether there
-// was one and nowT, refreshed from the clock with refresh.
-//
-// REQUIRES: tm.advanceMu held.
-func (tm *Timer) advanceShard(sh *shard, nowT int64, refresh bool) (bool, int64) {
-	processed, handed := false, false
-	var batch []*Task
-	sh.mu.Lock()
 	for {
-		// Take every bucket due, in key order. Every bucket before it has
-		// been taken, so the wheel can stand at its key.
-		for b := sh.w.q.peek(); b != nil && b.key <= nowT; b = sh.w.q.peek() {
-			sh.w.q.pop()
-			processed = true
-			tm.flushed.Add(1)
-			sh.w.advanceTo(max(sh.w.cur, b.key))
-			switch {
-			case b.lv.lead == 0: // level 0: every task is due now
-				b.moveAllTo(&sh.firing)
-				b.reset()
-			case b.key < b.expiry: // a crowded bucket's early flush
-				b.moveAllTo(&b.lv.cascade)
-				// What the finer ring cannot hold yet comes back, and
-				// queues the bucket again for its expiry (see place).
-				b.key, b.count = b.expiry, 0
-			default:
-				b.moveAllTo(&b.lv.cascade)
-				b.reset()
+		busy := false
+		for _, cascade := range [2]bool{false, true} {
+			for i := range tm.shards {
+				p, b := tm.step(&tm.shards[i], nowT, cascade)
+				processed = processed || p
+				busy = busy || b
+			}
+			if busy {
+				break // due tasks appeared or remain: serve them before cascading
 			}
 		}
-
-		// Then a chunk of work, most urgent first: due tasks, then the
-		// finest level's cascade. Tasks not yet taken stay cancellable while
-		// the lock is released between chunks: they are still linked.
-		root := &sh.firing
-		for i := 1; root.next == root && i < len(sh.w.levels); i++ {
-			root = &sh.w.levels[i].cascade
-		}
-		if root.next == root {
+		if !busy {
 			break
-		}
-		for n := 0; n < flushChunk && root.next != root; n++ {
-			t := root.next
-			unlink(t)
-			if root != &sh.firing {
-				if T := tm.tickDiv.ceil(t.due); T > sh.w.cur {
-					sh.w.place(t, T) // the advancer is awake: no wake-up needed
-					continue
-				}
-			}
-			sh.pending--
-			if tm.maxPending > 0 {
-				tm.total.Add(-1)
-			}
-			if batch == nil {
-				batch = tm.newBatch()
-			}
-			if batch = append(batch, t); len(batch) == batchCap {
-				tm.dispatchLocked(sh, batch)
-				batch = nil
-				handed = true
-			}
-		}
-		// Hand over what is due at the end of every chunk, not when the
-		// whole advance ends: a cascade can keep it going for milliseconds.
-		if len(batch) > 0 {
-			tm.dispatchLocked(sh, batch)
-			batch = nil
-			handed = true
-		}
-		sh.mu.Unlock()
-		if handed && tm.exec != nil {
-			// The worker just readied sits in this P's runnext slot, and
-			// the runtime may leave it there (seen: 4-6ms, with the other
-			// P idle) while this goroutine keeps cascading. Let it run.
-			runtime.Gosched()
-			handed = false
 		}
 		if refresh {
 			nowT = tm.tickDiv.floor(int64(tm.clock.Now()))
 		}
+	}
+	for i := range tm.shards {
+		sh := &tm.shards[i]
 		sh.mu.Lock()
+		if nowT > sh.w.cur {
+			// Nothing queued is due by nowT (the loop above saw to it), so
+			// no slot is reused early: catch the wheel up to the clock.
+			sh.w.advanceTo(nowT)
+		}
+		if invariants {
+			tm.verifyLocked(sh)
+		}
+		sh.mu.Unlock()
 	}
-	if nowT > sh.w.cur {
-		// Nothing queued is due by nowT (the loop above saw to it), so no
-		// slot is reused early: catch the wheel up to the clock.
-		sh.w.advanceTo(nowT)
+	return processed
+}
+
+// step takes sh's buckets due by nowT, then does one chunk of work: due
+// tasks, or with cascade and none due, the finest level's cascade. It
+// reports whether it took a bucket, and whether it found work.
+//
+// REQUIRES: tm.advanceMu held.
+func (tm *Timer) step(sh *shard, nowT int64, cascade bool) (took, busy bool) {
+	sh.mu.Lock()
+	// Take every bucket due, in key order. Every bucket before it has been
+	// taken, so the wheel can stand at its key.
+	for b := sh.w.q.peek(); b != nil && b.key <= nowT; b = sh.w.q.peek() {
+		sh.w.q.pop()
+		took = true
+		tm.flushed.Add(1)
+		sh.w.advanceTo(max(sh.w.cur, b.key))
+		switch {
+		case b.lv.lead == 0: // level 0: every task is due now
+			b.moveAllTo(&sh.firing)
+			b.reset()
+		case b.key < b.expiry: // a crowded bucket's early flush
+			b.moveAllTo(&b.lv.cascade)
+			// What the finer ring cannot hold yet comes back, and queues
+			// the bucket again for its expiry (see place).
+			b.key, b.count = b.expiry, 0
+		default:
+			b.moveAllTo(&b.lv.cascade)
+			b.reset()
+		}
 	}
-	if invariants {
-		tm.verifyLocked(sh)
+
+	// Then a chunk of work, most urgent first: due tasks, then the finest
+	// level's cascade. Tasks not yet taken stay cancellable while the lock
+	// is released between chunks: they are still linked.
+	root := &sh.firing
+	for i := 1; cascade && root.next == root && i < len(sh.w.levels); i++ {
+		root = &sh.w.levels[i].cascade
+	}
+	if root.next == root {
+		sh.mu.Unlock()
+		return took, took
+	}
+	var batch []*Task
+	handed := false
+	for n := 0; n < flushChunk && root.next != root; n++ {
+		t := root.next
+		unlink(t)
+		if root != &sh.firing {
+			if T := tm.tickDiv.ceil(t.due); T > sh.w.cur {
+				sh.w.place(t, T) // the advancer is awake: no wake-up needed
+				continue
+			}
+		}
+		sh.pending--
+		if tm.maxPending > 0 {
+			tm.total.Add(-1)
+		}
+		if batch == nil {
+			batch = tm.newBatch()
+		}
+		if batch = append(batch, t); len(batch) == batchCap {
+			tm.dispatchLocked(sh, batch)
+			batch = nil
+			handed = true
+		}
+	}
+	// Hand over what is due at the end of every chunk, not when the whole
+	// advance ends: a cascade can keep it going for milliseconds.
+	if len(batch) > 0 {
+		tm.dispatchLocked(sh, batch)
+		handed = true
 	}
 	sh.mu.Unlock()
-	return processed, nowT
+	if handed && tm.exec != nil {
+		// The worker just readied sits in this P's runnext slot, and the
+		// runtime may leave it there (seen: 4-6ms, with the other P idle)
+		// while this goroutine keeps cascading. Let it run.
+		runtime.Gosched()
+	}
+	return took, true
 }
 
 func (tm *Timer) newBatch() []*Task {
