@@ -40,6 +40,7 @@ type Timer struct {
 	// and the wheels' time only moves forward. It is never held while waiting.
 	// Lock order: advanceMu, then one shard's mu, then executor.mu.
 	advanceMu sync.Mutex
+	spare     []*Task // an empty batch, without workers; guarded by advanceMu
 
 	// total counts the pending tasks of all shards, only when maxPending
 	// caps them: without a cap no counter is shared between the shards.
@@ -341,16 +342,30 @@ func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 	tm.advanceMu.Lock()
 	defer tm.advanceMu.Unlock()
 	processed := false
+	var batch []*Task // due tasks of every shard, handed over once a round
 	for {
 		busy := false
 		for _, cascade := range [2]bool{false, true} {
 			for i := range tm.shards {
-				p, b := tm.step(&tm.shards[i], nowT, cascade)
+				p, b := tm.step(&tm.shards[i], nowT, cascade, &batch)
 				processed = processed || p
 				busy = busy || b
 			}
 			if busy {
 				break // due tasks appeared or remain: serve them before cascading
+			}
+		}
+		// Hand over what is due at the end of every round, not when the
+		// whole advance ends: a cascade can keep it going for milliseconds.
+		if len(batch) > 0 {
+			tm.dispatch(batch)
+			batch = nil
+			if tm.exec != nil {
+				// The worker just readied sits in this P's runnext slot,
+				// and the runtime may leave it there (seen: 4-6ms, with
+				// the other P idle) while this goroutine keeps cascading.
+				// Let it run.
+				runtime.Gosched()
 			}
 		}
 		if !busy {
@@ -377,11 +392,12 @@ func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 }
 
 // step takes sh's buckets due by nowT, then does one chunk of work: due
-// tasks, or with cascade and none due, the finest level's cascade. It
-// reports whether it took a bucket, and whether it found work.
+// tasks, or with cascade and none due, the finest level's cascade. Due
+// tasks go to *batch, which is handed over when full. It reports whether it
+// took a bucket, and whether it found work.
 //
 // REQUIRES: tm.advanceMu held.
-func (tm *Timer) step(sh *shard, nowT int64, cascade bool) (took, busy bool) {
+func (tm *Timer) step(sh *shard, nowT int64, cascade bool, batch *[]*Task) (took, busy bool) {
 	sh.mu.Lock()
 	// Take every bucket due, in key order. Every bucket before it has been
 	// taken, so the wheel can stand at its key.
@@ -416,8 +432,6 @@ func (tm *Timer) step(sh *shard, nowT int64, cascade bool) (took, busy bool) {
 		sh.mu.Unlock()
 		return took, took
 	}
-	var batch []*Task
-	handed := false
 	for n := 0; n < flushChunk && root.next != root; n++ {
 		t := root.next
 		unlink(t)
@@ -431,51 +445,48 @@ func (tm *Timer) step(sh *shard, nowT int64, cascade bool) (took, busy bool) {
 		if tm.maxPending > 0 {
 			tm.total.Add(-1)
 		}
-		if batch == nil {
-			batch = tm.newBatch()
+		if *batch == nil {
+			*batch = tm.newBatch()
 		}
-		if batch = append(batch, t); len(batch) == batchCap {
-			tm.dispatchLocked(sh, batch)
-			batch = nil
-			handed = true
+		if *batch = append(*batch, t); len(*batch) == batchCap {
+			sh.mu.Unlock() // tasks run with no lock of the timer's held
+			tm.dispatch(*batch)
+			*batch = nil
+			sh.mu.Lock()
 		}
-	}
-	// Hand over what is due at the end of every chunk, not when the whole
-	// advance ends: a cascade can keep it going for milliseconds.
-	if len(batch) > 0 {
-		tm.dispatchLocked(sh, batch)
-		handed = true
 	}
 	sh.mu.Unlock()
-	if handed && tm.exec != nil {
-		// The worker just readied sits in this P's runnext slot, and the
-		// runtime may leave it there (seen: 4-6ms, with the other P idle)
-		// while this goroutine keeps cascading. Let it run.
-		runtime.Gosched()
-	}
 	return took, true
 }
 
+// newBatch returns an empty batch: the executor's, or without one the
+// advancer's own, which runs before the next is taken.
+//
+// REQUIRES: tm.advanceMu held.
 func (tm *Timer) newBatch() []*Task {
 	if tm.exec != nil {
 		return tm.exec.batch()
 	}
+	if b := tm.spare; b != nil {
+		tm.spare = nil
+		return b
+	}
 	return make([]*Task, 0, batchCap)
 }
 
-// dispatchLocked hands a batch of due tasks over to run. Without workers it
-// runs them here, releasing sh.mu meanwhile so that they may call the timer.
+// dispatch hands a batch of due tasks over to run: to the workers, or
+// without them it runs them here, then keeps the batch for the next.
 //
-// REQUIRES: sh.mu held (released and re-acquired without workers).
-func (tm *Timer) dispatchLocked(sh *shard, b []*Task) {
+// REQUIRES: tm.advanceMu held, and no shard's lock.
+func (tm *Timer) dispatch(b []*Task) {
 	tm.fired.Add(int64(len(b)))
 	if tm.exec != nil {
 		tm.exec.submit(b)
 		return
 	}
-	sh.mu.Unlock()
 	tm.runBatch(b)
-	sh.mu.Lock()
+	clear(b)
+	tm.spare = b[:0]
 }
 
 func (tm *Timer) runBatch(b []*Task) {
