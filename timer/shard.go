@@ -44,3 +44,19 @@ func (tm *Timer) shardOf(t *Task) *shard {
 	page := uint64(uintptr(unsafe.Pointer(t))) >> 13
 	return &tm.shards[(page*0x9E3779B97F4A7C15)>>tm.shardShift]
 }
+
+// idleLocked reports whether sh has no due task waiting to be handed over
+// and nothing to cascade.
+//
+// REQUIRES: sh.mu held.
+func (sh *shard) idleLocked() bool {
+	if sh.firing.next != &sh.firing {
+		return false
+	}
+	for _, lv := range sh.w.levels {
+		if lv.cascade.next != &lv.cascade {
+			return false
+		}
+	}
+	return true
+}

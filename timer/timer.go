@@ -375,18 +375,13 @@ func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 			nowT = tm.tickDiv.floor(int64(tm.clock.Now()))
 		}
 	}
-	for i := range tm.shards {
-		sh := &tm.shards[i]
-		sh.mu.Lock()
-		if nowT > sh.w.cur {
-			// Nothing queued is due by nowT (the loop above saw to it), so
-			// no slot is reused early: catch the wheel up to the clock.
-			sh.w.advanceTo(nowT)
-		}
-		if invariants {
+	if invariants {
+		for i := range tm.shards {
+			sh := &tm.shards[i]
+			sh.mu.Lock()
 			tm.verifyLocked(sh)
+			sh.mu.Unlock()
 		}
-		sh.mu.Unlock()
 	}
 	return processed
 }
@@ -429,6 +424,13 @@ func (tm *Timer) step(sh *shard, nowT int64, cascade bool, batch *[]*Task) (took
 		root = &sh.w.levels[i].cascade
 	}
 	if root.next == root {
+		if nowT > sh.w.cur && sh.idleLocked() {
+			// Nothing queued is due by nowT (taken above) and nothing is
+			// left to hand over or cascade, so no slot is reused early:
+			// catch the wheel up to the clock, under the same lock, before
+			// a Schedule can place a task between its time and nowT.
+			sh.w.advanceTo(nowT)
+		}
 		sh.mu.Unlock()
 		return took, took
 	}
