@@ -71,10 +71,11 @@
 //
 // # Clocks and tests
 //
-// A Clock reads monotonic time and makes alarms. A ManualClock's Advance runs every task due by the new time synchronously,
-// tick by tick in deadline order (within a tick, shards may interleave),
-// each seeing the clock at its bucket's expiry; the timer starts no
-// goroutine. Tests are deterministic without sleeping.
+// A Clock reads monotonic time and makes alarms. A ManualClock's Advance
+// runs every task due by the new time synchronously, tick by tick in
+// deadline order (within a tick, shards may interleave), each seeing the
+// clock at its bucket's expiry; the timer starts no goroutine. Tests are
+// deterministic without sleeping.
 //
 // # Closing
 //
