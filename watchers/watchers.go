@@ -55,9 +55,28 @@ func (sh *shard[K]) get(key K) *list {
 func (sh *shard[K]) forget(key K, l *list) {
 	delete(sh.lists, key)
 	l.gen++
+	sh.busy(l)
 	if sh.lastList == l {
-		var zero K
-		sh.lastKey, sh.lastList = zero, nil
+		sh.forgetLast()
+	}
+}
+
+// forgetLast clears the remembered key and list.
+//
+// REQUIRES: sh.mu held.
+func (sh *shard[K]) forgetLast() {
+	var zero K
+	sh.lastKey, sh.lastList = zero, nil
+}
+
+// busy takes l out of the idle count, if it was idle: it is watched again,
+// or leaves the map.
+//
+// REQUIRES: sh.mu held.
+func (sh *shard[K]) busy(l *list) {
+	if l.idle {
+		l.idle = false
+		sh.idle--
 	}
 }
 
@@ -91,10 +110,6 @@ func (sh *shard[K]) newList() *list {
 // REQUIRES: sh.mu held.
 func (sh *shard[K]) drop(key K, l *list) {
 	sh.forget(key, l)
-	if l.idle {
-		l.idle = false
-		sh.idle--
-	}
 	if len(sh.free) < maxFree && cap(l.ops) <= minShrink {
 		sh.free = append(sh.free, l)
 	}
@@ -147,9 +162,8 @@ func (w *Watchers[K]) watch(key K, s *operation.State, added int) {
 	if l == nil {
 		l = sh.newList()
 		sh.lists[key] = l
-	} else if l.idle {
-		l.idle = false
-		sh.idle--
+	} else {
+		sh.busy(l)
 	}
 	sh.entries += 1 - l.add(s)
 	sh.added += added
@@ -240,9 +254,6 @@ func (w *Watchers[K]) Remove(key K) []*operation.State {
 		return nil
 	}
 	sh.forget(key, l)
-	if l.idle {
-		sh.idle--
-	}
 	sh.entries -= len(l.ops)
 	sh.mu.Unlock()
 	l.compact()
@@ -267,8 +278,7 @@ func (w *Watchers[K]) RemoveAll() []*operation.State {
 			}
 		}
 		clear(sh.lists)
-		var zero K
-		sh.lastKey, sh.lastList = zero, nil
+		sh.forgetLast()
 		sh.entries, sh.idle = 0, 0
 		sh.mu.Unlock()
 	}
