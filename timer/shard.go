@@ -14,10 +14,9 @@ import (
 type shard struct {
 	mu         sync.Mutex // guards the following, and every Task and bucket in w
 	w          wheel
-	firing     Task  // sentinel of the due tasks taken from level-0 buckets, not yet handed over
-	sleepUntil int64 // ns: when the latest AdvanceClock wait ends; earlier deadlines wake it
-	pending    int64 // tasks linked in w
-	closed     bool
+	firing     Task     // sentinel of the due tasks taken from level-0 buckets, not yet handed over
+	sleepUntil int64    // ns: when the latest AdvanceClock wait ends; earlier deadlines wake it
+	pending    int64    // tasks linked in w
 	_          [64]byte // the next shard's lock on another cache line
 }
 

@@ -46,7 +46,7 @@ type Timer struct {
 	// caps them: without a cap no counter is shared between the shards.
 	total atomic.Int64
 
-	closed atomic.Bool
+	closed atomic.Bool   // set once by Close; Schedule reads it under its shard's mu
 	wake   chan struct{} // capacity 1: a deadline earlier than sleepUntil appeared
 	done   chan struct{} // closed by Close
 
@@ -142,7 +142,9 @@ func (tm *Timer) schedule(t *Task, due, now time.Duration, move bool) (wasPendin
 	}
 	sh := tm.shardOf(t)
 	sh.mu.Lock()
-	if sh.closed {
+	// Read under sh.mu: Close sets closed before it drains sh under sh.mu,
+	// so a task placed here is either drained or refused.
+	if tm.closed.Load() {
 		sh.mu.Unlock()
 		return false, ErrClosed
 	}
@@ -192,11 +194,11 @@ func (tm *Timer) schedule(t *Task, due, now time.Duration, move bool) (wasPendin
 	return wasPending, nil
 }
 
-// unlinkLocked takes pending t out of sh's wheel.
+// goneLocked counts a task unlinked from sh's wheel for good (cancelled or
+// due), in sh and under the cap.
 //
-// REQUIRES: sh.mu held; t linked in sh.
-func (tm *Timer) unlinkLocked(sh *shard, t *Task) {
-	unlink(t)
+// REQUIRES: sh.mu held.
+func (tm *Timer) goneLocked(sh *shard) {
 	sh.pending--
 	if tm.maxPending > 0 {
 		tm.total.Add(-1)
@@ -214,7 +216,8 @@ func (tm *Timer) Cancel(t *Task) bool {
 		sh.mu.Unlock()
 		return false
 	}
-	tm.unlinkLocked(sh, t)
+	unlink(t)
+	tm.goneLocked(sh)
 	sh.mu.Unlock()
 	return true
 }
@@ -293,13 +296,8 @@ func (tm *Timer) advanceClock(stop <-chan struct{}, maxWait time.Duration) bool 
 // compares with it; one before it is seen by the second pass.
 func (tm *Timer) publishSleep(limit time.Duration) (time.Duration, bool) {
 	until := limit
-	for i := range tm.shards {
-		sh := &tm.shards[i]
-		sh.mu.Lock()
-		if b := sh.w.q.peek(); b != nil {
-			until = min(until, time.Duration(tm.nanos(b.key)))
-		}
-		sh.mu.Unlock()
+	if at, ok := tm.nextExpiry(); ok {
+		until = min(until, at)
 	}
 	ok := true
 	for i := range tm.shards {
@@ -443,10 +441,7 @@ func (tm *Timer) step(sh *shard, nowT int64, cascade bool, batch *[]*Task) (took
 				continue
 			}
 		}
-		sh.pending--
-		if tm.maxPending > 0 {
-			tm.total.Add(-1)
-		}
+		tm.goneLocked(sh)
 		if *batch == nil {
 			*batch = tm.newBatch()
 		}
@@ -540,12 +535,6 @@ func (tm *Timer) nanos(tick int64) int64 {
 func (tm *Timer) Close() []*Task {
 	if !tm.closed.CompareAndSwap(false, true) {
 		return nil
-	}
-	for i := range tm.shards {
-		sh := &tm.shards[i]
-		sh.mu.Lock()
-		sh.closed = true
-		sh.mu.Unlock()
 	}
 
 	// 1. Wake the auto-advance goroutine and any AdvanceClock waiter.
