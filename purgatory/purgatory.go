@@ -32,7 +32,7 @@ type Purgatory[K comparable] struct {
 
 	// estimated is what Kafka's estimatedTotalOperations was at the last
 	// purge: the operations waiting then. Those watched since are counted
-	// by the watcher shards, under the lock they take anyway (Added), so
+	// by the watcher shards, under the lock they take anyway (Counts), so
 	// that submitting touches no counter shared between cores. delayed
 	// counts the operations on a shared timer and not completed; with its
 	// own timer the purgatory asks the timer instead (Kafka's numDelayed is
@@ -240,7 +240,7 @@ func (p *Purgatory[K]) MaybePurge() {
 func (p *Purgatory[K]) purge() int {
 	// Operations completed during the purge make this a slight
 	// overestimate, as in Kafka; the watcher shards restart their counts
-	// (Added) as the purge reaches them.
+	// (Counts) as the purge reaches them.
 	p.estimated.Store(int64(p.Delayed()))
 	start := time.Now()
 	purged := p.w.Purge()

@@ -141,7 +141,7 @@ func (w *Watchers[K]) Watch(key K, s *operation.State) {
 
 // WatchAll adds s to the list of each key in turn, and stops early if s
 // completes meanwhile (completed from outside: its entries so far are
-// purged later). It counts s once in Added.
+// purged later). It counts s once in the added count of Counts.
 func (w *Watchers[K]) WatchAll(keys []K, s *operation.State) {
 	for i, k := range keys {
 		if i > 0 && !operation.IsPending(s) {
@@ -222,7 +222,7 @@ func (w *Watchers[K]) TryCompleteWatched(key K) int {
 
 // Purge drops the entries of completed operations from every list, and the
 // lists left empty (idle ones included), and returns how many entries it
-// dropped. It resets Added. It takes each shard's lock in turn and calls no
+// dropped. It resets the added count of Counts. It takes each shard's lock in turn and calls no
 // callback.
 func (w *Watchers[K]) Purge() int {
 	purged := 0
