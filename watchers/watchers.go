@@ -222,8 +222,8 @@ func (w *Watchers[K]) TryCompleteWatched(key K) int {
 
 // Purge drops the entries of completed operations from every list, and the
 // lists left empty (idle ones included), and returns how many entries it
-// dropped. It resets the added count of Counts. It takes each shard's lock in turn and calls no
-// callback.
+// dropped. It resets the added count of Counts. It takes each shard's lock
+// in turn and calls no callback.
 func (w *Watchers[K]) Purge() int {
 	purged := 0
 	for i := range w.shards {
