@@ -26,7 +26,7 @@
 //
 // # Lock order
 //
-// The operation's lock is taken first, then (inside TryCompleteOrElse, while
+// The operation's lock is taken first, then (inside Submit, while
 // watching) a watcher shard's lock. The timer's locks are leaves, never held
 // while another is taken. Nothing takes an operation's lock while holding
 // one of the others. Do not call CheckAndComplete while holding a lock that

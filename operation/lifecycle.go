@@ -12,57 +12,53 @@ import (
 // purgatory, not these.
 
 // Start binds op to the timer its deadline goes on and to the observer told
-// of its completion. It fails with ErrSubmitted if op was started before.
+// of its completion, under op's lock. It fails with ErrSubmitted if op was
+// started before. Submit does this and the first tries in one hold
+// of the lock; Start is for callers that watch op themselves.
 func Start(op Operation, tm *timer.Timer, obs Observer) (*State, error) {
 	s := op.OperationState()
-	for {
-		w := s.word.Load()
-		if w&claimed != 0 {
-			return nil, ErrSubmitted
-		}
-		if s.word.CompareAndSwap(w, w|claimed) {
-			break
-		}
+	lock := s.Mutex()
+	lock.Lock()
+	err := s.bind(op, tm, obs)
+	lock.Unlock()
+	if err != nil {
+		return nil, err
 	}
-	s.op, s.tm, s.obs = op, tm, obs
-	if s.lock == nil {
-		s.lock = &s.mu
-	}
-	s.task.Init((*expirer)(s))
-	// Publish: a ForceComplete that sees started sees the fields above.
-	for {
-		w := s.word.Load()
-		if s.word.CompareAndSwap(w, w|started) {
-			return s, nil
-		}
-	}
+	return s, nil
 }
 
-// TryCompleteOrElse is Kafka's safeTryCompleteOrElse, the race-free opening:
-// under the operation's lock it tries to complete; if it cannot, it calls
-// watch, which registers the operation under its keys, and tries once more.
-// An event on a key between the first try and the watch is seen by the
-// second try, and one after the watch finds the operation watched, so no
-// wake-up is lost. Holding the lock across the watch keeps a concurrent
-// TryCompleteWatched from completing it halfway. It reports whether the
-// operation completed here; OnComplete has then run, after the lock was
-// released.
-func TryCompleteOrElse(s *State, watch func()) bool {
-	s.lock.Lock()
-	o, done := Pending, false
+// Submit starts op as Start does, then runs Kafka's safeTryCompleteOrElse,
+// the race-free opening, all under one hold of op's lock: it tries to
+// complete op; if it cannot, it calls watch, which registers op under its
+// keys, and tries once more. An event on a key between the first try and
+// the watch is seen by the second try, and one after the watch finds the
+// operation watched, so no wake-up is lost. Holding the lock across the
+// watch keeps a concurrent TryCompleteWatched from completing it halfway.
+// It reports whether op completed here; OnComplete has then run, after the
+// lock was released. It fails with ErrSubmitted, op untouched, if op was
+// started before.
+func Submit(op Operation, tm *timer.Timer, obs Observer, watch func(*State)) (s *State, done bool, err error) {
+	s = op.OperationState()
+	lock := s.Mutex()
+	lock.Lock()
+	if err := s.bind(op, tm, obs); err != nil {
+		lock.Unlock()
+		return nil, false, err
+	}
+	o := Pending
 	if s.try() {
 		o, done = s.complete(Completed)
 	} else {
-		watch()
+		watch(s)
 		if !s.IsCompleted() && s.try() {
 			o, done = s.complete(Completed)
 		}
 	}
-	s.lock.Unlock()
+	lock.Unlock()
 	if done {
 		s.finish(o)
 	}
-	return done
+	return s, done, nil
 }
 
 // TryCompleteWatched is Kafka's safeTryComplete, for an operation found on a
@@ -72,12 +68,13 @@ func TryCompleteWatched(s *State) bool {
 	if s.IsCompleted() {
 		return false
 	}
-	s.lock.Lock()
+	lock := s.Mutex()
+	lock.Lock()
 	o, done := Pending, false
 	if !s.IsCompleted() && s.try() {
 		o, done = s.complete(Completed)
 	}
-	s.lock.Unlock()
+	lock.Unlock()
 	if done {
 		s.finish(o)
 	}

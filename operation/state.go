@@ -17,17 +17,16 @@ type State struct {
 	tm   *timer.Timer // the timer task is scheduled on; set by Start
 	op   Operation    // the operation embedding s; set by Start
 	obs  Observer     // told about the completion; set by Start
-	lock *sync.Mutex  // &mu, or the lock given to ShareLock
+	lock *sync.Mutex  // the lock given to ShareLock; nil: mu
 	mu   sync.Mutex
-	word atomic.Uint32 // outcome (low bits) | started | cancelled
+	word atomic.Uint32 // outcome (low bits) | flags below
 }
 
 const (
 	outcomeMask   = 0x7
-	started       = 1 << 3 // published by Start after the fields it sets
+	started       = 1 << 3 // set by bind, which publishes the fields it set
 	cancelledFlag = 1 << 4
 	scheduledFlag = 1 << 5 // on the timer while pending; cleared by Cancel
-	claimed       = 1 << 6 // Start is under way or done: a second Start fails
 )
 
 // ShareLock makes the operation use mu as its lock, shared with other
@@ -35,7 +34,7 @@ const (
 // completing one and checking another see one consistent group). Call it
 // before submitting the operation.
 func (s *State) ShareLock(mu *sync.Mutex) {
-	if s.word.Load()&claimed != 0 {
+	if s.word.Load()&started != 0 {
 		panic("operation: ShareLock after the operation was submitted")
 	}
 	s.lock = mu
@@ -48,6 +47,27 @@ func (s *State) Mutex() *sync.Mutex {
 		return &s.mu
 	}
 	return s.lock
+}
+
+// bind sets the fields a submission gives the operation and publishes them
+// with the started flag, in one compare-and-swap. It fails with
+// ErrSubmitted if the operation was started before.
+//
+// REQUIRES: s.Mutex() held. The lock orders two submissions of the same
+// operation, so that the loser leaves the fields alone; nothing else writes
+// the word before started is set (ForceComplete, Cancel and the completers
+// all need it), but a compare-and-swap costs what a store does here.
+func (s *State) bind(op Operation, tm *timer.Timer, obs Observer) error {
+	w := s.word.Load()
+	if w&started != 0 {
+		return ErrSubmitted
+	}
+	s.op, s.tm, s.obs = op, tm, obs
+	s.task.Init((*expirer)(s))
+	if !s.word.CompareAndSwap(w, w|started) {
+		panic("operation: completion word changed before the operation was started")
+	}
+	return nil
 }
 
 // IsCompleted reports whether the operation has completed. A completed
@@ -129,7 +149,7 @@ func (s *State) call(name string, f func()) {
 // try runs TryComplete, treating a panic as "not yet" so that the lock held
 // around it is released.
 //
-// REQUIRES: s.lock held.
+// REQUIRES: s.Mutex() held.
 func (s *State) try() (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {

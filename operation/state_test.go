@@ -2,6 +2,7 @@ package operation
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,28 +61,75 @@ func TestStartOnce(t *testing.T) {
 	assert.Panics(t, func() { op.ShareLock(&sync.Mutex{}) }, "too late to share a lock")
 }
 
-func TestTryCompleteOrElse(t *testing.T) {
+func TestSubmit(t *testing.T) {
 	tm, _ := newTimer(t)
 	rec := &recorder{}
 
 	// First try succeeds: no watch.
-	op := NewFunc(func() bool { return true }, nil, nil)
-	s, _ := Start(op, tm, rec)
 	watched := false
-	assert.True(t, TryCompleteOrElse(s, func() { watched = true }))
+	op := NewFunc(func() bool { return true }, nil, nil)
+	_, done, err := Submit(op, tm, rec, func(*State) { watched = true })
+	require.NoError(t, err)
+	assert.True(t, done)
 	assert.False(t, watched)
 
 	// First try fails, the watch makes the second succeed.
 	ready := false
 	op2 := NewFunc(func() bool { return ready }, nil, nil)
-	s2, _ := Start(op2, tm, rec)
-	assert.True(t, TryCompleteOrElse(s2, func() { ready = true }))
+	s2, done, err := Submit(op2, tm, rec, func(s *State) {
+		assert.Same(t, op2.OperationState(), s)
+		assert.False(t, op2.Mutex().TryLock(), "watched under the operation's lock")
+		ready = true
+	})
+	require.NoError(t, err)
+	assert.True(t, done)
+	assert.Same(t, op2.OperationState(), s2)
 
 	// Both fail.
 	op3 := NewFunc(func() bool { return false }, nil, nil)
-	s3, _ := Start(op3, tm, rec)
-	assert.False(t, TryCompleteOrElse(s3, func() {}))
+	_, done, err = Submit(op3, tm, rec, func(*State) {})
+	require.NoError(t, err)
+	assert.False(t, done)
 	assert.Equal(t, []Outcome{Completed, Completed}, rec.outcomes)
+
+	// A second submission fails and leaves the operation alone.
+	_, _, err = Submit(op3, tm, rec, func(*State) { t.Error("watched twice") })
+	assert.ErrorIs(t, err, ErrSubmitted)
+	assert.Equal(t, Pending, op3.Outcome())
+}
+
+// TestSubmitConcurrently submits one operation from several goroutines at
+// once, to several timers: exactly one submission wins, and the operation
+// is bound to its timer.
+func TestSubmitConcurrently(t *testing.T) {
+	tms := make([]*timer.Timer, 4)
+	for i := range tms {
+		tms[i], _ = newTimer(t)
+	}
+	for range 200 {
+		op := NewFunc(func() bool { return false }, nil, nil)
+		var wins atomic.Int32
+		var winner atomic.Pointer[timer.Timer]
+		var wg sync.WaitGroup
+		for _, tm := range tms {
+			wg.Go(func() {
+				_, _, err := Submit(op, tm, nil, func(*State) {})
+				if err == nil {
+					wins.Add(1)
+					winner.Store(tm)
+					return
+				}
+				assert.ErrorIs(t, err, ErrSubmitted)
+			})
+		}
+		wg.Wait()
+		require.EqualValues(t, 1, wins.Load())
+		_, err := Schedule(op.OperationState(), time.Second, false)
+		require.NoError(t, err)
+		assert.Equal(t, 1, winner.Load().Size(), "timed on the winner's timer")
+		assert.True(t, op.ForceComplete())
+		assert.Equal(t, 0, winner.Load().Size())
+	}
 }
 
 func TestTryCompleteWatchedSkipsCompleted(t *testing.T) {

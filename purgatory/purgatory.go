@@ -125,12 +125,9 @@ func (p *Purgatory[K]) TryCompleteElseWatch(op operation.Operation, timeout time
 	if p.closed.Load() {
 		return false, ErrClosed
 	}
-	s, err := operation.Start(op, p.tm, p)
-	if err != nil {
-		return false, err
-	}
-	if operation.TryCompleteOrElse(s, func() { p.w.WatchAll(keys, s) }) {
-		return true, nil
+	s, done, err := operation.Submit(op, p.tm, p, func(s *operation.State) { p.w.WatchAll(keys, s) })
+	if err != nil || done {
+		return done, err
 	}
 
 	scheduled, err := operation.Schedule(s, timeout, !p.ownTimer)
