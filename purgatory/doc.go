@@ -32,18 +32,23 @@
 //     CheckAndComplete on any key of any purgatory.
 //   - A panicking callback is recovered, logged and counted; nothing stops.
 //   - Memory is returned: a completed operation leaves the timer at once and
-//     its watcher lists within one purge (or at once from the list of the key
-//     that completed it); empty keys are dropped.
+//     its watcher lists within one purge (or at its key's next check);
+//     empty keys are dropped.
 //   - Close answers every pending operation (outcome Closed) and leaves no
 //     goroutine running.
 //
 // # Purging
 //
-// Completed operations stay on the lists of their other keys until a purge
-// (Kafka's design: completing stays O(1)). The reaper purges when more than
-// the purge interval (default 1000) are listed and they are at least as many
-// as the live ones, so each purge removes at least as much as it walks. A
-// full list also drops its completed entries before it grows.
+// Completed operations stay on their keys' lists until a purge (Kafka's
+// design: completing stays O(1)), or until a key's next CheckAndComplete,
+// which first drops the entries of its list that completed since. Unlike
+// Kafka's, a check leaves the entries of the operations it completes too:
+// it then takes its watcher shard's lock once instead of twice, and Watched
+// counts them until they go. The reaper purges when more than the purge
+// interval (default 1000) are listed and they are at least as many as the
+// live ones, so each purge removes at least as much as it walks, and purges
+// whatever is listed once nothing waits. A full list also drops its
+// completed entries before it grows.
 //
 // # Lock order
 //

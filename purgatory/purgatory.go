@@ -154,7 +154,10 @@ func (p *Purgatory[K]) TryCompleteElseWatch(op operation.Operation, timeout time
 // returns how many it completed; their OnComplete ran before it returns. It
 // takes no lock while trying, only each operation's own around its
 // TryComplete, so it may be called from a callback. Call it without holding a
-// lock that a TryComplete takes. O(operations watched under key).
+// lock that a TryComplete takes. It first drops the key's entries of
+// operations completed since its last check; those it completes itself
+// stay listed (and counted by Watched) until the next check or purge.
+// O(operations watched under key).
 func (p *Purgatory[K]) CheckAndComplete(key K) int {
 	n := p.w.TryCompleteWatched(key)
 	if n > 0 {

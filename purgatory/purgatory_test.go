@@ -39,9 +39,10 @@ func TestCompletesOnCheckNotBefore(t *testing.T) {
 	assert.Zero(t, op.completions.Load(), "not answered before CheckAndComplete")
 	assert.Equal(t, 1, p.CheckAndComplete("k"))
 	assert.Equal(t, int32(1), op.completions.Load())
+	assert.Equal(t, 1, p.Watched(), "its entry stays until the key's next check or a purge")
 	assert.Equal(t, 0, p.CheckAndComplete("k"), "once")
 	assert.Zero(t, op.expirations.Load())
-	assert.Equal(t, 0, p.Watched(), "the key's list was compacted and dropped")
+	assert.Equal(t, 0, p.Watched(), "the second check compacted the key's list")
 	assert.Equal(t, 0, p.Delayed())
 	assert.Equal(t, 0, p.tm.Size(), "off the timer at once")
 }

@@ -1,8 +1,9 @@
 // Package watchers keeps, for each key, the list of operations watched under
 // it, in a map split into shards that each have their own lock (Kafka's
 // WatcherList and Watchers). A key's list is created by its first watch and
-// dropped when it empties: at the next purge, or at once when the shard
-// already keeps its share of emptied lists (see TryCompleteWatched).
+// dropped once it is empty: at the next purge, or when a check empties it
+// and the shard already keeps its share of emptied lists (see
+// TryCompleteWatched).
 //
 // # Promises
 //
@@ -10,15 +11,17 @@
 //     list drops its completed entries before it grows, so completed
 //     operations never make a list grow, and a list that empties to a
 //     quarter of its capacity gives the memory back.
-//   - TryCompleteWatched touches only the key's list. It tries each
-//     operation with no shard lock held (the entries are copied first, so
-//     that a concurrent watch or purge cannot make it skip one), so callbacks
-//     may call back in, even on the same key. Then it compacts the list
-//     under the shard lock, rechecking that the list is still the key's: a
-//     concurrent watch is never lost to a removal. A list it empties stays
-//     in the map, idle, for the key's next watch (a partition's next fetch
-//     then costs no map insert nor delete), up to 8 a shard; beyond, it is
-//     dropped at once.
+//   - TryCompleteWatched touches only the key's list and takes its shard's
+//     lock once. Under it, it compacts the list (the entries completed since
+//     the last compaction go) and copies the rest; then it tries each
+//     operation with no shard lock held (on the copy, so that a concurrent
+//     watch or purge cannot make it skip one), so callbacks may call back
+//     in, even on the same key. The entries of the operations it completes
+//     stay until the key's next check or the next purge. A list the
+//     compaction empties stays in the map, idle, for the key's next watch
+//     (a partition's next fetch then costs no map insert nor delete), up to
+//     8 a shard; beyond, it is dropped at once. A removal and a concurrent
+//     watch are ordered by the shard lock, so no watch is lost.
 //   - Each shard remembers the key it looked up last, so a hot key (the
 //     partition being fetched and appended to) skips the map lookup.
 //   - Purge walks every list under its shard's lock, drops the empty ones,

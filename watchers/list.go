@@ -9,8 +9,7 @@ import "github.com/gopurgatory/purgatory/operation"
 // REQUIRES: every method runs with the owning shard's mu held.
 type list struct {
 	ops  []*operation.State
-	idle bool   // empty, and left in the map for the key's next watch
-	gen  uint64 // bumped when the list leaves the map: holders of it from before know
+	idle bool // empty, and left in the map for the key's next watch
 }
 
 // minShrink is the capacity under which a list keeps its slice however empty

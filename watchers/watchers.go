@@ -54,7 +54,6 @@ func (sh *shard[K]) get(key K) *list {
 // REQUIRES: sh.mu held.
 func (sh *shard[K]) forget(key K, l *list) {
 	delete(sh.lists, key)
-	l.gen++
 	sh.busy(l)
 	if sh.lastList == l {
 		sh.forgetLast()
@@ -84,10 +83,10 @@ func (sh *shard[K]) busy(l *list) {
 const maxFree = 4
 
 // maxIdle bounds the emptied lists a shard leaves in its map until the next
-// purge. A key that empties and is watched again (a partition whose one
-// fetch completes, then the next arrives) then costs neither a map insert
-// nor a delete; keys that are never watched again (one per request) take
-// at most these slots, and are dropped at once once they are full.
+// purge. A key that a check empties and that is watched again (a partition
+// whose fetch expired, then the next arrives) then costs neither a map
+// insert nor a delete; keys that are never watched again (one per request)
+// take at most these slots, and are dropped at once once they are full.
 const maxIdle = 8
 
 // newList returns an empty list for a new key.
@@ -103,9 +102,8 @@ func (sh *shard[K]) newList() *list {
 	return &list{}
 }
 
-// drop removes key's empty list and keeps it for reuse. A goroutine still
-// holding the list from before (TryCompleteWatched between its copy and its
-// compaction) finds it is no longer key's, and leaves it alone.
+// drop removes key's empty list and keeps it for reuse. No goroutine holds
+// a list without its shard's lock, so the list is the shard's to reuse.
 //
 // REQUIRES: sh.mu held.
 func (sh *shard[K]) drop(key K, l *list) {
@@ -175,12 +173,19 @@ func (w *Watchers[K]) watch(key K, s *operation.State, added int) {
 const snapshotSize = 32
 
 // TryCompleteWatched tries to complete every pending operation watched under
-// key, and returns how many it completed. Operations are tried with no lock
-// of the watchers held (only each operation's own, around its TryComplete),
-// so their callbacks may call back in, even on the same key. The list is
-// then compacted; if that empties it, it stays in the map, idle, until the
-// next purge (at most maxIdle a shard; beyond, it is dropped at once), so
-// that the key's next watch finds it. O(operations under key).
+// key, and returns how many it completed. Under the shard lock it first
+// drops the entries of operations completed since the list was last
+// compacted (through another key, at their deadline, by ForceComplete, or by
+// this key's previous check), and copies the others. It then tries them
+// with no lock of the watchers held (only each operation's own, around its
+// TryComplete), so their callbacks may call back in, even on the same key.
+// The entries of the operations it completes stay listed until the key's
+// next check, a watch that finds the list full, or the next purge: the
+// removal from the lists is lazy, as Kafka's purge makes it for the other
+// keys, and a check takes the shard lock once, not twice. A list the
+// compaction empties stays in the map, idle, until the next purge (at most
+// maxIdle a shard; beyond, it is dropped at once), so that the key's next
+// watch finds it. O(operations under key).
 func (w *Watchers[K]) TryCompleteWatched(key K) int {
 	sh := w.shard(key)
 	sh.mu.Lock()
@@ -189,12 +194,17 @@ func (w *Watchers[K]) TryCompleteWatched(key K) int {
 		sh.mu.Unlock()
 		return 0
 	}
+	sh.entries -= l.compact()
+	if len(l.ops) == 0 {
+		sh.emptied(key, l)
+		sh.mu.Unlock()
+		return 0
+	}
 	// Copy the entries: trying them without the lock means the list may be
 	// appended to or compacted meanwhile, and an index into it would then
 	// skip an entry, which would be a lost wake-up.
 	var buf [snapshotSize]*operation.State
 	snap := append(buf[:0], l.ops...)
-	gen := l.gen
 	sh.mu.Unlock()
 
 	completed := 0
@@ -203,21 +213,22 @@ func (w *Watchers[K]) TryCompleteWatched(key K) int {
 			completed++
 		}
 	}
-
-	sh.mu.Lock()
-	if l.gen == gen { // still key's: not removed nor dropped meanwhile
-		sh.entries -= l.compact()
-		if len(l.ops) == 0 && !l.idle {
-			if sh.idle < maxIdle {
-				l.idle = true
-				sh.idle++
-			} else {
-				sh.drop(key, l)
-			}
-		}
-	}
-	sh.mu.Unlock()
 	return completed
+}
+
+// emptied keeps key's list, found empty, in the map as an idle list, or
+// drops it once the shard holds maxIdle of them.
+//
+// REQUIRES: sh.mu held.
+func (sh *shard[K]) emptied(key K, l *list) {
+	switch {
+	case l.idle:
+	case sh.idle < maxIdle:
+		l.idle = true
+		sh.idle++
+	default:
+		sh.drop(key, l)
+	}
 }
 
 // Purge drops the entries of completed operations from every list, and the
@@ -269,7 +280,6 @@ func (w *Watchers[K]) RemoveAll() []*operation.State {
 		sh := &w.shards[i]
 		sh.mu.Lock()
 		for _, l := range sh.lists {
-			l.gen++
 			for _, s := range l.ops {
 				if _, dup := seen[s]; !dup && operation.IsPending(s) {
 					seen[s] = struct{}{}

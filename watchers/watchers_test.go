@@ -54,10 +54,23 @@ func TestWatchCheckRemove(t *testing.T) {
 	assert.Equal(t, 0, w.TryCompleteWatched(key{"missing", 0}))
 	ready = true
 	assert.Equal(t, 2, w.TryCompleteWatched(k))
-	assert.Equal(t, 1, w.Watched(), "k's list compacted and dropped")
+	assert.Equal(t, 3, w.Watched(), "entries stay until the key's next check or a purge")
+	assert.Equal(t, 0, w.TryCompleteWatched(k))
+	assert.Equal(t, 1, w.Watched(), "k's list compacted, and left idle")
 	assert.Equal(t, 1, w.Keys())
 	assert.Equal(t, 1, w.Purge(), "a's entry under the other key")
 	assert.Equal(t, 0, w.Keys())
+}
+
+// empty makes key's list hold only completed entries, then checks key: the
+// check compacts the list to nothing.
+func (f *fixture) empty(t *testing.T, w *Watchers[string], key string) {
+	t.Helper()
+	no := false
+	s := f.op(t, &no)
+	w.Watch(key, s)
+	s.ForceComplete()
+	require.Equal(t, 0, w.TryCompleteWatched(key))
 }
 
 func TestRemoveReturnsPendingOnly(t *testing.T) {
@@ -67,7 +80,7 @@ func TestRemoveReturnsPendingOnly(t *testing.T) {
 	a, b := f.op(t, &no), f.op(t, &no)
 	w.Watch("k", a)
 	w.Watch("k", b)
-	operation.Of(a).OperationState().ForceComplete()
+	a.ForceComplete()
 	assert.Equal(t, []*operation.State{b}, w.Remove("k"))
 	assert.Nil(t, w.Remove("k"))
 	assert.Equal(t, 0, w.Watched())
@@ -104,7 +117,7 @@ func TestFullListCompactsBeforeGrowing(t *testing.T) {
 	l := w.shards[0].lists["k"]
 	capBefore := cap(l.ops)
 	for _, s := range ops[:len(ops)-1] {
-		operation.Of(s).OperationState().ForceComplete()
+		s.ForceComplete()
 	}
 	for range cap(l.ops) - len(l.ops) + 1 {
 		w.Watch("k", f.op(t, &no))
@@ -124,7 +137,7 @@ func TestEmptiedListShrinks(t *testing.T) {
 		ops = append(ops, s)
 	}
 	for _, s := range ops[10:] {
-		operation.Of(s).OperationState().ForceComplete()
+		s.ForceComplete()
 	}
 	w.Purge()
 	l := w.shards[0].lists["k"]
@@ -132,10 +145,10 @@ func TestEmptiedListShrinks(t *testing.T) {
 	assert.LessOrEqual(t, cap(l.ops), 20, "the burst's memory is returned")
 }
 
-// TestWatchRacesKeyRemoval: a key's list empties and is dropped while
-// another goroutine watches a new operation under the same key. The new
-// watch is never lost: it is in the old list (which then is not dropped) or
-// in a new one.
+// TestWatchRacesKeyRemoval: a check empties a key's list (its one entry
+// completed elsewhere) and drops it, while another goroutine watches a new
+// operation under the same key. The new watch is never lost: it is in the
+// old list (which then is not dropped) or in a new one.
 func TestWatchRacesKeyRemoval(t *testing.T) {
 	t.Run("idle slots free", func(t *testing.T) { testWatchRacesKeyRemoval(t, 0) })
 	// With the shard's idle slots taken, an emptied list is dropped at once.
@@ -145,15 +158,15 @@ func TestWatchRacesKeyRemoval(t *testing.T) {
 func testWatchRacesKeyRemoval(t *testing.T, idle int) {
 	f := newFixture(t)
 	w := New[string](1)
-	yes, no := true, false
+	no := false
 	for i := range idle {
-		k := "idle-" + strconv.Itoa(i)
-		w.Watch(k, f.op(t, &yes))
-		require.Equal(t, 1, w.TryCompleteWatched(k))
+		f.empty(t, w, "idle-"+strconv.Itoa(i))
 	}
 	require.Equal(t, idle, w.shards[0].idle)
 	for i := range 2000 {
-		w.Watch("k", f.op(t, &yes))
+		done := f.op(t, &no)
+		w.Watch("k", done)
+		done.ForceComplete()
 		late := f.op(t, &no)
 		var wg sync.WaitGroup
 		wg.Add(2)
@@ -183,7 +196,8 @@ func TestConcurrentWatchAndComplete(t *testing.T) {
 	for k := range 97 {
 		w.TryCompleteWatched(k)
 	}
-	assert.Equal(t, 0, w.Watched())
+	w.Purge()
+	assert.Equal(t, 0, w.Watched(), "every operation completed")
 	assert.Equal(t, 0, w.Keys())
 }
 
@@ -196,6 +210,8 @@ func TestEmptiedListStaysIdleUntilPurge(t *testing.T) {
 	w.Watch("k", f.op(t, &yes))
 	l := w.shards[0].lists["k"]
 	assert.Equal(t, 1, w.TryCompleteWatched("k"))
+	assert.Equal(t, 1, w.Watched(), "the entry stays until the next check")
+	assert.Equal(t, 0, w.TryCompleteWatched("k"))
 	assert.Equal(t, 0, w.Watched())
 	assert.Equal(t, 0, w.Keys(), "an idle list is not a key")
 	lists, _ := w.Counts()
@@ -206,7 +222,7 @@ func TestEmptiedListStaysIdleUntilPurge(t *testing.T) {
 	assert.Equal(t, 1, w.Keys())
 	assert.Equal(t, 1, w.TryCompleteWatched("k"))
 
-	assert.Equal(t, 0, w.Purge())
+	assert.Equal(t, 1, w.Purge(), "the completed entry")
 	lists, _ = w.Counts()
 	assert.Equal(t, 0, lists, "the purge drops idle lists")
 	assert.Equal(t, 0, w.shards[0].idle)
@@ -216,18 +232,15 @@ func TestEmptiedListStaysIdleUntilPurge(t *testing.T) {
 // request) do not pile up between purges.
 func TestIdleListsAreBounded(t *testing.T) {
 	f := newFixture(t)
-	w := New[int](1)
-	yes := true
+	w := New[string](1)
 	for k := range 3 * maxIdle {
-		w.Watch(k, f.op(t, &yes))
-		require.Equal(t, 1, w.TryCompleteWatched(k))
+		f.empty(t, w, strconv.Itoa(k))
 	}
 	lists, _ := w.Counts()
 	assert.Equal(t, maxIdle, lists)
-	assert.Empty(t, w.Remove(0), "an idle list holds nothing")
+	assert.Empty(t, w.Remove("0"), "an idle list holds nothing")
 	assert.Equal(t, maxIdle-1, w.shards[0].idle, "removing an idle list frees its slot")
-	w.Watch(100, f.op(t, &yes))
-	require.Equal(t, 1, w.TryCompleteWatched(100))
+	f.empty(t, w, "100")
 	assert.Equal(t, maxIdle, w.shards[0].idle, "the slot is taken again")
 	w.RemoveAll()
 	lists, _ = w.Counts()
@@ -248,7 +261,7 @@ func TestWatchAllCountsOperationsOnce(t *testing.T) {
 	assert.Equal(t, 4, w.Watched())
 
 	done := f.op(t, &no)
-	operation.Of(done).OperationState().ForceComplete()
+	done.ForceComplete()
 	w.WatchAll([]string{"x", "y", "z"}, done)
 	assert.Equal(t, 5, w.Watched(), "completed: watched under its first key only")
 
