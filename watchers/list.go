@@ -32,14 +32,23 @@ func (l *list) add(s *operation.State) (removed int) {
 // returns how many it dropped.
 func (l *list) compact() int {
 	j := 0
-	for _, s := range l.ops {
+	for i, s := range l.ops {
 		if operation.IsPending(s) {
-			l.ops[j] = s
+			if i != j {
+				l.ops[j] = s
+			}
 			j++
 		}
 	}
 	removed := len(l.ops) - j
-	clear(l.ops[j:])
+	if removed == 0 {
+		return 0
+	}
+	// A loop, not clear: the tail is short (a check's or two), and a
+	// pointer store is cheaper than a call into the runtime.
+	for i := j; i < len(l.ops); i++ {
+		l.ops[i] = nil
+	}
 	l.ops = l.ops[:j]
 	if c := cap(l.ops); c > minShrink && j < c/4 {
 		l.ops = append(make([]*operation.State, 0, 2*j), l.ops...)
