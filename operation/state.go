@@ -14,9 +14,9 @@ import (
 // hold a pointer to the State.
 type State struct {
 	task timer.Task   // the deadline; runs (*expirer)(s)
-	tm   *timer.Timer // the timer task is scheduled on; set by Start
-	op   Operation    // the operation embedding s; set by Start
-	obs  Observer     // told about the completion; set by Start
+	tm   *timer.Timer // the timer task is scheduled on; set by bind
+	op   Operation    // the operation embedding s; set by bind
+	obs  Observer     // told about the completion; set by bind
 	lock *sync.Mutex  // the lock given to ShareLock; nil: mu
 	mu   sync.Mutex
 	word atomic.Uint32 // outcome (low bits) | flags below
