@@ -67,8 +67,11 @@ func (s *Server) handleFetch(r *request) {
 	}
 	err := wait(r, s.fetches, f, millis(req.MaxWaitMillis), f.keys())
 	if err != nil && !errors.Is(err, errConnClosed) {
-		// The purgatory is closing: answer with what there is.
+		// The purgatory is closing: answer with what there is, unless it
+		// answered already (it took the fetch but could not time it).
 		r.log().Debug("fetch not delayed", zap.Error(err))
-		f.answer()
+		if !f.IsCompleted() {
+			f.answer()
+		}
 	}
 }
