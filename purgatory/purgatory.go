@@ -217,9 +217,6 @@ func (p *Purgatory[K]) CancelForKey(key K) []operation.Operation {
 // forgets. Hence the second rule: once nothing waits, whatever is still
 // listed has completed or is about to, and it is purged, round after round,
 // until the lists are empty. That walk touches nothing live.
-//
-// Emptied lists left in the maps for their keys' next watch are dropped by
-// the same purges, and by one as soon as nothing waits.
 func (p *Purgatory[K]) MaybePurge() {
 	delayed := int64(p.Delayed())
 	lists, added := p.w.Counts()

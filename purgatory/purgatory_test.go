@@ -217,14 +217,14 @@ func TestPurgeDropsCompletedAndEmptyKeys(t *testing.T) {
 	assert.Equal(t, 0, p.Watched())
 	assert.Equal(t, 0, p.w.Keys())
 
-	// A key emptied by CheckAndComplete keeps its list for its next watch,
-	// until the reaper's next round finds nothing waiting.
+	// The key's list keeps the entry CheckAndComplete completed, for the
+	// key's next watch, until the reaper's next round finds nothing waiting.
 	op := newMockOp()
 	submit(t, p, op, time.Minute, "k")
 	op.completable.Store(true)
 	require.Equal(t, 1, p.CheckAndComplete("k"))
 	lists, _ := p.w.Counts()
-	assert.Equal(t, 1, lists, "idle until the next purge")
+	assert.Equal(t, 1, lists, "listed until the next purge")
 	p.MaybePurge()
 	lists, _ = p.w.Counts()
 	assert.Equal(t, 0, lists, "the heap returns to its idle size")

@@ -1,9 +1,8 @@
 // Package watchers keeps, for each key, the list of operations watched under
 // it, in a map split into shards that each have their own lock (Kafka's
 // WatcherList and Watchers). A key's list is created by its first watch and
-// dropped once it is empty: at the next purge, or when a check empties it
-// and the shard already keeps its share of emptied lists (see
-// TryCompleteWatched).
+// dropped once it is empty: when a check or the next purge compacts it to
+// nothing. A few dropped lists are kept for new keys.
 //
 // # Promises
 //
@@ -17,15 +16,14 @@
 //     operation with no shard lock held (on the copy, so that a concurrent
 //     watch or purge cannot make it skip one), so callbacks may call back
 //     in, even on the same key. The entries of the operations it completes
-//     stay until the key's next check or the next purge. A list the
-//     compaction empties stays in the map, idle, for the key's next watch
-//     (a partition's next fetch then costs no map insert nor delete), up to
-//     8 a shard; beyond, it is dropped at once. A removal and a concurrent
-//     watch are ordered by the shard lock, so no watch is lost.
+//     stay until the key's next check or the next purge, so a hot key's
+//     list (a partition whose fetch completes, then the next arrives) stays
+//     in the map. A list the compaction empties is dropped; a removal and a
+//     concurrent watch are ordered by the shard lock, so no watch is lost.
 //   - Each shard remembers the key it looked up last, so a hot key (the
 //     partition being fetched and appended to) skips the map lookup.
 //   - Purge walks every list under its shard's lock, drops the empty ones,
-//     idle or not, and calls no callback.
+//     and calls no callback.
 //   - Submitting counts nothing shared between cores: WatchAll counts the
 //     operation in its first key's shard, under the lock it takes anyway.
 //

@@ -8,8 +8,7 @@ import "github.com/gopurgatory/purgatory/operation"
 //
 // REQUIRES: every method runs with the owning shard's mu held.
 type list struct {
-	ops  []*operation.State
-	idle bool // empty, and left in the map for the key's next watch
+	ops []*operation.State
 }
 
 // minShrink is the capacity under which a list keeps its slice however empty

@@ -25,7 +25,6 @@ type shard[K comparable] struct {
 	lists   map[K]*list
 	free    []*list // dropped lists kept for new keys, with their capacity
 	entries int     // entries in lists, completed ones included until purged
-	idle    int     // lists in the map that are empty (list.idle)
 	added   int     // operations watched since the last purge, counted once
 
 	// The key looked up last and its list (nil: none): a key is usually
@@ -54,7 +53,6 @@ func (sh *shard[K]) get(key K) *list {
 // REQUIRES: sh.mu held.
 func (sh *shard[K]) forget(key K, l *list) {
 	delete(sh.lists, key)
-	sh.busy(l)
 	if sh.lastList == l {
 		sh.forgetLast()
 	}
@@ -68,26 +66,8 @@ func (sh *shard[K]) forgetLast() {
 	sh.lastKey, sh.lastList = zero, nil
 }
 
-// busy takes l out of the idle count, if it was idle: it is watched again,
-// or leaves the map.
-//
-// REQUIRES: sh.mu held.
-func (sh *shard[K]) busy(l *list) {
-	if l.idle {
-		l.idle = false
-		sh.idle--
-	}
-}
-
 // maxFree bounds the dropped lists a shard keeps for new keys.
 const maxFree = 4
-
-// maxIdle bounds the emptied lists a shard leaves in its map until the next
-// purge. A key that a check empties and that is watched again (a partition
-// whose fetch expired, then the next arrives) then costs neither a map
-// insert nor a delete; keys that are never watched again (one per request)
-// take at most these slots, and are dropped at once once they are full.
-const maxIdle = 8
 
 // newList returns an empty list for a new key.
 //
@@ -160,8 +140,6 @@ func (w *Watchers[K]) watch(key K, s *operation.State, added int) {
 	if l == nil {
 		l = sh.newList()
 		sh.lists[key] = l
-	} else {
-		sh.busy(l)
 	}
 	sh.entries += 1 - l.add(s)
 	sh.added += added
@@ -183,9 +161,7 @@ const snapshotSize = 32
 // next check, a watch that finds the list full, or the next purge: the
 // removal from the lists is lazy, as Kafka's purge makes it for the other
 // keys, and a check takes the shard lock once, not twice. A list the
-// compaction empties stays in the map, idle, until the next purge (at most
-// maxIdle a shard; beyond, it is dropped at once), so that the key's next
-// watch finds it. O(operations under key).
+// compaction empties is dropped. O(operations under key).
 func (w *Watchers[K]) TryCompleteWatched(key K) int {
 	sh := w.shard(key)
 	sh.mu.Lock()
@@ -196,7 +172,7 @@ func (w *Watchers[K]) TryCompleteWatched(key K) int {
 	}
 	sh.entries -= l.compact()
 	if len(l.ops) == 0 {
-		sh.emptied(key, l)
+		sh.drop(key, l)
 		sh.mu.Unlock()
 		return 0
 	}
@@ -216,23 +192,8 @@ func (w *Watchers[K]) TryCompleteWatched(key K) int {
 	return completed
 }
 
-// emptied keeps key's list, found empty, in the map as an idle list, or
-// drops it once the shard holds maxIdle of them.
-//
-// REQUIRES: sh.mu held.
-func (sh *shard[K]) emptied(key K, l *list) {
-	switch {
-	case l.idle:
-	case sh.idle < maxIdle:
-		l.idle = true
-		sh.idle++
-	default:
-		sh.drop(key, l)
-	}
-}
-
 // Purge drops the entries of completed operations from every list, and the
-// lists left empty (idle ones included), and returns how many entries it
+// lists left empty, and returns how many entries it
 // dropped. It resets the added count of Counts. It takes each shard's lock
 // in turn and calls no callback.
 func (w *Watchers[K]) Purge() int {
@@ -289,7 +250,7 @@ func (w *Watchers[K]) RemoveAll() []*operation.State {
 		}
 		clear(sh.lists)
 		sh.forgetLast()
-		sh.entries, sh.idle = 0, 0
+		sh.entries = 0
 		sh.mu.Unlock()
 	}
 	return out
@@ -309,21 +270,22 @@ func (w *Watchers[K]) Watched() int {
 	return n
 }
 
-// Keys returns the number of keys with a non-empty list. O(shards).
+// Keys returns the number of keys with a list: a list is never empty, but
+// its entries may all have completed, until a check or a purge. O(shards).
 func (w *Watchers[K]) Keys() int {
 	n := 0
 	for i := range w.shards {
 		sh := &w.shards[i]
 		sh.mu.Lock()
-		n += len(sh.lists) - sh.idle
+		n += len(sh.lists)
 		sh.mu.Unlock()
 	}
 	return n
 }
 
-// Counts returns, in one pass over the shards, the lists in the maps
-// (empty idle ones included) and the operations watched since the last
-// purge, each counted once (the watches of WatchAll). O(shards).
+// Counts returns, in one pass over the shards, the lists in the maps and
+// the operations watched since the last purge, each counted once (the
+// watches of WatchAll). O(shards).
 func (w *Watchers[K]) Counts() (lists, added int) {
 	for i := range w.shards {
 		sh := &w.shards[i]

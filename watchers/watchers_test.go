@@ -150,19 +150,9 @@ func TestEmptiedListShrinks(t *testing.T) {
 // operation under the same key. The new watch is never lost: it is in the
 // old list (which then is not dropped) or in a new one.
 func TestWatchRacesKeyRemoval(t *testing.T) {
-	t.Run("idle slots free", func(t *testing.T) { testWatchRacesKeyRemoval(t, 0) })
-	// With the shard's idle slots taken, an emptied list is dropped at once.
-	t.Run("idle slots full", func(t *testing.T) { testWatchRacesKeyRemoval(t, maxIdle) })
-}
-
-func testWatchRacesKeyRemoval(t *testing.T, idle int) {
 	f := newFixture(t)
 	w := New[string](1)
 	no := false
-	for i := range idle {
-		f.empty(t, w, "idle-"+strconv.Itoa(i))
-	}
-	require.Equal(t, idle, w.shards[0].idle)
 	for i := range 2000 {
 		done := f.op(t, &no)
 		w.Watch("k", done)
@@ -201,9 +191,10 @@ func TestConcurrentWatchAndComplete(t *testing.T) {
 	assert.Equal(t, 0, w.Keys())
 }
 
-// An emptied list stays in the map, idle, so that the key's next watch
-// reuses it; Keys does not count it, and the next purge drops it.
-func TestEmptiedListStaysIdleUntilPurge(t *testing.T) {
+// A check leaves the entries it completes, and the key's list with them,
+// so that the key's next watch finds its list; the check after compacts
+// the list to nothing and drops it, keeping it for a new key.
+func TestEmptiedListIsDroppedAndReused(t *testing.T) {
 	f := newFixture(t)
 	w := New[string](1)
 	yes := true
@@ -211,41 +202,32 @@ func TestEmptiedListStaysIdleUntilPurge(t *testing.T) {
 	l := w.shards[0].lists["k"]
 	assert.Equal(t, 1, w.TryCompleteWatched("k"))
 	assert.Equal(t, 1, w.Watched(), "the entry stays until the next check")
+	w.Watch("k", f.op(t, &yes))
+	assert.Same(t, l, w.shards[0].lists["k"], "the next watch finds the key's list")
+	assert.Equal(t, 1, w.TryCompleteWatched("k"), "only the new entry is tried")
+	assert.Equal(t, 1, w.Watched(), "the older entry was compacted")
+
 	assert.Equal(t, 0, w.TryCompleteWatched("k"))
 	assert.Equal(t, 0, w.Watched())
-	assert.Equal(t, 0, w.Keys(), "an idle list is not a key")
+	assert.Equal(t, 0, w.Keys())
 	lists, _ := w.Counts()
-	assert.Equal(t, 1, lists, "the emptied list is kept")
+	assert.Equal(t, 0, lists, "the emptied list is dropped")
 
-	w.Watch("k", f.op(t, &yes))
-	assert.Same(t, l, w.shards[0].lists["k"], "the next watch reuses it")
-	assert.Equal(t, 1, w.Keys())
-	assert.Equal(t, 1, w.TryCompleteWatched("k"))
-
-	assert.Equal(t, 1, w.Purge(), "the completed entry")
-	lists, _ = w.Counts()
-	assert.Equal(t, 0, lists, "the purge drops idle lists")
-	assert.Equal(t, 0, w.shards[0].idle)
+	w.Watch("other", f.op(t, &yes))
+	assert.Same(t, l, w.shards[0].lists["other"], "a new key reuses the dropped list")
 }
 
-// A shard keeps at most maxIdle emptied lists: keys watched once (one per
-// request) do not pile up between purges.
-func TestIdleListsAreBounded(t *testing.T) {
+// Keys watched once (one per request) do not pile up: each is dropped when
+// a check or a purge finds its list empty.
+func TestEmptiedListsDoNotPileUp(t *testing.T) {
 	f := newFixture(t)
 	w := New[string](1)
-	for k := range 3 * maxIdle {
+	for k := range 24 {
 		f.empty(t, w, strconv.Itoa(k))
 	}
 	lists, _ := w.Counts()
-	assert.Equal(t, maxIdle, lists)
-	assert.Empty(t, w.Remove("0"), "an idle list holds nothing")
-	assert.Equal(t, maxIdle-1, w.shards[0].idle, "removing an idle list frees its slot")
-	f.empty(t, w, "100")
-	assert.Equal(t, maxIdle, w.shards[0].idle, "the slot is taken again")
-	w.RemoveAll()
-	lists, _ = w.Counts()
 	assert.Equal(t, 0, lists)
-	assert.Equal(t, 0, w.shards[0].idle)
+	assert.LessOrEqual(t, len(w.shards[0].free), maxFree)
 }
 
 // WatchAll watches under every key and counts the operation once until the
