@@ -67,11 +67,8 @@ func (s *Server) handleFetch(r *request) {
 	}
 	err := wait(r, s.fetches, f, millis(req.MaxWaitMillis), f.keys())
 	if err != nil && !errors.Is(err, errConnClosed) {
-		// The purgatory is closing: answer with what there is, unless it
-		// answered already (it took the fetch but could not time it).
+		// The purgatory is closing: answer with what there is.
 		r.log().Debug("fetch not delayed", zap.Error(err))
-		if !f.IsCompleted() {
-			f.answer()
-		}
+		f.answer()
 	}
 }

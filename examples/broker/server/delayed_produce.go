@@ -51,12 +51,9 @@ func (s *Server) awaitReplication(r *request, resp *kmsg.ProduceResponse, waits 
 		keys[i] = tp{w.p.Topic().Name, w.p.Index()}
 	}
 	if err := wait(r, s.produces, op, timeout, keys); err != nil && !errors.Is(err, errConnClosed) {
-		// The purgatory is closing: answer from what is known now, unless
-		// it answered already (it took the produce but could not time it).
+		// The purgatory is closing: answer from what is known now.
 		r.log().Debug("produce not delayed", zap.Error(err))
-		if !op.IsCompleted() {
-			op.OnComplete()
-		}
+		op.OnComplete()
 	}
 }
 

@@ -86,13 +86,19 @@ var errConnClosed = errors.New("connection closed")
 // wait submits op to p on behalf of r's connection: if the client goes away
 // before op completes, the connection force-completes it, so nothing is
 // left behind in a purgatory. op's OnComplete must call r.done(op) (any
-// order with the submission is fine).
+// order with the submission is fine). An error means op was not answered
+// and is the caller's to answer; a purgatory that took op but could not
+// time it (its timer closed under it) answered it, and that is no error.
 func wait[K comparable](r *request, p *purgatory.Purgatory[K], op operation.Operation, timeout time.Duration, keys []K) error {
 	if !r.c.track(op) {
 		return errConnClosed
 	}
 	if _, err := p.TryCompleteElseWatch(op, timeout, keys); err != nil {
 		r.c.untrack(op)
+		if op.OperationState().IsCompleted() {
+			r.log().Debug("answered by a closing purgatory", zap.Error(err))
+			return nil
+		}
 		return err
 	}
 	// A close between track and the submission found op not submitted yet,
