@@ -13,7 +13,7 @@ const noExpiry = math.MinInt64
 // ticks earlier for a coarse bucket holding many tasks (see wheel.place). An
 // empty bucket may keep its expiry out of the queue after an early flush.
 //
-// REQUIRES: every method runs with the owning Timer's mu held.
+// REQUIRES: every method runs with the owning shard's mu held.
 type bucket struct {
 	root   Task   // sentinel: root.next is the oldest task, root.prev the newest
 	expiry int64  // first tick of the span this turn, or noExpiry

@@ -14,7 +14,7 @@ const maxFreeBatches = 64
 // queue is unbounded, so handing over a batch never blocks the clock: a slow
 // task delays the tasks queued behind it, never the expiry of others.
 //
-// Lock order: a Timer's mu, then executor.mu.
+// Lock order: a shard's mu, then executor.mu.
 type executor struct {
 	run func([]*Task) // runs one batch; recovers each task's panic
 

@@ -6,7 +6,7 @@ package timer
 // only when its expiry changes, which happens once per bucket per turn of its
 // level.
 //
-// REQUIRES: every method runs with the owning Timer's mu held.
+// REQUIRES: every method runs with the owning shard's mu held.
 type queue struct{ h []*bucket }
 
 func (q *queue) len() int { return len(q.h) }

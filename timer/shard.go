@@ -37,10 +37,8 @@ func defaultShards() int {
 // after the other on one core, from the same span, share a shard and its
 // cache lines, while another core's allocations come from another span.
 func (tm *Timer) shardOf(t *Task) *shard {
-	if tm.shardShift == 64 {
-		return &tm.shards[0]
-	}
 	page := uint64(uintptr(unsafe.Pointer(t))) >> 13
+	// With one shard the shift is 64, and Go shifts every bit out: 0.
 	return &tm.shards[(page*0x9E3779B97F4A7C15)>>tm.shardShift]
 }
 

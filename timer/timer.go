@@ -169,7 +169,7 @@ func (tm *Timer) schedule(t *Task, due, now time.Duration, move bool) (wasPendin
 		tm.fired.Add(1)
 		if tm.exec != nil {
 			b := tm.exec.batch()
-			tm.exec.submit(append(b, t)) // under mu, so Close cannot strand it
+			tm.exec.submit(append(b, t)) // under sh.mu, so Close cannot strand it
 			sh.mu.Unlock()
 			return wasPending, nil
 		}

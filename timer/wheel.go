@@ -22,7 +22,7 @@ type level struct {
 // wheel is the hierarchy of levels plus the delay queue of their buckets.
 // All times are ticks (multiples of the timer's tick) since the clock origin.
 //
-// REQUIRES: every method runs with the owning Timer's mu held.
+// REQUIRES: every method runs with the owning shard's mu held.
 type wheel struct {
 	size    int64
 	sizeDiv divider
