@@ -2,7 +2,7 @@ package server
 
 // CreateTopics: v0-v7.
 //
-// Creates each topic with its partitions, in memory, at once; validate_only
+// Creates each topic with its partitions at once; validate_only
 // (v1+) checks everything and creates nothing. Partitions and replication
 // factor of -1 (v4+) take num.partitions and default.replication.factor.
 // Only the controller creates topics (NOT_CONTROLLER elsewhere; clients

@@ -24,7 +24,7 @@ type durable struct {
 
 // offsetsDir is the offsets log's directory in the log dir: Kafka's topic
 // name, without a partition number, so that it is not taken for one.
-const offsetsDir = "__consumer_offsets"
+const offsetsDir = offsetsTopic
 
 // openDurable opens cfg.LogDirs: the log dir, with its recovery done
 // partition by partition later by the store, and the offsets log, replayed

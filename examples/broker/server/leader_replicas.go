@@ -17,7 +17,7 @@ import (
 // for committed data are checked (see Server.wake).
 //
 // A partition's state is made the first time it is needed (a produce to
-// it, a follower's fetch, the ISR check) with every replica in sync and
+// it, a follower's fetch, a Metadata answer) with every replica in sync and
 // caught up now, as Kafka starts a new leader's ISR from the controller's.
 //
 // Lock order: leaderReplicas.mu, then a partitionReplicas' mu, then the
@@ -146,16 +146,16 @@ func (l *leaderReplicas) followerFetched(p *storage.Partition, replica int32, of
 }
 
 // afterAppend moves p's high watermark after the leader appended to it,
-// which matters when the leader is alone in its ISR. It reports whether it
-// moved.
-func (l *leaderReplicas) afterAppend(p *storage.Partition) bool {
+// which matters when the leader is alone in its ISR. The caller wakes what
+// waits on p either way.
+func (l *leaderReplicas) afterAppend(p *storage.Partition) {
 	pr := l.of(p)
 	if pr == nil {
-		return false
+		return
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	return pr.advanceLocked()
+	pr.advanceLocked()
 }
 
 // shrink drops from every partition's ISR the followers not caught up for

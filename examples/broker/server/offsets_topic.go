@@ -9,8 +9,8 @@ package server
 // with is_internal set, and a consumer subscribed by regular expression
 // skips a topic for that flag; kgo logs it as skipped_internal.
 //
-// This broker keeps commits in its group coordinator's memory, not in a
-// log. It still creates the topic when Kafka would, so that clients see the
+// Without log.dirs this broker keeps commits in its group coordinator's
+// memory, not in a log (with them, in an offsets log of its own). It still creates the topic when Kafka would, so that clients see the
 // cluster they expect, but its partitions stay empty: a produce to an
 // internal topic is refused, as Kafka refuses one from a client
 // (INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic"), and a fetch

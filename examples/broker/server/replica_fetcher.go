@@ -72,7 +72,7 @@ func (s *Server) followedFrom(leader int32) []*storage.Partition {
 		for _, p := range t.Partitions {
 			// The leader first: it needs no replica list, and rules out
 			// most partitions.
-			if s.cl.leaderOf(p.Index()) == leader && slices.Contains(s.replicasOf(p), s.cl.self) {
+			if s.cl.leaderOf(p.Index()) == leader && s.isReplica(p, s.cl.self) {
 				out = append(out, p)
 			}
 		}
