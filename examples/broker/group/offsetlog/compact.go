@@ -3,6 +3,7 @@ package offsetlog
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -41,6 +42,9 @@ func (l *Log) maybeCompactLocked() {
 	l.cfg.log.Info("compacted the offsets log", zap.Int64("records_kept", live), zap.Int64("records_dropped", dead))
 }
 
+// batchRecords bounds the records of a batch compaction writes.
+const batchRecords = 1000
+
 // liveBatches encodes the live records, group by group, each group's
 // metadata before its offsets, in batches of at most batchRecords records
 // numbered from offset 0.
@@ -52,21 +56,25 @@ func (l *Log) liveBatches() []byte {
 	base := int64(0)
 	flush := func() {
 		if len(recs) > 0 {
-			out = append(out, encodeBatch(base, l.cfg.clock(), recs)...)
+			out = append(out, encodeBatch(base, time.Now(), recs)...)
 			base += int64(len(recs))
 			recs = recs[:0]
 		}
 	}
+	// add flushes a full batch first, whichever record comes next.
+	add := func(r kmsg.Record) {
+		if len(recs) == batchRecords {
+			flush()
+		}
+		recs = append(recs, r)
+	}
 	for _, g := range l.st.sortedGroups() {
 		gs := l.st.groups[g]
 		if gs.ptype != "" {
-			recs = append(recs, kmsg.Record{Key: groupKey(g), Value: groupValue(gs.ptype)})
+			add(kmsg.Record{Key: groupKey(g), Value: groupValue(gs.ptype)})
 		}
 		for _, o := range gs.sortedOffsets() {
-			recs = append(recs, kmsg.Record{Key: offsetKey(g, o.TopicPartition), Value: offsetValue(o)})
-			if len(recs) == l.cfg.batchRecords {
-				flush()
-			}
+			add(kmsg.Record{Key: offsetKey(g, o.TopicPartition), Value: offsetValue(o)})
 		}
 	}
 	flush()

@@ -224,7 +224,7 @@ func (l *Log) writeLocked(recs []kmsg.Record, changes []change) error {
 	case len(recs) == 0:
 		return nil
 	}
-	raw := encodeBatch(l.next, l.cfg.clock(), recs)
+	raw := encodeBatch(l.next, time.Now(), recs)
 	if _, err := l.f.WriteAt(raw, l.size); err != nil {
 		_ = l.f.Truncate(l.size)
 		return l.fail(fmt.Errorf("offsetlog: write %s: %w", l.path, err))

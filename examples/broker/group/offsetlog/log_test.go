@@ -90,7 +90,7 @@ func TestRecordsAreKafkas(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(dir, FileName))
 	require.NoError(t, err)
 	var recs []kmsg.Record
-	_, err = batchfile.Scan(readerAt(data), int64(len(data)), 0, 0, func(b batchfile.Batch) error {
+	_, err = batchfile.Scan(bytes.NewReader(data), int64(len(data)), 0, 0, func(b batchfile.Batch) error {
 		rs, err := decodeRecords(b.Raw)
 		for _, r := range rs {
 			// The records alias Raw, which the next batch reuses.
@@ -123,15 +123,6 @@ func TestRecordsAreKafkas(t *testing.T) {
 	}
 }
 
-type readerAt []byte
-
-func (r readerAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(r)) {
-		return 0, errors.New("EOF")
-	}
-	return copy(p, r[off:]), nil
-}
-
 func TestCompaction(t *testing.T) {
 	dir := t.TempDir()
 	core, logs := observer.New(zap.InfoLevel)
@@ -152,6 +143,34 @@ func TestCompaction(t *testing.T) {
 	require.NoError(t, l.Close())
 	assert.Equal(t, want, load(t, openTest(t, dir)), "the compacted file replays to the same state")
 	assert.NoFileExists(t, filepath.Join(dir, FileName+".tmp"))
+}
+
+// A compaction's batches hold at most batchRecords records, also when a
+// group's metadata record is the one that fills a batch.
+func TestCompactionBatchesAreBounded(t *testing.T) {
+	l := openTest(t, t.TempDir())
+	offs := func(n int) []group.StoredOffset {
+		out := make([]group.StoredOffset, n)
+		for i := range out {
+			out[i] = off("t", int32(i), 1)
+		}
+		return out
+	}
+	// a's record and 998 offsets, then b's record: the 1000th.
+	require.NoError(t, l.Commit("a", "consumer", offs(batchRecords-2)))
+	require.NoError(t, l.Commit("b", "consumer", offs(batchRecords+5)))
+	l.mu.Lock()
+	data := l.liveBatches()
+	l.mu.Unlock()
+	total := 0
+	_, err := batchfile.Scan(bytes.NewReader(data), int64(len(data)), 0, 0, func(b batchfile.Batch) error {
+		n := int(b.Info.NumRecords())
+		assert.LessOrEqual(t, n, batchRecords, "batch at %d", b.Pos)
+		total += n
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 2+batchRecords-2+batchRecords+5, total)
 }
 
 // TestTornTail cuts the file at every length inside its last batch: the

@@ -14,8 +14,6 @@ type config struct {
 	flushMessages int64         // log.flush.interval.messages
 	flushInterval time.Duration // log.flush.interval.ms; <= 0: never by time
 	compactAfter  int64         // dead records that make a compaction worth it
-	batchRecords  int           // records per batch when compacting
-	clock         func() time.Time
 	log           *zap.Logger
 	sync          func(*os.File) error
 }
@@ -24,8 +22,6 @@ func defaultConfig() config {
 	return config{
 		flushMessages: math.MaxInt64,
 		compactAfter:  DefaultCompactAfter,
-		batchRecords:  1000,
-		clock:         time.Now,
 		log:           zap.NewNop(),
 		sync:          (*os.File).Sync,
 	}
@@ -41,8 +37,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: flush after %d records", ErrInvalidOption, c.flushMessages)
 	case c.compactAfter < 1:
 		return fmt.Errorf("%w: compact after %d dead records", ErrInvalidOption, c.compactAfter)
-	case c.clock == nil || c.log == nil || c.sync == nil:
-		return fmt.Errorf("%w: nil clock, logger or sync", ErrInvalidOption)
+	case c.log == nil || c.sync == nil:
+		return fmt.Errorf("%w: nil logger or sync", ErrInvalidOption)
 	}
 	return nil
 }
@@ -68,10 +64,6 @@ func WithFlush(messages int64, interval time.Duration) Option {
 // deleted, groups deleted) the log holds before it is compacted, once they
 // also outnumber the live ones (default DefaultCompactAfter).
 func WithCompactAfter(n int64) Option { return optionFunc(func(c *config) { c.compactAfter = n }) }
-
-// WithClock sets the wall clock the batches' timestamps read (default:
-// time.Now); the offsets' own times are the coordinator's.
-func WithClock(now func() time.Time) Option { return optionFunc(func(c *config) { c.clock = now }) }
 
 // WithLogger sets the logger (default: no-op). Replay logs a torn tail it
 // cuts, and compactions, at warn and info levels.
