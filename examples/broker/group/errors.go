@@ -23,6 +23,12 @@ var (
 	errFenced        = kerr.FencedInstanceID
 	errInconsistent  = kerr.InconsistentGroupProtocol
 	errInvalidGroup  = kerr.InvalidGroupID
+
+	// errStore answers a request whose change the store refused: Kafka
+	// answers NOT_COORDINATOR when it cannot append to __consumer_offsets
+	// for a storage error, and the client looks the coordinator up and
+	// retries.
+	errStore = kerr.NotCoordinator
 )
 
 // Code returns err's Kafka error code; nil is NONE (0). Unlike converting

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 )
 
@@ -53,11 +52,6 @@ type StoredGroup struct {
 	ProtocolType string
 	Offsets      []StoredOffset
 }
-
-// errStore answers a request whose change the store refused: Kafka answers
-// NOT_COORDINATOR when it cannot append to __consumer_offsets for a
-// storage error, and the client looks the coordinator up and retries.
-var errStore = kerr.NotCoordinator
 
 // toWall returns the wall-clock time of d, a time on the coordinator's
 // clock.
