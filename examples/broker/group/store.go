@@ -75,7 +75,10 @@ func (c *Coordinator) stored(tp TopicPartition, o *offset) StoredOffset {
 // restore brings back the groups of the store, each Empty, Empty since now
 // (its members left when the coordinator stopped), with its protocol type
 // and offsets, its offsets' expiry armed: offsets past their expiry go at
-// once, with the store told. A group without offsets is not restored.
+// once, with the store told. The group "" is one too: Kafka takes commits
+// to it. A group without offsets is not restored but deleted from the
+// store: Empty and without offsets, it is gone, as Kafka removes such a
+// group, and its record would otherwise outlive every compaction.
 func (c *Coordinator) restore() error {
 	groups, err := c.cfg.store.Load()
 	if err != nil {
@@ -83,7 +86,10 @@ func (c *Coordinator) restore() error {
 	}
 	restored := 0
 	for _, sg := range groups {
-		if len(sg.Offsets) == 0 || sg.Group == "" {
+		if len(sg.Offsets) == 0 {
+			if err := c.cfg.store.DeleteGroup(sg.Group); err != nil {
+				return err
+			}
 			continue
 		}
 		var a after

@@ -142,6 +142,18 @@ func TestOffsetsSurviveARestart(t *testing.T) {
 	assert.Equal(t, []*kerr.Error{kerr.UnknownMemberID}, commit(again, "g", res[0].MemberID, res[0].Generation, 11))
 }
 
+// A restart brings back the offsets committed to the group "", which Kafka
+// accepts, and deletes from the store a group left without offsets.
+func TestRestoreKeepsTheEmptyGroupIDAndDropsGroupsWithoutOffsets(t *testing.T) {
+	store := newMemStore()
+	require.NoError(t, store.Commit("", "", []StoredOffset{{TopicPartition: TopicPartition{"t", 0}, Offset: 5, LeaderEpoch: -1, Committed: epoch}}))
+	require.NoError(t, store.Commit("gone", "consumer", nil))
+	again, _ := restartOn(t, store, epoch)
+	assert.Equal(t, []int64{5}, fetch(t, again, "", 1))
+	assert.Contains(t, store.log(), "delete group gone")
+	assert.NotContains(t, store.groups, "gone")
+}
+
 // TestExpiryAcrossARestart: a consumer group's offsets expire
 // offsets.retention.minutes after it became Empty, which after a restart is
 // the restart; an explicit retention keeps its wall-clock deadline; the
