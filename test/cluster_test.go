@@ -291,6 +291,40 @@ func TestClusterGroupsAtTheController(t *testing.T) {
 	assert.Equal(t, code, send(describe).(*kmsg.DescribeGroupsResponse).Groups[0].ErrorCode)
 }
 
+// TestClusterOffsetsTopicAtTheController: a Metadata request that names
+// the offsets topic at a broker that is not the controller does not create
+// it there (the controller's metadata would delete it again): the
+// controller creates it, with offsets.topic.num.partitions, and the broker
+// answers LEADER_NOT_AVAILABLE until its metadata poll brings it.
+func TestClusterOffsetsTopicAtTheController(t *testing.T) {
+	c := startCluster(t, 3)
+	cl := c.client()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	metadata := func(id int32) kmsg.MetadataResponseTopic {
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr("__consumer_offsets")
+		req.Topics, req.AllowAutoTopicCreation = append(req.Topics, rt), true
+		resp, err := cl.Broker(int(id)).Request(ctx, req)
+		require.NoError(t, err)
+		ts := resp.(*kmsg.MetadataResponse).Topics
+		require.Len(t, ts, 1)
+		return ts[0]
+	}
+	assert.Equal(t, kerr.LeaderNotAvailable.Code, metadata(2).ErrorCode, "created at the controller, not here")
+	var at1 kmsg.MetadataResponseTopic
+	require.Eventually(t, func() bool {
+		at1 = metadata(1)
+		return at1.ErrorCode == 0
+	}, 5*time.Second, 20*time.Millisecond, "the controller has it")
+	assert.Len(t, at1.Partitions, int(c.cfgs[0].OffsetsTopicPartitions))
+	require.Eventually(t, func() bool {
+		at2 := metadata(2)
+		return at2.ErrorCode == 0 && at2.TopicID == at1.TopicID
+	}, 5*time.Second, 20*time.Millisecond, "the other broker has the controller's topic")
+}
+
 // TestClusterProducerIDsAreUnique: every broker hands out producer ids, and
 // a producer's id must be its own on every partition whichever broker gave
 // it: ids from different brokers never collide (two producers sharing one

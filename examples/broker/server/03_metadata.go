@@ -90,24 +90,26 @@ func (s *Server) handleMetadata(r *request) {
 // autoCreateTopic creates a topic a metadata request named, with the
 // broker's defaults. A topic created meanwhile by another request is used.
 func (s *Server) autoCreateTopic(r *request, name string) (*storage.Topic, error) {
+	partitions, rf := s.cfg.NumPartitions, s.cfg.DefaultReplication
 	if name == offsetsTopic {
 		// Created as FindCoordinator creates it: with its own partition
 		// count, and not subject to default.replication.factor.
-		if err := s.ensureOffsetsTopic(r); err != nil {
-			return nil, err
-		}
-		return s.data.store.Topic(name)
-	}
-	rf := s.cfg.DefaultReplication
-	if err := s.checkReplicationFactor(rf); err != nil {
+		partitions, rf = s.cfg.OffsetsTopicPartitions, 1
+	} else if err := s.checkReplicationFactor(rf); err != nil {
 		return nil, err
 	}
 	if !s.cl.isController() {
 		// Only the controller creates topics: ask it, and answer
 		// LEADER_NOT_AVAILABLE, which clients retry, until this
 		// broker's metadata poll brings the topic here.
-		s.peers.createAtController(name, s.cfg.NumPartitions, rf)
+		s.peers.createAtController(name, partitions, rf)
 		return nil, fmt.Errorf("%w: %s is being created by the controller", errLeaderNotAvailable, name)
+	}
+	if name == offsetsTopic {
+		if err := s.ensureOffsetsTopic(r); err != nil {
+			return nil, err
+		}
+		return s.data.store.Topic(name)
 	}
 	t, err := s.data.store.CreateTopicSpec(storage.TopicSpec{Name: name, Partitions: s.cfg.NumPartitions,
 		Config: s.data.store.TopicDefaults(), ReplicationFactor: rf})
