@@ -26,17 +26,31 @@ func startBroker(t *testing.T, tweak ...func(*server.Config)) *server.Server {
 	for _, f := range tweak {
 		f(&cfg)
 	}
+	srv, _ := runBroker(t, cfg)
+	return srv
+}
+
+// runBroker starts a broker on cfg; stop closes it gracefully, once,
+// whether the test calls it or the test ends.
+func runBroker(t testing.TB, cfg server.Config) (srv *server.Server, stop func()) {
+	t.Helper()
 	srv, err := server.New(cfg, nil)
 	require.NoError(t, err)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
-	t.Cleanup(func() {
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		require.NoError(t, srv.Close(ctx))
 		require.NoError(t, <-served)
-	})
-	return srv
+	}
+	t.Cleanup(stop)
+	return srv, stop
 }
 
 // newClient returns a kgo client of srv, closed when the test ends.

@@ -26,29 +26,6 @@ func durableConfig(dir string) server.Config {
 	return cfg
 }
 
-// runBroker starts a broker on cfg; stop closes it gracefully, once,
-// whether the test calls it or the test ends.
-func runBroker(t testing.TB, cfg server.Config) (srv *server.Server, stop func()) {
-	t.Helper()
-	srv, err := server.New(cfg, nil)
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve() }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, srv.Close(ctx))
-		require.NoError(t, <-served)
-	}
-	t.Cleanup(stop)
-	return srv, stop
-}
-
 // commitSimple commits offsets to group as a simple consumer does
 // (generation -1, no member), with a raw OffsetCommit.
 func commitSimple(t *testing.T, cl *kgo.Client, group, topic string, offsets map[int32]int64) {
