@@ -1,7 +1,7 @@
-// Package test holds the end-to-end tests of the example broker: each test
-// starts a broker in-process on a loopback port and drives it with real
-// Kafka clients (franz-go's kgo) and with raw kmsg requests where a test
-// needs exact control of the wire.
+// Package test holds the end-to-end tests of the example broker: most
+// tests start brokers in-process on loopback ports and drive them with real
+// Kafka clients (franz-go's kgo, and kcat on librdkafka) and with raw kmsg
+// requests where a test needs exact control of the wire.
 //
 // # Consumer groups
 //
@@ -22,4 +22,12 @@
 // started again: see TestMain), kills it with SIGKILL while a producer
 // sends, and checks every acknowledged record at its offset after a
 // restart.
+//
+// # Cluster
+//
+// The cluster tests (cluster_test.go) start three in-process brokers that
+// replicate: acks=all waits for the followers, a follower leaves and
+// rejoins the ISR and truncates to its leader, groups and topic creation
+// go to the controller, and TestClusterKill9Controller kills the
+// controller's process. TestClusterScript runs scripts/cluster.sh.
 package test
