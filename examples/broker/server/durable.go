@@ -28,8 +28,9 @@ const offsetsDir = offsetsTopic
 
 // openDurable opens cfg.LogDirs: the log dir, with its recovery done
 // partition by partition later by the store, and the offsets log, replayed
-// now. It returns nil without log.dirs.
-func openDurable(cfg Config, log *zap.Logger) (*durable, error) {
+// now; openSealed bounds the sealed segment files its logs keep open (see
+// limits.go). It returns nil without log.dirs.
+func openDurable(cfg Config, log *zap.Logger, openSealed int) (*durable, error) {
 	if cfg.LogDirs == "" {
 		return nil, nil
 	}
@@ -39,6 +40,7 @@ func openDurable(cfg Config, log *zap.Logger) (*durable, error) {
 		logdir.WithIndexIntervalBytes(cfg.LogIndexIntervalBytes),
 		logdir.WithRollAfter(cfg.LogRoll),
 		logdir.WithFlush(cfg.LogFlushIntervalMessages, cfg.LogFlushInterval),
+		logdir.WithOpenSegments(openSealed),
 		logdir.WithLogger(log.Named("logdir")))
 	if err != nil {
 		return nil, fmt.Errorf("log.dirs: %w", err)
@@ -52,6 +54,20 @@ func openDurable(cfg Config, log *zap.Logger) (*durable, error) {
 	}
 	log.Info("opened log dir", zap.String("log_dirs", cfg.LogDirs), zap.String("cluster_id", dir.ClusterID()))
 	return &durable{dir: dir, offsets: offsets}, nil
+}
+
+// partitions returns how many partitions the log dir's topics have, all
+// together: the logs the store will open.
+func (d *durable) partitions() (int, error) {
+	specs, err := d.dir.Topics()
+	if err != nil {
+		return 0, fmt.Errorf("log.dirs: %w", err)
+	}
+	n := 0
+	for _, spec := range specs {
+		n += int(spec.Partitions)
+	}
+	return n, nil
 }
 
 // close closes the offsets log, then the log dir. Nil-safe.

@@ -27,8 +27,9 @@ type request struct {
 	clientID      string
 	at            time.Time // when it was read, for the latency metric
 
-	slot *slot
-	once sync.Once
+	slot   *slot
+	charge *memCharge // the memory budget its body holds, given back when answered
+	once   sync.Once
 }
 
 // slot is a request's place in its connection's response queue.
@@ -37,6 +38,9 @@ type slot struct {
 	resp  kmsg.Response // nil with skip
 	skip  bool          // acks=0 produce: no response, but order is kept
 	ready bool
+	// charge is the memory budget resp's records hold (a fetch's), given
+	// back once written.
+	charge *memCharge
 
 	// hangUp, with skip: close the connection once the answers before it
 	// are written (a failed acks=0 produce).
@@ -45,12 +49,22 @@ type slot struct {
 
 // respond answers r with resp, whose version is set from the request's.
 // Only the first answer counts.
-func (r *request) respond(resp kmsg.Response) {
+func (r *request) respond(resp kmsg.Response) { r.respondHolding(resp, nil) }
+
+// respondHolding is respond for a response whose records hold charge of
+// the memory budget until they are written.
+func (r *request) respondHolding(resp kmsg.Response, charge *memCharge) {
+	answered := false
 	r.once.Do(func() {
+		answered = true
 		resp.SetVersion(r.kreq.GetVersion())
 		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
-		r.c.fill(r.slot, resp, false)
+		r.s.mem.releaseAll(r.charge)
+		r.c.fill(r.slot, resp, false, charge)
 	})
+	if !answered {
+		r.s.mem.releaseAll(charge)
+	}
 }
 
 // noResponse ends r without a response (a produce with acks=0); the
@@ -58,7 +72,8 @@ func (r *request) respond(resp kmsg.Response) {
 func (r *request) noResponse() {
 	r.once.Do(func() {
 		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
-		r.c.fill(r.slot, nil, true)
+		r.s.mem.releaseAll(r.charge)
+		r.c.fill(r.slot, nil, true, nil)
 	})
 }
 
@@ -69,6 +84,7 @@ func (r *request) noResponse() {
 func (r *request) hangUp() {
 	r.once.Do(func() {
 		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
+		r.s.mem.releaseAll(r.charge)
 		r.c.hangUp(r.slot)
 	})
 }

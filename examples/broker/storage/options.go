@@ -27,6 +27,7 @@ type config struct {
 	producerExpiry  time.Duration
 	open            LogOpener
 	catalog         Catalog // nil: topics live in memory
+	maxPartitions   int     // all topics' partitions together; <= 0: MaxPartitions per topic only
 }
 
 func defaultConfig() config {
@@ -112,3 +113,10 @@ func WithLogOpener(open LogOpener) Option { return optionFunc(func(cfg *config) 
 // (default: nowhere, topics live in memory). Pair it with a durable
 // LogOpener: a catalog without one restores topics with empty logs.
 func WithCatalog(c Catalog) Option { return optionFunc(func(cfg *config) { cfg.catalog = c }) }
+
+// WithMaxPartitions bounds the partitions of all topics together (Kafka's
+// max.broker.partitions, KIP-578): a creation that would take the store
+// past n fails with ErrPartitionLimit (default: no bound but MaxPartitions
+// per topic). Topics loaded from the catalog count, and are loaded
+// whatever their number: the bound is on creating more.
+func WithMaxPartitions(n int) Option { return optionFunc(func(cfg *config) { cfg.maxPartitions = n }) }

@@ -16,6 +16,10 @@ const (
 	DefaultSegmentBytes       = 1 << 30            // log.segment.bytes
 	DefaultIndexIntervalBytes = 4096               // log.index.interval.bytes
 	DefaultRollAfter          = 7 * 24 * time.Hour // log.roll.hours
+
+	// DefaultOpenSegments is how many sealed segment files the directory's
+	// logs keep open by default (WithOpenSegments).
+	DefaultOpenSegments = 256
 )
 
 // config is a directory's configuration, immutable after Open.
@@ -25,6 +29,7 @@ type config struct {
 	rollAfter     time.Duration // log.roll.ms; <= 0: never by time
 	flushMessages int64         // log.flush.interval.messages
 	flushInterval time.Duration // log.flush.interval.ms; <= 0: never by time
+	openSegments  int           // sealed segment files kept open, all logs together
 	nodeID        int32
 	clock         storage.Clock
 	log           *zap.Logger
@@ -37,6 +42,7 @@ func defaultConfig() config {
 		indexInterval: DefaultIndexIntervalBytes,
 		rollAfter:     DefaultRollAfter,
 		flushMessages: math.MaxInt64,
+		openSegments:  DefaultOpenSegments,
 		nodeID:        1,
 		clock:         systemClock{},
 		log:           zap.NewNop(),
@@ -53,6 +59,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: log.index.interval.bytes %d is negative", ErrInvalidOption, c.indexInterval)
 	case c.flushMessages < 1:
 		return fmt.Errorf("%w: log.flush.interval.messages %d, must be at least 1", ErrInvalidOption, c.flushMessages)
+	case c.openSegments < 1:
+		return fmt.Errorf("%w: %d open sealed segments, must be at least 1", ErrInvalidOption, c.openSegments)
 	case c.nodeID < 0:
 		return fmt.Errorf("%w: node.id %d is negative", ErrInvalidOption, c.nodeID)
 	case c.clock == nil || c.log == nil || c.sync == nil:
@@ -101,6 +109,16 @@ func WithRollAfter(d time.Duration) Option { return optionFunc(func(c *config) {
 func WithFlush(messages int64, interval time.Duration) Option {
 	return optionFunc(func(c *config) { c.flushMessages, c.flushInterval = messages, interval })
 }
+
+// WithOpenSegments bounds the sealed segment files that the directory's
+// logs keep open, all together (default DefaultOpenSegments): each sealed
+// segment's .log is opened when read and kept in a cache of open files,
+// the least recently read closed past n. Active segments (two files each,
+// its .log and .index) are always open, and a read in progress keeps its
+// file open whatever n is. Kafka keeps every segment open; this bounds the
+// file descriptors a log dir needs to two per partition plus n, so that
+// a broker can budget them (see package server).
+func WithOpenSegments(n int) Option { return optionFunc(func(c *config) { c.openSegments = n }) }
 
 // WithNodeID sets the broker's node.id, which the directory's
 // meta.properties records when it is made and checks when it is opened
