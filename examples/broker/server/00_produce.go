@@ -105,6 +105,7 @@ func (s *Server) handleProduce(r *request) {
 				}
 				var res storage.AppendResult
 				if res, err = p.Append(rp.Records); err != nil {
+					s.refuseData(r, err)
 					break
 				}
 				sp.BaseOffset, sp.LogStartOffset = res.BaseOffset, res.LogStartOffset
@@ -116,7 +117,13 @@ func (s *Server) handleProduce(r *request) {
 			}
 			if err != nil {
 				sp.ErrorCode = partitionErrorCode(err, byID)
-				sp.ErrorMessage = errorMessage(err)
+				if err != terr || len(st.Partitions) == 0 {
+					// A topic's error is said once, in its first
+					// partition's message, not repeated in every one
+					// (Kafka sends none): the response would grow
+					// with the partitions a request names.
+					sp.ErrorMessage = errorMessage(err)
+				}
 			}
 			if sp.ErrorCode != 0 {
 				sp.BaseOffset = -1

@@ -61,5 +61,8 @@ func (s *Server) dispatch(r *request) {
 			_ = r.c.nc.Close()
 		}
 	}()
+	if s.checkStrings(r) {
+		return // refused: a string past Kafka's limits
+	}
 	apis[kmsg.Key(r.kreq.Key())].handle(s, r)
 }
