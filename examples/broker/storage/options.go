@@ -28,6 +28,27 @@ type config struct {
 	open            LogOpener
 	catalog         Catalog // nil: topics live in memory
 	maxPartitions   int     // all topics' partitions together; <= 0: MaxPartitions per topic only
+	// skipRecords turns the validation of records off, for the
+	// benchmark that measures what it costs.
+	skipRecords bool
+	// inflating bounds the batches being decompressed at once, by New:
+	// each holds up to its topic's max.message.bytes.
+	inflating chan struct{}
+}
+
+// validateBatch validates b's records, bound being what they may inflate to.
+// A compressed batch takes one of the store's inflating slots (GOMAXPROCS
+// of them) while it is inflated and walked: the memory this takes is at
+// most that many times max.message.bytes, however many produce at once.
+func (c *config) validateBatch(b *Batch, bound int) error {
+	if c.skipRecords {
+		return nil
+	}
+	if b.attrs&attrCompression != codecNone {
+		c.inflating <- struct{}{}
+		defer func() { <-c.inflating }()
+	}
+	return validateRecords(b, bound)
 }
 
 func defaultConfig() config {

@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 )
@@ -38,6 +39,7 @@ func New(opts ...Option) (*Store, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	cfg.inflating = make(chan struct{}, runtime.GOMAXPROCS(0))
 	s := &Store{cfg: cfg, byName: make(map[string]*Topic), byID: make(map[TopicID]*Topic),
 		creating: make(map[string]TopicID), stop: make(chan struct{}), done: make(chan struct{})}
 	if cfg.catalog != nil {
