@@ -88,6 +88,7 @@ type Config struct {
 	LogIndexIntervalBytes    int64         // log.index.interval.bytes
 	LogFlushIntervalMessages int64         // log.flush.interval.messages
 	LogFlushInterval         time.Duration // log.flush.interval.ms (-1: never)
+	LogFlushOffsetCheckpoint time.Duration // log.flush.offset.checkpoint.interval.ms: recovery points written
 
 	// Cluster lists every broker of a static cluster as
 	// id@host:port,id@host:port,... (see cluster.go); empty runs one
@@ -143,6 +144,7 @@ func Default() Config {
 		LogIndexIntervalBytes:    logdir.DefaultIndexIntervalBytes,
 		LogFlushIntervalMessages: math.MaxInt64,
 		LogFlushInterval:         -1,
+		LogFlushOffsetCheckpoint: logdir.DefaultCheckpointInterval,
 
 		MinInsyncReplicas:    1,
 		ReplicaLagTimeMax:    30 * time.Second,
@@ -294,6 +296,7 @@ func (c *Config) settings() []setting {
 		intSetting("log.index.interval.bytes", "bytes of batches between two offset index entries", &c.LogIndexIntervalBytes),
 		intSetting("log.flush.interval.messages", "fsync after this many records (1: every produce, surviving a power loss)", &c.LogFlushIntervalMessages),
 		durationSetting("log.flush.interval.ms", "fsync unflushed records this often (-1: never; a kill -9 loses nothing acknowledged either way)", &c.LogFlushInterval, ms),
+		durationSetting("log.flush.offset.checkpoint.interval.ms", "how often each partition's recovery point (fsynced up to) is written; recovery cuts a torn tail only past it", &c.LogFlushOffsetCheckpoint, ms),
 		stringSetting("cluster", "every broker of a static cluster, id@host:port,... (empty: this broker alone)", &c.Cluster),
 		intSetting("min.insync.replicas", "in-sync replicas an acks=all produce needs (topics may set their own)", &c.MinInsyncReplicas),
 		durationSetting("replica.lag.time.max.ms", "a follower not caught up for this long leaves the ISR", &c.ReplicaLagTimeMax, ms),

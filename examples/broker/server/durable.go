@@ -41,18 +41,21 @@ func openDurable(cfg Config, log *zap.Logger, openSealed int) (*durable, error) 
 		logdir.WithRollAfter(cfg.LogRoll),
 		logdir.WithFlush(cfg.LogFlushIntervalMessages, cfg.LogFlushInterval),
 		logdir.WithOpenSegments(openSealed),
+		logdir.WithCheckpointInterval(cfg.LogFlushOffsetCheckpoint),
 		logdir.WithLogger(log.Named("logdir")))
 	if err != nil {
 		return nil, fmt.Errorf("log.dirs: %w", err)
 	}
 	offsets, err := offsetlog.Open(filepath.Join(cfg.LogDirs, offsetsDir),
 		offsetlog.WithFlush(cfg.LogFlushIntervalMessages, cfg.LogFlushInterval),
+		offsetlog.WithCleanShutdown(dir.CleanShutdown()),
 		offsetlog.WithLogger(log.Named("offsetlog")))
 	if err != nil {
 		_ = dir.Close()
 		return nil, fmt.Errorf("log.dirs: %w", err)
 	}
-	log.Info("opened log dir", zap.String("log_dirs", cfg.LogDirs), zap.String("cluster_id", dir.ClusterID()))
+	log.Info("opened log dir", zap.String("log_dirs", cfg.LogDirs), zap.String("cluster_id", dir.ClusterID()),
+		zap.Bool("clean_shutdown", dir.CleanShutdown()))
 	return &durable{dir: dir, offsets: offsets}, nil
 }
 
@@ -70,12 +73,17 @@ func (d *durable) partitions() (int, error) {
 	return n, nil
 }
 
-// close closes the offsets log, then the log dir. Nil-safe.
+// close closes the offsets log, then the log dir, which records a clean
+// shutdown unless the offsets log failed to close. Nil-safe.
 func (d *durable) close() error {
 	if d == nil {
 		return nil
 	}
-	return errors.Join(d.offsets.Close(), d.dir.Close())
+	err := d.offsets.Close()
+	if err != nil {
+		d.dir.MarkUnclean()
+	}
+	return errors.Join(err, d.dir.Close())
 }
 
 // producerIDBlock is how many producer ids the broker reserves on disk at

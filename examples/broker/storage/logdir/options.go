@@ -17,6 +17,10 @@ const (
 	DefaultIndexIntervalBytes = 4096               // log.index.interval.bytes
 	DefaultRollAfter          = 7 * 24 * time.Hour // log.roll.hours
 
+	// DefaultCheckpointInterval is Kafka's
+	// log.flush.offset.checkpoint.interval.ms.
+	DefaultCheckpointInterval = time.Minute
+
 	// DefaultOpenSegments is how many sealed segment files the directory's
 	// logs keep open by default (WithOpenSegments).
 	DefaultOpenSegments = 256
@@ -29,24 +33,28 @@ type config struct {
 	rollAfter     time.Duration // log.roll.ms; <= 0: never by time
 	flushMessages int64         // log.flush.interval.messages
 	flushInterval time.Duration // log.flush.interval.ms; <= 0: never by time
-	openSegments  int           // sealed segment files kept open, all logs together
-	nodeID        int32
-	clock         storage.Clock
-	log           *zap.Logger
-	sync          func(*os.File) error // fsync; a test's counter
+	// checkpointInterval is log.flush.offset.checkpoint.interval.ms: how
+	// often the recovery points are written; <= 0: only when needed.
+	checkpointInterval time.Duration
+	openSegments       int // sealed segment files kept open, all logs together
+	nodeID             int32
+	clock              storage.Clock
+	log                *zap.Logger
+	sync               func(*os.File) error // fsync; a test's counter
 }
 
 func defaultConfig() config {
 	return config{
-		segmentBytes:  DefaultSegmentBytes,
-		indexInterval: DefaultIndexIntervalBytes,
-		rollAfter:     DefaultRollAfter,
-		flushMessages: math.MaxInt64,
-		openSegments:  DefaultOpenSegments,
-		nodeID:        1,
-		clock:         systemClock{},
-		log:           zap.NewNop(),
-		sync:          (*os.File).Sync,
+		segmentBytes:       DefaultSegmentBytes,
+		indexInterval:      DefaultIndexIntervalBytes,
+		rollAfter:          DefaultRollAfter,
+		flushMessages:      math.MaxInt64,
+		openSegments:       DefaultOpenSegments,
+		checkpointInterval: DefaultCheckpointInterval,
+		nodeID:             1,
+		clock:              systemClock{},
+		log:                zap.NewNop(),
+		sync:               (*os.File).Sync,
 	}
 }
 
@@ -108,6 +116,16 @@ func WithRollAfter(d time.Duration) Option { return optionFunc(func(c *config) {
 // fsync too. See the package doc for what each setting survives.
 func WithFlush(messages int64, interval time.Duration) Option {
 	return optionFunc(func(c *config) { c.flushMessages, c.flushInterval = messages, interval })
+}
+
+// WithCheckpointInterval sets how often the directory writes its logs'
+// recovery points, the offsets below which each is fsynced
+// (log.flush.offset.checkpoint.interval.ms, default a minute; zero or
+// negative: only when a truncation lowers one, and at Close). After an
+// unclean shutdown, recovery cuts a torn tail only at or past its log's
+// recovery point (see the package doc, # Recovery).
+func WithCheckpointInterval(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.checkpointInterval = d })
 }
 
 // WithOpenSegments bounds the sealed segment files that the directory's
