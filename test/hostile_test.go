@@ -312,4 +312,3 @@ func TestLyingBatchesRefused(t *testing.T) {
 	}
 	assert.Equal(t, []string{"before", "after"}, got, "only the good batches were appended, at offsets 0 and 1")
 }
-
