@@ -20,7 +20,7 @@ func ExampleNewFunc() {
 		func() { fmt.Println("rebalance with", members, "members:", clk.Now()) },
 		nil,
 	)
-	_, _ = p.TryCompleteElseWatch(join, 5*time.Second, []string{"group-a"})
+	_, _ = p.TryCompleteElseWatch(join, 5*time.Second, "group-a")
 	members = 2
 	p.CheckAndComplete("group-a")
 	clk.Advance(5 * time.Second) // the third member never came

@@ -43,7 +43,7 @@ func prefilled(b *testing.B, n int) *Purgatory[string] {
 		keys[i] = "prefill-" + strconv.Itoa(i)
 	}
 	for i := range ops {
-		if _, err := p.TryCompleteElseWatch(&ops[i], time.Hour, keys[i%len(keys):i%len(keys)+1]); err != nil {
+		if _, err := p.TryCompleteElseWatch(&ops[i], time.Hour, keys[i%len(keys)]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -67,7 +67,7 @@ func BenchmarkWatchComplete(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				op := &benchOp{}
-				if _, err := p.TryCompleteElseWatch(op, 30*time.Second, keys); err != nil {
+				if _, err := p.TryCompleteElseWatch(op, 30*time.Second, keys...); err != nil {
 					b.Fatal(err)
 				}
 				if p.CheckAndComplete("bench") != 1 {
@@ -90,7 +90,7 @@ func BenchmarkWatchCompleteParallel(b *testing.B) {
 				keys := []string{key}
 				for pb.Next() {
 					op := &benchOp{}
-					if _, err := p.TryCompleteElseWatch(op, 30*time.Second, keys); err != nil {
+					if _, err := p.TryCompleteElseWatch(op, 30*time.Second, keys...); err != nil {
 						b.Fatal(err)
 					}
 					if p.CheckAndComplete(key) != 1 {
@@ -130,7 +130,7 @@ func BenchmarkRetainedPerWatch(b *testing.B) {
 		}
 		h0 := heap()
 		for i := range ops {
-			if _, err := p.TryCompleteElseWatch(&ops[i], time.Hour, ks[i]); err != nil {
+			if _, err := p.TryCompleteElseWatch(&ops[i], time.Hour, ks[i]...); err != nil {
 				b.Fatal(err)
 			}
 		}

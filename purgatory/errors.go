@@ -14,6 +14,10 @@ var (
 	// nothing could ever complete the operation early.
 	ErrNoKeys = errors.New("purgatory: an operation needs at least one watch key")
 
+	// ErrTooManyKeys is returned by TryCompleteElseWatch given more keys than
+	// an operation can be watched under (2^32-1).
+	ErrTooManyKeys = errors.New("purgatory: too many watch keys")
+
 	// ErrSubmitted is returned when an operation is submitted twice.
 	ErrSubmitted = operation.ErrSubmitted
 

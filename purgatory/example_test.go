@@ -52,9 +52,9 @@ func Example() {
 		}
 	}
 	_, _ = fetches.TryCompleteElseWatch(&delayedFetch{p: log, minBytes: 100, respond: respond("fetch A")},
-		500*time.Millisecond, []string{"orders-0"})
+		500*time.Millisecond, "orders-0")
 	_, _ = fetches.TryCompleteElseWatch(&delayedFetch{p: log, minBytes: 1000, respond: respond("fetch B")},
-		500*time.Millisecond, []string{"orders-0"})
+		500*time.Millisecond, "orders-0")
 
 	clk.Advance(100 * time.Millisecond)
 	log.mu.Lock()
@@ -94,7 +94,7 @@ func ExamplePurgatory_CancelForKey() {
 
 	op := operation.NewFunc(nil, nil, nil)
 	op.Complete = func() { fmt.Println("answered:", op.Outcome()) }
-	_, _ = p.TryCompleteElseWatch(op, time.Minute, []string{"deleted-topic-0"})
+	_, _ = p.TryCompleteElseWatch(op, time.Minute, "deleted-topic-0")
 
 	// The partition is deleted: its operations are handed back to answer.
 	for _, op := range p.CancelForKey("deleted-topic-0") {

@@ -134,7 +134,7 @@ func NewFuturePurgatory[T any](name string, opts ...Option) (*FuturePurgatory[T]
 func (fp *FuturePurgatory[T]) Await(futures []*Future[T], timeout time.Duration, callback func([]*Future[T])) (*DelayedFuture[T], error) {
 	d := &DelayedFuture[T]{futures: futures, callback: callback}
 	key := fp.next.Add(1)
-	done, err := fp.p.TryCompleteElseWatch(d, timeout, []uint64{key})
+	done, err := fp.p.TryCompleteElseWatch(d, timeout, key)
 	if err != nil || done {
 		return d, err
 	}

@@ -279,7 +279,7 @@ func (a *after) checkSession(g *group, id string) {
 // submitted and ends without effect: nothing waits on it but the
 // coordinator.
 func submit[K comparable](a *after, p *purgatory.Purgatory[K], op operation.Operation, timeout time.Duration, key K) {
-	a.do(func() { _, _ = p.TryCompleteElseWatch(op, timeout, []K{key}) })
+	a.do(func() { _, _ = p.TryCompleteElseWatch(op, timeout, key) })
 }
 
 // PurgatorySize is what one of the coordinator's purgatories holds.

@@ -188,7 +188,7 @@ func (w *testWaiter) Wait(p *purgatory.Purgatory[RebalanceKey], op operation.Ope
 	w.mu.Lock()
 	w.ops = append(w.ops, op)
 	w.mu.Unlock()
-	_, err := p.TryCompleteElseWatch(op, timeout, keys)
+	_, err := p.TryCompleteElseWatch(op, timeout, keys...)
 	return err
 }
 

@@ -108,7 +108,7 @@ func (c *Coordinator) JoinGroup(req JoinRequest, respond func(JoinResult), w Wai
 	if w != nil {
 		werr = w.Wait(c.rebalance, j, j.timeout, []RebalanceKey{j.key})
 	} else {
-		_, werr = c.rebalance.TryCompleteElseWatch(j, j.timeout, []RebalanceKey{j.key})
+		_, werr = c.rebalance.TryCompleteElseWatch(j, j.timeout, j.key)
 	}
 	if werr != nil && !j.IsCompleted() {
 		// Not submitted: the client has gone, or the coordinator closed.

@@ -93,7 +93,7 @@ func wait[K comparable](r *request, p *purgatory.Purgatory[K], op operation.Oper
 	if !r.c.track(op) {
 		return errConnClosed
 	}
-	if _, err := p.TryCompleteElseWatch(op, timeout, keys); err != nil {
+	if _, err := p.TryCompleteElseWatch(op, timeout, keys...); err != nil {
 		r.c.untrack(op)
 		if op.OperationState().IsCompleted() {
 			r.log().Debug("answered by a closing purgatory", zap.Error(err))
