@@ -1,7 +1,5 @@
 package operation
 
-import "github.com/gopurgatory/purgatory/internal/lifecycle"
-
 // An Operation is a request that cannot be answered yet: a long-poll fetch,
 // an acks=all produce, a group join. Embed a State and implement TryComplete
 // and OnComplete; State supplies OperationState and a default OnExpiration
@@ -60,14 +58,14 @@ type Outcome uint32
 
 // The outcomes, in the order the metrics list them.
 const (
-	Pending     = Outcome(lifecycle.Pending)     // not completed yet
-	Completed   = Outcome(lifecycle.Completed)   // TryComplete reported its condition holds
-	Expired     = Outcome(lifecycle.Expired)     // its deadline passed (the timeout, or the submission context's deadline)
-	Forced      = Outcome(lifecycle.Forced)      // ForceComplete, from outside the purgatory
-	Cancelled   = Outcome(lifecycle.Cancelled)   // ForceComplete after its key was cancelled (CancelForKey)
-	Closed      = Outcome(lifecycle.Closed)      // its purgatory, or the timer it shares, closed while it waited
-	Rejected    = Outcome(lifecycle.Rejected)    // it could not wait: the timer was at its cap (timer.WithMaxPending)
-	ContextDone = Outcome(lifecycle.ContextDone) // the context it was submitted with was cancelled
+	Pending     Outcome = iota // not completed yet
+	Completed                  // TryComplete reported its condition holds
+	Expired                    // its deadline passed (the timeout, or the submission context's deadline)
+	Forced                     // ForceComplete, from outside the purgatory
+	Cancelled                  // ForceComplete after its key was cancelled (CancelForKey)
+	Closed                     // its purgatory, or the timer it shares, closed while it waited
+	Rejected                   // it could not wait: the timer was at its cap (timer.WithMaxPending)
+	ContextDone                // the context it was submitted with was cancelled
 )
 
 var outcomeNames = [...]string{"pending", "completed", "expired", "forced", "cancelled", "closed", "rejected", "context_done"}
