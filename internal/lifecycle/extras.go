@@ -85,10 +85,17 @@ func (s *State) Done() <-chan struct{} {
 }
 
 // Wait blocks until the operation has completed and its callbacks have run,
-// or ctx is done, and returns ctx's error in that case.
+// or ctx is done, and returns ctx's error in that case. An operation done
+// already returns nil whatever ctx.
 func (s *State) Wait(ctx context.Context) error {
+	done := s.Done()
 	select {
-	case <-s.Done():
+	case <-done:
+		return nil // done wins over a ctx that is done too
+	default:
+	}
+	select {
+	case <-done:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
