@@ -38,17 +38,14 @@ const (
 type memberKey struct{ group, member string }
 
 // A Waiter submits the operation a JoinGroup waits as, on behalf of the
-// request. The server ties it to the request's connection, so that a
-// client that goes away force-completes it, which withdraws its join. A nil
-// Waiter submits to the purgatory directly.
+// request. The server ties it to the request's connection (its context),
+// so that a client that goes away completes it, which withdraws its join.
+// A nil Waiter submits to the purgatory directly.
 type Waiter interface {
 	// Wait submits op to p under keys, with timeout, as
-	// p.TryCompleteElseWatch does. An error means op was not submitted:
-	// the coordinator then answers the request itself.
+	// p.TryCompleteElseWatch does. An error means op was not taken: the
+	// coordinator then answers the request itself.
 	Wait(p *purgatory.Purgatory[RebalanceKey], op operation.Operation, timeout time.Duration, keys []RebalanceKey) error
-	// Done is called once from op's OnComplete, before the request is
-	// answered.
-	Done(op operation.Operation)
 }
 
 // Coordinator is the group coordinator of one broker: it owns every group
