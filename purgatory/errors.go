@@ -7,7 +7,9 @@ import (
 )
 
 var (
-	// ErrClosed is returned by TryCompleteElseWatch after Close.
+	// ErrClosed is returned by TryCompleteElseWatch (and Await) after
+	// Close. Like every error of a submission, it means the operation was
+	// not taken: its OnComplete will not run, the caller answers it.
 	ErrClosed = errors.New("purgatory: closed")
 
 	// ErrNoKeys is returned by TryCompleteElseWatch when given no key:
