@@ -26,7 +26,7 @@ func (c *conn) decode(kreq kmsg.Request, src []byte) error {
 			c.s.decodesWaiting.Add(-1)
 		case <-c.quit:
 			c.s.decodesWaiting.Add(-1)
-			return errConnClosed
+			return errStopReading
 		}
 	}
 	defer func() { <-c.s.decodeSlots }()

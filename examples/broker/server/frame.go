@@ -48,7 +48,7 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, *memCharge, error) {
 			grown := min(int(n), max(firstChunk, 2*cap(body)))
 			if err := c.s.mem.grow(charge, int64(grown-cap(body)), c.quit); err != nil {
 				c.s.mem.releaseAll(charge)
-				return nil, nil, err
+				return nil, nil, errStopReading
 			}
 			grownBody := make([]byte, len(body), grown)
 			copy(grownBody, body)
