@@ -247,18 +247,29 @@ func valueRecords(values ...string) []byte {
 	return out
 }
 
-// gzipBomb returns members of one gzip stream, each 1 MiB of zeros,
-// mebibytes of them: 900 make a batch of under a megabyte that inflates to
+// gzipBomb returns one gzip stream of a record whose value is mebibytes
+// MiB of zeros: its start in a first member, then a member of 1 MiB of
+// zeros repeated. 900 make a batch of under a megabyte that inflates to
 // 900 MiB.
 func gzipBomb(t *testing.T, mebibytes int) []byte {
 	t.Helper()
-	var one bytes.Buffer
-	w, err := gzip.NewWriterLevel(&one, gzip.BestCompression)
-	require.NoError(t, err)
-	_, err = w.Write(make([]byte, 1<<20))
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	return bytes.Repeat(one.Bytes(), mebibytes)
+	member := func(data []byte) []byte {
+		var buf bytes.Buffer
+		w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		require.NoError(t, err)
+		_, err = w.Write(data)
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		return buf.Bytes()
+	}
+	size := int64(mebibytes) << 20
+	fields := []byte{0}                        // attributes
+	fields = binary.AppendVarint(fields, 0)    // timestamp delta
+	fields = binary.AppendVarint(fields, 0)    // offset delta
+	fields = binary.AppendVarint(fields, -1)   // no key
+	fields = binary.AppendVarint(fields, size) // the value's length
+	start := append(binary.AppendVarint(nil, int64(len(fields))+size+1), fields...)
+	return append(member(start), bytes.Repeat(member(make([]byte, 1<<20)), mebibytes)...)
 }
 
 // TestLyingBatchesRefused: each batch the broker stored and served

@@ -9,11 +9,12 @@ package server
 // and record count (CORRUPT_MESSAGE), one batch, no control batch, a
 // sequence with a producer id (INVALID_RECORD), and its size against the
 // topic's max.message.bytes, by default message.max.bytes
-// (MESSAGE_TOO_LARGE); then its records, decompressed (a payload that does
-// not decompress is CORRUPT_MESSAGE, one that inflates past
-// max.message.bytes MESSAGE_TOO_LARGE) and walked: as many as the count
-// says, each whole, at offset deltas 0, 1, 2..., the max timestamp
-// theirs (INVALID_RECORD otherwise). A valid batch is stored as sent. A batch for an internal topic (__consumer_offsets)
+// (MESSAGE_TOO_LARGE); then its records, walked as they are decompressed
+// (a payload that does not decompress is CORRUPT_MESSAGE, one that
+// inflates past socket.request.max.bytes, the most a client could send
+// uncompressed, MESSAGE_TOO_LARGE): as many as the count says, each whole,
+// at offset deltas 0, 1, 2..., the max timestamp theirs (INVALID_RECORD
+// otherwise). A valid batch is stored as sent. A batch for an internal topic (__consumer_offsets)
 // is INVALID_TOPIC_EXCEPTION, as Kafka answers a client. Idempotent
 // batches are checked against their producer's sequence: a retry of one
 // of the last max.idempotent.in.flight batches is answered NONE with its

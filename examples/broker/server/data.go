@@ -33,6 +33,7 @@ func newData(cfg Config, log *zap.Logger, dur *durable, maxPartitions int32) (*d
 		storage.WithRetentionCheckInterval(cfg.LogRetentionCheck),
 		storage.WithProducerState(cfg.MaxIdempotentInFlight, cfg.TransactionalIDExpiry),
 		storage.WithMaxPartitions(int(maxPartitions)),
+		storage.WithInflateLimit(int(cfg.SocketRequestMaxBytes)),
 	}
 	d := &data{clusterID: newClusterID(), producerIDs: &producerIDs{}}
 	if cfg.Cluster != "" {

@@ -8,14 +8,15 @@
 // base offset, which the log assigns, and the partition leader epoch.
 // Before a client's batch is appended it is validated as Kafka's
 // LogValidator validates it: the header (ParseBatch: framing, magic,
-// CRC-32C, record count), then the records, decompressed if they are
-// (gzip, snappy, lz4, zstd), to at most the topic's max.message.bytes, and
-// walked one by one (records.go): lengths, count, offset deltas and the
+// CRC-32C, record count), then the records, walked one by one as they are
+// decompressed if they are (gzip, snappy, lz4, zstd), keys and values
+// skipped, not kept (records.go): lengths, count, offset deltas and the
 // max timestamp must agree with the header. A batch that lies is refused
 // (ErrCorruptBatch, ErrInvalidRecord, or ErrBatchTooLarge for one that
-// inflates past the bound); one that does not is stored as it came, still
-// compressed, and reads return whole batches, as Kafka's zero-copy path
-// does. At most GOMAXPROCS batches are inflated at once. A follower's
+// inflates past WithInflateLimit, by default 100 MiB); one that does not
+// is stored as it came, still compressed, and reads return whole batches,
+// as Kafka's zero-copy path does. At most GOMAXPROCS batches are inflated
+// at once. A follower's
 // batches, and those a log reads back, were validated when first written:
 // their checksum is checked, not their records.
 //

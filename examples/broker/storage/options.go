@@ -28,6 +28,9 @@ type config struct {
 	open            LogOpener
 	catalog         Catalog // nil: topics live in memory
 	maxPartitions   int     // all topics' partitions together; <= 0: MaxPartitions per topic only
+	// inflateLimit bounds what a batch's records may decompress to,
+	// beyond its topic's max.message.bytes (WithInflateLimit).
+	inflateLimit int
 	// skipRecords turns the validation of records off, for the
 	// benchmark that measures what it costs.
 	skipRecords bool
@@ -36,11 +39,13 @@ type config struct {
 	inflating chan struct{}
 }
 
-// validateBatch validates b's records, bound being what they may inflate to.
-// A compressed batch takes one of the store's inflating slots (GOMAXPROCS
-// of them) while it is inflated and walked: the memory this takes is at
-// most that many times max.message.bytes, however many produce at once.
-func (c *config) validateBatch(b *Batch, bound int) error {
+// validateBatch validates b's records (records.go), which may decompress
+// to maxMessageBytes, its topic's max.message.bytes, or the store's
+// inflate limit, whichever is larger. A compressed batch takes one of the
+// store's inflating slots (GOMAXPROCS of them) while it is inflated and
+// walked: decompressing is the costly part of a produce, and no more
+// batches are inflated at once than there are cores.
+func (c *config) validateBatch(b *Batch, maxMessageBytes int) error {
 	if c.skipRecords {
 		return nil
 	}
@@ -48,7 +53,7 @@ func (c *config) validateBatch(b *Batch, bound int) error {
 		c.inflating <- struct{}{}
 		defer func() { <-c.inflating }()
 	}
-	return validateRecords(b, bound)
+	return validateRecords(b, max(maxMessageBytes, c.inflateLimit))
 }
 
 func defaultConfig() config {
@@ -64,6 +69,7 @@ func defaultConfig() config {
 		checkInterval:   5 * time.Minute, // log.retention.check.interval.ms
 		producerBatches: 5,
 		producerExpiry:  24 * time.Hour, // producer.id.expiration.ms
+		inflateLimit:    DefaultInflateLimit,
 		open:            func(string, TopicID, int32) (Log, error) { return NewMemLog(), nil },
 	}
 }
@@ -78,6 +84,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: nil log opener", ErrInvalidOption)
 	case c.producerBatches < 1:
 		return fmt.Errorf("%w: producers must be remembered for at least one batch, not %d", ErrInvalidOption, c.producerBatches)
+	case c.inflateLimit < 0:
+		return fmt.Errorf("%w: inflate limit %d is negative", ErrInvalidOption, c.inflateLimit)
 	case c.defaults.MaxMessageBytes < batchOverhead:
 		return fmt.Errorf("%w: max.message.bytes %d is below a batch header", ErrInvalidOption, c.defaults.MaxMessageBytes)
 	}
@@ -141,3 +149,16 @@ func WithCatalog(c Catalog) Option { return optionFunc(func(cfg *config) { cfg.c
 // per topic). Topics loaded from the catalog count, and are loaded
 // whatever their number: the bound is on creating more.
 func WithMaxPartitions(n int) Option { return optionFunc(func(cfg *config) { cfg.maxPartitions = n }) }
+
+// DefaultInflateLimit is the default of WithInflateLimit: Kafka's
+// socket.request.max.bytes, the largest request a broker reads.
+const DefaultInflateLimit = 100 << 20
+
+// WithInflateLimit bounds what a client's batch may decompress to: its
+// records are refused (ErrBatchTooLarge) past n bytes, or past its topic's
+// max.message.bytes if larger, without being inflated further (default
+// DefaultInflateLimit). Kafka has no such bound; the broker passes its
+// socket.request.max.bytes: a batch may inflate to the most a client could
+// have sent uncompressed, no more. Validation holds a few buffers whatever
+// the bound: records are walked as they are inflated, not kept.
+func WithInflateLimit(n int) Option { return optionFunc(func(cfg *config) { cfg.inflateLimit = n }) }

@@ -136,33 +136,57 @@ func rawRecord(offsetDelta int64, headers int64, after []byte) []byte {
 	return append(binary.AppendVarint(nil, int64(len(body))), body...)
 }
 
-// bomb returns a batch whose one "record" inflates to size zero bytes (a
-// whole number of MiB): far past the bound, from a payload of a few
-// kilobytes, made of one compressed MiB repeated (gzip members, lz4 and
-// zstd frames, each follows the last in a stream).
-func bomb(t *testing.T, codec int16, size int) []byte {
+// compressOne returns data compressed with codec (gzip, lz4 or zstd) as
+// one gzip member, lz4 frame or zstd frame: concatenated, they make one
+// stream.
+func compressOne(t *testing.T, codec int16, data []byte) []byte {
 	t.Helper()
-	zeros := make([]byte, 1<<20)
-	var one bytes.Buffer
+	var buf bytes.Buffer
 	switch codec {
 	case codecGzip:
-		w, _ := gzip.NewWriterLevel(&one, gzip.BestSpeed)
-		_, _ = w.Write(zeros)
+		w, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		_, _ = w.Write(data)
 		require.NoError(t, w.Close())
 	case codecLz4:
-		w := lz4.NewWriter(&one)
-		_, _ = w.Write(zeros)
+		w := lz4.NewWriter(&buf)
+		_, _ = w.Write(data)
 		require.NoError(t, w.Close())
 	case codecZstd:
-		w, err := zstd.NewWriter(&one, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+		w, err := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 		require.NoError(t, err)
-		_, _ = w.Write(zeros)
+		_, _ = w.Write(data)
 		require.NoError(t, w.Close())
 	}
-	payload := bytes.Repeat(one.Bytes(), size>>20)
+	return buf.Bytes()
+}
+
+// bigRecordPrefix returns the start of one record, offset delta 0, whose
+// value is size bytes: its length and fields up to the value.
+func bigRecordPrefix(size int) []byte {
+	fields := []byte{0}                               // attributes
+	fields = binary.AppendVarint(fields, 0)           // timestamp delta
+	fields = binary.AppendVarint(fields, 0)           // offset delta
+	fields = binary.AppendVarint(fields, -1)          // no key
+	fields = binary.AppendVarint(fields, int64(size)) // the value's length
+	length := int64(len(fields)) + int64(size) + 1    // the value, then a header count
+	return append(binary.AppendVarint(nil, length), fields...)
+}
+
+// bomb returns a batch of one record whose value is size zero bytes (a
+// whole number of MiB), a well-formed record far past the bound, from a
+// payload of a few kilobytes: the record's start, then one compressed MiB
+// of zeros repeated (gzip members, lz4 and zstd frames follow each other
+// in a stream). Snappy's is the record compressed whole, in the xerial
+// blocks franz-go writes.
+func bomb(t *testing.T, codec int16, size int) []byte {
+	t.Helper()
+	var payload []byte
 	if codec == codecSnappy {
-		// A raw block claims its decoded size up front.
-		payload = append(binary.AppendUvarint(nil, uint64(size)), make([]byte, 16)...)
+		payload = batchtest.Compress(codec, append(append(bigRecordPrefix(size), make([]byte, size)...), 0))
+	} else {
+		payload = compressOne(t, codec, bigRecordPrefix(size))
+		payload = append(payload, bytes.Repeat(compressOne(t, codec, make([]byte, 1<<20)), size>>20)...)
+		payload = append(payload, compressOne(t, codec, []byte{0})...) // no header
 	}
 	h := batchtest.Header(1, 1000)
 	h.Attributes = codec
@@ -171,25 +195,44 @@ func bomb(t *testing.T, codec int16, size int) []byte {
 }
 
 // TestValidateRecordsRefusesBombs: a batch of a few kilobytes inflating to
-// 64 MiB (1 GiB claimed, for snappy) is refused, MESSAGE_TOO_LARGE,
-// without being inflated: at most about the bound is allocated.
+// 64 MiB (16 MiB from 800 KB for snappy), a well-formed record all along,
+// is refused,
+// MESSAGE_TOO_LARGE, once the bound is passed, and validating it holds a
+// few buffers: the records are walked as they inflate, not kept.
 func TestValidateRecordsRefusesBombs(t *testing.T) {
 	for name, codec := range map[string]int16{"gzip": codecGzip, "lz4": codecLz4, "zstd": codecZstd, "snappy": codecSnappy} {
 		t.Run(name, func(t *testing.T) {
 			size := 64 << 20
 			if codec == codecSnappy {
-				size = 1 << 30
+				size = 16 << 20 // snappy compresses 21:1 at best
 			}
 			raw := bomb(t, codec, size)
-			require.Less(t, len(raw), 2<<20, "a small batch")
+			require.Less(t, len(raw), 1<<20, "a small batch")
+			require.ErrorIs(t, parseAndValidate(raw), ErrBatchTooLarge) // the pool's decoders made
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			err := parseAndValidate(raw)
 			runtime.ReadMemStats(&after)
 			assert.ErrorIs(t, err, ErrBatchTooLarge, "%v", err)
-			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16*validateBound), "not inflated past the bound")
+			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(size/4), "not kept: inflated through small buffers")
 		})
 	}
+	t.Run("within the bound, it is valid", func(t *testing.T) {
+		assert.NoError(t, validateRecords(mustParse(t, bomb(t, codecGzip, 2<<20)), 4<<20), "2 MiB of zeros is a record like any")
+	})
+	t.Run("a raw snappy block that claims more than it can hold", func(t *testing.T) {
+		h := batchtest.Header(1, 1000)
+		h.Attributes = codecSnappy
+		h.Records = append(binary.AppendUvarint(nil, 1<<30), make([]byte, 16)...)
+		assert.ErrorIs(t, parseAndValidate(batchtest.Encode(h)), ErrCorruptBatch)
+	})
+}
+
+func mustParse(t *testing.T, raw []byte) *Batch {
+	t.Helper()
+	b, err := ParseBatch(raw)
+	require.NoError(t, err)
+	return b
 }
 
 // TestValidateRecordsRefusesS2InSnappy: a block using s2's extensions,
