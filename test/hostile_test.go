@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -323,3 +324,61 @@ func TestLyingBatchesRefused(t *testing.T) {
 	}
 	assert.Equal(t, []string{"before", "after"}, got, "only the good batches were appended, at offsets 0 and 1")
 }
+
+// TestLogDirWithinFileLimit: the issue's broker accepted a topic of 9,980
+// partitions with log.dirs, and small segments filled by ordinary produce,
+// each holding a file descriptor, until it died at RLIMIT_NOFILE, and
+// again at every restart, recovery reopening them all. Under a limit of
+// 512, a topic past what the limit leaves the logs is refused
+// (POLICY_VIOLATION); hundreds of sealed segments hold no more files than
+// the cache allows; and the broker restarts on its log dir under the same
+// limit, and serves.
+func TestLogDirWithinFileLimit(t *testing.T) {
+	dir := t.TempDir()
+	lim := limits{nofile: 512}
+	args := []string{"--log.dirs", dir, "--log.segment.bytes", "1024"}
+	p := startBrokerProcess(t, lim, args...)
+	// 512 - 64 reserved: 224 connections, 224 files for the logs, 56 of
+	// them for sealed segments, two for each partition: 84 partitions.
+	require.Contains(t, p.output(), `"max.broker.partitions": 84`)
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.DefaultProduceTopic("small-segments"), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelWarn, nil)))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	create := func(topic string, partitions int32) kmsg.CreateTopicsResponseTopic {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, partitions, 1
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		return resp.Topics[0]
+	}
+	refused := create("too-many", 100)
+	assert.Equal(t, kerr.PolicyViolation.Code, refused.ErrorCode, "%v", kerr.ErrorForCode(refused.ErrorCode))
+	require.NotNil(t, refused.ErrorMessage)
+	assert.Contains(t, *refused.ErrorMessage, "max.broker.partitions")
+	require.Equal(t, int16(0), create("small-segments", 1).ErrorCode)
+
+	value := []byte(strings.Repeat("v", 900))
+	for range 500 { // a segment each: more than the limit, were each held open
+		require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: value}).FirstErr())
+	}
+	segs, err := filepath.Glob(filepath.Join(dir, "small-segments-0", "*.log"))
+	require.NoError(t, err)
+	require.Greater(t, len(segs), 450, "hundreds of segments")
+	fds, err := os.ReadDir("/proc/" + itoa(p.cmd.Process.Pid) + "/fd")
+	require.NoError(t, err)
+	assert.Less(t, len(fds), 512-64, "the broker holds fewer files than its budget")
+	cl.Close()
+	p.stop()
+
+	q := startBrokerProcess(t, lim, args...)
+	roundTrip(t, q.addr)
+	require.False(t, q.hasExited())
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
