@@ -104,6 +104,11 @@ func (c *conn) serve() {
 	switch {
 	case err == nil, draining, errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		c.s.log.Debug("connection closed", zap.Stringer("client", c.remote))
+	case errors.Is(err, errBadRequest), errors.Is(err, errSlowRequest):
+		// A refusal, counted and logged (at most once a minute per
+		// client host) where it was made: a flood of bad requests must
+		// not flood the log.
+		c.s.log.Debug("closing connection", zap.Stringer("client", c.remote), zap.Error(err))
 	default:
 		c.s.log.Info("closing connection", zap.Stringer("client", c.remote), zap.Error(err))
 	}
