@@ -185,3 +185,21 @@ func TestAcceptBackoffStopsOnClose(t *testing.T) {
 	require.NoError(t, <-served)
 	assert.Less(t, time.Since(start), 500*time.Millisecond, "the backoff does not hold Close")
 }
+
+// TestWaitingRequestHoldsNoBudget: a long poll, once handled, holds none
+// of queued.max.request.bytes while it waits: what waits long (a fetch, a
+// join through a rebalance) cannot keep the budget, or its overdraft, from
+// the readers.
+func TestWaitingRequestHoldsNoBudget(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "quiet", 1)
+	c := dialRaw(t, s)
+	corr := c.send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}))
+	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
+	assert.Equal(t, int64(0), s.mem.inUse(), "holding none of the budget")
+	appendValues(t, topic.Partitions[0], "wake")
+	s.wake(topic.Partitions[0])
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(12)
+	assert.Equal(t, corr, c.recv(resp))
+}

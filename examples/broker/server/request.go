@@ -2,6 +2,7 @@ package server
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -26,9 +27,21 @@ type request struct {
 	clientID      string
 	at            time.Time // when it was read, for the latency metric
 
-	slot   *slot
-	charge *memCharge // the memory budget its body holds, given back when answered
-	once   sync.Once
+	slot *slot
+	// charge is the memory budget its body holds, given back when the
+	// handler returns, or, for a produce, whose batches alias the body
+	// until appended, when answered (releaseBody).
+	charge       *memCharge
+	bodyReleased atomic.Bool
+	once         sync.Once
+}
+
+// releaseBody gives back the memory budget r's body holds, once: it is
+// called when r is answered, and when its handler returns.
+func (r *request) releaseBody() {
+	if r.bodyReleased.CompareAndSwap(false, true) {
+		r.s.mem.releaseAll(r.charge)
+	}
 }
 
 // slot is a request's place in its connection's response queue.
@@ -58,7 +71,7 @@ func (r *request) respondHolding(resp kmsg.Response, charge *memCharge) {
 		answered = true
 		resp.SetVersion(r.kreq.GetVersion())
 		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
-		r.s.mem.releaseAll(r.charge)
+		r.releaseBody()
 		r.c.fill(r.slot, resp, false, charge)
 	})
 	if !answered {
@@ -71,7 +84,7 @@ func (r *request) respondHolding(resp kmsg.Response, charge *memCharge) {
 func (r *request) noResponse() {
 	r.once.Do(func() {
 		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
-		r.s.mem.releaseAll(r.charge)
+		r.releaseBody()
 		r.c.fill(r.slot, nil, true, nil)
 	})
 }
@@ -83,7 +96,7 @@ func (r *request) noResponse() {
 func (r *request) hangUp() {
 	r.once.Do(func() {
 		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
-		r.s.mem.releaseAll(r.charge)
+		r.releaseBody()
 		r.c.hangUp(r.slot)
 	})
 }
