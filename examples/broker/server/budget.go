@@ -8,8 +8,9 @@ import (
 
 // memBudget bounds the bytes the broker holds for its clients
 // (queued.max.request.bytes): the bodies of requests, from their first
-// byte read until they are answered, and the records of fetch responses,
-// from their read until they are written. Kafka's budget covers requests
+// byte read until they are handled (a produce's, whose batches alias the
+// body, until it is answered), and the records of fetch responses, from
+// their read until they are written. Kafka's budget covers requests
 // only, since it sends fetched records from the files; this broker holds
 // them in memory, so they count too.
 //
@@ -20,7 +21,7 @@ import (
 // holding part of a request, all waiting for more), the first waiter may
 // always go on past the budget if no other request does: one request at a
 // time overdraws, by at most socket.request.max.bytes, and holds the
-// overdraft until it is answered. A fetch answer never waits: it takes
+// overdraft until it gives its body back. A fetch answer never waits: it takes
 // what is left (take) and reads no more than that, beyond the one batch
 // Kafka returns whatever its size.
 //
