@@ -3,6 +3,7 @@ package operation
 import (
 	"context"
 	"sync"
+	"unsafe"
 
 	"github.com/gopurgatory/purgatory/internal/lifecycle"
 )
@@ -17,11 +18,14 @@ type State struct {
 	s lifecycle.State
 }
 
-// The library's other packages reach the lifecycle inside a State through
-// this, as nothing outside this package can name s.
-func init() {
-	lifecycle.SetLookup(func(public any) *lifecycle.State { return &public.(*State).s })
-}
+// The library's other packages convert a *State to the *lifecycle.State it
+// holds (lifecycle.Lookup), so State must be exactly that: the array
+// lengths below are 0, or the package does not compile.
+var (
+	_ [unsafe.Sizeof(State{}) - unsafe.Sizeof(lifecycle.State{})]struct{}
+	_ [unsafe.Sizeof(lifecycle.State{}) - unsafe.Sizeof(State{})]struct{}
+	_ [unsafe.Offsetof(State{}.s)]struct{}
+)
 
 // OperationState returns s, so that a type embedding State satisfies
 // Operation's OperationState.

@@ -132,7 +132,7 @@ func TestPanickingCallbacksAreRecoveredAndCounted(t *testing.T) {
 	ok.completable.Store(true)
 	assert.True(t, submit(t, p, ok, time.Minute, "k"), "and the purgatory keeps working")
 
-	assert.Equal(t, 4.0, testutil.ToFloat64(p.m.panics), "TryComplete twice (submit tries twice), OnComplete, OnExpiration")
+	assert.Equal(t, 4.0, testutil.ToFloat64(p.obs.m.panics), "TryComplete twice (submit tries twice), OnComplete, OnExpiration")
 	var callbacks []string
 	for _, e := range logs.All() {
 		callbacks = append(callbacks, e.ContextMap()["callback"].(string))
@@ -201,7 +201,7 @@ func TestMetrics(t *testing.T) {
 		require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(b.String()),
 			"purgatory_operations_watched", "purgatory_operations_delayed"))
 		for o, want := range outcomes {
-			assert.Equal(t, want, testutil.ToFloat64(p.m.completions[outcomeByName(o)]), "outcome %s", o)
+			assert.Equal(t, want, testutil.ToFloat64(p.obs.m.completions[outcomeByName(o)]), "outcome %s", o)
 		}
 	}
 	expect(6, 4, map[string]float64{"completed": 1})
@@ -215,13 +215,13 @@ func TestMetrics(t *testing.T) {
 	clk.Advance(10 * time.Millisecond)
 	// Watched: the completed entries under a, b and c stay until a purge.
 	expect(5, 0, map[string]float64{"completed": 2, "expired": 1, "forced": 1, "cancelled": 1, "closed": 0})
-	assert.Equal(t, 5.0, testutil.ToFloat64(p.m.garbage), "each of them is counted")
+	assert.Equal(t, 5.0, testutil.ToFloat64(p.obs.m.garbage), "each of them is counted")
 
 	assert.Equal(t, uint64(1), histogramCount(t, reg, "purgatory_expiration_lateness_seconds"))
 	maybePurge(p)
 	maybePurge(p) // a quiet round
-	assert.Equal(t, 1.0, testutil.ToFloat64(p.m.purges))
-	assert.Equal(t, 5.0, testutil.ToFloat64(p.m.purged))
+	assert.Equal(t, 1.0, testutil.ToFloat64(p.obs.m.purges))
+	assert.Equal(t, 5.0, testutil.ToFloat64(p.obs.m.purged))
 	expect(0, 0, nil)
 
 	_, err := New[string](t.Name(), WithRegisterer(reg), WithReaper(false))

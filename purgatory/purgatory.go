@@ -31,21 +31,14 @@ const NoTimeout time.Duration = math.MaxInt64
 // watched under: a topic-partition, a group id. See the package
 // documentation for the guarantees, the goroutines and the lock order.
 type Purgatory[K comparable] struct {
-	name      string // immutable, as everything up to delayed
-	w         *watchlist.Watchers[K]
-	tm        *timer.Timer
-	ownTimer  bool
-	reaper    *reaper.Reaper // nil when off
-	retention *retention     // nil in eager mode (purge interval 0)
-	log       *zap.Logger
-	m         *metrics // nil without a Registerer
-
-	// delayed counts the operations on a shared timer and not completed;
-	// with its own timer the purgatory asks the timer instead (Kafka's
-	// numDelayed is the timer's size too), which spares two atomic updates
-	// per operation.
-	delayed atomic.Int64
-	closed  atomic.Bool
+	name     string // immutable, as everything up to obs
+	w        *watchlist.Watchers[K]
+	tm       *timer.Timer
+	ownTimer bool
+	reaper   *reaper.Reaper // nil when off
+	log      *zap.Logger
+	obs      completions // what its operations report their completion to
+	closed   atomic.Bool
 
 	purgeMu   sync.Mutex // one purge at a time
 	closeOnce sync.Once
@@ -67,8 +60,11 @@ func New[K comparable](name string, opts ...Option) (*Purgatory[K], error) {
 		tm:   cfg.timer,
 		log:  cfg.logger.With(zap.String("purgatory", name)),
 	}
+	p.obs.log = p.log
 	if cfg.purgeInterval > 0 {
-		p.retention = newRetention(int64(cfg.purgeInterval))
+		p.obs.retention = newRetention(int64(cfg.purgeInterval), p)
+	} else {
+		p.obs.release = p.w.Release
 	}
 	if p.tm == nil {
 		topts := append([]timer.Option{timer.WithLogger(p.log), timer.WithAutoAdvance(false)}, cfg.timerOpts...)
@@ -81,27 +77,28 @@ func New[K comparable](name string, opts ...Option) (*Purgatory[K], error) {
 		}
 		p.tm, p.ownTimer = tm, true
 	}
+	p.obs.ownTimer = p.ownTimer
 	if cfg.registerer != nil {
 		m, err := newMetrics(cfg.registerer, name, p.Watched, p.Delayed, p.Garbage)
 		if err != nil {
 			p.closeTimer()
 			return nil, fmt.Errorf("purgatory %s: %w", name, err)
 		}
-		p.m = m
+		p.obs.m = m
 	}
 	var clock reaper.Clock
 	if p.ownTimer {
 		clock = p.tm
 	}
 	var pur reaper.Purger
-	if p.retention != nil {
+	if p.obs.retention != nil {
 		pur = (*purger[K])(p)
 	}
 	if cfg.reaper && (clock != nil || pur != nil) {
 		r, err := reaper.New(clock, pur, cfg.reaperWait, p.log)
 		if err != nil {
 			p.closeTimer()
-			p.m.unregister()
+			p.obs.m.unregister()
 			return nil, err
 		}
 		p.reaper = r
@@ -178,7 +175,7 @@ func (p *Purgatory[K]) submit(ctx context.Context, op operation.Operation, timeo
 		return false, ErrClosed
 	}
 	s := lifecycle.Lookup(op.OperationState())
-	done, err := lifecycle.Submit(s, op, p.tm, (*opObserver[K])(p), len(keys), func(s *lifecycle.State) { p.w.WatchAll(keys, s) })
+	done, err := lifecycle.Submit(s, op, p.tm, &p.obs, len(keys), func(s *lifecycle.State) { p.w.WatchAll(keys, s) })
 	if err != nil || done {
 		return done, err
 	}
@@ -186,7 +183,7 @@ func (p *Purgatory[K]) submit(ctx context.Context, op operation.Operation, timeo
 	if timeout != NoTimeout {
 		scheduled, err := lifecycle.Schedule(s, timeout, !p.ownTimer)
 		if scheduled {
-			p.delayed.Add(1) // undone by Completed or CancelForKey, exactly once
+			p.obs.delayed.Add(1) // undone by Completed or CancelForKey, exactly once
 		}
 		if err != nil {
 			// op is watched, so it cannot be handed back untouched: it is
@@ -246,7 +243,7 @@ func (p *Purgatory[K]) Delayed() int {
 	if p.ownTimer {
 		return p.tm.Size()
 	}
-	return int(p.delayed.Load())
+	return int(p.obs.delayed.Load())
 }
 
 // CancelForKey stops watching key and returns the operations that were
@@ -263,7 +260,7 @@ func (p *Purgatory[K]) CancelForKey(key K) []operation.Operation {
 	for _, s := range states {
 		pending, scheduled := lifecycle.Cancel(s)
 		if scheduled && !p.ownTimer {
-			p.delayed.Add(-1) // off the timer; Completed will not count it again
+			p.obs.delayed.Add(-1) // off the timer; Completed will not count it again
 		}
 		if pending {
 			out = append(out, lifecycle.Of(s).(operation.Operation))
@@ -289,9 +286,9 @@ func (p *Purgatory[K]) Purge() int {
 func (p *Purgatory[K]) purgeLocked() int {
 	start := time.Now()
 	purged := p.w.Purge()
-	if p.m != nil {
-		p.m.purges.Inc()
-		p.m.purged.Add(float64(purged))
+	if m := p.obs.m; m != nil {
+		m.purges.Inc()
+		m.purged.Add(float64(purged))
 	}
 	p.log.Debug("purged watcher lists", zap.Int("purged", purged), zap.Duration("took", time.Since(start)))
 	return purged
@@ -325,7 +322,7 @@ func (p *Purgatory[K]) Close() error {
 		// handed over run first, and find their operations answered.
 		p.closeTimer()
 		// 4. Give the metrics' names back.
-		p.m.unregister()
+		p.obs.m.unregister()
 		p.log.Debug("purgatory closed", zap.Int("answered", len(pending)))
 	})
 	return nil
@@ -338,39 +335,4 @@ func (p *Purgatory[K]) closeTimer() {
 	// Every deadline left belongs to an operation answered above (or
 	// completed meanwhile), so nothing is lost with these tasks.
 	p.tm.Close()
-}
-
-// opObserver is the purgatory seen as its operations' lifecycle.Observer: a
-// conversion, not an allocation, and it keeps these methods off the
-// purgatory's own method set.
-type opObserver[K comparable] Purgatory[K]
-
-// Completed keeps the counts and metrics, and accounts for (or, in eager
-// mode, drops) the watch entries the operation left behind.
-func (o *opObserver[K]) Completed(s *lifecycle.State, out lifecycle.Outcome, listed int, late time.Duration) {
-	p := (*Purgatory[K])(o)
-	if !p.ownTimer && lifecycle.WasScheduled(s) {
-		p.delayed.Add(-1)
-	}
-	if p.retention == nil {
-		p.w.Release(s)
-	} else if listed > 0 {
-		p.retention.completed(p, s, listed)
-	}
-	if p.m != nil {
-		p.m.completions[out].Inc()
-		if out == lifecycle.Expired {
-			p.m.lateness.Observe(late.Seconds())
-		}
-	}
-}
-
-// Panicked logs and counts the panic.
-func (o *opObserver[K]) Panicked(_ *lifecycle.State, callback string, v any) {
-	p := (*Purgatory[K])(o)
-	if p.m != nil {
-		p.m.panics.Inc()
-	}
-	p.log.Error("operation callback panicked; the purgatory goes on",
-		zap.String("callback", callback), zap.Any("panic", v), zap.Stack("stack"))
 }

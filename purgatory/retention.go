@@ -29,8 +29,9 @@ import (
 // stays under three times the purge interval, plus the operations
 // completing at that moment, however many operations are live.
 type retention struct {
-	interval int64 // immutable
-	shift    uint  // immutable: step is 1<<shift
+	interval int64       // immutable, as everything up to stripes
+	shift    uint        // step is 1<<shift
+	p        purgeTarget // the purgatory
 
 	stripes [retentionStripes]struct {
 		n atomic.Int64 // entries left behind by completions, ever
@@ -42,11 +43,11 @@ type retention struct {
 	lastTotal int64      // the stripes' total at the reaper's last round
 }
 
-const retentionStripes = 8
+const retentionStripes = 8 // a power of two
 
-func newRetention(interval int64) *retention {
+func newRetention(interval int64, p purgeTarget) *retention {
 	step := max(1, interval/(2*retentionStripes))
-	return &retention{interval: interval, shift: uint(bits.Len64(uint64(step)) - 1)}
+	return &retention{interval: interval, shift: uint(bits.Len64(uint64(step)) - 1), p: p}
 }
 
 // total returns the entries completions have left behind, ever.
@@ -59,33 +60,40 @@ func (r *retention) total() int64 {
 }
 
 // completed counts the n entries s left behind, and checks the bound when
-// its stripe crosses a step. One uncontended atomic add otherwise.
-func (r *retention) completed(p purgeTarget, s *lifecycle.State, n int) {
-	page := uint64(uintptr(unsafe.Pointer(s))) >> 13
-	st := &r.stripes[(page*0x9E3779B97F4A7C15)>>(64-3)]
-	v := st.n.Add(int64(n))
-	if v>>r.shift == (v-int64(n))>>r.shift {
-		return
+// its stripe crosses a step: one uncontended atomic add otherwise, small
+// enough to be inlined into the observer.
+func (r *retention) completed(s *lifecycle.State, n int) {
+	// The stripe is picked from s's page, as the timer picks its shards:
+	// operations allocated on different cores seldom share one.
+	st := &r.stripes[uintptr(unsafe.Pointer(s))>>13&(retentionStripes-1)]
+	if v := st.n.Add(int64(n)); v>>r.shift != (v-int64(n))>>r.shift {
+		r.check()
 	}
-	switch g := r.garbage(p, false); {
-	case g > 2*r.interval || (g > r.interval && !p.hasReaper()):
-		p.purgeIfIdle()
+}
+
+// check acts on the garbage past the purge interval: it wakes the reaper,
+// or past twice the interval (the reaper is behind, or there is none) it
+// purges on this goroutine.
+func (r *retention) check() {
+	switch g := r.garbage(false); {
+	case g > 2*r.interval || (g > r.interval && !r.p.hasReaper()):
+		r.p.purgeIfIdle()
 	case g > r.interval:
-		p.wakeReaper()
+		r.p.wakeReaper()
 	}
 }
 
 // garbage returns the entries of completed operations still listed: an
 // upper bound when it is within the interval (reading the lists' count
 // would not change what the caller does), exact otherwise or with exact.
-func (r *retention) garbage(p purgeTarget, exact bool) int64 {
+func (r *retention) garbage(exact bool) int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	total := r.total()
 	if g := total - r.dropped; g <= r.interval && !exact {
 		return g
 	}
-	r.dropped = p.dropped()
+	r.dropped = r.p.dropped()
 	return total - r.dropped
 }
 
@@ -117,10 +125,10 @@ func (p *Purgatory[K]) purgeIfIdle() {
 // for operations finishing at that moment. O(shards of the watch lists),
 // each under its lock.
 func (p *Purgatory[K]) Garbage() int {
-	if p.retention == nil {
+	if p.obs.retention == nil {
 		return 0
 	}
-	return int(p.retention.garbage(p, true))
+	return int(p.obs.retention.garbage(true))
 }
 
 // purger is the purgatory seen as its reaper's Purger: a conversion, and
@@ -133,17 +141,17 @@ type purger[K comparable] Purgatory[K]
 // there is any, so that the heap returns to its idle size.
 func (pu *purger[K]) MaybePurge() {
 	p := (*Purgatory[K])(pu)
-	r := p.retention
+	r := p.obs.retention
 	total := r.total()
 	r.mu.Lock()
 	quiet := total == r.lastTotal
 	r.lastTotal = total
 	r.mu.Unlock()
-	switch g := r.garbage(p, false); {
+	switch g := r.garbage(false); {
 	case g <= 0: // nothing left behind since the lists were last counted
 	case g > r.interval:
 		p.purgeIfIdle()
-	case quiet && r.garbage(p, true) > 0:
+	case quiet && r.garbage(true) > 0:
 		p.purgeIfIdle()
 	}
 }

@@ -105,6 +105,6 @@ func TestEagerRemovalKeepsNothingCompleted(t *testing.T) {
 	assert.Zero(t, reachable(refs), "no completed operation is referenced")
 	assert.Equal(t, 2*len(keep), p.Watched(), "only the live entries are listed")
 	assert.Zero(t, p.Garbage())
-	assert.Zero(t, testutil.ToFloat64(p.m.purges), "nothing to purge")
+	assert.Zero(t, testutil.ToFloat64(p.obs.m.purges), "nothing to purge")
 	runtime.KeepAlive(keep)
 }

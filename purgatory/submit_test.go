@@ -87,8 +87,8 @@ func TestTimerAtItsCapRejects(t *testing.T) {
 	require.NoError(t, err, "answered, not refused")
 	assert.True(t, done)
 	assert.Equal(t, operation.Rejected, op.Outcome())
-	assert.Equal(t, 1.0, testutil.ToFloat64(p.m.completions[operation.Rejected]), "counted as rejected")
-	assert.Zero(t, testutil.ToFloat64(p.m.completions[operation.Closed]), "not as closed")
+	assert.Equal(t, 1.0, testutil.ToFloat64(p.obs.m.completions[operation.Rejected]), "counted as rejected")
+	assert.Zero(t, testutil.ToFloat64(p.obs.m.completions[operation.Closed]), "not as closed")
 	assert.Equal(t, 1, p.Delayed())
 }
 

@@ -210,7 +210,15 @@ func (w *Watchers[K]) TryCompleteWatched(key K) int {
 		sh.mu.Unlock()
 		return 0
 	}
-	sh.compactLocked(l)
+	if n := l.compact(); n > 0 {
+		sh.entries -= n
+		sh.dropped += int64(n)
+		if len(l.ops) == 0 && l.checking == 0 {
+			sh.drop(key, l)
+			sh.mu.Unlock()
+			return 0
+		}
+	}
 	if len(l.ops) == 0 {
 		sh.mu.Unlock()
 		return 0

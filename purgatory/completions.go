@@ -1,0 +1,59 @@
+package purgatory
+
+import (
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/internal/lifecycle"
+)
+
+// completions is the part of a purgatory its operations report to when they
+// complete (lifecycle.Observer). It is not generic, so that the call from
+// every completion goes straight to it rather than through a generic
+// method's dictionary, and it keeps Completed and Panicked off the
+// purgatory's method set.
+type completions struct {
+	ownTimer  bool                   // immutable, as everything up to delayed
+	retention *retention             // nil in eager mode (purge interval 0)
+	release   func(*lifecycle.State) // eager mode: drops a finished operation's entries
+	m         *metrics               // nil without a Registerer
+	log       *zap.Logger
+
+	// delayed counts the operations on a shared timer and not completed;
+	// with its own timer the purgatory asks the timer instead (Kafka's
+	// numDelayed is the timer's size too), which spares two atomic updates
+	// per operation.
+	delayed atomic.Int64
+}
+
+// Completed keeps the counts and metrics, and accounts for (or, in eager
+// mode, drops) the watch entries the operation left behind.
+func (o *completions) Completed(s *lifecycle.State, out lifecycle.Outcome, listed int, late time.Duration) {
+	if r := o.retention; r != nil {
+		if listed > 0 {
+			r.completed(s, listed)
+		}
+	} else {
+		o.release(s)
+	}
+	if !o.ownTimer && lifecycle.WasScheduled(s) {
+		o.delayed.Add(-1)
+	}
+	if m := o.m; m != nil {
+		m.completions[out].Inc()
+		if out == lifecycle.Expired {
+			m.lateness.Observe(late.Seconds())
+		}
+	}
+}
+
+// Panicked logs and counts the panic.
+func (o *completions) Panicked(_ *lifecycle.State, callback string, v any) {
+	if o.m != nil {
+		o.m.panics.Inc()
+	}
+	o.log.Error("operation callback panicked; the purgatory goes on",
+		zap.String("callback", callback), zap.Any("panic", v), zap.Stack("stack"))
+}
