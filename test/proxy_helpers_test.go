@@ -1,7 +1,10 @@
 package test
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
+	"net"
 	"fmt"
 	"os"
 	"sort"
@@ -228,4 +231,67 @@ func groupState(cl *kgo.Client, group string) (kmsg.DescribeGroupsResponseGroup,
 		return kmsg.DescribeGroupsResponseGroup{}, false
 	}
 	return resp.Groups[0], true
+}
+
+// dialProxy opens a raw connection to the proxy, for tests that need
+// exact requests, pipelining, and control of the socket.
+func dialProxy(t *testing.T, p *proxy.Server) *rawConn {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", p.Addr().String(), 5*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = nc.Close() })
+	return &rawConn{t: t, nc: nc, rd: bufio.NewReader(nc), fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID("e2e-proxy"))}
+}
+
+// fetchAt is a consumer's sessionless fetch of one partition at offset.
+func fetchAt(version int16, topic string, id [16]byte, partition int32, offset int64, maxWait time.Duration, minBytes int32) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(version)
+	req.ReplicaID, req.ReplicaState.ID = -1, -1
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = int32(maxWait.Milliseconds()), minBytes, 50<<20
+	req.SessionID, req.SessionEpoch = 0, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = topic, id
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = partition, offset, 1<<20
+	rt.Partitions = []kmsg.FetchRequestTopicPartition{rp}
+	req.Topics = []kmsg.FetchRequestTopic{rt}
+	return req
+}
+
+// roundTrip sends req on c and reads its answer within timeout.
+func (c *rawConn) roundTrip(req kmsg.Request, timeout time.Duration) kmsg.Response {
+	c.t.Helper()
+	corr := c.send(req)
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	require.Equal(c.t, corr, c.recv(resp, timeout), "answered in order")
+	return resp
+}
+
+// onlyPartition returns the one partition of a fetch answer.
+func onlyPartition(t testing.TB, resp kmsg.Response) kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	m := resp.(*kmsg.FetchResponse)
+	require.Zero(t, m.ErrorCode, "no fetch-level error")
+	require.Len(t, m.Topics, 1)
+	require.Len(t, m.Topics[0].Partitions, 1)
+	return m.Topics[0].Partitions[0]
+}
+
+// batchesIn returns the headers of the whole batches in records.
+func batchesIn(t testing.TB, records []byte) []kmsg.RecordBatch {
+	t.Helper()
+	var out []kmsg.RecordBatch
+	for len(records) >= 12 {
+		var b kmsg.RecordBatch
+		n := 12 + int(binary.BigEndian.Uint32(records[8:12]))
+		if n > len(records) {
+			break
+		}
+		require.NoError(t, b.ReadFrom(records[:n]))
+		out = append(out, b)
+		records = records[n:]
+	}
+	return out
 }

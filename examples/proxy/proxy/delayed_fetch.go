@@ -55,6 +55,7 @@ type fetchPart struct {
 	tail      *tail.Tail
 	up        *kmsg.FetchResponseTopicPartition
 	fromCache bool
+	node      int32 // the upstream broker up came from
 }
 
 // newDelayedFetch resolves the partitions req names and lays out the
@@ -154,7 +155,9 @@ func (f *delayedFetch) tailAtEnd(up []int) {
 		atEnd := a.ErrorCode == 0 && len(a.RecordBatches) == 0 && p.rq.FetchOffset == a.HighWatermark &&
 			(f.iso == cache.ReadUncommitted || a.LastStableOffset == a.HighWatermark)
 		if atEnd && !f.forward && p.tp.Topic != "" {
-			starts = append(starts, tail.Start{TP: p.tp, Offset: p.rq.FetchOffset})
+			// The broker that answered without error leads the partition:
+			// the tail can start before the metadata knows the topic.
+			starts = append(starts, tail.Start{TP: p.tp, Offset: p.rq.FetchOffset, Leader: p.node, LeaderKnown: true})
 			which = append(which, i)
 		}
 	}

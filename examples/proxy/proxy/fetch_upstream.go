@@ -93,7 +93,7 @@ func (f *delayedFetch) readUpstream(idx []int, maxWait, minBytes int32, then fun
 					a = &e
 				}
 				refresh = refresh || movedLeadership(a.ErrorCode)
-				p.up, p.fromCache = a, false
+				p.up, p.fromCache, p.node = a, false, pc.node
 			}
 			if refresh {
 				s.cl.Refresh()

@@ -49,7 +49,9 @@ func (f *fetcher) round() []*Tail {
 		switch {
 		case now-t.lastUsed.Load() > int64(m.cfg.idle):
 			ended, reasons = append(ended, t), append(reasons, ErrIdle)
-		case !ok || leader != t.Leader || (epoch >= 0 && t.Epoch >= 0 && epoch != t.Epoch):
+		case ok && (leader != t.Leader || (epoch >= 0 && t.Epoch >= 0 && epoch != t.Epoch)):
+			// The metadata names another leader. One it does not know
+			// yet (a new topic) leaves the tail to its leader's answers.
 			ended, reasons = append(ended, t), append(reasons, fmt.Errorf("%w: leader %d epoch %d, was %d epoch %d", ErrLeaderMoved, leader, epoch, t.Leader, t.Epoch))
 		default:
 			tails = append(tails, t)

@@ -47,6 +47,12 @@ func (t *Tail) Err() error {
 type Start struct {
 	TP
 	Offset int64
+	// Leader, when LeaderKnown, is the upstream broker that has just
+	// answered a fetch of the partition without error, which makes it the
+	// leader: it is used when the metadata does not know the partition yet
+	// (a topic created a moment ago).
+	Leader      int32
+	LeaderKnown bool
 }
 
 // Manager runs the tails and their fetchers. See the package
@@ -104,8 +110,8 @@ func (m *Manager) Len() int {
 
 // Start tails each partition of starts from its offset, unless it is
 // tailed already, and returns the tails in the same order: the live one,
-// a new one, or nil for a partition the metadata knows no leader of (or
-// after Close). Partitions of one call join their fetchers together, so
+// a new one, or nil for a partition whose leader is unknown (or after
+// Close). Partitions of one call join their fetchers together, so
 // that a consumer's partitions start in one round.
 func (m *Manager) Start(starts []Start) []*Tail {
 	out := make([]*Tail, len(starts))
@@ -120,7 +126,10 @@ func (m *Manager) Start(starts []Start) []*Tail {
 			continue
 		}
 		leader, epoch, ok := m.cl.Leader(s.Topic, s.Partition)
-		if !ok {
+		switch {
+		case s.LeaderKnown && (!ok || leader != s.Leader):
+			leader, epoch = s.Leader, -1
+		case !ok:
 			continue
 		}
 		id, _ := m.cl.TopicID(s.Topic)
