@@ -4,7 +4,7 @@ COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test stress bench-timer bench-purgatory bench-broker bench-cluster fuzz kgo-integration kgo-integration-cluster cluster
+.PHONY: test stress bench-timer bench-purgatory bench-broker bench-cluster bench-proxy fuzz kgo-integration kgo-integration-cluster kgo-integration-proxy cluster
 
 test:
 	$(GO) test -race ./...
@@ -43,6 +43,11 @@ kgo-integration:
 # The same suite against a three-broker cluster, every topic on every broker.
 kgo-integration-cluster:
 	GO='$(GO)' RUN='$(RUN)' CLUSTER=1 ./scripts/kgo-integration.sh
+
+# The same suite through examples/proxy in front of the broker: the
+# suite's clients see only the proxy.
+kgo-integration-proxy:
+	GO='$(GO)' RUN='$(RUN)' PROXY=1 ./scripts/kgo-integration.sh
 
 # A local three-broker cluster (scripts/cluster.sh says how to change it).
 cluster:
