@@ -53,6 +53,12 @@ kgo-integration-proxy:
 cluster:
 	GO='$(GO)' ./scripts/cluster.sh
 
+# 100 consumers tailing a 12-partition topic, straight at the broker and then
+# through examples/proxy, each in child processes of their own: broker CPU,
+# fetches at the broker, end-to-end latency, proxy CPU and memory, and a plot.
+bench-proxy:
+	$(GO) run ./test/proxyperf --consumers 100 --partitions 12 --rate 1000 --warmup 5s --duration 30s --plot bench-proxy.svg | tee bench-proxy.txt
+
 # acks=all produce on an in-process three-broker cluster, 1 and 12 partitions.
 bench-cluster:
 	$(GO) test -run '^$$' -bench BenchmarkCluster -count=$(COUNT) -timeout 1h ./test | tee bench-cluster.txt

@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/proxy/upstream"
 )
 
 // send sends req to upstream broker node on r's connection's session, and
@@ -42,7 +44,10 @@ func (r *request) forward(node int32, req kmsg.Request, fix func(kmsg.Response))
 // as when its broker goes away), and the metadata is refreshed, since the
 // broker may have moved.
 func (r *request) failed(node int32, err error) {
-	if errors.Is(err, errConnClosed) {
+	if errors.Is(err, errConnClosed) || errors.Is(err, upstream.ErrClosed) {
+		// The client's connection is closing, and its session with it:
+		// no one is left to answer.
+		r.c.answer(r, hangUp, nil)
 		return
 	}
 	r.s.cl.Refresh()
