@@ -77,7 +77,7 @@ func Default() Config {
 // validate reports the first setting out of range.
 func (c *Config) validate() error {
 	switch {
-	case c.Upstream == "":
+	case len(c.seeds()) == 0:
 		return errors.New("upstream: empty")
 	case c.Listener == "":
 		return errors.New("listeners: empty")
