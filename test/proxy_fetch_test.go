@@ -315,3 +315,28 @@ func TestProxyUpstreamGoneFailsWaitingFetches(t *testing.T) {
 	assert.True(t, kerr.IsRetriable(err))
 	assert.Less(t, time.Since(start), 10*time.Second, "at once, not at max_wait_ms")
 }
+
+// TestProxyCloseAnswersWaitingFetches closes the proxy under a fetch that
+// waits: Close answers it, with what its cache holds, before the
+// connection goes.
+func TestProxyCloseAnswersWaitingFetches(t *testing.T) {
+	x := newProxied(t, "closing", 1)
+	c := dialProxy(t, x.p)
+	corr := c.send(fetchAt(12, x.topic, [16]byte{}, 0, 0, time.Minute, 1))
+	require.Eventually(t, func() bool { return x.p.Stats().WaitingFetches == 1 }, 10*time.Second, time.Millisecond)
+	closed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		closed <- x.p.Close(ctx)
+	}()
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(12)
+	require.Equal(t, corr, c.recv(resp, 10*time.Second), "answered, not dropped")
+	a := onlyPartition(t, resp)
+	assert.Zero(t, a.ErrorCode)
+	assert.Empty(t, a.RecordBatches)
+	require.NoError(t, <-closed)
+	assert.Equal(t, 1.0, metric(t, x.p.Registry(), "purgatory_completions_total", "purgatory", "Fetch", "outcome", operation.Closed.String()),
+		"by the purgatory's close")
+}

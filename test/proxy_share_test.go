@@ -75,4 +75,13 @@ func TestProxySharesOneUpstreamPollAmongConsumers(t *testing.T) {
 	assert.GreaterOrEqual(t, clients, float64(consumers*records/2), "the consumers fetched once per record or so, each")
 	assert.LessOrEqual(t, upstream, 2*rounds, "the broker saw the shared poll's rounds, not the consumers' fetches")
 	assert.Positive(t, upstream, "the tail polled the broker")
+
+	// What /metrics says of it.
+	assert.Greater(t, metric(t, p.Registry(), "proxy_cache_hit_ratio"), 0.9, "nearly every fetch from the cache")
+	assert.Eventually(t, func() bool { return metric(t, p.Registry(), "proxy_fetches_waiting") == consumers }, 10*time.Second,
+		5*time.Millisecond, "every consumer waits again")
+	assert.Positive(t, metric(t, p.Registry(), "proxy_tail_fetches_total"), "the shared polls")
+	assert.Positive(t, metric(t, p.Registry(), "proxy_upstream_requests_total", "api", "Fetch"), "upstream fetches, all kinds")
+	assert.Positive(t, metric(t, p.Registry(), "purgatory_completions_total", "purgatory", "Fetch", "outcome", "completed"),
+		"the purgatory's own metrics, completed by the tail's appends")
 }

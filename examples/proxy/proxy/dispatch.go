@@ -58,8 +58,10 @@ func servedAPIs() []*api {
 }
 
 // dispatch hands r to its handler on the connection's reader goroutine.
-// Handlers never block: what waits is an upstream callback or an operation
-// in the fetch purgatory. A panicking handler is a bug: it is logged and
+// Handlers do not block: what waits is an upstream callback or an
+// operation in the fetch purgatory; the one exception is a coordinator
+// lookup on a cache miss, which holds the connection's later requests
+// behind it so that they reach upstream in order (see coordinators). A panicking handler is a bug: it is logged and
 // counted, and the connection closed; the proxy goes on.
 func (s *Server) dispatch(r *request) {
 	defer func() {

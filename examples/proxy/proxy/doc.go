@@ -68,8 +68,10 @@
 // decode.go) and hands them to their handler without waiting for earlier
 // answers, up to queued.max.requests.per.connection ahead; and a writer
 // goroutine, which writes the answers in request order as they become
-// ready. Handlers never block: they answer at once, from an upstream
-// callback, or from an operation's OnComplete. One file per Kafka API the
+// ready. Handlers do not block: they answer at once, from an upstream
+// callback, or from an operation's OnComplete (but for a coordinator
+// lookup the proxy has not cached, which holds the connection's later
+// requests for one round trip, to keep their order). One file per Kafka API the
 // proxy handles itself, named by key (00_produce.go, 01_fetch.go, ...),
 // each opening with the versions it serves and what it does; routes.go
 // lists the APIs forwarded unchanged. An unknown API, an unsupported

@@ -62,9 +62,15 @@ const (
 
 // coordinators finds the coordinator of each key, from the cache or with
 // one FindCoordinator upstream (batched from v4), and calls then with a
-// broker for every key: one that failed to be found maps to any broker,
+// broker for every key: one that could not be found maps to any broker,
 // which answers NOT_COORDINATOR, and the client finds its coordinator
-// again. then may run on another goroutine.
+// again. then runs on the calling goroutine, before coordinators returns.
+//
+// A lookup blocks the caller, a connection's reader, for one round trip:
+// the only wait a handler makes, and a rare one (a client finds its
+// coordinator through the proxy, which caches it, before it sends it
+// anything). Blocking is what keeps the connection's order: the requests
+// the client sent after this one reach upstream after it.
 func (s *Server) coordinators(typ int8, keys []string, then func(map[string]int32)) {
 	found := make(map[string]int32, len(keys))
 	var missing []string
@@ -80,22 +86,6 @@ func (s *Server) coordinators(typ int8, keys []string, then func(map[string]int3
 		then(found)
 		return
 	}
-	var mu sync.Mutex
-	answered := 0
-	settle := func(key string, c kmsg.FindCoordinatorResponseCoordinator) {
-		mu.Lock()
-		defer mu.Unlock()
-		if c.ErrorCode == 0 {
-			s.cl.SetCoordinator(typ, key, c.NodeID)
-			found[key] = c.NodeID
-		} else {
-			found[key] = s.cl.Any()
-		}
-		answered++
-		if answered == len(missing) {
-			then(found)
-		}
-	}
 	batched := false
 	if vs := s.cl.KnownVersions(); vs != nil && vs.Max(kmsg.FindCoordinator) >= 4 {
 		batched = true
@@ -107,6 +97,8 @@ func (s *Server) coordinators(typ int8, keys []string, then func(map[string]int3
 			lookups = append(lookups, []string{k})
 		}
 	}
+	var mu sync.Mutex // guards found from the callbacks
+	var wg sync.WaitGroup
 	for _, ks := range lookups {
 		req := kmsg.NewPtrFindCoordinatorRequest()
 		req.CoordinatorType = typ
@@ -117,22 +109,29 @@ func (s *Server) coordinators(typ int8, keys []string, then func(map[string]int3
 			req.SetVersion(min(3, max(0, s.cl.KnownVersions().Max(kmsg.FindCoordinator))))
 			req.CoordinatorKey = ks[0]
 		}
+		wg.Add(1)
 		s.cl.Send(s.cl.Any(), req, func(resp kmsg.Response, err error) {
+			defer wg.Done()
 			byKey := map[string]kmsg.FindCoordinatorResponseCoordinator{}
 			if err == nil {
 				for _, c := range coordinatorsOf(req, resp.(*kmsg.FindCoordinatorResponse)) {
 					byKey[c.Key] = c
 				}
 			}
+			mu.Lock()
+			defer mu.Unlock()
 			for _, k := range ks {
-				c, ok := byKey[k]
-				if !ok {
-					c.ErrorCode = kerr.CoordinatorNotAvailable.Code
+				if c, ok := byKey[k]; ok && c.ErrorCode == 0 {
+					s.cl.SetCoordinator(typ, k, c.NodeID)
+					found[k] = c.NodeID
+				} else {
+					found[k] = s.cl.Any()
 				}
-				settle(k, c)
 			}
 		})
 	}
+	wg.Wait()
+	then(found)
 }
 
 // coordinatorsOf lists a FindCoordinator answer's coordinators, whatever

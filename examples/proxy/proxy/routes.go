@@ -16,7 +16,8 @@ package proxy
 //
 // Each is served in every version upstream serves (and kmsg knows). A
 // coordinator comes from the proxy's FindCoordinator cache, or is looked
-// up first; one that answers NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE
+// up first, while the connection's later requests wait, so that they
+// reach upstream in the client's order; one that answers NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE
 // is forgotten, and the error reaches the client, which finds its
 // coordinator again through the proxy. A controller answering
 // NOT_CONTROLLER, and every topic creation or deletion, refreshes the

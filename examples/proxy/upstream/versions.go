@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -69,8 +70,14 @@ func (cl *Cluster) handshake(c *Conn) (Versions, error) {
 		return vs, nil
 	}
 	resp, err := c.Do(cl.ctx, apiVersionsRequest(3))
-	if err == nil && resp.(*kmsg.ApiVersionsResponse).ErrorCode == kerr.UnsupportedVersion.Code {
-		// A broker older than v3 answers in v0 with what it serves.
+	if err != nil && errors.Is(err, ErrProtocol) {
+		// A broker older than v3 answers in v0, which does not decode as
+		// v3, and the connection is gone: ask again in v0 on a new one.
+		if c, err = cl.ownConn(c.node); err != nil {
+			return nil, err
+		}
+		resp, err = c.Do(cl.ctx, apiVersionsRequest(0))
+	} else if err == nil && resp.(*kmsg.ApiVersionsResponse).ErrorCode == kerr.UnsupportedVersion.Code {
 		resp, err = c.Do(cl.ctx, apiVersionsRequest(0))
 	}
 	if err != nil {
