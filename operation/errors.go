@@ -1,7 +1,7 @@
 package operation
 
-import "errors"
+import "github.com/gopurgatory/purgatory/internal/lifecycle"
 
 // ErrSubmitted is returned when an operation that was submitted once is
 // submitted again: an operation is answered once, so it is used once.
-var ErrSubmitted = errors.New("operation: already submitted")
+var ErrSubmitted = lifecycle.ErrSubmitted

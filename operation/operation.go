@@ -1,39 +1,55 @@
 package operation
 
-import "time"
-
 // An Operation is a request that cannot be answered yet: a long-poll fetch,
-// an acks=all produce, a group join. Implement the three callbacks and embed a
-// State, which supplies OperationState:
+// an acks=all produce, a group join. Embed a State and implement TryComplete
+// and OnComplete; State supplies OperationState and a default OnExpiration
+// that does nothing:
 //
 //	type delayedFetch struct {
 //		operation.State
 //		// the partitions, min bytes, the callback that writes the response...
 //	}
 //
-// An Operation is submitted once, to one purgatory.
+//	func (f *delayedFetch) TryComplete() bool { /* enough bytes yet? */ }
+//	func (f *delayedFetch) OnComplete()       { /* write the response, once */ }
+//
+// An Operation is submitted once, to one purgatory (or one watchers).
 type Operation interface {
 	// TryComplete reports whether the operation's condition holds now (the
-	// data it waits for has arrived, say). It is called with the
-	// operation's lock held, by whichever goroutine submits the operation
-	// or checks one of its keys, so it must be quick and must not block; it
-	// is not called once the operation has completed. It only reports: the
-	// library completes the operation and then calls OnComplete.
+	// data it waits for has arrived, say). It only reports: the library
+	// completes the operation and then calls OnComplete.
+	//
+	// It runs with the operation's lock held (see State.Mutex), on the
+	// goroutine that submits the operation (twice: before and after it is
+	// watched) or that calls CheckAndComplete on one of its keys, never
+	// after the operation completed. It must be quick and must not block,
+	// and must not call CheckAndComplete on a key of an operation sharing
+	// its lock. A panic counts as "not yet", and is logged and counted.
 	TryComplete() bool
 
 	// OnComplete answers the operation. It runs exactly once for every
-	// operation, whatever completed it (its condition, its deadline, a
-	// ForceComplete, a closing purgatory; see State.Outcome), with no lock
-	// of the library held, not even the operation's own: it may call back
-	// into any purgatory.
+	// submitted operation, whatever completed it (see State.Outcome), with
+	// no lock of the library held, not even the operation's own: it may
+	// call back into any purgatory, even Close its own.
+	//
+	// It runs on the goroutine that completed the operation: the submitter
+	// (the condition held at once), the caller of CheckAndComplete, the
+	// caller of ForceComplete or Close, a timer worker when the deadline
+	// passed, the goroutine running context.AfterFunc's callbacks when the
+	// submission's context ended. It must not block for long: on a timer
+	// worker it delays the expirations queued behind it, and in a
+	// CheckAndComplete it delays the caller (a broker's produce path). A
+	// panic is recovered, logged and counted; the operation still counts as
+	// answered.
 	OnComplete()
 
-	// OnExpiration runs after OnComplete, only for an operation that
-	// completed because its deadline passed, as in Kafka (where it records
-	// expiration metrics).
+	// OnExpiration runs after OnComplete, on the same goroutine, only for
+	// an operation that completed because its deadline passed, as in Kafka
+	// (where it records expiration metrics). The State embedded provides
+	// one that does nothing; define your own to override it.
 	OnExpiration()
 
-	// OperationState returns the embedded State.
+	// OperationState returns the embedded State; State provides it.
 	OperationState() *State
 }
 
@@ -42,15 +58,17 @@ type Outcome uint32
 
 // The outcomes, in the order the metrics list them.
 const (
-	Pending   Outcome = iota // not completed yet
-	Completed                // TryComplete reported its condition holds
-	Expired                  // its deadline passed
-	Forced                   // ForceComplete, from outside the purgatory
-	Cancelled                // ForceComplete after its key was cancelled (CancelForKey)
-	Closed                   // its purgatory closed while it waited
+	Pending     Outcome = iota // not completed yet
+	Completed                  // TryComplete reported its condition holds
+	Expired                    // its deadline passed (the timeout, or the submission context's deadline)
+	Forced                     // ForceComplete, from outside the purgatory
+	Cancelled                  // ForceComplete after its key was cancelled (CancelForKey)
+	Closed                     // its purgatory, or the timer it shares, closed while it waited
+	Rejected                   // it could not wait: the timer was at its cap (timer.WithMaxPending)
+	ContextDone                // the context it was submitted with was cancelled
 )
 
-var outcomeNames = [...]string{"pending", "completed", "expired", "forced", "cancelled", "closed"}
+var outcomeNames = [...]string{"pending", "completed", "expired", "forced", "cancelled", "closed", "rejected", "context_done"}
 
 // String returns the outcome's name, as used in metric labels.
 func (o Outcome) String() string {
@@ -61,17 +79,6 @@ func (o Outcome) String() string {
 }
 
 // Outcomes lists every outcome an operation can complete with.
-func Outcomes() []Outcome { return []Outcome{Completed, Expired, Forced, Cancelled, Closed} }
-
-// An Observer is told what becomes of the operations it watches over; a
-// purgatory observes the operations submitted to it, for its metrics and
-// logs. Its methods are called with no lock held.
-type Observer interface {
-	// Completed is called after OnComplete (and OnExpiration) returned or
-	// panicked. late is how long after its deadline an expired operation
-	// completed, zero otherwise.
-	Completed(op Operation, o Outcome, late time.Duration)
-	// Panicked is called when a callback of op panicked; the panic has
-	// been recovered.
-	Panicked(op Operation, callback string, v any)
+func Outcomes() []Outcome {
+	return []Outcome{Completed, Expired, Forced, Cancelled, Closed, Rejected, ContextDone}
 }

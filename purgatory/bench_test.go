@@ -1,6 +1,7 @@
 package purgatory
 
 import (
+	"context"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -32,7 +33,13 @@ func (o *benchOp) OnExpiration() {}
 // operations, ten per key, an hour from their deadline.
 func prefilled(b *testing.B, n int) *Purgatory[string] {
 	b.Helper()
-	p, err := New[string]("bench")
+	return prefilledWith(b, n)
+}
+
+// prefilledWith is prefilled with options.
+func prefilledWith(b *testing.B, n int, opts ...Option) *Purgatory[string] {
+	b.Helper()
+	p, err := New[string]("bench", opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -43,7 +50,7 @@ func prefilled(b *testing.B, n int) *Purgatory[string] {
 		keys[i] = "prefill-" + strconv.Itoa(i)
 	}
 	for i := range ops {
-		if _, err := p.TryCompleteElseWatch(&ops[i], time.Hour, keys[i%len(keys):i%len(keys)+1]); err != nil {
+		if _, err := p.TryCompleteElseWatch(&ops[i], time.Hour, keys[i%len(keys)]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -67,7 +74,7 @@ func BenchmarkWatchComplete(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				op := &benchOp{}
-				if _, err := p.TryCompleteElseWatch(op, 30*time.Second, keys); err != nil {
+				if _, err := p.TryCompleteElseWatch(op, 30*time.Second, keys...); err != nil {
 					b.Fatal(err)
 				}
 				if p.CheckAndComplete("bench") != 1 {
@@ -77,6 +84,93 @@ func BenchmarkWatchComplete(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWatchCompleteContext is BenchmarkWatchComplete with each
+// operation tied to a long-lived context, as a connection's: the tie's
+// allocations are the price.
+func BenchmarkWatchCompleteContext(b *testing.B) {
+	p := prefilled(b, 0)
+	conn, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		op := &benchOp{}
+		if _, err := p.TryCompleteElseWatchContext(conn, op, 30*time.Second, "bench"); err != nil {
+			b.Fatal(err)
+		}
+		if p.CheckAndComplete("bench") != 1 {
+			b.Fatal("not completed")
+		}
+	}
+}
+
+// BenchmarkWatchCompleteEager is BenchmarkWatchComplete with a purge
+// interval of 0: each operation leaves its list as it finishes.
+func BenchmarkWatchCompleteEager(b *testing.B) {
+	for _, n := range watchedSizes {
+		b.Run("watched="+sizeName(n), func(b *testing.B) {
+			p := prefilledWith(b, n, WithPurgeInterval(0))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				op := &benchOp{}
+				if _, err := p.TryCompleteElseWatch(op, 30*time.Second, "bench"); err != nil {
+					b.Fatal(err)
+				}
+				if p.CheckAndComplete("bench") != 1 {
+					b.Fatal("not completed")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHotKeyCheck has waiters operations on one key, each also
+// watched under a key of its own, and completes them all with one check:
+// the long-poll fetches of many consumers tailing one partition. Lazy
+// removal leaves their entries for the next check or purge; eager removal
+// drops them from both lists before the check returns, compacting the hot
+// key's list once.
+func BenchmarkHotKeyCheck(b *testing.B) {
+	for _, waiters := range []int{10, 1000} {
+		for _, interval := range []int{DefaultPurgeInterval, 0} {
+			b.Run("waiters="+sizeName(waiters)+"/purge="+strconv.Itoa(interval), func(b *testing.B) {
+				p := prefilledWith(b, 0, WithPurgeInterval(interval))
+				own := make([]string, waiters)
+				for i := range own {
+					own[i] = "own-" + strconv.Itoa(i)
+				}
+				ops := make([]hotOp, waiters)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					for i := range ops {
+						ops[i] = hotOp{}
+						if _, err := p.TryCompleteElseWatch(&ops[i], 30*time.Second, "hot", own[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+					for i := range ops {
+						ops[i].ready = true // under no lock: nothing checks meanwhile
+					}
+					if p.CheckAndComplete("hot") != waiters {
+						b.Fatal("not all completed")
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*waiters), "ns/waiter")
+			})
+		}
+	}
+}
+
+type hotOp struct {
+	operation.State
+	ready bool
+}
+
+func (o *hotOp) TryComplete() bool { return o.ready }
+func (o *hotOp) OnComplete()       {}
 
 func BenchmarkWatchCompleteParallel(b *testing.B) {
 	for _, n := range watchedSizes {
@@ -90,7 +184,7 @@ func BenchmarkWatchCompleteParallel(b *testing.B) {
 				keys := []string{key}
 				for pb.Next() {
 					op := &benchOp{}
-					if _, err := p.TryCompleteElseWatch(op, 30*time.Second, keys); err != nil {
+					if _, err := p.TryCompleteElseWatch(op, 30*time.Second, keys...); err != nil {
 						b.Fatal(err)
 					}
 					if p.CheckAndComplete(key) != 1 {
@@ -130,7 +224,7 @@ func BenchmarkRetainedPerWatch(b *testing.B) {
 		}
 		h0 := heap()
 		for i := range ops {
-			if _, err := p.TryCompleteElseWatch(&ops[i], time.Hour, ks[i]); err != nil {
+			if _, err := p.TryCompleteElseWatch(&ops[i], time.Hour, ks[i]...); err != nil {
 				b.Fatal(err)
 			}
 		}

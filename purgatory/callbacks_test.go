@@ -73,7 +73,7 @@ func TestCallbacksMayReenter(t *testing.T) {
 		p.CheckAndComplete("s")
 		downstream.completable.Store(true)
 		other.CheckAndComplete("d")
-		_, err := p.TryCompleteElseWatch(newMockOp(), time.Minute, []string{"new"})
+		_, err := p.TryCompleteElseWatch(newMockOp(), time.Minute, "new")
 		assert.NoError(t, err, "and submit")
 	}
 	submit(t, p, op, 5*time.Millisecond, "k")
@@ -115,10 +115,10 @@ func TestPanickingCallbacksAreRecoveredAndCounted(t *testing.T) {
 	p, clk := newTestPurgatory(t, WithLogger(zap.New(core)), WithRegisterer(reg))
 
 	tc := &panicky{where: "TryComplete"}
-	_, err := p.TryCompleteElseWatch(tc, 5*time.Millisecond, []string{"k"})
+	_, err := p.TryCompleteElseWatch(tc, 5*time.Millisecond, "k")
 	require.NoError(t, err, "a panicking TryComplete counts as not yet")
 	oc := &panicky{where: "OnComplete", ready: true}
-	done, err := p.TryCompleteElseWatch(oc, time.Minute, []string{"k"})
+	done, err := p.TryCompleteElseWatch(oc, time.Minute, "k")
 	require.NoError(t, err)
 	assert.True(t, done)
 	oe := &panicky{where: "OnExpiration"}
@@ -165,7 +165,7 @@ func TestCloseAnswersEveryPendingOperation(t *testing.T) {
 	assert.Equal(t, 0, p.Delayed())
 	require.NoError(t, p.Close(), "idempotent")
 
-	_, err = p.TryCompleteElseWatch(newMockOp(), time.Minute, []string{"k"})
+	_, err = p.TryCompleteElseWatch(newMockOp(), time.Minute, "k")
 	assert.ErrorIs(t, err, ErrClosed)
 	clk.Advance(time.Hour)
 	for _, op := range ops {
@@ -177,7 +177,7 @@ func TestCloseAnswersEveryPendingOperation(t *testing.T) {
 
 func TestMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	p, clk := newTestPurgatory(t, WithRegisterer(reg), WithPurgeInterval(1))
+	p, clk := newTestPurgatory(t, WithRegisterer(reg), WithPurgeInterval(100))
 
 	done := newMockOp()
 	done.completable.Store(true)
@@ -194,7 +194,7 @@ func TestMetrics(t *testing.T) {
 	expect := func(watched, delayed float64, outcomes map[string]float64) {
 		t.Helper()
 		var b strings.Builder
-		b.WriteString("# HELP purgatory_operations_watched Watch entries: an operation counts once per key until purged (Kafka's PurgatorySize).\n# TYPE purgatory_operations_watched gauge\n")
+		b.WriteString("# HELP purgatory_operations_watched Watch entries: an operation counts once per key until its entry is dropped (Kafka's PurgatorySize).\n# TYPE purgatory_operations_watched gauge\n")
 		b.WriteString("purgatory_operations_watched{purgatory=\"" + t.Name() + "\"} " + ftoa(watched) + "\n")
 		b.WriteString("# HELP purgatory_operations_delayed Operations waiting for their deadline (Kafka's NumDelayedOperations).\n# TYPE purgatory_operations_delayed gauge\n")
 		b.WriteString("purgatory_operations_delayed{purgatory=\"" + t.Name() + "\"} " + ftoa(delayed) + "\n")
@@ -215,15 +215,24 @@ func TestMetrics(t *testing.T) {
 	clk.Advance(10 * time.Millisecond)
 	// Watched: the completed entries under a, b and c stay until a purge.
 	expect(5, 0, map[string]float64{"completed": 2, "expired": 1, "forced": 1, "cancelled": 1, "closed": 0})
+	assert.Equal(t, 5.0, testutil.ToFloat64(p.m.garbage), "each of them is counted")
 
 	assert.Equal(t, uint64(1), histogramCount(t, reg, "purgatory_expiration_lateness_seconds"))
-	p.MaybePurge()
+	maybePurge(p)
+	maybePurge(p) // a quiet round
 	assert.Equal(t, 1.0, testutil.ToFloat64(p.m.purges))
 	assert.Equal(t, 5.0, testutil.ToFloat64(p.m.purged))
 	expect(0, 0, nil)
 
 	_, err := New[string](t.Name(), WithRegisterer(reg), WithReaper(false))
 	assert.Error(t, err, "a second purgatory with the same name cannot register")
+	require.NoError(t, p.Close())
+	again, err := New[string](t.Name(), WithRegisterer(reg), WithReaper(false))
+	require.NoError(t, err, "Close gave the names back")
+	require.NoError(t, again.Close())
+	n, err := testutil.GatherAndCount(reg)
+	require.NoError(t, err)
+	assert.Zero(t, n, "nothing left registered")
 }
 
 // TestReaperExpiresAndPurges runs the real reaper on the real clock inside a

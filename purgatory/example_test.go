@@ -1,9 +1,14 @@
 package purgatory_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gopurgatory/purgatory/operation"
 	"github.com/gopurgatory/purgatory/purgatory"
@@ -38,8 +43,6 @@ func (f *delayedFetch) OnComplete() {
 	f.respond(size, f.Outcome() == operation.Expired)
 }
 
-func (f *delayedFetch) OnExpiration() {}
-
 func Example() {
 	clk := timer.NewManualClock(0) // deterministic; leave it out for the real clock
 	fetches, _ := purgatory.New[string]("fetch", purgatory.WithClock(clk))
@@ -52,9 +55,9 @@ func Example() {
 		}
 	}
 	_, _ = fetches.TryCompleteElseWatch(&delayedFetch{p: log, minBytes: 100, respond: respond("fetch A")},
-		500*time.Millisecond, []string{"orders-0"})
+		500*time.Millisecond, "orders-0")
 	_, _ = fetches.TryCompleteElseWatch(&delayedFetch{p: log, minBytes: 1000, respond: respond("fetch B")},
-		500*time.Millisecond, []string{"orders-0"})
+		500*time.Millisecond, "orders-0")
 
 	clk.Advance(100 * time.Millisecond)
 	log.mu.Lock()
@@ -94,7 +97,7 @@ func ExamplePurgatory_CancelForKey() {
 
 	op := operation.NewFunc(nil, nil, nil)
 	op.Complete = func() { fmt.Println("answered:", op.Outcome()) }
-	_, _ = p.TryCompleteElseWatch(op, time.Minute, []string{"deleted-topic-0"})
+	_, _ = p.TryCompleteElseWatch(op, time.Minute, "deleted-topic-0")
 
 	// The partition is deleted: its operations are handed back to answer.
 	for _, op := range p.CancelForKey("deleted-topic-0") {
@@ -102,4 +105,108 @@ func ExamplePurgatory_CancelForKey() {
 	}
 	// Output:
 	// answered: cancelled
+}
+
+// A connection's context ties its waiting requests to it: when the client
+// goes away, they complete at once with outcome ContextDone instead of
+// waiting for their deadline.
+func ExamplePurgatory_TryCompleteElseWatchContext() {
+	p, _ := purgatory.New[string]("fetch")
+	defer p.Close()
+
+	conn, disconnect := context.WithCancel(context.Background())
+	op := operation.NewFunc(nil, nil, nil)
+	op.Complete = func() { fmt.Println("answered:", op.Outcome()) }
+	_, _ = p.TryCompleteElseWatchContext(conn, op, time.Minute, "orders-0")
+
+	disconnect()                      // the client went away
+	_ = op.Wait(context.Background()) // OnComplete has run when Wait returns
+	fmt.Println("delayed:", p.Delayed())
+	// Output:
+	// answered: context_done
+	// delayed: 0
+}
+
+// Close answers what waits; afterwards, a submission is refused with
+// ErrClosed and the operation is left to its caller, untouched.
+func ExamplePurgatory_Close() {
+	p, _ := purgatory.New[string]("produce")
+	waiting := operation.NewFunc(nil, nil, nil)
+	waiting.Complete = func() { fmt.Println("answered:", waiting.Outcome()) }
+	_, _ = p.TryCompleteElseWatch(waiting, time.Minute, "orders-0")
+
+	_ = p.Close()
+	late := operation.NewFunc(nil, func() { fmt.Println("never printed") }, nil)
+	_, err := p.TryCompleteElseWatch(late, time.Minute, "orders-0")
+	if errors.Is(err, purgatory.ErrClosed) {
+		fmt.Println("refused, untouched:", late.Outcome())
+	}
+	// Output:
+	// answered: closed
+	// refused, untouched: pending
+}
+
+// Purgatories can share one timer, and with it one set of goroutines: its
+// owner drives and closes it.
+func ExampleWithTimer() {
+	clk := timer.NewManualClock(0)
+	tm, _ := timer.New(timer.WithClock(clk))
+	defer tm.Close()
+	fetches, _ := purgatory.New[string]("fetch", purgatory.WithTimer(tm))
+	defer fetches.Close()
+	produces, _ := purgatory.New[string]("produce", purgatory.WithTimer(tm))
+	defer produces.Close()
+
+	expire := func(name string) *operation.Func {
+		return operation.NewFunc(nil, nil, func() { fmt.Println(name, "expired at", clk.Now()) })
+	}
+	_, _ = fetches.TryCompleteElseWatch(expire("fetch"), 500*time.Millisecond, "orders-0")
+	_, _ = produces.TryCompleteElseWatch(expire("produce"), time.Second, "orders-0")
+	fmt.Println("on the timer:", tm.Size(), "fetches:", fetches.Delayed(), "produces:", produces.Delayed())
+	clk.Advance(time.Second)
+	// Output:
+	// on the timer: 2 fetches: 1 produces: 1
+	// fetch expired at 500ms
+	// produce expired at 1s
+}
+
+// The timer's cap bounds how many operations can wait; past it, an
+// operation is answered at once with outcome Rejected (no error: it was
+// taken, and answered), so that the caller can shed load.
+func ExampleWithTimerOptions() {
+	p, _ := purgatory.New[string]("fetch", purgatory.WithTimerOptions(timer.WithMaxPending(1)))
+	defer p.Close()
+
+	answer := func(op *operation.Func) func() { return func() { fmt.Println("answered:", op.Outcome()) } }
+	first, second := operation.NewFunc(nil, nil, nil), operation.NewFunc(nil, nil, nil)
+	first.Complete, second.Complete = answer(first), answer(second)
+	_, _ = p.TryCompleteElseWatch(first, time.Minute, "orders-0")
+	done, err := p.TryCompleteElseWatch(second, time.Minute, "orders-0")
+	fmt.Println("done:", done, "error:", err)
+	// Output:
+	// answered: rejected
+	// done: true error: <nil>
+	// answered: closed
+}
+
+// Metrics go to the Registerer given, labelled with the purgatory's name;
+// Close unregisters them.
+func ExampleWithRegisterer() {
+	reg := prometheus.NewRegistry()
+	p, _ := purgatory.New[string]("fetch", purgatory.WithRegisterer(reg))
+	_, _ = p.TryCompleteElseWatch(operation.NewFunc(nil, nil, nil), time.Minute, "orders-0")
+
+	families, _ := reg.Gather()
+	for _, f := range families {
+		if strings.HasSuffix(f.GetName(), "_delayed") || strings.HasSuffix(f.GetName(), "_watched") {
+			fmt.Println(f.GetName(), f.GetMetric()[0].GetGauge().GetValue())
+		}
+	}
+	_ = p.Close()
+	families, _ = reg.Gather()
+	fmt.Println("after Close:", len(families), "families")
+	// Output:
+	// purgatory_operations_delayed 1
+	// purgatory_operations_watched 1
+	// after Close: 0 families
 }

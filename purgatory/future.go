@@ -26,7 +26,10 @@ type Future[T any] struct {
 func NewFuture[T any]() *Future[T] { return &Future[T]{} }
 
 // Complete sets the result if none was set and reports whether it did; the
-// first call wins. It then tells the DelayedFutures awaiting f.
+// first call wins. It then checks the Awaits holding f, on the calling
+// goroutine: an Await whose futures are now all done runs its callback
+// here, before Complete returns. O(Awaits holding f), under f's lock only
+// while the result is set.
 func (f *Future[T]) Complete(v T, err error) bool {
 	f.mu.Lock()
 	if f.done {
@@ -43,7 +46,7 @@ func (f *Future[T]) Complete(v T, err error) bool {
 	return true
 }
 
-// Done reports whether the result is set.
+// Done reports whether the result is set. O(1), under f's lock.
 func (f *Future[T]) Done() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -51,6 +54,7 @@ func (f *Future[T]) Done() bool {
 }
 
 // Result returns the result; before Complete it is the zero value and nil.
+// O(1), under f's lock.
 func (f *Future[T]) Result() (T, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -105,9 +109,6 @@ func (d *DelayedFuture[T]) OnComplete() {
 	d.callback(d.futures)
 }
 
-// OnExpiration does nothing: OnComplete has failed the pending futures.
-func (d *DelayedFuture[T]) OnExpiration() {}
-
 // FuturePurgatory awaits sets of futures with a deadline (Kafka's
 // DelayedFuturePurgatory). Each await is watched under a key of its own, so
 // a future completing checks only the awaits that hold it.
@@ -127,14 +128,18 @@ func NewFuturePurgatory[T any](name string, opts ...Option) (*FuturePurgatory[T]
 }
 
 // Await runs callback once every future is done, or at timeout after failing
-// those still pending with ErrTimeout. If every future is done already, the
-// callback runs before Await returns. It returns the delayed operation, which
-// ForceComplete answers early (the pending futures then fail with
-// ErrTimeout too).
+// those still pending with ErrTimeout, exactly once. It runs on the
+// goroutine that completes the last future (in Future.Complete), on a timer
+// worker at the timeout, on Close's caller (the pending futures fail with
+// ErrClosed), or before Await returns if every future is done already. It
+// returns the delayed operation, which ForceComplete answers early (the
+// pending futures then fail with ErrTimeout too). An error follows the
+// purgatory's rule: the callback will never run (ErrClosed after Close).
+// O(futures); it allocates the operation, a key and a check per future.
 func (fp *FuturePurgatory[T]) Await(futures []*Future[T], timeout time.Duration, callback func([]*Future[T])) (*DelayedFuture[T], error) {
 	d := &DelayedFuture[T]{futures: futures, callback: callback}
 	key := fp.next.Add(1)
-	done, err := fp.p.TryCompleteElseWatch(d, timeout, []uint64{key})
+	done, err := fp.p.TryCompleteElseWatch(d, timeout, key)
 	if err != nil || done {
 		return d, err
 	}
@@ -150,6 +155,7 @@ func (fp *FuturePurgatory[T]) Await(futures []*Future[T], timeout time.Duration,
 // Purgatory returns the purgatory underneath, for its counts.
 func (fp *FuturePurgatory[T]) Purgatory() *Purgatory[uint64] { return fp.p }
 
-// Close answers every pending await (its futures fail with ErrTimeout, its
-// callback runs) and stops the purgatory.
+// Close answers every pending await (its pending futures fail with
+// ErrClosed, its callback runs on the calling goroutine) and stops the
+// purgatory.
 func (fp *FuturePurgatory[T]) Close() error { return fp.p.Close() }

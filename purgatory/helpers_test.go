@@ -59,7 +59,10 @@ func (m *mockOp) OnExpiration() {
 
 func submit(t *testing.T, p *Purgatory[string], op operation.Operation, timeout time.Duration, keys ...string) bool {
 	t.Helper()
-	done, err := p.TryCompleteElseWatch(op, timeout, keys)
+	done, err := p.TryCompleteElseWatch(op, timeout, keys...)
 	require.NoError(t, err)
 	return done
 }
+
+// maybePurge runs what the reaper runs after each round.
+func maybePurge[K comparable](p *Purgatory[K]) { (*purger[K])(p).MaybePurge() }

@@ -3,27 +3,33 @@ package purgatory
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gopurgatory/purgatory/internal/lifecycle"
 	"github.com/gopurgatory/purgatory/operation"
 )
 
 // metrics are the purgatory's prometheus metrics, each with a constant
-// purgatory label, registered on the user's Registerer only.
+// purgatory label, registered on the user's Registerer only, and
+// unregistered by Close.
 type metrics struct {
-	completions [operation.Closed + 1]prometheus.Counter // by outcome; resolved once
+	reg         prometheus.Registerer
+	collectors  []prometheus.Collector                    // what was registered, for unregister
+	completions [lifecycle.NumOutcomes]prometheus.Counter // by outcome; resolved once
+	garbage     prometheus.GaugeFunc                      // watch entries of completed operations
 	lateness    prometheus.Histogram
 	purges      prometheus.Counter
 	purged      prometheus.Counter
 	panics      prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer, name string, watched, delayed func() int) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, name string, watched, delayed, garbage func() int) (*metrics, error) {
 	labels := prometheus.Labels{"purgatory": name}
 	completions := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name:        "purgatory_completions_total",
-		Help:        "Operations completed, by outcome: completed (condition held), expired, forced, cancelled, closed.",
+		Help:        "Operations completed, by outcome: completed (condition held), expired, forced, cancelled, closed, rejected (timer full), context_done.",
 		ConstLabels: labels,
 	}, []string{"outcome"})
 	m := &metrics{
+		reg: reg,
 		lateness: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:        "purgatory_expiration_lateness_seconds",
 			Help:        "How long after its deadline an expired operation completed.",
@@ -43,26 +49,38 @@ func newMetrics(reg prometheus.Registerer, name string, watched, delayed func() 
 	for _, o := range operation.Outcomes() {
 		m.completions[o] = completions.WithLabelValues(o.String())
 	}
-	collectors := []prometheus.Collector{
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name:        "purgatory_operations_watched",
-			Help:        "Watch entries: an operation counts once per key until purged (Kafka's PurgatorySize).",
-			ConstLabels: labels,
-		}, func() float64 { return float64(watched()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name:        "purgatory_operations_delayed",
-			Help:        "Operations waiting for their deadline (Kafka's NumDelayedOperations).",
-			ConstLabels: labels,
-		}, func() float64 { return float64(delayed()) }),
+	gauge := func(name, help string, f func() int) prometheus.GaugeFunc {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels},
+			func() float64 { return float64(f()) })
+	}
+	m.garbage = gauge("purgatory_watch_entries_completed",
+		"Watch entries of completed operations not dropped yet: each keeps its operation reachable.", garbage)
+	m.collectors = []prometheus.Collector{
+		gauge("purgatory_operations_watched",
+			"Watch entries: an operation counts once per key until its entry is dropped (Kafka's PurgatorySize).", watched),
+		gauge("purgatory_operations_delayed",
+			"Operations waiting for their deadline (Kafka's NumDelayedOperations).", delayed),
+		m.garbage,
 		completions, m.lateness, m.purges, m.purged, m.panics,
 	}
-	for i, c := range collectors {
+	for i, c := range m.collectors {
 		if err := reg.Register(c); err != nil {
-			for _, done := range collectors[:i] {
+			for _, done := range m.collectors[:i] {
 				reg.Unregister(done)
 			}
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// unregister gives the metrics' names back to the Registerer. A nil m has
+// nothing to give back.
+func (m *metrics) unregister() {
+	if m == nil {
+		return
+	}
+	for _, c := range m.collectors {
+		m.reg.Unregister(c)
+	}
 }

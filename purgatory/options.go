@@ -46,8 +46,8 @@ func defaultConfig() config {
 }
 
 func (c *config) validate() error {
-	if c.purgeInterval < 1 {
-		return fmt.Errorf("%w: purge interval %d must be at least 1", ErrInvalidConfig, c.purgeInterval)
+	if c.purgeInterval < 0 {
+		return fmt.Errorf("%w: purge interval %d must not be negative", ErrInvalidConfig, c.purgeInterval)
 	}
 	if c.shards < 1 {
 		return fmt.Errorf("%w: shard count %d must be at least 1", ErrInvalidConfig, c.shards)
@@ -61,10 +61,19 @@ func (c *config) validate() error {
 	return nil
 }
 
-// WithPurgeInterval sets how many completed operations may stay listed on
-// watcher lists before the reaper purges them (default 1000, Kafka's
-// purge.interval.requests). A purge also waits until completed entries are at
-// least as many as live ones, so that it always removes as much as it walks.
+// WithPurgeInterval bounds the watch entries of completed operations left in
+// the watch lists (default 1000, Kafka's purge.interval.requests): past n,
+// the reaper purges, and the entries never number more than three times n
+// (see the package documentation). A purge walks every list, so a small n
+// costs CPU when many operations wait: about (watched entries)/n entry
+// visits per completed operation whose entries no check dropped first.
+//
+// With n = 0 each operation leaves every list as it finishes (eager
+// removal): nothing completed stays reachable, no purge is ever needed,
+// and each operation pays two allocations (its record of its lists) and,
+// when it finishes, a compaction of each of its keys' lists, O(their
+// length); BENCHMARKS.md measures it. Choose it when completed operations
+// are large (a fetch's response) and few wait per key.
 func WithPurgeInterval(n int) Option { return optionFunc(func(c *config) { c.purgeInterval = n }) }
 
 // WithShards sets the number of watcher shards (rounded up to a power of

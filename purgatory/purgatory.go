@@ -1,7 +1,10 @@
 package purgatory
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -9,38 +12,42 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/gopurgatory/purgatory/internal/lifecycle"
+	"github.com/gopurgatory/purgatory/internal/watchlist"
 	"github.com/gopurgatory/purgatory/operation"
 	"github.com/gopurgatory/purgatory/reaper"
 	"github.com/gopurgatory/purgatory/timer"
-	"github.com/gopurgatory/purgatory/watchers"
 )
+
+// NoTimeout, given as a timeout, watches an operation without a deadline
+// (Kafka's timerEnabled = false): only its condition, ForceComplete, its
+// context, CancelForKey's caller or Close completes it. It costs nothing on
+// the timer and is not counted by Delayed.
+const NoTimeout time.Duration = math.MaxInt64
 
 // Purgatory holds delayed operations until their condition holds or their
 // deadline passes, and answers each exactly once (Kafka's
 // DelayedOperationPurgatory). K is the type of the keys operations are
 // watched under: a topic-partition, a group id. See the package
-// documentation for the guarantees and the lock order.
+// documentation for the guarantees, the goroutines and the lock order.
 type Purgatory[K comparable] struct {
-	name          string // immutable, as everything up to mu
-	w             *watchers.Watchers[K]
-	tm            *timer.Timer
-	ownTimer      bool
-	reaper        *reaper.Reaper // nil when off
-	purgeInterval int64
-	log           *zap.Logger
-	m             *metrics // nil without a Registerer
+	name      string // immutable, as everything up to delayed
+	w         *watchlist.Watchers[K]
+	tm        *timer.Timer
+	ownTimer  bool
+	reaper    *reaper.Reaper // nil when off
+	retention *retention     // nil in eager mode (purge interval 0)
+	log       *zap.Logger
+	m         *metrics // nil without a Registerer
 
-	// estimated is what Kafka's estimatedTotalOperations was at the last
-	// purge: the operations waiting then. Those watched since are counted
-	// by the watcher shards, under the lock they take anyway (Counts), so
-	// that submitting touches no counter shared between cores. delayed
-	// counts the operations on a shared timer and not completed; with its
-	// own timer the purgatory asks the timer instead (Kafka's numDelayed is
-	// the timer's size too), which spares two atomic updates per operation.
-	estimated atomic.Int64
-	delayed   atomic.Int64
-	closed    atomic.Bool
+	// delayed counts the operations on a shared timer and not completed;
+	// with its own timer the purgatory asks the timer instead (Kafka's
+	// numDelayed is the timer's size too), which spares two atomic updates
+	// per operation.
+	delayed atomic.Int64
+	closed  atomic.Bool
 
+	purgeMu   sync.Mutex // one purge at a time
 	closeOnce sync.Once
 }
 
@@ -55,11 +62,13 @@ func New[K comparable](name string, opts ...Option) (*Purgatory[K], error) {
 		return nil, err
 	}
 	p := &Purgatory[K]{
-		name:          name,
-		w:             watchers.New[K](cfg.shards),
-		tm:            cfg.timer,
-		purgeInterval: int64(cfg.purgeInterval),
-		log:           cfg.logger.With(zap.String("purgatory", name)),
+		name: name,
+		w:    watchlist.New[K](cfg.shards, cfg.purgeInterval == 0),
+		tm:   cfg.timer,
+		log:  cfg.logger.With(zap.String("purgatory", name)),
+	}
+	if cfg.purgeInterval > 0 {
+		p.retention = newRetention(int64(cfg.purgeInterval))
 	}
 	if p.tm == nil {
 		topts := append([]timer.Option{timer.WithLogger(p.log), timer.WithAutoAdvance(false)}, cfg.timerOpts...)
@@ -73,21 +82,26 @@ func New[K comparable](name string, opts ...Option) (*Purgatory[K], error) {
 		p.tm, p.ownTimer = tm, true
 	}
 	if cfg.registerer != nil {
-		m, err := newMetrics(cfg.registerer, name, p.Watched, p.Delayed)
+		m, err := newMetrics(cfg.registerer, name, p.Watched, p.Delayed, p.Garbage)
 		if err != nil {
 			p.closeTimer()
 			return nil, fmt.Errorf("purgatory %s: %w", name, err)
 		}
 		p.m = m
 	}
-	if cfg.reaper {
-		var clock reaper.Clock
-		if p.ownTimer {
-			clock = p.tm
-		}
-		r, err := reaper.New(clock, p, cfg.reaperWait, p.log)
+	var clock reaper.Clock
+	if p.ownTimer {
+		clock = p.tm
+	}
+	var pur reaper.Purger
+	if p.retention != nil {
+		pur = (*purger[K])(p)
+	}
+	if cfg.reaper && (clock != nil || pur != nil) {
+		r, err := reaper.New(clock, pur, cfg.reaperWait, p.log)
 		if err != nil {
 			p.closeTimer()
+			p.m.unregister()
 			return nil, err
 		}
 		p.reaper = r
@@ -100,64 +114,114 @@ func New[K comparable](name string, opts ...Option) (*Purgatory[K], error) {
 func (p *Purgatory[K]) Name() string { return p.name }
 
 // TryCompleteElseWatch submits op: it completes op at once if its condition
-// holds (OnComplete runs before TryCompleteElseWatch returns, and op is never
-// watched nor timed); otherwise it watches op under every key and puts its
-// deadline, timeout from now, on the timer. It reports whether op completed
-// during the call.
+// holds (OnComplete runs before TryCompleteElseWatch returns, and op is
+// never watched nor timed); otherwise it watches op under every key and
+// puts its deadline, timeout from now, on the timer (with NoTimeout, none).
+// It reports whether this call completed op, its OnComplete having run.
 //
 // The order is Kafka's and closes every race: under op's lock, try; watch
-// under each key; try again; then, with the lock released, add the deadline,
-// and take it off again if op completed meanwhile. An event between the
-// first try and the watch is seen by the second try; one after it finds op
-// watched.
+// under each key; try again; then, with the lock released, add the
+// deadline, and take it off again if op completed meanwhile. An event
+// between the first try and the watch is seen by the second try; one after
+// it finds op watched.
 //
-// It fails with ErrNoKeys without keys, ErrSubmitted for an operation
-// submitted before and ErrClosed after Close; op is then untouched. If its
-// deadline cannot be set (a shared timer was closed, or the timer is at its
-// cap) op is answered at once with outcome Closed and the timer's error is
-// returned. The timeout is a duration, not
-// a deadline, as Kafka's delayMs; a timeout <= 0 expires op at once unless
-// its condition holds. No allocation beyond the watcher lists' growth.
-func (p *Purgatory[K]) TryCompleteElseWatch(op operation.Operation, timeout time.Duration, keys []K) (bool, error) {
+// # One rule for errors
+//
+// An error means op was not taken, and its OnComplete will never run
+// because of this call: the caller answers it. That is ErrClosed after
+// Close, ErrNoKeys without keys, and ErrSubmitted for an operation submitted
+// before. Without an error, op is the purgatory's: its OnComplete runs
+// exactly once, before the call returns if it reports true. So an operation
+// the purgatory cannot keep waiting is answered, not refused: with outcome
+// Closed when Close (or the close of a shared timer) races the submission,
+// Rejected when the timer is at its cap (timer.WithMaxPending).
+//
+// The timeout is a duration, not a deadline, as Kafka's delayMs; a timeout
+// <= 0 expires op at once unless its condition holds. It runs on the
+// calling goroutine; TryComplete runs twice at most, under op's lock. Cost:
+// O(keys), with no allocation beyond the watch lists' growth: the keys are
+// not kept, and one key needs no slice.
+func (p *Purgatory[K]) TryCompleteElseWatch(op operation.Operation, timeout time.Duration, keys ...K) (bool, error) {
+	return p.submit(nil, op, timeout, keys)
+}
+
+// TryCompleteElseWatchContext is TryCompleteElseWatch for an operation tied
+// to ctx (a client connection's context, a request's): when ctx is
+// cancelled before op completes, op completes with outcome ContextDone, on
+// the goroutine that context.AfterFunc runs, so nothing is left waiting for
+// its deadline when its client has gone; and a deadline of ctx earlier than
+// timeout is op's deadline (it then expires, outcome Expired). A ctx done
+// already is refused with its error, op untouched, by the rule for errors.
+// The tie is undone when op completes, so a long-lived ctx retains
+// nothing. Cost: what TryCompleteElseWatch costs, plus context.AfterFunc's
+// registration and the operation's extras (BENCHMARKS.md counts the
+// allocations); a ctx that is never done (context.Background) costs
+// nothing more.
+func (p *Purgatory[K]) TryCompleteElseWatchContext(ctx context.Context, op operation.Operation, timeout time.Duration, keys ...K) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	return p.submit(ctx, op, timeout, keys)
+}
+
+func (p *Purgatory[K]) submit(ctx context.Context, op operation.Operation, timeout time.Duration, keys []K) (bool, error) {
 	if len(keys) == 0 {
 		return false, ErrNoKeys
+	}
+	if uint64(len(keys)) > lifecycle.MaxKeys {
+		return false, fmt.Errorf("%w: %d keys", ErrTooManyKeys, len(keys))
 	}
 	if p.closed.Load() {
 		return false, ErrClosed
 	}
-	s, done, err := operation.Submit(op, p.tm, p, func(s *operation.State) { p.w.WatchAll(keys, s) })
+	s := lifecycle.Lookup(op.OperationState())
+	done, err := lifecycle.Submit(s, op, p.tm, (*opObserver[K])(p), len(keys), func(s *lifecycle.State) { p.w.WatchAll(keys, s) })
 	if err != nil || done {
 		return done, err
 	}
 
-	scheduled, err := operation.Schedule(s, timeout, !p.ownTimer)
-	if scheduled {
-		p.delayed.Add(1) // undone by Completed or CancelForKey, exactly once
+	if timeout != NoTimeout {
+		scheduled, err := lifecycle.Schedule(s, timeout, !p.ownTimer)
+		if scheduled {
+			p.delayed.Add(1) // undone by Completed or CancelForKey, exactly once
+		}
+		if err != nil {
+			// op is watched, so it cannot be handed back untouched: it is
+			// answered, and its outcome says why.
+			o := lifecycle.Closed
+			if errors.Is(err, timer.ErrFull) {
+				o = lifecycle.Rejected
+			}
+			return lifecycle.CompleteWith(s, o), nil
+		}
 	}
-	if err != nil {
-		// The timer is closed (a shared one, closed by its owner) or at its
-		// cap: op cannot wait, so it is answered now, as Closed.
-		operation.CompleteClosed(s)
-		return false, fmt.Errorf("purgatory %s: cannot time the operation: %w", p.name, err)
+	if ctx != nil {
+		lifecycle.TieContext(ctx, s)
 	}
 	if p.closed.Load() {
 		// Close ran since the check above and may not have seen op's
 		// watch: answer it here. The compare-and-swap makes one of the two
 		// the only one.
-		operation.CompleteClosed(s)
+		return lifecycle.CompleteWith(s, lifecycle.Closed), nil
 	}
 	return false, nil
 }
 
 // CheckAndComplete tries to complete the operations watched under key, after
 // an event on it (records appended to a partition, a member joined), and
-// returns how many it completed; their OnComplete ran before it returns. It
-// takes no lock while trying, only each operation's own around its
-// TryComplete, so it may be called from a callback. Call it without holding a
-// lock that a TryComplete takes. It first drops the key's entries of
-// operations completed since its last check; those it completes itself
-// stay listed (and counted by Watched) until the next check or purge.
-// O(operations watched under key).
+// returns how many it completed; their OnComplete ran, on the calling
+// goroutine, before it returns. It takes no lock while trying, only each
+// operation's own around its TryComplete, so it may be called from a
+// callback. Call it without holding a lock that a TryComplete takes.
+//
+// It first drops the key's entries of operations completed since its last
+// check; those it completes itself stay listed until the next check or
+// purge (with a purge interval of 0, they go before it returns).
+// O(operations watched under key): it copies their pointers, on the stack
+// up to 32 and to the heap beyond (one allocation).
 func (p *Purgatory[K]) CheckAndComplete(key K) int {
 	n := p.w.TryCompleteWatched(key)
 	if n > 0 {
@@ -171,11 +235,13 @@ func (p *Purgatory[K]) CheckAndComplete(key K) int {
 }
 
 // Watched returns the number of watch entries: an operation counts once per
-// key, until it is purged (Kafka's PurgatorySize). O(shards).
+// key, until its entry is dropped (Kafka's PurgatorySize). O(shards of the
+// watch lists, 256 by default), each under its lock.
 func (p *Purgatory[K]) Watched() int { return p.w.Watched() }
 
 // Delayed returns the number of operations waiting for their deadline
-// (Kafka's NumDelayedOperations). O(1).
+// (Kafka's NumDelayedOperations); those watched with NoTimeout are not
+// counted. O(timer shards) with its own timer, O(1) on a shared one.
 func (p *Purgatory[K]) Delayed() int {
 	if p.ownTimer {
 		return p.tm.Size()
@@ -188,57 +254,39 @@ func (p *Purgatory[K]) Delayed() int {
 // taken off the timer but not completed: the caller answers each, with
 // ForceComplete, which completes it with outcome Cancelled (or returns false
 // if another of its keys completed it meanwhile: it is answered once either
-// way). A missing key returns nil.
+// way). An operation returned here never expires afterwards, even if its
+// submission is still running. A missing key returns nil. O(operations
+// watched under key).
 func (p *Purgatory[K]) CancelForKey(key K) []operation.Operation {
 	states := p.w.Remove(key)
 	var out []operation.Operation
 	for _, s := range states {
-		pending, scheduled := operation.Cancel(s)
+		pending, scheduled := lifecycle.Cancel(s)
 		if scheduled && !p.ownTimer {
 			p.delayed.Add(-1) // off the timer; Completed will not count it again
 		}
 		if pending {
-			out = append(out, operation.Of(s))
+			out = append(out, lifecycle.Of(s).(operation.Operation))
 		}
 	}
 	return out
 }
 
-// MaybePurge drops completed operations from the watcher lists if enough
-// have accumulated: more than the purge interval (Kafka's condition), and at
-// least as many as the operations still waiting, so that a purge always
-// removes at least as many entries as it keeps and never walks long lists of
-// live operations to remove a few. The reaper calls it after each round.
-//
-// The count of completed entries is an estimate, as in Kafka (operations
-// watched minus those waiting), and it can fall short: an expiration handed
-// to the timer's workers has left the waiting count before its operation
-// completes, so a purge in that window keeps entries the estimate then
-// forgets. Hence the second rule: once nothing waits, whatever is still
-// listed has completed or is about to, and it is purged, round after round,
-// until the lists are empty. That walk touches nothing live.
-func (p *Purgatory[K]) MaybePurge() {
-	delayed := int64(p.Delayed())
-	lists, added := p.w.Counts()
-	if delayed == 0 {
-		if lists > 0 {
-			p.purge()
-		}
-		return
-	}
-	garbage := p.estimated.Load() + int64(added) - delayed
-	if garbage <= p.purgeInterval || garbage < delayed {
-		return
-	}
-	p.purge()
+// Purge drops the entries of completed operations from the watch lists now,
+// and the lists left empty, and returns how many entries it dropped. The
+// reaper purges by itself (see the package documentation); Purge is for a
+// caller that wants the memory back at a moment of its choosing. It holds
+// each watch list shard's lock while it walks that shard: O(watch entries).
+func (p *Purgatory[K]) Purge() int {
+	p.purgeMu.Lock()
+	defer p.purgeMu.Unlock()
+	return p.purgeLocked()
 }
 
-// purge resets the estimate and walks the lists.
-func (p *Purgatory[K]) purge() int {
-	// Operations completed during the purge make this a slight
-	// overestimate, as in Kafka; the watcher shards restart their counts
-	// (Counts) as the purge reaches them.
-	p.estimated.Store(int64(p.Delayed()))
+// purgeLocked walks the lists.
+//
+// REQUIRES: p.purgeMu held.
+func (p *Purgatory[K]) purgeLocked() int {
 	start := time.Now()
 	purged := p.w.Purge()
 	if p.m != nil {
@@ -249,17 +297,17 @@ func (p *Purgatory[K]) purge() int {
 	return purged
 }
 
-// Purge drops completed operations from the watcher lists now, and returns
-// how many entries it dropped.
-func (p *Purgatory[K]) Purge() int { return p.purge() }
-
 // Close stops the reaper, then answers every operation still pending: each
 // completes with outcome Closed (OnComplete runs, on the goroutine calling
 // Close; OnExpiration does not). Then it closes the purgatory's own timer,
-// which stops its goroutines (a shared timer is left to its owner). No
-// goroutine of the purgatory is left running. TryCompleteElseWatch fails with
-// ErrClosed afterwards; an operation submitted concurrently with Close is
-// answered as Closed too. Close is idempotent and returns nil.
+// which stops its goroutines (a shared timer is left to its owner), and
+// unregisters its metrics, so that a purgatory of the same name can be made
+// again on the same Registerer. No goroutine of the purgatory is left
+// running; Close may be called from a callback, even one running on the
+// purgatory's own goroutines (it then waits for all but the one it runs
+// on, which exits when the callback returns). TryCompleteElseWatch fails
+// with ErrClosed afterwards; an operation submitted concurrently with Close
+// is answered as Closed. Close is idempotent and returns nil.
 func (p *Purgatory[K]) Close() error {
 	p.closeOnce.Do(func() {
 		p.closed.Store(true)
@@ -271,11 +319,13 @@ func (p *Purgatory[K]) Close() error {
 		// keys it is watched under until it completes.
 		pending := p.w.RemoveAll()
 		for _, s := range pending {
-			operation.CompleteClosed(s)
+			lifecycle.CompleteWith(s, lifecycle.Closed)
 		}
 		// 3. Stop the timer's goroutines; expirations it had already
 		// handed over run first, and find their operations answered.
 		p.closeTimer()
+		// 4. Give the metrics' names back.
+		p.m.unregister()
 		p.log.Debug("purgatory closed", zap.Int("answered", len(pending)))
 	})
 	return nil
@@ -290,21 +340,34 @@ func (p *Purgatory[K]) closeTimer() {
 	p.tm.Close()
 }
 
-// Completed implements operation.Observer: it keeps the counts and metrics.
-func (p *Purgatory[K]) Completed(op operation.Operation, o operation.Outcome, late time.Duration) {
-	if !p.ownTimer && operation.WasScheduled(op.OperationState()) {
+// opObserver is the purgatory seen as its operations' lifecycle.Observer: a
+// conversion, not an allocation, and it keeps these methods off the
+// purgatory's own method set.
+type opObserver[K comparable] Purgatory[K]
+
+// Completed keeps the counts and metrics, and accounts for (or, in eager
+// mode, drops) the watch entries the operation left behind.
+func (o *opObserver[K]) Completed(s *lifecycle.State, out lifecycle.Outcome, listed int, late time.Duration) {
+	p := (*Purgatory[K])(o)
+	if !p.ownTimer && lifecycle.WasScheduled(s) {
 		p.delayed.Add(-1)
 	}
+	if p.retention == nil {
+		p.w.Release(s)
+	} else if listed > 0 {
+		p.retention.completed(p, s, listed)
+	}
 	if p.m != nil {
-		p.m.completions[o].Inc()
-		if o == operation.Expired {
+		p.m.completions[out].Inc()
+		if out == lifecycle.Expired {
 			p.m.lateness.Observe(late.Seconds())
 		}
 	}
 }
 
-// Panicked implements operation.Observer: it logs and counts the panic.
-func (p *Purgatory[K]) Panicked(op operation.Operation, callback string, v any) {
+// Panicked logs and counts the panic.
+func (o *opObserver[K]) Panicked(_ *lifecycle.State, callback string, v any) {
+	p := (*Purgatory[K])(o)
 	if p.m != nil {
 		p.m.panics.Inc()
 	}

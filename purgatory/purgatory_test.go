@@ -117,10 +117,10 @@ func TestTryCompleteUnderLockWatchBeforeSecondTry(t *testing.T) {
 func TestEmptyKeysIsAnError(t *testing.T) {
 	p, _ := newTestPurgatory(t)
 	op := newMockOp()
-	_, err := p.TryCompleteElseWatch(op, time.Second, nil)
+	_, err := p.TryCompleteElseWatch(op, time.Second)
 	assert.ErrorIs(t, err, ErrNoKeys)
 	assert.Zero(t, op.tries.Load(), "untouched")
-	_, err = p.TryCompleteElseWatch(op, time.Second, []string{"k"})
+	_, err = p.TryCompleteElseWatch(op, time.Second, "k")
 	assert.NoError(t, err, "and still usable")
 }
 
@@ -128,7 +128,7 @@ func TestSubmitTwiceIsAnError(t *testing.T) {
 	p, _ := newTestPurgatory(t)
 	op := newMockOp()
 	submit(t, p, op, time.Second, "k")
-	_, err := p.TryCompleteElseWatch(op, time.Second, []string{"k"})
+	_, err := p.TryCompleteElseWatch(op, time.Second, "k")
 	assert.ErrorIs(t, err, ErrSubmitted)
 	assert.Equal(t, 1, p.Watched())
 }
@@ -197,57 +197,43 @@ func TestPurgeDropsCompletedAndEmptyKeys(t *testing.T) {
 		}
 	}
 	// Completed after every submission: a list compacts itself when it is
-	// full, so completing while submitting would leave less to purge.
+	// full, so completing while submitting would leave less to purge. With
+	// no reaper, the completion that takes the garbage past the interval
+	// purges, and so does every completion after it that takes it past
+	// again.
 	for _, op := range done {
 		op.ForceComplete()
 	}
-	assert.Equal(t, 2000, p.Watched())
-	p.MaybePurge()
-	assert.Equal(t, 2*len(live), p.Watched(), "one purge: watched falls to the live count")
+	assert.LessOrEqual(t, p.Garbage(), 100, "purged whenever past the interval")
+	p.Purge()
+	assert.Equal(t, 2*len(live), p.Watched(), "watched falls to the live count")
 	assert.Equal(t, 5+7, p.w.Keys(), "keys whose operations all completed are dropped")
-	for _, op := range live[:50] {
+	for _, op := range live[:40] {
 		op.ForceComplete()
 	}
-	p.MaybePurge() // 50 completed is not above the interval while 50 wait
-	assert.Equal(t, 200, p.Watched())
-	for _, op := range live[50:] {
+	assert.Equal(t, 80, p.Garbage(), "within the interval: left for the reaper")
+	maybePurge(p)
+	assert.Equal(t, 200, p.Watched(), "a round with completions is not quiet")
+	maybePurge(p) // a round with none: the load has ended, whatever is listed goes
+	assert.Equal(t, 120, p.Watched(), "only the live entries are left")
+	for _, op := range live[40:] {
 		op.ForceComplete()
 	}
-	p.MaybePurge() // nothing waits: whatever is listed goes
+	maybePurge(p)
+	maybePurge(p)
 	assert.Equal(t, 0, p.Watched())
 	assert.Equal(t, 0, p.w.Keys())
 
 	// The key's list keeps the entry CheckAndComplete completed, for the
-	// key's next watch, until the reaper's next round finds nothing waiting.
+	// key's next watch, until the reaper finds a quiet round.
 	op := newMockOp()
 	submit(t, p, op, time.Minute, "k")
 	op.completable.Store(true)
 	require.Equal(t, 1, p.CheckAndComplete("k"))
-	lists, _ := p.w.Counts()
-	assert.Equal(t, 1, lists, "listed until the next purge")
-	p.MaybePurge()
-	lists, _ = p.w.Counts()
-	assert.Equal(t, 0, lists, "the heap returns to its idle size")
-}
-
-func TestPurgeWaitsForGarbageToOutweighLive(t *testing.T) {
-	p, _ := newTestPurgatory(t, WithPurgeInterval(10))
-	var ops []*mockOp
-	for i := range 100 {
-		op := newMockOp()
-		submit(t, p, op, time.Minute, key(i))
-		ops = append(ops, op)
-	}
-	for _, op := range ops[:40] {
-		op.ForceComplete()
-	}
-	p.MaybePurge()
-	assert.Equal(t, 100, p.Watched(), "40 completed, 60 live: purging would walk more than it drops")
-	for _, op := range ops[40:60] {
-		op.ForceComplete()
-	}
-	p.MaybePurge()
-	assert.Equal(t, 40, p.Watched(), "60 completed, 40 live: purged")
+	assert.Equal(t, 1, p.w.Keys(), "listed until a purge")
+	maybePurge(p)
+	maybePurge(p)
+	assert.Equal(t, 0, p.w.Keys(), "the heap returns to its idle size")
 }
 
 func key(i int) string { return "key-" + string(rune('a'+i%26)) + string(rune('a'+i/26)) }

@@ -85,3 +85,53 @@ func TestNothingToDo(t *testing.T) {
 	_, err := New(nil, nil, 0, nil)
 	assert.ErrorIs(t, err, ErrNothingToDo)
 }
+
+func TestWakeRunsARoundNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, withClock := range []bool{true, false} {
+			clk, pur := &fakeClock{}, &countPurger{}
+			var c Clock
+			if withClock {
+				c = clk
+			}
+			r, err := New(c, pur, time.Hour, nil)
+			require.NoError(t, err)
+			r.Wake() // not started: nothing to wake, nothing breaks
+			r.Start()
+			synctest.Wait()
+			start := time.Now()
+			r.Wake()
+			r.Wake() // merged with the first: the round it would end has ended
+			synctest.Wait()
+			assert.Equal(t, int32(1), pur.n.Load(), "clock %v: one purge turn, at once", withClock)
+			assert.Zero(t, time.Since(start), "without waiting out the hour")
+			r.Wake()
+			synctest.Wait()
+			assert.Equal(t, int32(2), pur.n.Load(), "each new round can be woken")
+			r.Stop()
+		}
+	})
+}
+
+// stoppingClock's advance runs an expiration that stops the reaper, as an
+// operation closing its purgatory from OnComplete does when the timer has
+// no workers and its tasks run on the reaper's goroutine.
+type stoppingClock struct{ r *Reaper }
+
+func (c *stoppingClock) AdvanceClock(ctx context.Context, _ time.Duration) bool {
+	c.r.Stop()
+	<-ctx.Done() // stopped: the round's context ends
+	return true
+}
+
+func TestStopFromTheReapersOwnGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := &stoppingClock{}
+		r, err := New(clk, nil, time.Hour, nil)
+		require.NoError(t, err)
+		clk.r = r
+		r.Start()
+		synctest.Wait() // a deadlock would leave the bubble's goroutines blocked forever
+		r.Stop()        // from outside too: returns, idempotent
+	})
+}

@@ -81,14 +81,15 @@
 //
 // Close is idempotent. It stops the goroutines the timer owns, lets the tasks
 // already expired run, and returns the tasks still pending, which never run:
-// nothing is dropped silently.
+// nothing is dropped silently. A task may close its own timer: Close then
+// waits for every goroutine of the timer but the one running that task.
 //
 // # Lock order
 //
 // Timer.advanceMu (serialises flushing), then one shard's mu (the wheel, its
 // buckets and every linked Task), then the executor's mu. ManualClock's own
 // locks come before any of them and are never held while a timer advances.
-// No lock of the timer is held while a task runs; a task may schedule and
-// cancel tasks on its timer, but a task running on the advancing goroutine
-// (a timer without workers) must not advance or close that timer.
+// No lock of the timer is held while a task runs; a task may schedule,
+// cancel and close on its timer, but a task running on the advancing
+// goroutine (a timer without workers) must not advance that timer.
 package timer

@@ -15,6 +15,11 @@ var (
 	// tasks past the cap set with WithMaxPending.
 	ErrFull = errors.New("timer: too many pending tasks")
 
-	// ErrInvalidConfig is wrapped by New when an option is out of range.
+	// ErrPanicked is wrapped by Periodic.Err after a run panicked, which
+	// ended the schedule.
+	ErrPanicked = errors.New("timer: periodic task panicked")
+
+	// ErrInvalidConfig is wrapped by New when an option is out of range, and
+	// by the periodic schedules for a period that is not positive.
 	ErrInvalidConfig = errors.New("timer: invalid configuration")
 )

@@ -1,6 +1,11 @@
 package timer
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/gopurgatory/purgatory/internal/goid"
+)
 
 // batchCap bounds a batch of expired tasks: big enough that handing one over
 // costs little per task, small enough that a burst spreads over the workers.
@@ -18,21 +23,24 @@ const maxFreeBatches = 64
 type executor struct {
 	run func([]*Task) // runs one batch; recovers each task's panic
 
+	// ids are the workers' goroutine ids, each written once by its worker
+	// when it starts, so that close can tell whether it is called from a
+	// task running on one of them.
+	ids []atomic.Uint64
+
 	mu      sync.Mutex // guards the following
-	cond    sync.Cond  // signalled when work arrives or on close
+	cond    sync.Cond  // signalled when work arrives, on close, and when a worker exits
 	pending [][]*Task  // FIFO of batches to run
 	free    [][]*Task  // empty batches to reuse, so steady firing allocates nothing
 	closed  bool
-
-	wg sync.WaitGroup
+	live    int // workers not yet exited
 }
 
 func newExecutor(workers int, run func([]*Task)) *executor {
-	e := &executor{run: run}
+	e := &executor{run: run, ids: make([]atomic.Uint64, workers), live: workers}
 	e.cond.L = &e.mu
-	e.wg.Add(workers)
-	for range workers {
-		go e.work()
+	for i := range workers {
+		go e.work(&e.ids[i])
 	}
 	return e
 }
@@ -58,8 +66,14 @@ func (e *executor) submit(b []*Task) {
 	e.cond.Signal()
 }
 
-func (e *executor) work() {
-	defer e.wg.Done()
+func (e *executor) work(id *atomic.Uint64) {
+	id.Store(goid.ID())
+	defer func() {
+		e.mu.Lock()
+		e.live--
+		e.mu.Unlock()
+		e.cond.Broadcast()
+	}()
 	var done []*Task
 	for {
 		e.mu.Lock()
@@ -85,11 +99,22 @@ func (e *executor) work() {
 	}
 }
 
-// close lets the workers drain what is queued, then waits for them to exit.
-func (e *executor) close() {
+// close lets the workers drain what is queued, then waits for them to exit:
+// all of them, except the one the caller runs on (a task closing its own
+// timer), which exits once that task returns. self is the caller's
+// goroutine id.
+func (e *executor) close(self uint64) {
+	keep := 0
+	for i := range e.ids {
+		if e.ids[i].Load() == self {
+			keep = 1
+		}
+	}
 	e.mu.Lock()
 	e.closed = true
-	e.mu.Unlock()
 	e.cond.Broadcast()
-	e.wg.Wait()
+	for e.live > keep {
+		e.cond.Wait()
+	}
+	e.mu.Unlock()
 }

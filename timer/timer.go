@@ -2,6 +2,7 @@ package timer
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/bits"
 	"runtime"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/internal/goid"
 )
 
 // flushChunk is how many tasks a flush moves before it lets schedulers take
@@ -51,6 +54,12 @@ type Timer struct {
 	done   chan struct{} // closed by Close
 
 	driverDone chan struct{} // closed when the auto-advance goroutine exits; nil without one
+
+	// driverID and inlineID are goroutine ids that Close must not wait for
+	// when it is called from a task: the auto-advance goroutine's, written
+	// once when it starts, and, without workers, the id of the goroutine
+	// running due tasks inline while it holds advanceMu (0 otherwise).
+	driverID, inlineID atomic.Uint64
 
 	fired, panics, wakeups, flushed atomic.Int64
 }
@@ -180,7 +189,7 @@ func (tm *Timer) schedule(t *Task, due, now time.Duration, move bool) (wasPendin
 	if !wasPending && tm.maxPending > 0 && tm.total.Add(1) > tm.maxPending {
 		tm.total.Add(-1)
 		sh.mu.Unlock()
-		return wasPending, ErrFull
+		return wasPending, fmt.Errorf("%w: %d pending is the cap (WithMaxPending)", ErrFull, tm.maxPending)
 	}
 	sh.pending++
 	if key := sh.w.place(t, T); key != noExpiry && tm.nanos(key) < sh.sleepUntil {
@@ -315,6 +324,7 @@ func (tm *Timer) publishSleep(limit time.Duration) (time.Duration, bool) {
 // drive is the auto-advance goroutine.
 func (tm *Timer) drive() {
 	defer close(tm.driverDone)
+	tm.driverID.Store(goid.ID())
 	for {
 		select {
 		case <-tm.done:
@@ -339,6 +349,7 @@ func (tm *Timer) advance(now time.Duration, refresh bool) bool {
 	nowT := tm.tickDiv.floor(int64(now))
 	tm.advanceMu.Lock()
 	defer tm.advanceMu.Unlock()
+	defer tm.inlineID.Store(0) // before the unlock: set by dispatch, only while held
 	processed := false
 	var batch []*Task // due tasks of every shard, handed over once a round
 	for {
@@ -481,6 +492,11 @@ func (tm *Timer) dispatch(b []*Task) {
 		tm.exec.submit(b)
 		return
 	}
+	if tm.inlineID.Load() == 0 {
+		// A task run here may close its timer: Close must then know that
+		// the advance it would wait for is its own caller's.
+		tm.inlineID.Store(goid.ID())
+	}
 	tm.runBatch(b)
 	clear(b)
 	tm.spare = b[:0]
@@ -532,21 +548,34 @@ func (tm *Timer) nanos(tick int64) int64 {
 // ScheduledThreadPoolExecutor.shutdownNow): the caller decides what becomes
 // of them. Tasks that had already expired run before Close returns. Later
 // calls return nil. Schedule after Close fails with ErrClosed.
+//
+// A task may close its own timer. Close then waits for every goroutine of
+// the timer but the one running that task, which exits (or, for an
+// advance the task runs inside, returns) as soon as the task does; it does
+// not wait for the tasks due in the same advance either, which run after
+// it. Close costs a few microseconds more than its work to find out which
+// goroutine calls it.
 func (tm *Timer) Close() []*Task {
 	if !tm.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	self := goid.ID()
 
 	// 1. Wake the auto-advance goroutine and any AdvanceClock waiter.
 	close(tm.done)
-	if tm.driverDone != nil {
+	if tm.driverDone != nil && tm.driverID.Load() != self {
 		<-tm.driverDone
 	}
 	if tm.manual != nil {
 		tm.manual.detach(tm)
 	}
-	// 2. Take the pending tasks out, after any flush in flight.
-	tm.advanceMu.Lock()
+	// 2. Take the pending tasks out, after any flush in flight, unless the
+	// flush is this goroutine's own: it is running a task, with no shard's
+	// lock held, and its advance finds the shards empty when it goes on.
+	inline := tm.inlineID.Load() == self
+	if !inline {
+		tm.advanceMu.Lock()
+	}
 	var pending []*Task
 	for i := range tm.shards {
 		sh := &tm.shards[i]
@@ -554,18 +583,21 @@ func (tm *Timer) Close() []*Task {
 		pending = sh.drainLocked(pending)
 		sh.mu.Unlock()
 	}
-	tm.advanceMu.Unlock()
+	if !inline {
+		tm.advanceMu.Unlock()
+	}
 	sortByDeadline(pending)
 	// 3. Let the workers run what had expired, then stop them.
 	if tm.exec != nil {
-		tm.exec.close()
+		tm.exec.close(self)
 	}
 	return pending
 }
 
 // drainLocked unlinks every pending task of sh and appends them to out.
 //
-// REQUIRES: sh.mu and tm.advanceMu held.
+// REQUIRES: sh.mu held, and tm.advanceMu held by the caller or by the
+// advance the caller runs a task of.
 func (sh *shard) drainLocked(out []*Task) []*Task {
 	out = slices.Grow(out, int(sh.pending))
 	take := func(root *Task) {

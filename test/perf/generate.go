@@ -94,7 +94,7 @@ func (g *generator) submit(arrival time.Duration) error {
 	if g.cfg.size > 0 {
 		op.payload = makePayload(g.cfg.size)
 	}
-	done, err := g.p.TryCompleteElseWatch(op, g.timeout, g.keys.pick(g.rng))
+	done, err := g.p.TryCompleteElseWatch(op, g.timeout, g.keys.pick(g.rng)...)
 	if err != nil {
 		return err
 	}

@@ -38,17 +38,14 @@ const (
 type memberKey struct{ group, member string }
 
 // A Waiter submits the operation a JoinGroup waits as, on behalf of the
-// request. The server ties it to the request's connection, so that a
-// client that goes away force-completes it, which withdraws its join. A nil
-// Waiter submits to the purgatory directly.
+// request. The server ties it to the request's connection (its context),
+// so that a client that goes away completes it, which withdraws its join.
+// A nil Waiter submits to the purgatory directly.
 type Waiter interface {
 	// Wait submits op to p under keys, with timeout, as
-	// p.TryCompleteElseWatch does. An error means op was not submitted:
-	// the coordinator then answers the request itself.
+	// p.TryCompleteElseWatch does. An error means op was not taken: the
+	// coordinator then answers the request itself.
 	Wait(p *purgatory.Purgatory[RebalanceKey], op operation.Operation, timeout time.Duration, keys []RebalanceKey) error
-	// Done is called once from op's OnComplete, before the request is
-	// answered.
-	Done(op operation.Operation)
 }
 
 // Coordinator is the group coordinator of one broker: it owns every group
@@ -279,7 +276,7 @@ func (a *after) checkSession(g *group, id string) {
 // submitted and ends without effect: nothing waits on it but the
 // coordinator.
 func submit[K comparable](a *after, p *purgatory.Purgatory[K], op operation.Operation, timeout time.Duration, key K) {
-	a.do(func() { _, _ = p.TryCompleteElseWatch(op, timeout, []K{key}) })
+	a.do(func() { _, _ = p.TryCompleteElseWatch(op, timeout, key) })
 }
 
 // PurgatorySize is what one of the coordinator's purgatories holds.

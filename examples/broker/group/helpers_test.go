@@ -188,23 +188,16 @@ func (w *testWaiter) Wait(p *purgatory.Purgatory[RebalanceKey], op operation.Ope
 	w.mu.Lock()
 	w.ops = append(w.ops, op)
 	w.mu.Unlock()
-	_, err := p.TryCompleteElseWatch(op, timeout, keys)
+	_, err := p.TryCompleteElseWatch(op, timeout, keys...)
 	return err
 }
 
-func (w *testWaiter) Done(op operation.Operation) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if i := slices.Index(w.ops, op); i >= 0 {
-		w.ops = slices.Delete(w.ops, i, i+1)
-	}
-}
-
 // disconnect force-completes every operation still waiting, as a closed
-// connection does.
+// connection does, and forgets them all.
 func (w *testWaiter) disconnect() int {
 	w.mu.Lock()
-	ops := slices.Clone(w.ops)
+	ops := w.ops
+	w.ops = nil
 	w.mu.Unlock()
 	n := 0
 	for _, op := range ops {

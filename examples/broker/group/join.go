@@ -91,7 +91,7 @@ func (c *Coordinator) JoinGroup(req JoinRequest, respond func(JoinResult), w Wai
 		fail(err)
 		return
 	}
-	res, j := c.joinLocked(g, &req, respond, w, &a)
+	res, j := c.joinLocked(g, &req, respond, &a)
 	if j != nil {
 		// A waiting JoinGroup is answered when the rebalance ends, by
 		// g.joinDeadline at the latest; its own deadline is a safety net
@@ -108,13 +108,12 @@ func (c *Coordinator) JoinGroup(req JoinRequest, respond func(JoinResult), w Wai
 	if w != nil {
 		werr = w.Wait(c.rebalance, j, j.timeout, []RebalanceKey{j.key})
 	} else {
-		_, werr = c.rebalance.TryCompleteElseWatch(j, j.timeout, []RebalanceKey{j.key})
+		_, werr = c.rebalance.TryCompleteElseWatch(j, j.timeout, j.key)
 	}
-	if werr != nil && !j.IsCompleted() {
-		// Not submitted: the client has gone, or the coordinator closed.
+	if werr != nil {
+		// Not taken: the client has gone, or the coordinator closed.
 		// Nothing else will complete j; answer it here, as its
-		// OnComplete would. (A submission whose deadline could not be set
-		// completed j, as Closed: its OnComplete answered.)
+		// OnComplete would.
 		respond(c.settleJoin(j, werr))
 	}
 }
@@ -123,13 +122,13 @@ func (c *Coordinator) JoinGroup(req JoinRequest, respond func(JoinResult), w Wai
 // the answer, or the joinWait the member waits in.
 //
 // REQUIRES: g.mu held.
-func (c *Coordinator) joinLocked(g *group, req *JoinRequest, respond func(JoinResult), w Waiter, a *after) (JoinResult, *joinWait) {
+func (c *Coordinator) joinLocked(g *group, req *JoinRequest, respond func(JoinResult), a *after) (JoinResult, *joinWait) {
 	fail := JoinResult{MemberID: req.MemberID, Generation: -1}
 	if !g.supportsProtocols(req.ProtocolType, req.Protocols) {
 		fail.Err = errInconsistent
 		return fail, nil
 	}
-	park := func(m *member) *joinWait { return g.parkJoinLocked(m, respond, w, a) }
+	park := func(m *member) *joinWait { return g.parkJoinLocked(m, respond, a) }
 	var (
 		res JoinResult
 		j   *joinWait
@@ -299,9 +298,9 @@ func (c *Coordinator) replaceStaticMemberLocked(g *group, oldID, newID string, r
 // which here would leave its connection's later answers stuck behind it.
 //
 // REQUIRES: g.mu held.
-func (g *group) parkJoinLocked(m *member, respond func(JoinResult), w Waiter, a *after) *joinWait {
+func (g *group) parkJoinLocked(m *member, respond func(JoinResult), a *after) *joinWait {
 	g.answerJoinLocked(m, JoinResult{Err: errRebalance, MemberID: m.id, Generation: -1}, a)
-	j := &joinWait{g: g, key: RebalanceKey{group: g.id, member: m.id, kind: memberJoinKey}, memberID: m.id, respond: respond, w: w}
+	j := &joinWait{g: g, key: RebalanceKey{group: g.id, member: m.id, kind: memberJoinKey}, memberID: m.id, respond: respond}
 	j.ShareLock(&g.mu)
 	m.join = j
 	g.awaiting++
@@ -501,7 +500,6 @@ type joinWait struct {
 	key      RebalanceKey
 	memberID string
 	respond  func(JoinResult)
-	w        Waiter
 	timeout  time.Duration
 
 	res *JoinResult // guarded by g.mu; set once
@@ -511,13 +509,7 @@ type joinWait struct {
 func (j *joinWait) TryComplete() bool { return j.res != nil }
 
 // OnComplete answers the request.
-func (j *joinWait) OnComplete() {
-	res := j.g.c.settleJoin(j, nil)
-	if j.w != nil {
-		j.w.Done(j)
-	}
-	j.respond(res)
-}
+func (j *joinWait) OnComplete() { j.respond(j.g.c.settleJoin(j, nil)) }
 
 // OnExpiration does nothing: OnComplete answered.
 func (j *joinWait) OnExpiration() {}

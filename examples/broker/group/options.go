@@ -71,7 +71,7 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: empty group retention %v is negative", ErrInvalidConfig, c.emptyGrace)
 	case c.maxMetadata < 0:
 		return fmt.Errorf("%w: offset metadata limit %d is negative", ErrInvalidConfig, c.maxMetadata)
-	case c.purgeInterval < 1:
+	case c.purgeInterval < 0:
 		return fmt.Errorf("%w: purge interval %d", ErrInvalidConfig, c.purgeInterval)
 	case c.wall == nil:
 		return fmt.Errorf("%w: nil wall clock", ErrInvalidConfig)
@@ -143,7 +143,8 @@ func WithMaxMetadataSize(n int) Option {
 }
 
 // WithPurgeInterval sets the purge interval of the coordinator's
-// purgatories (default 1000, Kafka's).
+// purgatories (default 1000, Kafka's; 0: completed operations leave their
+// lists as they complete, see purgatory.WithPurgeInterval).
 func WithPurgeInterval(n int) Option {
 	return optionFunc(func(c *config) { c.purgeInterval = n })
 }

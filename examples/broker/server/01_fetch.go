@@ -47,8 +47,6 @@ package server
 // its leader's log end instead, see replica_fetcher.go); quotas.
 
 import (
-	"errors"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -65,9 +63,9 @@ func (s *Server) handleFetch(r *request) {
 		f.answer()
 		return
 	}
-	err := wait(r, s.fetches, f, millis(req.MaxWaitMillis), f.keys())
-	if err != nil && !errors.Is(err, errConnClosed) {
-		// The purgatory is closing: answer with what there is.
+	if err := wait(r, s.fetches, f, millis(req.MaxWaitMillis), f.keys()); err != nil {
+		// Not taken (the broker is closing, or the client has gone):
+		// answer with what there is.
 		r.log().Debug("fetch not delayed", zap.Error(err))
 		f.answer()
 	}

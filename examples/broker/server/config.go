@@ -134,8 +134,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("socket.request.max.bytes: %d, must be at least 1024", c.SocketRequestMaxBytes)
 	case c.MaxInFlightPerConn < 1:
 		return fmt.Errorf("max in-flight per connection: %d, must be at least 1", c.MaxInFlightPerConn)
-	case c.FetchPurgeInterval < 1 || c.ProducePurgeInterval < 1 || c.DeleteRecordsPurge < 1:
-		return errors.New("purgatory purge intervals must be at least 1")
+	case c.FetchPurgeInterval < 0 || c.ProducePurgeInterval < 0 || c.DeleteRecordsPurge < 0:
+		return errors.New("purgatory purge intervals must not be negative")
 	case c.GroupMinSessionTimeout > c.GroupMaxSessionTimeout:
 		return errors.New("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
 	case c.MaxIdempotentInFlight < 1:
@@ -229,8 +229,8 @@ func (c *Config) settings() []setting {
 		intSetting("log.retention.bytes", "bytes kept per partition (-1: unbounded)", &c.LogRetentionBytes),
 		durationSetting("log.retention.check.interval.ms", "how often retention is applied to every partition", &c.LogRetentionCheck, ms),
 		intSetting("message.max.bytes", "largest record batch accepted, in bytes", &c.MessageMaxBytes),
-		intSetting("fetch.purgatory.purge.interval.requests", "completed fetches listed before a purge", &c.FetchPurgeInterval),
-		intSetting("producer.purgatory.purge.interval.requests", "completed produces listed before a purge", &c.ProducePurgeInterval),
+		intSetting("fetch.purgatory.purge.interval.requests", "completed fetches listed before a purge (0: none, each leaves its lists as it completes)", &c.FetchPurgeInterval),
+		intSetting("producer.purgatory.purge.interval.requests", "completed produces listed before a purge (0: none, each leaves its lists as it completes)", &c.ProducePurgeInterval),
 		intSetting("delete.records.purgatory.purge.interval.requests", "completed delete-records listed before a purge", &c.DeleteRecordsPurge),
 		durationSetting("group.initial.rebalance.delay.ms", "wait for more members before an empty group's first rebalance", &c.GroupInitialRebalance, ms),
 		durationSetting("group.min.session.timeout.ms", "smallest session timeout a member may ask for", &c.GroupMinSessionTimeout, ms),

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,8 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
-
-	"github.com/gopurgatory/purgatory/operation"
 )
 
 // conn is one client connection. Its reader goroutine reads requests and
@@ -30,12 +29,17 @@ type conn struct {
 	nc     net.Conn
 	remote net.Addr
 
+	// ctx is the connection's life: every operation waiting on its behalf
+	// is submitted with it, and shutdown cancels it, which completes them
+	// (outcome ContextDone), so no purgatory keeps a gone client's wait.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	mu       sync.Mutex // guards the following
 	cond     sync.Cond  // signals the writer, and a reader waiting for room
 	queue    []*slot    // answers to write, in request order
-	waiting  map[operation.Operation]struct{}
-	draining bool // the server is closing: write what is owed, then stop
-	stopped  bool // the reader has returned: no slot will be added
+	draining bool       // the server is closing: write what is owed, then stop
+	stopped  bool       // the reader has returned: no slot will be added
 	closed   bool
 
 	served chan struct{} // closed when serve returns
@@ -43,7 +47,8 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr(), waiting: make(map[operation.Operation]struct{}), served: make(chan struct{})}
+	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr(), served: make(chan struct{})}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.cond.L = &c.mu
 	return c
 }
@@ -277,26 +282,17 @@ func (c *conn) hangUp(s *slot) {
 	c.cond.Broadcast()
 }
 
-// shutdown closes the socket, stops the writer and answers every operation
-// still waiting for this connection, so no purgatory keeps it.
+// shutdown closes the socket, stops the writer and cancels the
+// connection's context, which answers every operation still waiting for
+// this connection (the answers go nowhere: the writer has stopped), so no
+// purgatory keeps it.
 func (c *conn) shutdown() {
 	_ = c.nc.Close()
 	c.mu.Lock()
 	c.closed = true
-	ops := make([]operation.Operation, 0, len(c.waiting))
-	for op := range c.waiting {
-		ops = append(ops, op)
-	}
 	c.mu.Unlock()
 	c.cond.Broadcast()
-	for _, op := range ops {
-		// The answer goes nowhere: the writer has stopped.
-		op.OperationState().ForceComplete()
-	}
-	if len(ops) > 0 {
-		c.s.log.Debug("answered the waiting requests of a closed connection",
-			zap.Stringer("client", c.remote), zap.Int("operations", len(ops)))
-	}
+	c.cancel()
 }
 
 // armIdleLocked sets the read deadline of connections.max.idle.ms when
@@ -314,28 +310,4 @@ func (c *conn) armIdleLocked() {
 	default:
 		_ = c.nc.SetReadDeadline(time.Time{})
 	}
-}
-
-// track and untrack keep the operations waiting on this connection's
-// behalf (see wait). track reports false once the connection is closed.
-func (c *conn) track(op operation.Operation) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false
-	}
-	c.waiting[op] = struct{}{}
-	return true
-}
-
-func (c *conn) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
-}
-
-func (c *conn) untrack(op operation.Operation) {
-	c.mu.Lock()
-	delete(c.waiting, op)
-	c.mu.Unlock()
 }

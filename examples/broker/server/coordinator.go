@@ -67,8 +67,6 @@ func (w groupWaiter) Wait(p *purgatory.Purgatory[group.RebalanceKey], op operati
 	return wait(w.r, p, op, timeout, keys)
 }
 
-func (w groupWaiter) Done(op operation.Operation) { w.r.done(op) }
-
 // clientHost is the client's address as Kafka shows it in DescribeGroups
 // ("/127.0.0.1").
 func (r *request) clientHost() string {

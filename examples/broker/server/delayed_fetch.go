@@ -190,10 +190,7 @@ func (f *delayedFetch) TryComplete() bool {
 // OnComplete reads the logs and answers, whatever completed the fetch: its
 // bytes, its deadline, a deletion, the client going (the answer then goes
 // nowhere) or the broker closing.
-func (f *delayedFetch) OnComplete() {
-	f.answer()
-	f.r.done(f)
-}
+func (f *delayedFetch) OnComplete() { f.answer() }
 
 func (f *delayedFetch) OnExpiration() {}
 

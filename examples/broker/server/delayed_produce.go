@@ -50,8 +50,9 @@ func (s *Server) awaitReplication(r *request, resp *kmsg.ProduceResponse, waits 
 	for i, w := range waits {
 		keys[i] = tp{w.p.Topic().Name, w.p.Index()}
 	}
-	if err := wait(r, s.produces, op, timeout, keys); err != nil && !errors.Is(err, errConnClosed) {
-		// The purgatory is closing: answer from what is known now.
+	if err := wait(r, s.produces, op, timeout, keys); err != nil {
+		// Not taken (the broker is closing, or the client has gone):
+		// answer from what is known now.
 		r.log().Debug("produce not delayed", zap.Error(err))
 		op.OnComplete()
 	}
@@ -96,7 +97,6 @@ func (d *delayedProduce) OnComplete() {
 		sp.ErrorMessage = errorMessage(err)
 	}
 	d.r.respond(d.resp)
-	d.r.done(d)
 }
 
 func (d *delayedProduce) OnExpiration() {}

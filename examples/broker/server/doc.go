@@ -22,9 +22,10 @@
 //
 // # Waiting
 //
-// An operation waiting on behalf of a connection is tracked by it: when the
-// client goes away, the connection force-completes it, so nothing is left
-// behind in a purgatory.
+// An operation waiting on behalf of a connection is submitted with the
+// connection's context (TryCompleteElseWatchContext): when the client goes
+// away, the connection cancels it and the operation completes at once, so
+// nothing is left behind in a purgatory.
 //
 // # Data
 //

@@ -117,6 +117,29 @@ func TestFetchWaitsAndIsCompletedByAProduce(t *testing.T) {
 	assert.Zero(t, s.fetches.Delayed())
 }
 
+// With fetch.purgatory.purge.interval.requests 0, a fetch leaves the
+// purgatory's lists as it is answered: its response is referenced by
+// nothing but the connection that writes it.
+func TestFetchPurgeIntervalZeroKeepsNothingAnswered(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.FetchPurgeInterval = 0 })
+	topic := createTopic(t, s, "f", 2)
+	consumer := dialRaw(t, s)
+	corr := consumer.send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
+	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
+	require.Equal(t, 2, s.fetches.Watched(), "under both partitions")
+
+	producer := dialRaw(t, s)
+	produced(t, producer.roundTrip(produceRequest(9, 1, "f", 0, batchtest.Values(nowMs(), "wake"))))
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(12)
+	require.Equal(t, corr, consumer.recv(resp))
+	// Its OnComplete wrote the answer; the lists drop it right after, on the
+	// same goroutine, with no purge.
+	require.Eventually(t, func() bool { return s.fetches.Watched() == 0 }, 5*time.Second, time.Millisecond,
+		"gone from both lists once answered")
+	assert.Zero(t, s.fetches.Garbage())
+}
+
 func TestFetchWaitsForMinBytesAcrossPartitions(t *testing.T) {
 	s := newTestServer(t)
 	topic := createTopic(t, s, "f", 2)

@@ -227,9 +227,8 @@ func TestDelayedProduceAnsweredWhenTheClientGoes(t *testing.T) {
 	r := tc.request(produceRequest(9, -1, "p", 0, nil))
 	s.awaitReplication(r, produceResponseFor("p"), laggingWait(t, topic.Partitions[0]), time.Minute)
 	require.Equal(t, 1, s.produces.Delayed())
-	tc.c.shutdown()
-	resp, answered := tc.answer(r)
-	require.True(t, answered)
+	tc.c.shutdown() // cancels the connection's context: the produce completes on its own goroutine
+	resp := tc.await(r)
 	assert.Equal(t, kerr.NotLeaderForPartition.Code, produced(t, resp).ErrorCode)
 	assert.Zero(t, s.produces.Delayed())
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"sync"
 	"time"
 
@@ -79,36 +78,13 @@ func (r *request) log() *zap.Logger {
 		zap.String("api", kmsg.NameForKey(r.kreq.Key())), zap.Int16("version", r.kreq.GetVersion()))
 }
 
-// errConnClosed is returned by wait when the client has gone: there is no
-// one left to answer.
-var errConnClosed = errors.New("connection closed")
-
-// wait submits op to p on behalf of r's connection: if the client goes away
-// before op completes, the connection force-completes it, so nothing is
-// left behind in a purgatory. op's OnComplete must call r.done(op) (any
-// order with the submission is fine). An error means op was not answered
-// and is the caller's to answer; a purgatory that took op but could not
-// time it (its timer closed under it) answered it, and that is no error.
+// wait submits op to p on behalf of r's connection, tied to its context:
+// if the client goes away before op completes, op completes at once
+// (outcome ContextDone), so nothing is left behind in a purgatory. An error
+// means op was not taken (the purgatory closed, or the client has gone
+// already): op's OnComplete will not run, the caller answers it. Without
+// one, op's OnComplete answers, exactly once.
 func wait[K comparable](r *request, p *purgatory.Purgatory[K], op operation.Operation, timeout time.Duration, keys []K) error {
-	if !r.c.track(op) {
-		return errConnClosed
-	}
-	if _, err := p.TryCompleteElseWatch(op, timeout, keys); err != nil {
-		r.c.untrack(op)
-		if op.OperationState().IsCompleted() {
-			r.log().Debug("answered by a closing purgatory", zap.Error(err))
-			return nil
-		}
-		return err
-	}
-	// A close between track and the submission found op not submitted yet,
-	// and could not force it: do it here. Whichever of the two sees the
-	// other completes it; the completion's CAS lets only one win.
-	if r.c.isClosed() {
-		op.OperationState().ForceComplete()
-	}
-	return nil
+	_, err := p.TryCompleteElseWatchContext(r.c.ctx, op, timeout, keys...)
+	return err
 }
-
-// done tells r's connection that op, submitted with wait, has completed.
-func (r *request) done(op operation.Operation) { r.c.untrack(op) }

@@ -1,0 +1,33 @@
+// Package lifecycle is the machinery of a delayed operation, shared by the
+// library's packages and kept out of their documentation: the completion
+// word, exactly-once completion, the lock TryComplete runs under, the timer
+// task of the deadline, Kafka's try-watch-try submission, and the extras an
+// operation only pays for when it uses them (a done channel, a context, the
+// record of its watch lists when they are emptied eagerly).
+//
+// Package operation wraps State in its public State and documents what a
+// user calls; package purgatory and the watch lists drive the functions
+// here.
+//
+// # The completion word
+//
+// One atomic 64-bit word per operation:
+//
+//	bits 0-2   outcome (Pending until it completes)
+//	bit  3     started: bound to a timer and an observer by Submit
+//	bit  4     cancelled: taken off its keys by CancelForKey
+//	bit  5     scheduled: on a shared timer, counted by its purgatory
+//	bits 32-63 listed: the watch entries the operation has in lists
+//
+// Completing is one compare-and-swap that sets the outcome; the goroutine
+// whose swap succeeds runs the callbacks, so they run exactly once. The
+// swap also reads how many watch entries the operation had: from then on
+// they are garbage, counted by the observer until the lists drop them.
+//
+// # Lock order
+//
+// An operation's lock (its own, or the one given to ShareLock), then a
+// watch list shard's lock, then the operation's extras' lock. The timer's
+// locks are leaves. No callback runs with any of them held but the
+// operation's own around TryComplete.
+package lifecycle

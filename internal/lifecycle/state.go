@@ -1,0 +1,175 @@
+package lifecycle
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gopurgatory/purgatory/timer"
+)
+
+// State is the library's part of an operation. Its zero value is ready to
+// use; it is embedded (through package operation's State) in the user's
+// operation, so it costs no allocation of its own: the deadline is an
+// intrusive timer task, and watch lists hold a pointer to the State.
+type State struct {
+	task timer.Task   // the deadline; runs (*expirer)(s)
+	tm   *timer.Timer // the timer task is scheduled on; nil: no deadline ever (watchers alone)
+	cb   Callbacks    // the user's operation
+	obs  Observer     // told about the completion; may be nil
+	lock *sync.Mutex  // the lock given to ShareLock; nil: mu
+
+	// ext holds what only some operations use (see extras.go): nil until
+	// then, finishedExt once the callbacks ran without any.
+	ext atomic.Pointer[extras]
+
+	word atomic.Uint64 // the completion word: see the package documentation
+
+	mu sync.Mutex // the operation's own lock, unless ShareLock gave another
+}
+
+// The completion word's fields.
+const (
+	outcomeMask   = 0x7
+	started       = 1 << 3
+	cancelledFlag = 1 << 4
+	scheduledFlag = 1 << 5
+	listedShift   = 32
+	listedOne     = 1 << listedShift
+)
+
+// MaxKeys is the most keys an operation can be watched under: the word's
+// count of watch entries has 32 bits.
+const MaxKeys = 1<<32 - 1
+
+// ShareLock makes the operation use mu as its lock. It panics once the
+// operation was submitted: its lock is in use from then on.
+func (s *State) ShareLock(mu *sync.Mutex) {
+	if s.word.Load()&started != 0 {
+		panic("operation: ShareLock after the operation was submitted")
+	}
+	s.lock = mu
+}
+
+// Mutex returns the lock TryComplete runs under.
+func (s *State) Mutex() *sync.Mutex {
+	if s.lock == nil {
+		return &s.mu
+	}
+	return s.lock
+}
+
+// IsCompleted reports whether the operation has completed.
+func (s *State) IsCompleted() bool { return s.word.Load()&outcomeMask != 0 }
+
+// Outcome says why the operation completed, or Pending.
+func (s *State) Outcome() Outcome { return Outcome(s.word.Load() & outcomeMask) }
+
+// IsPending reports whether s has not completed. Watch lists use it to tell
+// live entries from garbage: they only hold started operations.
+func IsPending(s *State) bool { return s.word.Load()&outcomeMask == 0 }
+
+// Of returns the operation s belongs to, once submitted.
+func Of(s *State) Callbacks { return s.cb }
+
+// ForceComplete completes a submitted operation from outside, with outcome
+// Forced (Cancelled after CancelForKey), and runs its callbacks on the
+// calling goroutine. It reports whether this call completed it; before the
+// submission has bound the operation it does nothing and reports false.
+func (s *State) ForceComplete() bool {
+	if s.word.Load()&started == 0 {
+		return false
+	}
+	return s.completeAndFinish(Forced, false)
+}
+
+// CompleteWith completes a submitted, pending operation with o (Closed,
+// Rejected, ContextDone, or Expired for a context's deadline), running its
+// callbacks on the calling goroutine, and reports whether this call did.
+func CompleteWith(s *State, o Outcome) bool {
+	if s.word.Load()&started == 0 {
+		return false
+	}
+	return s.completeAndFinish(o, false)
+}
+
+// complete marks the operation completed with o, by compare-and-swap, and
+// reports whether this call did, and how many watch entries it had then.
+// The one call that succeeds runs the callbacks (finish).
+func (s *State) complete(o Outcome) (Outcome, int, bool) {
+	for {
+		w := s.word.Load()
+		if w&outcomeMask != 0 {
+			return Pending, 0, false
+		}
+		if o == Forced && w&cancelledFlag != 0 {
+			o = Cancelled
+		}
+		if s.word.CompareAndSwap(w, w|uint64(o)) {
+			return o, int(w >> listedShift), true
+		}
+	}
+}
+
+func (s *State) completeAndFinish(o Outcome, byTimer bool) bool {
+	o, listed, ok := s.complete(o)
+	if ok {
+		s.finish(o, listed, byTimer)
+	}
+	return ok
+}
+
+// finish runs the callbacks of an operation this goroutine completed, with
+// no lock held, then releases what the operation holds and tells the
+// observer. byTimer: its timer task is running it, so it is off the timer.
+func (s *State) finish(o Outcome, listed int, byTimer bool) {
+	var late time.Duration
+	if s.tm != nil {
+		if o == Expired {
+			late = max(0, s.tm.Now()-s.task.Deadline())
+		}
+		if !byTimer {
+			s.tm.Cancel(&s.task) // O(1); the task leaves the wheel at once
+		}
+	}
+	s.call("OnComplete", s.cb.OnComplete)
+	if o == Expired {
+		s.call("OnExpiration", s.cb.OnExpiration)
+	}
+	s.release()
+	if s.obs != nil {
+		s.obs.Completed(s, o, listed, late)
+	}
+}
+
+// call runs a callback, recovering and reporting its panic.
+func (s *State) call(name string, f func()) {
+	defer func() {
+		if v := recover(); v != nil && s.obs != nil {
+			s.obs.Panicked(s, name, v)
+		}
+	}()
+	f()
+}
+
+// try runs TryComplete, treating a panic as "not yet" so that the lock held
+// around it is released.
+//
+// REQUIRES: s.Mutex() held.
+func (s *State) try() (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			ok = false
+			if s.obs != nil {
+				s.obs.Panicked(s, "TryComplete", v)
+			}
+		}
+	}()
+	return s.cb.TryComplete()
+}
+
+// expirer is the State seen as its timer task's Runner: a conversion, not an
+// allocation, and it keeps Run off the operation's method set.
+type expirer State
+
+func (e *expirer) Run() { (*State)(e).completeAndFinish(Expired, true) }

@@ -1,0 +1,83 @@
+package purgatory
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopurgatory/purgatory/operation"
+	"github.com/gopurgatory/purgatory/timer"
+)
+
+// returns fails the test if f has not returned within a generous bound: a
+// deadlock becomes a failure instead of the run's timeout. The bound
+// decides nothing else.
+func returns(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not return: deadlock", what)
+	}
+}
+
+// An operation's OnComplete may close its own purgatory (a fatal error found
+// while answering), whichever goroutine runs it: a timer worker, the
+// reaper's goroutine (a timer without workers), the goroutine advancing a
+// manual clock, a caller of CheckAndComplete or ForceComplete. The other
+// pending operations are answered as Closed, and no goroutine is left
+// (goleak, at the end of the package's tests).
+func TestCloseFromACallback(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   []Option
+		manual bool
+		finish func(p *Purgatory[string], op *mockOp, clk *timer.ManualClock)
+	}{
+		{name: "expiring on a timer worker", finish: func(*Purgatory[string], *mockOp, *timer.ManualClock) {}},
+		{name: "expiring on the reaper's goroutine", opts: []Option{WithTimerOptions(timer.WithWorkers(0))},
+			finish: func(*Purgatory[string], *mockOp, *timer.ManualClock) {}},
+		{name: "expiring in ManualClock.Advance", manual: true,
+			finish: func(_ *Purgatory[string], _ *mockOp, clk *timer.ManualClock) { clk.Advance(time.Millisecond) }},
+		{name: "completed by CheckAndComplete", manual: true,
+			finish: func(p *Purgatory[string], op *mockOp, _ *timer.ManualClock) {
+				op.completable.Store(true)
+				p.CheckAndComplete("k")
+			}},
+		{name: "forced", manual: true,
+			finish: func(_ *Purgatory[string], op *mockOp, _ *timer.ManualClock) { op.ForceComplete() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p *Purgatory[string]
+			var clk *timer.ManualClock
+			if tc.manual {
+				p, clk = newTestPurgatory(t, tc.opts...)
+			} else {
+				var err error
+				p, err = New[string](t.Name(), tc.opts...)
+				require.NoError(t, err)
+			}
+			other := newMockOp()
+			submit(t, p, other, time.Hour, "other")
+			op := newMockOp()
+			closed := make(chan struct{})
+			op.onComplete = func() {
+				assert.NoError(t, p.Close())
+				close(closed)
+			}
+			submit(t, p, op, time.Millisecond, "k")
+			returns(t, "Close from "+tc.name, func() {
+				tc.finish(p, op, clk)
+				<-closed
+			})
+			assert.Equal(t, operation.Closed, other.Outcome(), "the others are answered")
+			assert.Equal(t, int32(1), op.completions.Load())
+			_, err := p.TryCompleteElseWatch(newMockOp(), time.Second, "k")
+			assert.ErrorIs(t, err, ErrClosed)
+		})
+	}
+}

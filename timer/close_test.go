@@ -1,0 +1,66 @@
+package timer
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// returns fails the test if f has not returned within a generous bound: a
+// hang (a deadlock) becomes a failure instead of the whole run's timeout.
+// The bound decides nothing else.
+func returns(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not return: deadlock", what)
+	}
+}
+
+// A task may close the timer it runs on, whichever goroutine runs it: a
+// worker, the auto-advance goroutine, or the goroutine advancing a manual
+// clock. Close then stops everything but the goroutine it is called from,
+// which exits when the task returns (goleak checks it at the end).
+func TestTaskClosesItsOwnTimer(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []Option
+	}{
+		{"workers", []Option{WithWorkers(2)}},
+		{"auto-advance, no workers", []Option{WithWorkers(0)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tm, err := New(tc.opts...)
+			require.NoError(t, err)
+			later := NewTask(Func(func() { t.Error("a pending task ran after Close") }))
+			require.NoError(t, tm.Schedule(later, time.Hour))
+			var pending []*Task
+			closed := make(chan struct{})
+			_, err = tm.AfterFunc(time.Millisecond, func() {
+				pending = tm.Close()
+				close(closed)
+			})
+			require.NoError(t, err)
+			returns(t, "Close from a task", func() { <-closed })
+			assert.Equal(t, []*Task{later}, pending, "the task still pending is handed back")
+			assert.ErrorIs(t, tm.Schedule(NewTask(Func(func() {})), time.Second), ErrClosed)
+			assert.Nil(t, tm.Close(), "idempotent")
+		})
+	}
+	t.Run("manual clock", func(t *testing.T) {
+		tm, clk := newManual(t, 0)
+		after := newRecorder(clk)
+		require.NoError(t, tm.Schedule(&after.Task, 2*time.Second))
+		var pending []*Task
+		_, err := tm.AfterFunc(time.Second, func() { pending = tm.Close() })
+		require.NoError(t, err)
+		returns(t, "ManualClock.Advance running a task that closes its timer", func() { clk.Advance(3 * time.Second) })
+		assert.Equal(t, []*Task{&after.Task}, pending)
+		assert.Empty(t, after.ran(), "closed before it was due: it never runs")
+	})
+}
