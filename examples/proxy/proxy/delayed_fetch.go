@@ -214,7 +214,7 @@ func (s *Server) watch(f *delayedFetch, timeout time.Duration, keys []tail.TP) {
 	}
 	f.watched = true
 	s.metrics.waiting.Add(1)
-	if _, err := s.fetches.TryCompleteElseWatch(f, timeout, keys); err != nil {
+	if _, err := s.fetches.TryCompleteElseWatch(f, timeout, keys...); err != nil {
 		c.untrack(f)
 		if !f.IsCompleted() {
 			// The purgatory is closing: answer with what there is.
