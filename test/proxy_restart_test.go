@@ -63,8 +63,9 @@ func TestProxyUpstreamRestart(t *testing.T) {
 	stopAt := time.Now()
 	stop()
 	t.Logf("broker stopped in %v", time.Since(stopAt))
-	stoppedBefore := metric(t, p.Registry(), "proxy_tails_stopped_total", "reason", "fetch")
-	require.Positive(t, stoppedBefore, "the tails stopped with their broker")
+	require.Eventually(t, func() bool { return p.Stats().Tailed == 0 }, 10*time.Second, time.Millisecond,
+		"the tails stopped with their broker")
+	assert.Positive(t, metric(t, p.Registry(), "proxy_tails_stopped_total", "reason", "fetch"), "their fetches failed")
 	startedBefore := metric(t, p.Registry(), "proxy_tails_started_total")
 	go produce(200) // into the restart: the producer retries
 	_, _ = runBroker(t, cfg)
@@ -84,7 +85,7 @@ func TestProxyUpstreamRestart(t *testing.T) {
 			}
 		}
 		return len(seen) == total
-	}, 30*time.Second, 10*time.Millisecond, "the group reads everything")
+	}, 30*time.Second, 10*time.Millisecond, "the group reads everything: %s", groupProgress(admin, "restart", group, total))
 	for part := int32(0); part < partitions; part++ {
 		want := pr.partition(part)
 		got := group.partition(part)
@@ -97,3 +98,16 @@ func TestProxyUpstreamRestart(t *testing.T) {
 	}
 	assert.Greater(t, metric(t, p.Registry(), "proxy_tails_started_total"), startedBefore, "tailed again after the restart")
 }
+
+// groupProgress describes how far a group got, for a failure message.
+func groupProgress(admin *kgo.Client, group string, tp *tape, total int) fmt.Stringer {
+	return stringer(func() string {
+		g, ok := groupState(admin, group)
+		return fmt.Sprintf("read %d records of %d (partition 0: %d, partition 1: %d); group state %q, %d members (found: %v)",
+			tp.len(), total, len(tp.partition(0)), len(tp.partition(1)), g.State, len(g.Members), ok)
+	})
+}
+
+type stringer func() string
+
+func (s stringer) String() string { return s() }

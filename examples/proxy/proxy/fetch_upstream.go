@@ -33,7 +33,9 @@ func (f *delayedFetch) readUpstream(idx []int, maxWait, minBytes int32, then fun
 			req.MaxWaitMillis, req.MinBytes, req.MaxBytes = maxWait, minBytes, f.req.MaxBytes
 			req.IsolationLevel = f.req.IsolationLevel
 			req.SessionID, req.SessionEpoch = 0, -1
-			req.Rack, req.ClusterID = f.req.Rack, f.req.ClusterID
+			// No rack: upstream must not send the client to a follower
+			// (KIP-392), which the proxy does not show it.
+			req.ClusterID = f.req.ClusterID
 			pc = &piece{node: node, req: req}
 			byNode[node] = pc
 			pieces = append(pieces, pc)

@@ -217,21 +217,20 @@ func (c *Conn) write(nc net.Conn) {
 
 		_ = nc.SetWriteDeadline(now.Add(c.cl.cfg.requestTimeout))
 		var err error
-		for i, cl := range batch {
+		for _, cl := range batch {
 			buf = c.fmt.AppendRequest(buf[:0], cl.req, cl.corr)
 			if _, err = bw.Write(buf); err != nil {
-				c.failUnanswered(batch[i:], err)
 				break
 			}
 			c.cl.metrics.sent(cl.req.Key())
 		}
 		if err == nil {
 			err = bw.Flush()
-			if err != nil {
-				c.failUnanswered(batch, err)
-			}
 		}
 		if err != nil {
+			// Whatever of the batch was buffered may not have left: the
+			// acks=0 produces, in no list fail walks, fail here.
+			c.failUnanswered(batch, err)
 			c.fail(fmt.Errorf("write to broker %d: %w", c.node, err))
 			return
 		}
