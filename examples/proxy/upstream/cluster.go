@@ -41,7 +41,6 @@ type Cluster struct {
 	brokers      map[int32]Broker
 	seeds        map[int32]string
 	controller   int32
-	clusterID    *string
 	topics       map[string]*Topic
 	names        map[[16]byte]string
 	versions     Versions        // served by every broker handshaken; nil before the first
@@ -220,13 +219,6 @@ func (cl *Cluster) Controller() int32 {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	return cl.controller
-}
-
-// ClusterID returns the cluster id of the latest metadata.
-func (cl *Cluster) ClusterID() *string {
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-	return cl.clusterID
 }
 
 // Coordinator returns the coordinator found for a group (typ 0) or a
@@ -428,9 +420,6 @@ func (cl *Cluster) Absorb(resp *kmsg.MetadataResponse, all bool) {
 	}
 	if resp.Version >= 1 {
 		cl.controller = resp.ControllerID
-	}
-	if resp.ClusterID != nil {
-		cl.clusterID = resp.ClusterID
 	}
 	seen := make(map[string]bool, len(resp.Topics))
 	for i := range resp.Topics {

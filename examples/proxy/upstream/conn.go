@@ -61,9 +61,6 @@ func (cl *Cluster) newConn(node int32, addr string, clientID string) *Conn {
 	return c
 }
 
-// Node returns the broker id the connection was opened to.
-func (c *Conn) Node() int32 { return c.node }
-
 // Send queues req, to be written at the version it carries, and returns at
 // once; done runs exactly once, with the answer or with the error that
 // ended the connection (for an acks=0 produce, with nil, nil once it is
