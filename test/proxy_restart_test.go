@@ -67,8 +67,10 @@ func TestProxyUpstreamRestart(t *testing.T) {
 		"the tails stopped with their broker")
 	assert.Positive(t, metric(t, p.Registry(), "proxy_tails_stopped_total", "reason", "fetch"), "their fetches failed")
 	startedBefore := metric(t, p.Registry(), "proxy_tails_started_total")
-	go produce(200) // into the restart: the producer retries
+	sending := make(chan struct{})
+	go func() { defer close(sending); produce(200) }() // into the restart: the producer retries
 	_, _ = runBroker(t, cfg)
+	<-sending // every record is handed to the producer: wg counts them all
 	wg.Wait()
 	total := int(sent.Load())
 
