@@ -23,6 +23,17 @@
 // sends, and checks every acknowledged record at its offset after a
 // restart.
 //
+// # Hostile clients
+//
+// The tests of hostile_test.go attack the broker as issue 11's clients
+// did: connections past RLIMIT_NOFILE, a slowloris claiming 100 MB
+// requests, a 33-byte tag-count bomb, a corruption found after a clean
+// shutdown, batches whose records lie. Where an attack could take the
+// machine down before its fix, it runs against the broker binary (built
+// once per test run) in a child process under prlimit's limits (file
+// descriptors, address space), and asserts from outside: the process's
+// CPU time from /proc, its heap from /metrics, its exit and its log.
+//
 // # Cluster
 //
 // The cluster tests (cluster_test.go) start three in-process brokers that

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
@@ -89,13 +90,18 @@ func run(args []string) error {
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		metrics = &http.Server{Addr: cfg.MetricsAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		ln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			_ = srv.Close(context.Background())
+			return fmt.Errorf("metrics.listener: %w", err)
+		}
+		metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
-			if err := metrics.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := metrics.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error("metrics listener", zap.Error(err))
 			}
 		}()
-		log.Info("serving /metrics and /debug/pprof", zap.String("addr", cfg.MetricsAddr))
+		log.Info("serving /metrics and /debug/pprof", zap.Stringer("addr", ln.Addr()))
 	}
 
 	served := make(chan error, 1)

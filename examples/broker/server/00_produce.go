@@ -4,11 +4,17 @@ package server
 //
 // Appends each partition's record batch to its log (v3+ carries exactly
 // one v2 batch per partition), named by topic name, or by topic id from
-// v13 (UNKNOWN_TOPIC_ID when unknown). Each batch is validated: framing,
-// magic, CRC-32C and record count (CORRUPT_MESSAGE), one batch, no control
-// batch, a sequence with a producer id (INVALID_RECORD), and its size
-// against the topic's max.message.bytes, by default message.max.bytes
-// (MESSAGE_TOO_LARGE). A batch for an internal topic (__consumer_offsets)
+// v13 (UNKNOWN_TOPIC_ID when unknown). Each batch is validated as
+// Kafka's LogValidator does (package storage): framing, magic, CRC-32C
+// and record count (CORRUPT_MESSAGE), one batch, no control batch, a
+// sequence with a producer id (INVALID_RECORD), and its size against the
+// topic's max.message.bytes, by default message.max.bytes
+// (MESSAGE_TOO_LARGE); then its records, walked as they are decompressed
+// (a payload that does not decompress is CORRUPT_MESSAGE, one that
+// inflates past socket.request.max.bytes, the most a client could send
+// uncompressed, MESSAGE_TOO_LARGE): as many as the count says, each whole,
+// at offset deltas 0, 1, 2..., the max timestamp theirs (INVALID_RECORD
+// otherwise). A valid batch is stored as sent. A batch for an internal topic (__consumer_offsets)
 // is INVALID_TOPIC_EXCEPTION, as Kafka answers a client. Idempotent
 // batches are checked against their producer's sequence: a retry of one
 // of the last max.idempotent.in.flight batches is answered NONE with its
@@ -38,8 +44,9 @@ package server
 // Not implemented: transactions (a transactional batch is
 // INVALID_TXN_STATE, since InitProducerId hands out no transactional
 // producer ids), log append time (message.timestamp.type: batches keep
-// their CreateTime), per-record errors (records inside a batch are not
-// decoded), quotas, and the KIP-951 leader hints (the leader never moves).
+// their CreateTime), per-record errors (a batch is refused whole, with the
+// reason in its error message, not record by record), quotas, and the
+// KIP-951 leader hints (the leader never moves).
 
 import (
 	"fmt"
@@ -105,6 +112,7 @@ func (s *Server) handleProduce(r *request) {
 				}
 				var res storage.AppendResult
 				if res, err = p.Append(rp.Records); err != nil {
+					s.refuseData(r, err)
 					break
 				}
 				sp.BaseOffset, sp.LogStartOffset = res.BaseOffset, res.LogStartOffset
@@ -116,7 +124,13 @@ func (s *Server) handleProduce(r *request) {
 			}
 			if err != nil {
 				sp.ErrorCode = partitionErrorCode(err, byID)
-				sp.ErrorMessage = errorMessage(err)
+				if err != terr || len(st.Partitions) == 0 {
+					// A topic's error is said once, in its first
+					// partition's message, not repeated in every one
+					// (Kafka sends none): the response would grow
+					// with the partitions a request names.
+					sp.ErrorMessage = errorMessage(err)
+				}
 			}
 			if sp.ErrorCode != 0 {
 				sp.BaseOffset = -1

@@ -8,9 +8,14 @@ package server
 // always empty). Partitions are named by topic name, or by topic id from
 // v13 (UNKNOWN_TOPIC_ID when unknown). Whole batches are returned: the one
 // holding the fetch offset, then the next ones while they fit in
-// partition_max_bytes and the response's max_bytes, except that the first
-// batch of the first partition with data is returned whatever its size,
-// as Kafka does, so that a consumer always progresses. An offset before the
+// partition_max_bytes and the response's max_bytes, which the broker caps
+// with fetch.max.bytes (and min_bytes with the result), except that the
+// first batch of the first partition with data is returned whatever its
+// size, as Kafka does, so that a consumer always progresses: a response
+// holds at most fetch.max.bytes of records and one batch (at most
+// max.message.bytes). The records count in queued.max.request.bytes until
+// written; a fetch answered while that budget is spent holds less, down to
+// the one batch. An offset before the
 // log start or past the log end is OFFSET_OUT_OF_RANGE; current_leader_epoch
 // (v9+) newer than the partition's is UNKNOWN_LEADER_EPOCH, older
 // FENCED_LEADER_EPOCH.

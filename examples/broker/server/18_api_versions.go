@@ -6,7 +6,8 @@ package server
 // version newer than the broker knows is answered, as Kafka answers it, in
 // v0 with UNSUPPORTED_VERSION and the ranges, so that a newer client can
 // retry with a version both sides know (conn.parse downgrades it). Client
-// software name and version (v3+) are accepted and not validated. No
+// software name and version (v3+) must match Kafka's pattern and fit in
+// 255 bytes, else INVALID_REQUEST, with the ranges (names.go). No
 // finalized features are advertised.
 
 import (
@@ -17,10 +18,17 @@ import (
 func init() { serve(kmsg.ApiVersions, 0, 4, (*Server).handleApiVersions) }
 
 func (s *Server) handleApiVersions(r *request) {
-	resp := kmsg.NewPtrApiVersionsResponse()
+	resp := apiVersionsResponse()
 	if !s.supports(int16(kmsg.ApiVersions), r.clientVersion) {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
 	}
+	r.respond(resp)
+}
+
+// apiVersionsResponse returns an ApiVersions response listing the APIs
+// served.
+func apiVersionsResponse() *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
 	for _, a := range servedAPIs() {
 		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{
 			ApiKey:     int16(a.key),
@@ -28,5 +36,5 @@ func (s *Server) handleApiVersions(r *request) {
 			MaxVersion: a.max,
 		})
 	}
-	r.respond(resp)
+	return resp
 }

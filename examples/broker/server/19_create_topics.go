@@ -15,8 +15,11 @@ package server
 // replication factor must be -1: INVALID_REQUEST). A name
 // taken is TOPIC_ALREADY_EXISTS, an invalid one INVALID_TOPIC_EXCEPTION,
 // fewer than one partition or more than 65536 (a bound of this in-memory
-// broker; Kafka has none) INVALID_PARTITIONS, and a topic listed twice
-// INVALID_REQUEST, as in Kafka.
+// broker; Kafka has none) INVALID_PARTITIONS, a topic that would take the
+// broker past max.broker.partitions, all topics together (KIP-578's name:
+// by default 100,000, and with log.dirs no more than RLIMIT_NOFILE leaves
+// for their files, see limits.go) POLICY_VIOLATION with a message saying
+// so, and a topic listed twice INVALID_REQUEST, as in Kafka.
 //
 // Topic configs: retention.ms, retention.bytes, max.message.bytes and
 // min.insync.replicas are enforced; any other name is INVALID_CONFIG, so
@@ -61,6 +64,7 @@ func (s *Server) handleCreateTopics(r *request) {
 			err = s.createTopic(r, req.ValidateOnly, &rt, &st)
 		}
 		if err != nil {
+			s.refuseData(r, err)
 			st.ErrorCode = errorCode(err)
 			st.ErrorMessage = errorMessage(err)
 		}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -27,6 +28,7 @@ var storageCodes = []struct {
 	{storage.ErrTopicExists, kerr.TopicAlreadyExists},
 	{storage.ErrInvalidTopic, kerr.InvalidTopicException},
 	{storage.ErrInvalidPartitions, kerr.InvalidPartitions},
+	{storage.ErrPartitionLimit, kerr.PolicyViolation},
 	{storage.ErrInvalidConfig, kerr.InvalidConfig},
 	{errReplicationFactor, kerr.InvalidReplicationFactor},
 	{errReplicaAssignment, kerr.InvalidReplicaAssignment},
@@ -62,12 +64,30 @@ func partitionErrorCode(err error, byID bool) int16 {
 	return errorCode(err)
 }
 
+// maxErrorMessage bounds the error messages of responses: they may quote
+// what the client sent (a topic name), and a response must not grow with
+// it (a 1 MiB name once per partition of a produce made a 2 GB response).
+const maxErrorMessage = 512
+
 // errorMessage returns err's text for the error message fields of newer
-// versions, or nil.
+// versions, or nil, cut to maxErrorMessage bytes.
 func errorMessage(err error) *string {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
+	msg := truncate(err.Error(), maxErrorMessage)
 	return &msg
+}
+
+// truncate cuts s to at most n bytes, marking the cut, at a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "..."
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }

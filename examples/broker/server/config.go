@@ -48,6 +48,35 @@ type Config struct {
 	MaxIdempotentInFlight  int           // batches a producer may have in flight per partition (Kafka: 5)
 	ConnectionsMaxIdle     time.Duration // connections.max.idle.ms
 
+	// MaxConnections bounds the connections open at once
+	// (max.connections): a connection past it is closed as soon as it is
+	// accepted, and counted. -1 (the default) derives it from
+	// RLIMIT_NOFILE: what the reserve leaves, half of it with log.dirs
+	// (see limits.go). Kafka's default is unbounded.
+	MaxConnections int
+	// MaxConnectionsPerIP bounds the connections from one client address
+	// (max.connections.per.ip; Kafka's default, unbounded).
+	MaxConnectionsPerIP int
+	// MaxBrokerPartitions bounds the partitions this broker holds, all
+	// topics together (max.broker.partitions, KIP-578): a topic creation
+	// past it is POLICY_VIOLATION. -1 (the default) is 100,000, and with
+	// log.dirs no more than RLIMIT_NOFILE leaves the logs (limits.go).
+	MaxBrokerPartitions int32
+	// QueuedMaxRequestBytes bounds the bytes of requests read and not yet
+	// answered, and of fetched records not yet written
+	// (queued.max.request.bytes): past it the broker stops reading
+	// sockets, and fetches answer with less. -1 is unbounded (Kafka's
+	// default); the default here is 512 MiB.
+	QueuedMaxRequestBytes int64
+	// SocketReadTimeout closes a connection that sends part of a request
+	// and then nothing for this long (socket.read.timeout.ms, this
+	// broker's own: Kafka has none, and a slow sender holds its buffer).
+	SocketReadTimeout time.Duration
+	// FetchMaxBytes caps a fetch response's records, whatever max_bytes
+	// the request asks for (fetch.max.bytes, Kafka's 55 MiB); beyond it a
+	// response holds only the one batch Kafka returns whatever its size.
+	FetchMaxBytes int32
+
 	// LogDirs is the directory the broker keeps its data in (Kafka's
 	// log.dirs, one directory here): partitions in segment files, the
 	// topics, the group offsets, the cluster id. Empty keeps everything
@@ -59,6 +88,7 @@ type Config struct {
 	LogIndexIntervalBytes    int64         // log.index.interval.bytes
 	LogFlushIntervalMessages int64         // log.flush.interval.messages
 	LogFlushInterval         time.Duration // log.flush.interval.ms (-1: never)
+	LogFlushOffsetCheckpoint time.Duration // log.flush.offset.checkpoint.interval.ms: recovery points written
 
 	// Cluster lists every broker of a static cluster as
 	// id@host:port,id@host:port,... (see cluster.go); empty runs one
@@ -102,12 +132,19 @@ func Default() Config {
 		TransactionalIDExpiry:  7 * 24 * time.Hour,
 		MaxIdempotentInFlight:  5,
 		ConnectionsMaxIdle:     10 * time.Minute,
+		MaxConnections:         -1,
+		MaxConnectionsPerIP:    math.MaxInt32,
+		MaxBrokerPartitions:    -1,
+		QueuedMaxRequestBytes:  512 << 20,
+		SocketReadTimeout:      30 * time.Second,
+		FetchMaxBytes:          55 << 20,
 
 		LogSegmentBytes:          logdir.DefaultSegmentBytes,
 		LogRoll:                  logdir.DefaultRollAfter,
 		LogIndexIntervalBytes:    logdir.DefaultIndexIntervalBytes,
 		LogFlushIntervalMessages: math.MaxInt64,
 		LogFlushInterval:         -1,
+		LogFlushOffsetCheckpoint: logdir.DefaultCheckpointInterval,
 
 		MinInsyncReplicas:    1,
 		ReplicaLagTimeMax:    30 * time.Second,
@@ -138,6 +175,14 @@ func (c *Config) validate() error {
 		return errors.New("purgatory purge intervals must not be negative")
 	case c.GroupMinSessionTimeout > c.GroupMaxSessionTimeout:
 		return errors.New("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+	case c.MaxConnections < -1 || c.MaxConnectionsPerIP < 0 || c.MaxBrokerPartitions < -1:
+		return errors.New("max.connections and max.broker.partitions must be -1 (derived) or at least 0, max.connections.per.ip at least 0")
+	case c.QueuedMaxRequestBytes == 0 || c.QueuedMaxRequestBytes < -1:
+		return fmt.Errorf("queued.max.request.bytes: %d, must be positive or -1 (unbounded)", c.QueuedMaxRequestBytes)
+	case c.SocketReadTimeout <= 0:
+		return errors.New("socket.read.timeout.ms must be positive")
+	case c.FetchMaxBytes < 1024:
+		return fmt.Errorf("fetch.max.bytes: %d, must be at least 1024", c.FetchMaxBytes)
 	case c.MaxIdempotentInFlight < 1:
 		return errors.New("max idempotent in-flight batches must be at least 1")
 	case strings.Contains(c.LogDirs, ","):
@@ -239,12 +284,19 @@ func (c *Config) settings() []setting {
 		durationSetting("transactional.id.expiration.ms", "how long an idle producer id's state is kept", &c.TransactionalIDExpiry, ms),
 		intSetting("max.idempotent.in.flight", "batches a producer may have in flight per partition (Kafka: 5)", &c.MaxIdempotentInFlight),
 		durationSetting("connections.max.idle.ms", "close connections idle this long", &c.ConnectionsMaxIdle, ms),
+		intSetting("max.connections", "connections open at once; more are closed when accepted (-1: derived from RLIMIT_NOFILE)", &c.MaxConnections),
+		intSetting("max.connections.per.ip", "connections open at once from one client address", &c.MaxConnectionsPerIP),
+		intSetting("max.broker.partitions", "partitions of all topics this broker holds (-1: 100000, and what RLIMIT_NOFILE allows with log.dirs)", &c.MaxBrokerPartitions),
+		intSetting("queued.max.request.bytes", "bytes of requests and fetched records held; past it sockets are not read (-1: unbounded)", &c.QueuedMaxRequestBytes),
+		durationSetting("socket.read.timeout.ms", "close a connection that stalls this long in the middle of a request", &c.SocketReadTimeout, ms),
+		intSetting("fetch.max.bytes", "largest fetch response's records, whatever the request asks", &c.FetchMaxBytes),
 		stringSetting("log.dirs", "directory for segment files, topics and group offsets, recovered on restart (empty: in memory)", &c.LogDirs),
 		intSetting("log.segment.bytes", "size at which a partition's segment file is rolled", &c.LogSegmentBytes),
 		durationSetting("log.roll.ms", "age at which a partition's segment file is rolled (-1: never by age)", &c.LogRoll, ms),
 		intSetting("log.index.interval.bytes", "bytes of batches between two offset index entries", &c.LogIndexIntervalBytes),
 		intSetting("log.flush.interval.messages", "fsync after this many records (1: every produce, surviving a power loss)", &c.LogFlushIntervalMessages),
 		durationSetting("log.flush.interval.ms", "fsync unflushed records this often (-1: never; a kill -9 loses nothing acknowledged either way)", &c.LogFlushInterval, ms),
+		durationSetting("log.flush.offset.checkpoint.interval.ms", "how often each partition's recovery point (fsynced up to) is written; recovery cuts a torn tail only past it", &c.LogFlushOffsetCheckpoint, ms),
 		stringSetting("cluster", "every broker of a static cluster, id@host:port,... (empty: this broker alone)", &c.Cluster),
 		intSetting("min.insync.replicas", "in-sync replicas an acks=all produce needs (topics may set their own)", &c.MinInsyncReplicas),
 		durationSetting("replica.lag.time.max.ms", "a follower not caught up for this long leaves the ISR", &c.ReplicaLagTimeMax, ms),

@@ -28,6 +28,13 @@ type conn struct {
 	s      *Server
 	nc     net.Conn
 	remote net.Addr
+	host   string // the client's address without its port: max.connections.per.ip counts by it
+
+	// quit is closed when the connection stops reading for good (its
+	// reader returned, its writer failed, or the server drains it): it
+	// ends the reader's waits for memory and for a decode slot.
+	quit     chan struct{}
+	quitOnce sync.Once
 
 	// ctx is the connection's life: every operation waiting on its behalf
 	// is submitted with it, and shutdown cancels it, which completes them
@@ -43,15 +50,34 @@ type conn struct {
 	closed   bool
 
 	served chan struct{} // closed when serve returns
-	budget *time.Timer   // decode's watchdog; the reader's alone
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr(), served: make(chan struct{})}
+	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr(), served: make(chan struct{}), quit: make(chan struct{})}
+	c.host = hostOf(c.remote)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.cond.L = &c.mu
 	return c
 }
+
+// hostOf returns addr's host, without its port.
+func hostOf(addr net.Addr) string {
+	if addr == nil {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	return host
+}
+
+// errStopReading is returned by the reader's waits (for memory, for a
+// decode slot) when the connection stops reading meanwhile.
+var errStopReading = errors.New("the connection stopped reading")
+
+// stopReading closes quit, once.
+func (c *conn) stopReading() { c.quitOnce.Do(func() { close(c.quit) }) }
 
 // serve runs the connection until the client goes away, a request is
 // malformed, or the server drains it; then it answers whatever still waits.
@@ -60,6 +86,7 @@ func (c *conn) serve() {
 	writerDone := make(chan struct{})
 	go func() { defer close(writerDone); c.write() }()
 	err := c.read()
+	c.stopReading()
 	c.mu.Lock()
 	c.stopped = true
 	draining := c.draining
@@ -73,9 +100,15 @@ func (c *conn) serve() {
 	}
 	c.shutdown()
 	<-writerDone
+	c.releaseQueued()
 	switch {
 	case err == nil, draining, errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		c.s.log.Debug("connection closed", zap.Stringer("client", c.remote))
+	case errors.Is(err, errBadRequest), errors.Is(err, errSlowRequest):
+		// A refusal, counted and logged (at most once a minute per
+		// client host) where it was made: a flood of bad requests must
+		// not flood the log.
+		c.s.log.Debug("closing connection", zap.Stringer("client", c.remote), zap.Error(err))
 	default:
 		c.s.log.Info("closing connection", zap.Stringer("client", c.remote), zap.Error(err))
 	}
@@ -86,8 +119,9 @@ func (c *conn) serve() {
 var errBadRequest = errors.New("bad request")
 
 func (c *conn) read() error {
-	br := bufio.NewReaderSize(c.nc, 64<<10)
-	var size [4]byte
+	// A small buffer: it sits with every connection, idle or not, and a
+	// request body longer than it is read straight into its own buffer.
+	br := bufio.NewReaderSize(c.nc, 4<<10)
 	for {
 		// Under mu, so that drain's deadline (set under mu) is never
 		// overwritten by the idle one.
@@ -98,22 +132,26 @@ func (c *conn) read() error {
 		}
 		c.armIdleLocked()
 		c.mu.Unlock()
-		if _, err := io.ReadFull(br, size[:]); err != nil {
-			return err
+		body, charge, err := c.readFrame(br)
+		if errors.Is(err, errStopReading) {
+			return nil
 		}
-		n := int32(binary.BigEndian.Uint32(size[:]))
-		if n < 8 || n > c.s.cfg.SocketRequestMaxBytes {
-			return fmt.Errorf("%w: request of %d bytes (socket.request.max.bytes is %d)", errBadRequest, n, c.s.cfg.SocketRequestMaxBytes)
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(br, body); err != nil {
-			return err
-		}
-		r, err := c.parse(body)
 		if err != nil {
 			return err
 		}
+		r, err := c.parse(body)
+		if errors.Is(err, errStopReading) {
+			c.s.mem.releaseAll(charge)
+			return nil
+		}
+		if err != nil {
+			c.s.mem.releaseAll(charge)
+			c.s.refusals.refuse(c.remote, refuseMalformed, zap.Error(err))
+			return err
+		}
+		r.charge = charge
 		if !c.reserve(r) {
+			c.s.mem.releaseAll(charge)
 			return nil // closed meanwhile
 		}
 		c.s.dispatch(r)
@@ -189,19 +227,50 @@ func (c *conn) reserve(r *request) bool {
 	return true
 }
 
-// fill records a request's answer and wakes the writer.
-func (c *conn) fill(s *slot, resp kmsg.Response, skip bool) {
+// fill records a request's answer, holding charge of the memory budget
+// until written, and wakes the writer. An answer to a closed connection
+// goes nowhere, and its charge back to the budget.
+func (c *conn) fill(s *slot, resp kmsg.Response, skip bool, charge *memCharge) {
 	c.mu.Lock()
-	s.resp, s.skip, s.ready = resp, skip, true
+	s.resp, s.skip, s.ready, s.charge = resp, skip, true, charge
+	closed := c.closed
+	if closed {
+		s.charge = nil // the writer is gone: nothing will write it
+	}
 	c.mu.Unlock()
+	if closed {
+		c.s.mem.releaseAll(charge)
+	}
 	c.cond.Broadcast()
 }
 
-// write sends answers in request order as they become ready.
+// writeBatch is how many bytes of encoded answers the writer gathers
+// before it writes them, when more are ready.
+const writeBatch = 64 << 10
+
+// write sends answers in request order as they become ready. It encodes
+// them into a buffer taken from a pool while it has answers to write, and
+// given back once they are written and none is ready: an idle connection
+// holds none. A fetch's records stay counted in the memory budget until
+// written.
 func (c *conn) write() {
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
-	var buf []byte
-	defer func() { _ = bw.Flush() }()
+	var (
+		out     []byte       // encoded answers not written yet; nil while idle
+		charges []*memCharge // the budget held by the answers in out
+	)
+	flush := func() error {
+		_, err := c.nc.Write(out)
+		out = out[:0]
+		for _, ch := range charges {
+			c.s.mem.releaseAll(ch)
+		}
+		charges = charges[:0]
+		return err
+	}
+	defer func() {
+		_ = flush() // a failure only means the client went first
+		putOutBuffer(out)
+	}()
 	for {
 		c.mu.Lock()
 		for !c.closed && (len(c.queue) == 0 || !c.queue[0].ready) {
@@ -209,16 +278,18 @@ func (c *conn) write() {
 				c.mu.Unlock()
 				return // everything owed is written
 			}
-			if bw.Buffered() > 0 {
-				// Nothing ready: send what is buffered before sleeping.
+			if len(out) > 0 {
+				// Nothing ready: send what is gathered before sleeping.
 				c.mu.Unlock()
-				if err := bw.Flush(); err != nil {
+				if err := flush(); err != nil {
 					c.fail(err)
 					return
 				}
 				c.mu.Lock()
 				continue
 			}
+			putOutBuffer(out)
+			out = nil
 			c.cond.Wait()
 		}
 		if c.closed {
@@ -238,22 +309,58 @@ func (c *conn) write() {
 			if s.hangUp {
 				// Everything owed before it is written: now close, as
 				// Kafka does after a failed acks=0 produce.
-				_ = bw.Flush() // a failure only means the client went first
+				_ = flush() // a failure only means the client went first
 				c.fail(errHangUp)
 				return
 			}
 			continue
 		}
-		buf = append(buf[:0], 0, 0, 0, 0, 0, 0, 0, 0) // size, correlation id
-		if s.resp.IsFlexible() && kmsg.Key(s.resp.Key()) != kmsg.ApiVersions {
-			buf = append(buf, 0) // the response header's empty tag section
+		if out == nil {
+			out = getOutBuffer()
 		}
-		buf = s.resp.AppendTo(buf)
-		binary.BigEndian.PutUint32(buf[:4], uint32(len(buf)-4))
-		binary.BigEndian.PutUint32(buf[4:8], uint32(s.corr))
-		if _, err := bw.Write(buf); err != nil {
-			c.fail(err)
-			return
+		start := len(out)
+		out = append(out, 0, 0, 0, 0, 0, 0, 0, 0) // size, correlation id
+		if s.resp.IsFlexible() && kmsg.Key(s.resp.Key()) != kmsg.ApiVersions {
+			out = append(out, 0) // the response header's empty tag section
+		}
+		out = s.resp.AppendTo(out)
+		binary.BigEndian.PutUint32(out[start:], uint32(len(out)-start-4))
+		binary.BigEndian.PutUint32(out[start+4:], uint32(s.corr))
+		if s.charge != nil {
+			charges = append(charges, s.charge)
+		}
+		if len(out) >= writeBatch {
+			if err := flush(); err != nil {
+				c.fail(err)
+				return
+			}
+		}
+	}
+}
+
+// outBuffers pools the writers' buffers. Buffers grown past maxPooledOut
+// by a large answer are left to the collector.
+var outBuffers = sync.Pool{New: func() any { b := make([]byte, 0, writeBatch+4<<10); return &b }}
+
+const maxPooledOut = 1 << 20
+
+func getOutBuffer() []byte { return (*outBuffers.Get().(*[]byte))[:0] }
+
+func putOutBuffer(b []byte) {
+	if b != nil && cap(b) <= maxPooledOut {
+		outBuffers.Put(&b)
+	}
+}
+
+// releaseQueued gives back the memory held by answers that will never be
+// written: the connection is closed.
+func (c *conn) releaseQueued() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.queue {
+		if s != nil {
+			c.s.mem.releaseAll(s.charge)
+			s.charge = nil
 		}
 	}
 }
@@ -267,6 +374,7 @@ func (c *conn) fail(err error) {
 	c.closed = true
 	c.mu.Unlock()
 	c.cond.Broadcast()
+	c.stopReading()
 	_ = c.nc.Close()
 }
 

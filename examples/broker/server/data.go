@@ -19,8 +19,9 @@ type data struct {
 
 // newData opens the store: in memory, or on the log dir of dur, whose
 // topics it loads and whose partitions it recovers (a partition that
-// cannot be recovered fails it, and the broker does not start).
-func newData(cfg Config, log *zap.Logger, dur *durable) (*data, error) {
+// cannot be recovered fails it, and the broker does not start). Topic
+// creations that would take it past maxPartitions are refused.
+func newData(cfg Config, log *zap.Logger, dur *durable, maxPartitions int32) (*data, error) {
 	opts := []storage.Option{
 		storage.WithLogger(log),
 		storage.WithTopicDefaults(storage.TopicConfig{
@@ -31,6 +32,8 @@ func newData(cfg Config, log *zap.Logger, dur *durable) (*data, error) {
 		}),
 		storage.WithRetentionCheckInterval(cfg.LogRetentionCheck),
 		storage.WithProducerState(cfg.MaxIdempotentInFlight, cfg.TransactionalIDExpiry),
+		storage.WithMaxPartitions(int(maxPartitions)),
+		storage.WithInflateLimit(int(cfg.SocketRequestMaxBytes)),
 	}
 	d := &data{clusterID: newClusterID(), producerIDs: &producerIDs{}}
 	if cfg.Cluster != "" {

@@ -5,50 +5,35 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TestDecodeOverrunClosesOnlyThatConnection stands a decoder that never
-// returns in for kmsg's (as a forged tag count makes it, for a minute):
-// the connection is closed once the budget passes, the broker serves
-// others meanwhile, and its shutdown does not wait for the stuck decode.
-func TestDecodeOverrunClosesOnlyThatConnection(t *testing.T) {
-	cfg := Default()
-	cfg.Listener = "127.0.0.1:0"
-	s, err := New(cfg, nil)
-	require.NoError(t, err)
-	release := make(chan struct{})
-	stuck := make(chan struct{}, 1)
-	s.decodeBudget = 50 * time.Millisecond
-	s.decode = func(kreq kmsg.Request, src []byte) error {
-		if kreq.IsFlexible() {
-			stuck <- struct{}{}
-			<-release
-		}
-		return kreq.ReadFrom(src)
+// TestDecodeSlotsBoundConcurrentDecodes: with every decode slot taken, a
+// request waits to be decoded, its reader blocked, and goes on once a slot
+// frees; the broker's shutdown ends the waits of the others.
+func TestDecodeSlotsBoundConcurrentDecodes(t *testing.T) {
+	s := newTestServer(t)
+	for range cap(s.decodeSlots) {
+		s.decodeSlots <- struct{}{} // every slot busy
 	}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve() }()
+	waiting := func(n int64) func() bool { return func() bool { return s.decodesWaiting.Load() == n } }
+	c := dialRaw(t, s)
+	corr := c.send(kmsg.NewPtrApiVersionsRequest())
+	require.Eventually(t, waiting(1), 5*time.Second, time.Millisecond, "the request waits for a slot")
 
-	bad := dialRaw(t, s)
-	req := kmsg.NewPtrApiVersionsRequest()
-	req.SetVersion(3) // flexible
-	bad.send(req)
-	<-stuck
-	assert.True(t, bad.closedByPeer(), "closed once the budget passed")
-	assert.Equal(t, 1.0, testutil.ToFloat64(s.metrics.decodeOverruns))
+	<-s.decodeSlots // one slot frees
+	resp := kmsg.NewPtrApiVersionsResponse()
+	assert.Equal(t, corr, c.recv(resp), "the waiting request is decoded and answered")
+	require.Equal(t, int64(0), s.decodesWaiting.Load())
 
-	good := dialRaw(t, s)
-	old := kmsg.NewPtrApiVersionsRequest()
-	old.SetVersion(2) // not flexible: decoded inline
-	good.roundTrip(old)
-
+	s.decodeSlots <- struct{}{} // busy again
+	other := dialRaw(t, s)
+	other.send(kmsg.NewPtrApiVersionsRequest())
+	require.Eventually(t, waiting(1), 5*time.Second, time.Millisecond, "another request waits")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	require.NoError(t, s.Close(ctx), "shutdown does not wait for the stuck decode")
-	require.NoError(t, <-served)
-	close(release) // let the abandoned decode finish, for goleak
+	require.NoError(t, s.Close(ctx), "closing does not wait for a slot")
+	assert.Equal(t, int64(0), s.decodesWaiting.Load(), "the wait was given up")
 }

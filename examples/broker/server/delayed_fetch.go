@@ -56,7 +56,10 @@ type fetchPart struct {
 // leader epoch, not the leader, an invalid isolation level) answers the
 // whole fetch at once, as Kafka's ReplicaManager does on a read error.
 func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFetch {
-	f := &delayedFetch{s: s, r: r, minBytes: int(req.MinBytes), maxBytes: int(req.MaxBytes), byID: req.Version >= 13}
+	// Kafka caps a fetch's max_bytes with fetch.max.bytes, and its
+	// min_bytes with the result.
+	maxBytes := int(min(max(req.MaxBytes, 0), s.cfg.FetchMaxBytes))
+	f := &delayedFetch{s: s, r: r, minBytes: min(int(req.MinBytes), maxBytes), maxBytes: maxBytes, byID: req.Version >= 13}
 	f.resp = req.ResponseKind().(*kmsg.FetchResponse)
 	if req.SessionEpoch > 0 {
 		// An incremental fetch names a session, and the broker creates
@@ -97,7 +100,7 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 			sp.Partition = rp.Partition
 			sp.HighWatermark = -1
 			sp.RecordBatches = []byte{}
-			part := fetchPart{offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes), topic: ti, partition: len(st.Partitions)}
+			part := fetchPart{offset: rp.FetchOffset, maxBytes: int(max(rp.PartitionMaxBytes, 0)), topic: ti, partition: len(st.Partitions)}
 			unknown := false // set aside: does not end the wait
 			switch {
 			case isoCode != 0:
@@ -194,12 +197,18 @@ func (f *delayedFetch) OnComplete() { f.answer() }
 
 func (f *delayedFetch) OnExpiration() {}
 
-// answer reads each partition and responds. The response's max_bytes is
-// shared in request order; the first batch read is returned whatever its
-// size (Kafka's minOneMessage), so that an oversized batch does not stall
-// its consumer.
+// answer reads each partition and responds. The response's max_bytes
+// (capped by fetch.max.bytes) is shared in request order, and so is what
+// is left of the memory budget (queued.max.request.bytes), which the
+// records hold until written: a fetch answered while the budget is spent
+// reads less. The first batch read is returned whatever its size (Kafka's
+// minOneMessage), so that an oversized batch does not stall its consumer;
+// a batch is at most its topic's max.message.bytes, so a response is at
+// most fetch.max.bytes and one batch.
 func (f *delayedFetch) answer() {
-	remaining, minOne := f.maxBytes, true
+	charge := &memCharge{}
+	room := int(f.s.mem.take(charge, int64(f.maxBytes)))
+	remaining, minOne, read := room, true, 0
 	for _, part := range f.parts {
 		if part.p == nil {
 			continue // its error is in the response already
@@ -218,7 +227,13 @@ func (f *delayedFetch) answer() {
 			sp.RecordBatches = res.Records
 			minOne = false
 			remaining = max(0, remaining-len(res.Records))
+			read += len(res.Records)
 		}
 	}
-	f.r.respond(f.resp)
+	if read > room {
+		f.s.mem.force(charge, int64(read-room)) // the one batch past the room
+	} else {
+		f.s.mem.release(charge, int64(room-read))
+	}
+	f.r.respondHolding(f.resp, charge)
 }

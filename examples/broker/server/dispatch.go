@@ -61,5 +61,15 @@ func (s *Server) dispatch(r *request) {
 			_ = r.c.nc.Close()
 		}
 	}()
+	if s.checkStrings(r) {
+		return // refused: a string past Kafka's limits
+	}
 	apis[kmsg.Key(r.kreq.Key())].handle(s, r)
+	if kmsg.Key(r.kreq.Key()) != kmsg.Produce {
+		// The request is decoded and handled: what waits for an answer
+		// (a long poll, a join through a rebalance) holds no more of
+		// the budget than its answer will. A produce's batches alias
+		// the body until appended; it gives it back when answered.
+		r.releaseBody()
+	}
 }

@@ -54,7 +54,8 @@
 // stops. With it (one directory), the broker keeps there, and finds again
 // when it starts: each partition's batches in segment files with offset
 // indexes (package logdir: log.segment.bytes, log.roll.ms,
-// log.index.interval.bytes), checked batch by batch and cut at a torn tail;
+// log.index.interval.bytes), checked batch by batch and cut at a torn tail
+// only after an unclean shutdown and past the partition's recovery point;
 // the topics with their ids, partition counts and configs; the producer
 // ids handed out, in blocks, so none is handed out twice; the cluster id;
 // and the groups' committed offsets (package offsetlog). A partition's
@@ -62,8 +63,10 @@
 // sequences are rebuilt from its batches, so a retry of a batch
 // acknowledged before the restart is answered with its first offset.
 // Group members are not kept: they rejoin. A log dir that cannot be
-// recovered (a corrupt batch no crash explains, a missing segment) stops
-// the broker from starting, with the file and position in the error.
+// recovered (a corrupt batch no crash explains, a missing segment, any bad
+// batch after a clean shutdown, which the log dir records as Kafka does
+// with .kafka_cleanshutdown) stops the broker from starting, with the
+// file, position and offset in the error.
 //
 // What survives what: a batch is in the OS page cache before its produce
 // is answered, with any acks, so every acknowledged batch survives the
@@ -75,6 +78,19 @@
 // log.flush.interval.messages=1 and pay an fsync per produce. The high
 // watermark is not checkpointed: a restarted leader takes its log end,
 // which may run ahead of its followers until they fetch.
+//
+// # Limits
+//
+// No client can crash the broker or grow it past its budgets (limits.go,
+// budget.go, refusals.go): connections are bounded (max.connections,
+// max.connections.per.ip), accept errors retried, file descriptors
+// planned from RLIMIT_NOFILE (max.broker.partitions with log.dirs),
+// request bodies read into buffers that grow as bytes arrive under
+// queued.max.request.bytes, stalled senders closed (socket.read.timeout.ms),
+// decodes bounded (decode.go), fetch responses capped (fetch.max.bytes),
+// error messages cut, strings checked against Kafka's limits (names.go).
+// Every refusal is counted in broker_refusals_total by reason and logged
+// at most once a minute per client host and reason.
 //
 // # Lock order
 //

@@ -28,8 +28,9 @@ const offsetsDir = offsetsTopic
 
 // openDurable opens cfg.LogDirs: the log dir, with its recovery done
 // partition by partition later by the store, and the offsets log, replayed
-// now. It returns nil without log.dirs.
-func openDurable(cfg Config, log *zap.Logger) (*durable, error) {
+// now; openSealed bounds the sealed segment files its logs keep open (see
+// limits.go). It returns nil without log.dirs.
+func openDurable(cfg Config, log *zap.Logger, openSealed int) (*durable, error) {
 	if cfg.LogDirs == "" {
 		return nil, nil
 	}
@@ -39,27 +40,50 @@ func openDurable(cfg Config, log *zap.Logger) (*durable, error) {
 		logdir.WithIndexIntervalBytes(cfg.LogIndexIntervalBytes),
 		logdir.WithRollAfter(cfg.LogRoll),
 		logdir.WithFlush(cfg.LogFlushIntervalMessages, cfg.LogFlushInterval),
+		logdir.WithOpenSegments(openSealed),
+		logdir.WithCheckpointInterval(cfg.LogFlushOffsetCheckpoint),
 		logdir.WithLogger(log.Named("logdir")))
 	if err != nil {
 		return nil, fmt.Errorf("log.dirs: %w", err)
 	}
 	offsets, err := offsetlog.Open(filepath.Join(cfg.LogDirs, offsetsDir),
 		offsetlog.WithFlush(cfg.LogFlushIntervalMessages, cfg.LogFlushInterval),
+		offsetlog.WithCleanShutdown(dir.CleanShutdown()),
 		offsetlog.WithLogger(log.Named("offsetlog")))
 	if err != nil {
 		_ = dir.Close()
 		return nil, fmt.Errorf("log.dirs: %w", err)
 	}
-	log.Info("opened log dir", zap.String("log_dirs", cfg.LogDirs), zap.String("cluster_id", dir.ClusterID()))
+	log.Info("opened log dir", zap.String("log_dirs", cfg.LogDirs), zap.String("cluster_id", dir.ClusterID()),
+		zap.Bool("clean_shutdown", dir.CleanShutdown()))
 	return &durable{dir: dir, offsets: offsets}, nil
 }
 
-// close closes the offsets log, then the log dir. Nil-safe.
+// partitions returns how many partitions the log dir's topics have, all
+// together: the logs the store will open.
+func (d *durable) partitions() (int, error) {
+	specs, err := d.dir.Topics()
+	if err != nil {
+		return 0, fmt.Errorf("log.dirs: %w", err)
+	}
+	n := 0
+	for _, spec := range specs {
+		n += int(spec.Partitions)
+	}
+	return n, nil
+}
+
+// close closes the offsets log, then the log dir, which records a clean
+// shutdown unless the offsets log failed to close. Nil-safe.
 func (d *durable) close() error {
 	if d == nil {
 		return nil
 	}
-	return errors.Join(d.offsets.Close(), d.dir.Close())
+	err := d.offsets.Close()
+	if err != nil {
+		d.dir.MarkUnclean()
+	}
+	return errors.Join(err, d.dir.Close())
 }
 
 // producerIDBlock is how many producer ids the broker reserves on disk at

@@ -24,7 +24,12 @@ func coordinatorOnly(handle func(*Server, *request)) func(*Server, *request) {
 // response carries an error: at the top, or for each group or partition
 // the request names.
 func notCoordinator(req kmsg.Request) kmsg.Response {
-	code := kerr.NotCoordinator.Code
+	return groupErrorResponse(req, kerr.NotCoordinator.Code)
+}
+
+// groupErrorResponse returns the response of req, a group API's request,
+// with code wherever the response carries an error.
+func groupErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 	resp := req.ResponseKind()
 	switch resp := resp.(type) {
 	case *kmsg.JoinGroupResponse:
@@ -79,6 +84,14 @@ func notCoordinator(req kmsg.Request) kmsg.Response {
 			rg := kmsg.NewDeleteGroupsResponseGroup()
 			rg.Group, rg.ErrorCode = g, code
 			resp.Groups = append(resp.Groups, rg)
+		}
+	case *kmsg.FindCoordinatorResponse:
+		fr := req.(*kmsg.FindCoordinatorRequest)
+		resp.ErrorCode, resp.NodeID, resp.Port = code, -1, -1 // v0 to v3
+		for _, key := range fr.CoordinatorKeys {              // v4+
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.ErrorCode, c.NodeID, c.Port = key, code, -1, -1
+			resp.Coordinators = append(resp.Coordinators, c)
 		}
 	}
 	return resp

@@ -14,9 +14,6 @@ type serverMetrics struct {
 	latency     *prometheus.HistogramVec // by api: read to answered
 	connections prometheus.Gauge
 	panics      prometheus.Counter
-	// decodeOverruns counts request bodies whose decoding overran its
-	// budget (see decode.go): the connection was closed.
-	decodeOverruns prometheus.Counter
 }
 
 func newServerMetrics(reg prometheus.Registerer) (*serverMetrics, error) {
@@ -36,10 +33,7 @@ func newServerMetrics(reg prometheus.Registerer) (*serverMetrics, error) {
 			Name: "broker_handler_panics_total", Help: "Request handlers that panicked (the connection was closed).",
 		}),
 	}
-	m.decodeOverruns = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "broker_decode_overruns_total", Help: "Requests whose decoding overran its budget; their connections were closed.",
-	})
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.connections, m.panics, m.decodeOverruns} {
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.connections, m.panics} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -27,7 +28,20 @@ type request struct {
 	at            time.Time // when it was read, for the latency metric
 
 	slot *slot
-	once sync.Once
+	// charge is the memory budget its body holds, given back when the
+	// handler returns, or, for a produce, whose batches alias the body
+	// until appended, when answered (releaseBody).
+	charge       *memCharge
+	bodyReleased atomic.Bool
+	once         sync.Once
+}
+
+// releaseBody gives back the memory budget r's body holds, once: it is
+// called when r is answered, and when its handler returns.
+func (r *request) releaseBody() {
+	if r.bodyReleased.CompareAndSwap(false, true) {
+		r.s.mem.releaseAll(r.charge)
+	}
 }
 
 // slot is a request's place in its connection's response queue.
@@ -36,6 +50,9 @@ type slot struct {
 	resp  kmsg.Response // nil with skip
 	skip  bool          // acks=0 produce: no response, but order is kept
 	ready bool
+	// charge is the memory budget resp's records hold (a fetch's), given
+	// back once written.
+	charge *memCharge
 
 	// hangUp, with skip: close the connection once the answers before it
 	// are written (a failed acks=0 produce).
@@ -44,12 +61,22 @@ type slot struct {
 
 // respond answers r with resp, whose version is set from the request's.
 // Only the first answer counts.
-func (r *request) respond(resp kmsg.Response) {
+func (r *request) respond(resp kmsg.Response) { r.respondHolding(resp, nil) }
+
+// respondHolding is respond for a response whose records hold charge of
+// the memory budget until they are written.
+func (r *request) respondHolding(resp kmsg.Response, charge *memCharge) {
+	answered := false
 	r.once.Do(func() {
+		answered = true
 		resp.SetVersion(r.kreq.GetVersion())
 		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
-		r.c.fill(r.slot, resp, false)
+		r.releaseBody()
+		r.c.fill(r.slot, resp, false, charge)
 	})
+	if !answered {
+		r.s.mem.releaseAll(charge)
+	}
 }
 
 // noResponse ends r without a response (a produce with acks=0); the
@@ -57,7 +84,8 @@ func (r *request) respond(resp kmsg.Response) {
 func (r *request) noResponse() {
 	r.once.Do(func() {
 		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
-		r.c.fill(r.slot, nil, true)
+		r.releaseBody()
+		r.c.fill(r.slot, nil, true, nil)
 	})
 }
 
@@ -68,6 +96,7 @@ func (r *request) noResponse() {
 func (r *request) hangUp() {
 	r.once.Do(func() {
 		r.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
+		r.releaseBody()
 		r.c.hangUp(r.slot)
 	})
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,8 +40,13 @@ type Server struct {
 	data     *data                    // topics, logs, producer ids (data.go)
 	durable  *durable                 // log.dirs, or nil: in memory (durable.go)
 
-	decode       decoder       // kmsg's ReadFrom; a test's stand-in
-	decodeBudget time.Duration // see decode.go
+	files    fdPlan     // the file-descriptor budget (limits.go); immutable
+	mem      *memBudget // queued.max.request.bytes (budget.go)
+	refusals *refusals  // counts and logs what is refused (refusals.go)
+	// decodeSlots bounds the request bodies decoded at once (decode.go);
+	// decodesWaiting counts the readers waiting for one.
+	decodeSlots    chan struct{}
+	decodesWaiting atomic.Int64
 
 	ln   net.Listener
 	host string // advertised host and port
@@ -59,9 +66,11 @@ type Server struct {
 
 	mu     sync.Mutex // guards the following
 	conns  map[*conn]struct{}
+	perIP  map[string]int // open connections by client host
 	closed bool
 
-	wg sync.WaitGroup // the accept loop and the connections
+	closing chan struct{}  // closed by Close: the accept loop stops waiting
+	wg      sync.WaitGroup // the accept loop and the connections
 }
 
 // New returns a broker listening on cfg's listener; Serve starts it.
@@ -73,9 +82,35 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		log = zap.NewNop()
 	}
 	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), conns: make(map[*conn]struct{}),
-		decode: readFrom, decodeBudget: decodeBudget}
+		perIP: make(map[string]int), closing: make(chan struct{}),
+		mem: newMemBudget(cfg.QueuedMaxRequestBytes), decodeSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	var err error
 	if s.metrics, err = newServerMetrics(s.reg); err != nil {
+		return nil, err
+	}
+	if s.refusals, err = newRefusals(s.reg, log, time.Now); err != nil {
+		return nil, err
+	}
+	if err := s.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "broker_queued_bytes",
+		Help: "Bytes of requests being read or answered and of fetched records being written, which queued.max.request.bytes bounds.",
+	}, func() float64 { return float64(s.mem.inUse()) })); err != nil {
+		return nil, err
+	}
+	// The file budget first: the log dir's cache of open segments is
+	// sized by it, and a log dir too large for the limit is refused
+	// before anything is opened but its lock.
+	limit, err := raiseFileLimit()
+	if err != nil {
+		log.Warn("cannot read RLIMIT_NOFILE; counting with the largest", zap.Error(err))
+		limit = maxFileLimit
+	}
+	peers := 0
+	if cfg.Cluster != "" {
+		cl, _ := parseCluster(cfg.Cluster, cfg.NodeID) // validate parsed it already
+		peers = cl.size() - 1
+	}
+	if s.files, err = planFiles(cfg, limit, peers, 0); err != nil {
 		return nil, err
 	}
 	popts := func(purge int) []purgatory.Option {
@@ -90,10 +125,22 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	}
 	// The log dir first: its lock keeps out a second broker before
 	// anything is read, and the coordinator restores its offsets from it.
-	if s.durable, err = openDurable(cfg, log); err != nil {
+	if s.durable, err = openDurable(cfg, log, s.files.openSealed); err != nil {
 		s.closePurgatories()
 		return nil, err
 	}
+	if s.durable != nil {
+		existing, err := s.durable.partitions()
+		if err == nil {
+			s.files, err = planFiles(cfg, limit, peers, existing)
+		}
+		if err != nil {
+			s.closePurgatories()
+			_ = s.durable.close()
+			return nil, err
+		}
+	}
+	s.files.log(log, cfg)
 	if s.groups, err = newCoordinator(cfg, log, s.reg, s.durable); err != nil {
 		s.closePurgatories()
 		_ = s.durable.close()
@@ -136,7 +183,7 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		s.cl = single(node{id: cfg.NodeID, host: s.host, port: s.port})
 	}
 	s.leaders = newLeaderReplicas(s.cl, cfg, time.Now)
-	if s.data, err = newData(cfg, log, s.durable); err != nil {
+	if s.data, err = newData(cfg, log, s.durable, s.files.maxPartitions); err != nil {
 		_ = s.ln.Close()
 		s.closePurgatories()
 		_ = s.durable.close()
@@ -186,38 +233,7 @@ func (s *Server) Serve() error {
 	defer s.wg.Done()
 	s.log.Info("broker serving", zap.Stringer("listener", s.ln.Addr()),
 		zap.String("advertised", net.JoinHostPort(s.host, strconv.Itoa(int(s.port)))), zap.Int32("node_id", s.cfg.NodeID))
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			if s.isClosed() || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
-		c := newConn(s, nc)
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			_ = nc.Close()
-			return nil
-		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		s.metrics.connections.Inc()
-		go func() {
-			defer s.wg.Done()
-			c.serve()
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-			s.metrics.connections.Dec()
-		}()
-	}
+	return s.acceptLoop()
 }
 
 func (s *Server) isClosed() bool {
@@ -245,6 +261,7 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	close(s.closing)
 
 	err := s.ln.Close()
 	if s.peers != nil {
@@ -282,6 +299,7 @@ func (c *conn) drain(ctx context.Context) {
 	c.draining = true
 	_ = c.nc.SetReadDeadline(time.Now()) // the reader stops at its next read
 	c.mu.Unlock()
+	c.stopReading() // or in its wait for memory or a decode slot
 	c.cond.Broadcast()
 	select {
 	case <-c.served:

@@ -23,6 +23,7 @@ func TestApiVersions(t *testing.T) {
 	for v := int16(0); v <= 4; v++ {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.SetVersion(v)
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1.0.0"
 		resp := c.roundTrip(req).(*kmsg.ApiVersionsResponse)
 		assert.Equal(t, int16(0), resp.ErrorCode, "v%d", v)
 		require.NotEmpty(t, resp.ApiKeys)

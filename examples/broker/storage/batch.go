@@ -15,14 +15,15 @@ import (
 // partition leader epoch, which the checksum does not cover; everything
 // else is read with kmsg.
 const (
-	batchOverhead   = 61 // header bytes before the first record
-	lengthOverhead  = 12 // base offset and length: not counted in the length
-	leaderEpochAt   = 12 // partition leader epoch, int32
-	crcCoversFrom   = 21 // the CRC-32C covers attributes to the end
-	attrCompression = 0x07
-	attrTransaction = 0x10
-	attrControl     = 0x20
-	maxCompression  = 4 // zstd
+	batchOverhead     = 61 // header bytes before the first record
+	lengthOverhead    = 12 // base offset and length: not counted in the length
+	leaderEpochAt     = 12 // partition leader epoch, int32
+	crcCoversFrom     = 21 // the CRC-32C covers attributes to the end
+	attrCompression   = 0x07
+	attrLogAppendTime = 0x08
+	attrTransaction   = 0x10
+	attrControl       = 0x20
+	maxCompression    = 4 // zstd
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -65,6 +66,11 @@ func (b BatchInfo) idempotent() bool { return b.ProducerID >= 0 }
 type Batch struct {
 	raw  []byte
 	info BatchInfo
+
+	// What validateRecords checks the records against; set by ParseBatch.
+	attrs          int16
+	numRecords     int32
+	firstTimestamp int64
 }
 
 // Info returns what the batch's header says; BaseOffset and LastOffset are
@@ -80,9 +86,9 @@ func (b *Batch) Bytes() []byte { return b.raw }
 // the CRC-32C, the record count against the last offset delta and the
 // compression codec (ErrCorruptBatch), and refuses control batches and
 // producer ids without a sequence (ErrInvalidRecord) and transactional
-// batches (ErrTransactional). Records inside the batch are not decoded: a
-// compressed batch would have to be decompressed first, which Kafka does
-// and this broker does not. O(len(raw)) for the checksum.
+// batches (ErrTransactional). Records inside the batch are not decoded
+// here: Partition.Append validates them (records.go) before appending a
+// client's batch. O(len(raw)) for the checksum.
 func ParseBatch(raw []byte) (*Batch, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("%w: no record batch", ErrInvalidRecord)
@@ -130,7 +136,7 @@ func ParseBatch(raw []byte) (*Batch, error) {
 	if kb.ProducerID >= 0 && kb.FirstSequence < 0 {
 		return nil, fmt.Errorf("%w: producer id %d with sequence %d", ErrInvalidRecord, kb.ProducerID, kb.FirstSequence)
 	}
-	return &Batch{raw: raw, info: infoOf(&kb, len(raw))}, nil
+	return &Batch{raw: raw, info: infoOf(&kb, len(raw)), attrs: kb.Attributes, numRecords: kb.NumRecords, firstTimestamp: kb.FirstTimestamp}, nil
 }
 
 // infoOf returns what kb's header says, its offsets relative (0 and the

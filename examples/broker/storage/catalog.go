@@ -96,6 +96,7 @@ func (s *Store) load() error {
 			return err
 		}
 		s.byName[t.Name], s.byID[t.ID] = t, t
+		s.partitions += len(t.Partitions)
 	}
 	return nil
 }

@@ -4,11 +4,21 @@
 // # Batches
 //
 // A partition's log holds v2 record batches exactly as clients sent them,
-// validated (ParseBatch: framing, magic, CRC-32C, record count) and with
-// two header fields rewritten that the checksum does not cover: the base
-// offset, which the log assigns, and the partition leader epoch. Records
-// inside a batch are never decoded: a compressed batch stays compressed,
-// and reads return whole batches, as Kafka's zero-copy path does.
+// with two header fields rewritten that the checksum does not cover: the
+// base offset, which the log assigns, and the partition leader epoch.
+// Before a client's batch is appended it is validated as Kafka's
+// LogValidator validates it: the header (ParseBatch: framing, magic,
+// CRC-32C, record count), then the records, walked one by one as they are
+// decompressed if they are (gzip, snappy, lz4, zstd), keys and values
+// skipped, not kept (records.go): lengths, count, offset deltas and the
+// max timestamp must agree with the header. A batch that lies is refused
+// (ErrCorruptBatch, ErrInvalidRecord, or ErrBatchTooLarge for one that
+// inflates past WithInflateLimit, by default 100 MiB); one that does not
+// is stored as it came, still compressed, and reads return whole batches,
+// as Kafka's zero-copy path does. At most GOMAXPROCS batches are inflated
+// at once. A follower's
+// batches, and those a log reads back, were validated when first written:
+// their checksum is checked, not their records.
 //
 // # Offsets
 //

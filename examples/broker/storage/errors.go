@@ -70,6 +70,11 @@ var (
 	// one partition.
 	ErrInvalidPartitions = errors.New("storage: invalid number of partitions")
 
+	// ErrPartitionLimit is wrapped when creating a topic would take the
+	// store past its partition limit (WithMaxPartitions; Kafka's
+	// POLICY_VIOLATION, as KIP-578 proposes).
+	ErrPartitionLimit = errors.New("storage: partition limit reached")
+
 	// ErrInvalidReplicationFactor is wrapped when creating a topic with a
 	// negative replication factor (Kafka's INVALID_REPLICATION_FACTOR).
 	ErrInvalidReplicationFactor = errors.New("storage: invalid replication factor")

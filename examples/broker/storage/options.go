@@ -27,6 +27,33 @@ type config struct {
 	producerExpiry  time.Duration
 	open            LogOpener
 	catalog         Catalog // nil: topics live in memory
+	maxPartitions   int     // all topics' partitions together; <= 0: MaxPartitions per topic only
+	// inflateLimit bounds what a batch's records may decompress to,
+	// beyond its topic's max.message.bytes (WithInflateLimit).
+	inflateLimit int
+	// skipRecords turns the validation of records off, for the
+	// benchmark that measures what it costs.
+	skipRecords bool
+	// inflating bounds the batches being decompressed at once, by New:
+	// each holds up to its topic's max.message.bytes.
+	inflating chan struct{}
+}
+
+// validateBatch validates b's records (records.go), which may decompress
+// to maxMessageBytes, its topic's max.message.bytes, or the store's
+// inflate limit, whichever is larger. A compressed batch takes one of the
+// store's inflating slots (GOMAXPROCS of them) while it is inflated and
+// walked: decompressing is the costly part of a produce, and no more
+// batches are inflated at once than there are cores.
+func (c *config) validateBatch(b *Batch, maxMessageBytes int) error {
+	if c.skipRecords {
+		return nil
+	}
+	if b.attrs&attrCompression != codecNone {
+		c.inflating <- struct{}{}
+		defer func() { <-c.inflating }()
+	}
+	return validateRecords(b, max(maxMessageBytes, c.inflateLimit))
 }
 
 func defaultConfig() config {
@@ -42,6 +69,7 @@ func defaultConfig() config {
 		checkInterval:   5 * time.Minute, // log.retention.check.interval.ms
 		producerBatches: 5,
 		producerExpiry:  24 * time.Hour, // producer.id.expiration.ms
+		inflateLimit:    DefaultInflateLimit,
 		open:            func(string, TopicID, int32) (Log, error) { return NewMemLog(), nil },
 	}
 }
@@ -56,6 +84,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: nil log opener", ErrInvalidOption)
 	case c.producerBatches < 1:
 		return fmt.Errorf("%w: producers must be remembered for at least one batch, not %d", ErrInvalidOption, c.producerBatches)
+	case c.inflateLimit < 0:
+		return fmt.Errorf("%w: inflate limit %d is negative", ErrInvalidOption, c.inflateLimit)
 	case c.defaults.MaxMessageBytes < batchOverhead:
 		return fmt.Errorf("%w: max.message.bytes %d is below a batch header", ErrInvalidOption, c.defaults.MaxMessageBytes)
 	}
@@ -112,3 +142,23 @@ func WithLogOpener(open LogOpener) Option { return optionFunc(func(cfg *config) 
 // (default: nowhere, topics live in memory). Pair it with a durable
 // LogOpener: a catalog without one restores topics with empty logs.
 func WithCatalog(c Catalog) Option { return optionFunc(func(cfg *config) { cfg.catalog = c }) }
+
+// WithMaxPartitions bounds the partitions of all topics together (Kafka's
+// max.broker.partitions, KIP-578): a creation that would take the store
+// past n fails with ErrPartitionLimit (default: no bound but MaxPartitions
+// per topic). Topics loaded from the catalog count, and are loaded
+// whatever their number: the bound is on creating more.
+func WithMaxPartitions(n int) Option { return optionFunc(func(cfg *config) { cfg.maxPartitions = n }) }
+
+// DefaultInflateLimit is the default of WithInflateLimit: Kafka's
+// socket.request.max.bytes, the largest request a broker reads.
+const DefaultInflateLimit = 100 << 20
+
+// WithInflateLimit bounds what a client's batch may decompress to: its
+// records are refused (ErrBatchTooLarge) past n bytes, or past its topic's
+// max.message.bytes if larger, without being inflated further (default
+// DefaultInflateLimit). Kafka has no such bound; the broker passes its
+// socket.request.max.bytes: a batch may inflate to the most a client could
+// have sent uncompressed, no more. Validation holds a few buffers whatever
+// the bound: records are walked as they are inflated, not kept.
+func WithInflateLimit(n int) Option { return optionFunc(func(cfg *config) { cfg.inflateLimit = n }) }

@@ -145,8 +145,9 @@ type AppendResult struct {
 	Duplicate bool
 }
 
-// Append validates raw as a client's record batch (see ParseBatch), checks
-// its producer's sequence, and appends a copy of it at the log end, with its
+// Append validates raw as a client's record batch (see ParseBatch), and
+// its records, decompressed to at most the topic's max.message.bytes (see
+// records.go), checks its producer's sequence, and appends a copy of it at the log end, with its
 // base offset and leader epoch written in. It then moves the high watermark
 // to the log end, unless the replica manager moves it
 // (SetHighWatermarkManaged), and applies the size and time retention (a
@@ -154,7 +155,7 @@ type AppendResult struct {
 // make its producer send it again). It returns an error wrapping ErrBatchTooLarge, ErrCorruptBatch,
 // ErrInvalidRecord, ErrTransactional, ErrInvalidProducerEpoch,
 // ErrOutOfOrderSequence or ErrDeleted, or the Log's error. The checksum is
-// computed before the lock is taken.
+// computed, and the records walked, before the lock is taken.
 func (p *Partition) Append(raw []byte) (AppendResult, error) {
 	// The size first, as Kafka: a batch too large is refused without
 	// checksumming it.
@@ -163,6 +164,9 @@ func (p *Partition) Append(raw []byte) (AppendResult, error) {
 	}
 	b, err := ParseBatch(raw)
 	if err != nil {
+		return AppendResult{}, err
+	}
+	if err := p.cfg.validateBatch(b, int(p.topic.Config.MaxMessageBytes)); err != nil {
 		return AppendResult{}, err
 	}
 	now := p.cfg.clock.Now()

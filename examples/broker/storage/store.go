@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 )
@@ -16,7 +17,10 @@ type Store struct {
 	byName   map[string]*Topic
 	byID     map[TopicID]*Topic
 	creating map[string]TopicID // names reserved by CreateTopic while it opens their logs
-	closed   bool
+	// partitions counts the partitions of the topics in byName, and of
+	// those being created: what WithMaxPartitions bounds.
+	partitions int
+	closed     bool
 
 	stop      chan struct{} // closed by Close: the sweeper returns
 	done      chan struct{} // closed by the sweeper when it returns
@@ -35,6 +39,7 @@ func New(opts ...Option) (*Store, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	cfg.inflating = make(chan struct{}, runtime.GOMAXPROCS(0))
 	s := &Store{cfg: cfg, byName: make(map[string]*Topic), byID: make(map[TopicID]*Topic),
 		creating: make(map[string]TopicID), stop: make(chan struct{}), done: make(chan struct{})}
 	if cfg.catalog != nil {
@@ -77,6 +82,18 @@ func (s *Store) CheckCreate(name string, partitions int32) error {
 	if s.takenLocked(name) {
 		return fmt.Errorf("%w: %s", ErrTopicExists, name)
 	}
+	return s.checkLimitLocked(partitions)
+}
+
+// checkLimitLocked reports whether n more partitions fit under the
+// store's limit.
+//
+// REQUIRES: s.mu held.
+func (s *Store) checkLimitLocked(n int32) error {
+	if max := s.cfg.maxPartitions; max > 0 && s.partitions+int(n) > max {
+		return fmt.Errorf("%w: %d more partitions would make %d, and this broker holds at most %d (max.broker.partitions)",
+			ErrPartitionLimit, n, s.partitions+int(n), max)
+	}
 	return nil
 }
 
@@ -116,6 +133,10 @@ func (s *Store) CreateTopicSpec(spec TopicSpec) (*Topic, error) {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s", ErrTopicExists, name)
 	}
+	if err := s.checkLimitLocked(spec.Partitions); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
 	if spec.ID.IsZero() {
 		spec.ID = newTopicID()
 		for s.idTakenLocked(spec.ID) {
@@ -126,6 +147,7 @@ func (s *Store) CreateTopicSpec(spec TopicSpec) (*Topic, error) {
 		return nil, fmt.Errorf("%w: %s: id %s is another topic's", ErrTopicExists, name, spec.ID)
 	}
 	s.creating[name] = spec.ID
+	s.partitions += int(spec.Partitions) // reserved meanwhile
 	s.mu.Unlock()
 
 	t, err := s.create(spec)
@@ -135,6 +157,8 @@ func (s *Store) CreateTopicSpec(spec TopicSpec) (*Topic, error) {
 	closed := s.closed
 	if err == nil && !closed {
 		s.byName[name], s.byID[t.ID] = t, t
+	} else {
+		s.partitions -= int(spec.Partitions)
 	}
 	s.mu.Unlock()
 	if err == nil && closed {
@@ -283,6 +307,7 @@ func (s *Store) deleteTopic(find func() *Topic, what string) (*Topic, error) {
 
 // REQUIRES: s.mu held for writing.
 func (s *Store) removeLocked(t *Topic) {
+	s.partitions -= len(t.Partitions)
 	delete(s.byName, t.Name)
 	delete(s.byID, t.ID)
 	t.deleted.Store(true)

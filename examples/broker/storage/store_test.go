@@ -2,7 +2,10 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -307,4 +310,33 @@ func TestAppendSucceedsWhenRetentionFails(t *testing.T) {
 	require.NoError(t, err, "the batch is appended; a retry would duplicate it")
 	assert.Equal(t, int64(0), res.BaseOffset)
 	assert.ErrorContains(t, s.Sweep(), "cannot delete", "the sweep reports it")
+}
+
+// TestMaxPartitions: creations past the limit, all topics together, fail
+// with ErrPartitionLimit, concurrent ones included (the partitions of a
+// topic being created count while its logs open); a deletion, or a
+// failed creation, gives its partitions back.
+func TestMaxPartitions(t *testing.T) {
+	s, _ := newTestStore(t, WithMaxPartitions(100))
+	var wg sync.WaitGroup
+	var created atomic.Int32
+	for i := range 20 {
+		wg.Go(func() {
+			if _, err := s.CreateTopic(fmt.Sprintf("t%d", i), 10, forever); err == nil {
+				created.Add(1)
+			} else {
+				assert.ErrorIs(t, err, ErrPartitionLimit)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int32(10), created.Load(), "ten topics of ten partitions")
+	assert.ErrorIs(t, s.CheckCreate("more", 1), ErrPartitionLimit)
+
+	_, err := s.DeleteTopic(s.Topics()[0].Name)
+	require.NoError(t, err)
+	_, err = s.CreateTopic("again", 10, forever)
+	assert.NoError(t, err, "the deleted topic's partitions are free again")
+	_, err = s.CreateTopic("invalid name!", 1, forever)
+	assert.ErrorIs(t, err, ErrInvalidTopic)
 }

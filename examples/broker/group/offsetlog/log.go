@@ -44,8 +44,9 @@ var _ group.OffsetStore = (*Log)(nil)
 
 // Open opens the offsets log in dir, creating both if need be, and replays
 // it: every batch is checked as a partition's are (framing, CRC-32C,
-// offsets), a torn tail is cut with a warning, and a bad batch that a
-// valid one follows, or a record this log does not write, fails Open,
+// offsets), a torn tail is cut with a warning (unless the log was shut
+// down cleanly: WithCleanShutdown), and a bad batch that a valid one
+// follows, or a record this log does not write, fails Open,
 // naming the position. The file is then fsynced, and the flusher started
 // if WithFlush set an interval. O(file).
 func Open(dir string, opts ...Option) (*Log, error) {
@@ -114,6 +115,10 @@ func (l *Log) replay() error {
 	})
 	if err != nil {
 		return fmt.Errorf("offsetlog: %s: %w", l.path, err)
+	}
+	if tear != nil && l.cfg.clean {
+		return fmt.Errorf("offsetlog: %s, position %d: %w: not a torn tail: the log was shut down cleanly",
+			l.path, tear.Pos, tear.Reason)
 	}
 	if tear != nil {
 		if err := l.f.Truncate(tear.Pos); err != nil {

@@ -208,6 +208,28 @@ func TestTornTail(t *testing.T) {
 	assert.ErrorContains(t, err, "position 0")
 }
 
+// TestTornTailAfterCleanShutdown: a log shut down cleanly has no torn
+// tail: a bad last batch fails Open, and nothing is cut.
+func TestTornTailAfterCleanShutdown(t *testing.T) {
+	dir := t.TempDir()
+	l := openTest(t, dir)
+	require.NoError(t, l.Commit("g", "", []group.StoredOffset{off("t", 0, 1)}))
+	require.NoError(t, l.Commit("g", "", []group.StoredOffset{off("t", 0, 2)}))
+	require.NoError(t, l.Close())
+	path := filepath.Join(dir, FileName)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	data[len(data)-1] ^= 1
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+
+	_, err = Open(dir, noSync, WithCleanShutdown(true))
+	assert.ErrorIs(t, err, storage.ErrCorruptBatch)
+	assert.ErrorContains(t, err, "shut down cleanly")
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(data)), st.Size(), "nothing cut")
+}
+
 // syncCount counts fsyncs of the log's file, and fails them when told.
 type syncCount struct {
 	mu   sync.Mutex

@@ -14,6 +14,7 @@ type config struct {
 	flushMessages int64         // log.flush.interval.messages
 	flushInterval time.Duration // log.flush.interval.ms; <= 0: never by time
 	compactAfter  int64         // dead records that make a compaction worth it
+	clean         bool          // the last shutdown was clean: no torn tail may be cut
 	log           *zap.Logger
 	sync          func(*os.File) error
 }
@@ -71,3 +72,10 @@ func WithLogger(l *zap.Logger) Option { return optionFunc(func(c *config) { c.lo
 
 // withSync replaces fsync, for tests that count or fail them.
 func withSync(sync func(*os.File) error) Option { return optionFunc(func(c *config) { c.sync = sync }) }
+
+// WithCleanShutdown says whether the log was closed cleanly before this
+// Open (the log dir it is kept in says so: logdir.Dir.CleanShutdown). A
+// log closed cleanly has no torn tail: a bad last batch then fails Open,
+// naming the position, rather than being cut (default false: cut, as
+// after a crash).
+func WithCleanShutdown(clean bool) Option { return optionFunc(func(c *config) { c.clean = clean }) }

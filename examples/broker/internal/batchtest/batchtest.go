@@ -4,11 +4,12 @@
 package batchtest
 
 import (
+	"bytes"
 	"fmt"
 	"hash/crc32"
 
 	"github.com/twmb/franz-go/pkg/kbin"
-
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -57,6 +58,46 @@ func Header(n int, ts int64) kmsg.RecordBatch {
 func Values(ts int64, values ...string) []byte {
 	b := Header(len(values), ts)
 	b.Records = Records(valueRecords(values)...)
+	return Encode(b)
+}
+
+// Codecs are the compression codecs of a batch's attributes, by name.
+var Codecs = map[string]int16{"gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+
+// Compress returns records compressed with codec (a Codecs value) by
+// franz-go's compressor, as a kgo producer compresses a batch (snappy in
+// the xerial framing Java's producer writes).
+func Compress(codec int16, records []byte) []byte {
+	var cc kgo.CompressionCodec
+	switch codec {
+	case 1:
+		cc = kgo.GzipCompression()
+	case 2:
+		cc = kgo.SnappyCompression()
+	case 3:
+		cc = kgo.Lz4Compression()
+	case 4:
+		cc = kgo.ZstdCompression()
+	default:
+		panic(fmt.Sprintf("batchtest: codec %d", codec))
+	}
+	comp, err := kgo.DefaultCompressor(cc)
+	if err != nil {
+		panic(fmt.Sprintf("batchtest: %v", err))
+	}
+	out, used := comp.Compress(new(bytes.Buffer), records)
+	if int16(used) != codec {
+		panic(fmt.Sprintf("batchtest: compressed with codec %d, not %d", used, codec))
+	}
+	return bytes.Clone(out)
+}
+
+// CompressedValues returns Values' batch with its records compressed with
+// codec.
+func CompressedValues(codec int16, ts int64, values ...string) []byte {
+	b := Header(len(values), ts)
+	b.Attributes = codec
+	b.Records = Compress(codec, Records(valueRecords(values)...))
 	return Encode(b)
 }
 

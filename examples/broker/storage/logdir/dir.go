@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -29,14 +30,23 @@ const (
 // the partitions are. Open it once per process; its OpenLog is the
 // storage's LogOpener.
 type Dir struct {
-	path      string   // immutable
-	cfg       config   // immutable
-	lock      *os.File // immutable: holds the directory's lock while open
-	clusterID string   // immutable
+	path      string     // immutable
+	cfg       config     // immutable
+	lock      *os.File   // immutable: holds the directory's lock while open
+	clusterID string     // immutable
+	files     *fileCache // immutable: the sealed segment files its logs keep open
 
 	mu     sync.Mutex // guards the following; never held with a Log's mu
 	logs   map[*Log]struct{}
 	closed bool
+
+	clean   bool        // immutable: the last shutdown was clean (clean.go)
+	unclean atomic.Bool // a log failed, or MarkUnclean: Close leaves no marker
+
+	pointsMu    sync.Mutex // guards the following: the recovery points (clean.go); a leaf, taken under a Log's mu
+	points      map[pointKey]recoveryPoint
+	pointsDirty bool            // changed since the checkpoint was written
+	recovered   map[string]bool // partition directories opened, and so recovered, since Open
 
 	catalogMu sync.Mutex                   // guards the following: the catalog's reads and writes (catalog.go)
 	specs     map[string]storage.TopicSpec // nil until read
@@ -73,17 +83,20 @@ func Open(path string, opts ...Option) (*Dir, error) {
 		_ = lock.Close()
 		return nil, err
 	}
-	d := &Dir{path: path, cfg: cfg, lock: lock, logs: make(map[*Log]struct{}),
-		stop: make(chan struct{}), done: make(chan struct{})}
+	d := &Dir{path: path, cfg: cfg, lock: lock, logs: make(map[*Log]struct{}), files: newFileCache(cfg.openSegments),
+		recovered: make(map[string]bool), stop: make(chan struct{}), done: make(chan struct{})}
 	if d.clusterID, err = d.loadMeta(); err == nil {
+		err = d.loadRecovery()
+	}
+	if err == nil {
 		err = d.finishDeletions()
 	}
 	if err != nil {
 		_ = lock.Close()
 		return nil, err
 	}
-	if cfg.flushInterval > 0 {
-		go d.flushEvery(cfg.flushInterval)
+	if cfg.flushInterval > 0 || cfg.checkpointInterval > 0 {
+		go d.background()
 	} else {
 		close(d.done)
 	}
@@ -133,7 +146,7 @@ func (d *Dir) OpenLog(topic string, id storage.TopicID, partition int32) (storag
 	}
 	// A directory made for this topic always holds a segment: its
 	// partition.metadata is written only once the first one exists.
-	l, err := openLog(dir, &d.cfg, owner == id)
+	l, err := openLog(d, dir, pointKey{topic, partition}, id, owner == id)
 	if err != nil {
 		return nil, fmt.Errorf("logdir: open %s-%d: %w", topic, partition, err)
 	}
@@ -143,7 +156,7 @@ func (d *Dir) OpenLog(topic string, id storage.TopicID, partition int32) (storag
 			return nil, err
 		}
 	}
-	l.forget, l.removed = d.forget, d.removeDir
+	d.noteRecovered(filepath.Base(dir))
 	d.mu.Lock()
 	closed := d.closed
 	if !closed {
@@ -156,6 +169,11 @@ func (d *Dir) OpenLog(topic string, id storage.TopicID, partition int32) (storag
 	}
 	return l, nil
 }
+
+// OpenSegments returns how many sealed segment files the directory's logs
+// hold open (at most WithOpenSegments', but for files being read), and
+// how many times one was opened again after the cache closed it.
+func (d *Dir) OpenSegments() (open, reopened int) { return d.files.open() }
 
 // forget takes a closed log off the flusher.
 func (d *Dir) forget(l *Log) {
@@ -205,13 +223,14 @@ func (d *Dir) finishDeletions() error {
 	return nil
 }
 
-// Close stops the flusher and waits for it, closes the logs still open
-// (the store closes its own first) and releases the directory's lock.
-// Close is idempotent.
+// Close stops the background goroutine and waits for it, closes the logs
+// still open (the store closes its own first), writes the recovery
+// checkpoint and, if every log closed cleanly, the clean-shutdown marker
+// (see clean.go), and releases the directory's lock. Close is idempotent.
 func (d *Dir) Close() error {
 	var err error
 	d.closeOnce.Do(func() {
-		// 1. No new logs; the flusher stops.
+		// 1. No new logs; the background goroutine stops.
 		d.mu.Lock()
 		d.closed = true
 		d.mu.Unlock()
@@ -228,7 +247,15 @@ func (d *Dir) Close() error {
 		for _, l := range left {
 			errs = append(errs, l.Close())
 		}
-		// 3. Release the lock for the next process.
+		// 3. Every log is fsynced to its end: record it, and that the
+		// shutdown was clean, unless something failed.
+		d.pointsMu.Lock()
+		errs = append(errs, d.writePointsLocked())
+		d.pointsMu.Unlock()
+		if errors.Join(errs...) == nil && !d.unclean.Load() && d.allRecovered() {
+			errs = append(errs, d.markClean())
+		}
+		// 4. Release the lock for the next process.
 		errs = append(errs, d.lock.Close())
 		err = errors.Join(errs...)
 	})

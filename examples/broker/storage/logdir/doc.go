@@ -8,6 +8,8 @@
 //
 //	DIR/
 //	  .lock                     flock'ed while a broker has the directory open
+//	  .kafka_cleanshutdown      present after a clean shutdown, until the next Open
+//	  recovery-point-offset-checkpoint  each partition's recovery point: fsynced below it
 //	  meta.properties           version=1, cluster.id, node.id
 //	  topics.json               the topic catalog: names, ids, partitions, configs
 //	  producer-ids              the first producer id not yet reserved
@@ -44,6 +46,12 @@
 // batch larger than a segment has one of its own. Sealing fsyncs the
 // segment, and the new file's name is made durable (an fsync of the
 // directory) before anything is written to it.
+//
+// An active segment keeps its two files open. A sealed one's .log is kept
+// open by the directory's cache of sealed files (WithOpenSegments), which
+// closes the least recently read past its size and opens one again when
+// it is read: the directory needs two file descriptors per partition and
+// the cache's, however many segments it holds (files.go).
 //
 // # Offset index
 //
@@ -87,9 +95,16 @@
 //
 //   - The active segment may end in a torn tail: a batch partly written
 //     when the process died, or garbage the disk kept after a power loss.
-//     The file is cut before the first batch that is not whole and valid,
-//     with a warning giving the position and the bytes dropped; nothing
-//     corrupt is ever served.
+//     After such an unclean shutdown, the file is cut before the first
+//     batch that is not whole and valid, with a warning giving the
+//     position and the bytes dropped, provided that batch starts at or
+//     past the log's recovery point (below it, everything was fsynced: a
+//     bad batch there is corruption). After a clean shutdown (Close wrote
+//     .kafka_cleanshutdown, which Open deletes), no tail is torn: any bad
+//     batch refuses the open, as Kafka's clean-shutdown marker makes it
+//     skip recovery (see clean.go). Nothing corrupt is ever served.
+//   - A log that ends before its recovery point lost fsynced files: the
+//     open fails (ErrInconsistent).
 //   - A bad batch that a valid batch follows, or any bad batch in a sealed
 //     segment (fsynced when it was sealed), is not a torn write: opening
 //     fails with an error wrapping storage.ErrCorruptBatch that names the
@@ -158,13 +173,15 @@
 // A Log's mu is never taken with Dir.mu held, nor Dir.mu with it (the
 // flusher and Close copy the set of logs under Dir.mu, then call them
 // without it). Partition's lock is taken before a Log's mu. Dir.catalogMu
-// and Dir.idsMu are leaves but for Dir.removeDir (which takes no lock).
+// and Dir.idsMu are leaves but for Dir.removeDir (which takes no lock);
+// Dir.pointsMu and the file cache's mu are leaves, taken under a Log's mu.
 //
 // # Not implemented
 //
 // Kafka's time index (.timeindex: ListOffsets by timestamp scans the batch
 // headers), producer state snapshots and the leader epoch checkpoint (the
-// state is rebuilt from the batches), the recovery-point and log-start
-// checkpoints (see Recovery and Retention), several log dirs, index
+// state is rebuilt from the batches), the log-start checkpoint (see
+// Retention), skipping recovery of the segments before the recovery point
+// (every batch is checked at every start), several log dirs, index
 // preallocation and mmap, and compaction.
 package logdir

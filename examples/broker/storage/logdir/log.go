@@ -21,10 +21,12 @@ import (
 // flusher calls it too, so it guards itself with mu, a leaf lock. An fsync
 // by the flusher runs outside mu, so that appends go on meanwhile.
 type Log struct {
-	dir     string             // immutable: the partition's directory
-	cfg     *config            // immutable: the directory's
-	forget  func(*Log)         // immutable: takes the log off the directory's flusher
-	removed func(string) error // immutable: deletes a partition's directory (Dir.removeDir)
+	dir   string          // immutable: the partition's directory
+	cfg   *config         // immutable: the directory's
+	d     *Dir            // immutable: the log dir it is in
+	files *fileCache      // immutable: the directory's cache of sealed segment files
+	key   pointKey        // immutable: its topic and partition, in the recovery checkpoint
+	id    storage.TopicID // immutable: its topic's id
 
 	mu      sync.RWMutex // guards the following
 	segs    []*segment   // by base offset; the last is the active one, never absent
@@ -92,6 +94,7 @@ func (l *Log) Append(b *storage.Batch) error {
 // REQUIRES: l.mu held for writing.
 func (l *Log) fail(err error) error {
 	l.failed = err
+	l.d.MarkUnclean() // the log's state on disk is unknown: the next start checks it as after a crash
 	l.cfg.log.Error("log failed: it takes no more appends until it is reopened", zap.String("dir", l.dir), zap.Error(err))
 	return err
 }
@@ -102,10 +105,10 @@ func (l *Log) fail(err error) error {
 // REQUIRES: l.mu held for writing.
 func (l *Log) rollLocked() error {
 	old := l.active()
-	if err := old.seal(l.cfg.sync); err != nil {
+	if err := old.seal(l.cfg.sync, l.files); err != nil {
 		return err
 	}
-	l.flushed = old.next
+	l.setFlushedLocked(old.next)
 	s, err := createSegment(l.dir, old.next, l.cfg)
 	if err != nil {
 		return err
@@ -128,8 +131,17 @@ func (l *Log) syncLocked() error {
 	if err := syncFiles(l.cfg.sync, s.f, s.idx); err != nil {
 		return err
 	}
-	l.flushed = s.next
+	l.setFlushedLocked(s.next)
 	return nil
+}
+
+// setFlushedLocked records that every offset below to is fsynced: the
+// log's recovery point, for the directory's next checkpoint.
+//
+// REQUIRES: l.mu held for writing.
+func (l *Log) setFlushedLocked(to int64) {
+	l.flushed = to
+	l.d.notePoint(l.key, recoveryPoint{id: l.id, offset: to})
 }
 
 // segmentFor returns the index of the segment holding offset: the last
@@ -184,19 +196,35 @@ func (l *Log) Scan(offset int64, fn func(storage.BatchInfo) bool) error {
 		return err
 	}
 	for ; i < len(l.segs); i, pos = i+1, 0 {
-		s := l.segs[i]
-		for pos < s.size {
-			h, err := s.header(pos)
-			if err != nil {
-				return err
-			}
-			if !fn(h) {
-				return nil
-			}
-			pos += int64(h.Size)
+		if stop, err := l.segs[i].scan(pos, fn); stop || err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// scan calls fn with the header of each batch of s from pos, and reports
+// whether fn stopped it.
+func (s *segment) scan(pos int64, fn func(storage.BatchInfo) bool) (bool, error) {
+	if pos >= s.size {
+		return false, nil
+	}
+	f, release, err := s.file()
+	if err != nil {
+		return true, err
+	}
+	defer release()
+	for pos < s.size {
+		h, err := s.headerIn(f, pos)
+		if err != nil {
+			return true, err
+		}
+		if !fn(h) {
+			return true, nil
+		}
+		pos += int64(h.Size)
+	}
+	return false, nil
 }
 
 // Segments implements storage.Log with the segment files that hold a
@@ -277,7 +305,8 @@ func (l *Log) Close() error { return l.close(true) }
 // partition; opening the log dir finishes the deletion.
 func (l *Log) Remove() error {
 	err := l.close(false)
-	return errors.Join(err, l.removed(l.dir))
+	l.d.forgetPoint(l.key)
+	return errors.Join(err, l.d.removeDir(l.dir))
 }
 
 func (l *Log) close(sync bool) error {
@@ -295,7 +324,7 @@ func (l *Log) close(sync bool) error {
 		errs = append(errs, s.close())
 	}
 	l.mu.Unlock()
-	l.forget(l)
+	l.d.forget(l)
 	return errors.Join(errs...)
 }
 
@@ -325,6 +354,6 @@ func (l *Log) flushIfDirty() {
 	case err != nil && l.failed == nil:
 		_ = l.fail(err)
 	case err == nil && to > l.flushed:
-		l.flushed = to
+		l.setFlushedLocked(to)
 	}
 }

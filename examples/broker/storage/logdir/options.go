@@ -16,6 +16,14 @@ const (
 	DefaultSegmentBytes       = 1 << 30            // log.segment.bytes
 	DefaultIndexIntervalBytes = 4096               // log.index.interval.bytes
 	DefaultRollAfter          = 7 * 24 * time.Hour // log.roll.hours
+
+	// DefaultCheckpointInterval is Kafka's
+	// log.flush.offset.checkpoint.interval.ms.
+	DefaultCheckpointInterval = time.Minute
+
+	// DefaultOpenSegments is how many sealed segment files the directory's
+	// logs keep open by default (WithOpenSegments).
+	DefaultOpenSegments = 256
 )
 
 // config is a directory's configuration, immutable after Open.
@@ -25,22 +33,28 @@ type config struct {
 	rollAfter     time.Duration // log.roll.ms; <= 0: never by time
 	flushMessages int64         // log.flush.interval.messages
 	flushInterval time.Duration // log.flush.interval.ms; <= 0: never by time
-	nodeID        int32
-	clock         storage.Clock
-	log           *zap.Logger
-	sync          func(*os.File) error // fsync; a test's counter
+	// checkpointInterval is log.flush.offset.checkpoint.interval.ms: how
+	// often the recovery points are written; <= 0: only when needed.
+	checkpointInterval time.Duration
+	openSegments       int // sealed segment files kept open, all logs together
+	nodeID             int32
+	clock              storage.Clock
+	log                *zap.Logger
+	sync               func(*os.File) error // fsync; a test's counter
 }
 
 func defaultConfig() config {
 	return config{
-		segmentBytes:  DefaultSegmentBytes,
-		indexInterval: DefaultIndexIntervalBytes,
-		rollAfter:     DefaultRollAfter,
-		flushMessages: math.MaxInt64,
-		nodeID:        1,
-		clock:         systemClock{},
-		log:           zap.NewNop(),
-		sync:          (*os.File).Sync,
+		segmentBytes:       DefaultSegmentBytes,
+		indexInterval:      DefaultIndexIntervalBytes,
+		rollAfter:          DefaultRollAfter,
+		flushMessages:      math.MaxInt64,
+		openSegments:       DefaultOpenSegments,
+		checkpointInterval: DefaultCheckpointInterval,
+		nodeID:             1,
+		clock:              systemClock{},
+		log:                zap.NewNop(),
+		sync:               (*os.File).Sync,
 	}
 }
 
@@ -53,6 +67,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: log.index.interval.bytes %d is negative", ErrInvalidOption, c.indexInterval)
 	case c.flushMessages < 1:
 		return fmt.Errorf("%w: log.flush.interval.messages %d, must be at least 1", ErrInvalidOption, c.flushMessages)
+	case c.openSegments < 1:
+		return fmt.Errorf("%w: %d open sealed segments, must be at least 1", ErrInvalidOption, c.openSegments)
 	case c.nodeID < 0:
 		return fmt.Errorf("%w: node.id %d is negative", ErrInvalidOption, c.nodeID)
 	case c.clock == nil || c.log == nil || c.sync == nil:
@@ -101,6 +117,26 @@ func WithRollAfter(d time.Duration) Option { return optionFunc(func(c *config) {
 func WithFlush(messages int64, interval time.Duration) Option {
 	return optionFunc(func(c *config) { c.flushMessages, c.flushInterval = messages, interval })
 }
+
+// WithCheckpointInterval sets how often the directory writes its logs'
+// recovery points, the offsets below which each is fsynced
+// (log.flush.offset.checkpoint.interval.ms, default a minute; zero or
+// negative: only when a truncation lowers one, and at Close). After an
+// unclean shutdown, recovery cuts a torn tail only at or past its log's
+// recovery point (see the package doc, # Recovery).
+func WithCheckpointInterval(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.checkpointInterval = d })
+}
+
+// WithOpenSegments bounds the sealed segment files that the directory's
+// logs keep open, all together (default DefaultOpenSegments): each sealed
+// segment's .log is opened when read and kept in a cache of open files,
+// the least recently read closed past n. Active segments (two files each,
+// its .log and .index) are always open, and a read in progress keeps its
+// file open whatever n is. Kafka keeps every segment open; this bounds the
+// file descriptors a log dir needs to two per partition plus n, so that
+// a broker can budget them (see package server).
+func WithOpenSegments(n int) Option { return optionFunc(func(c *config) { c.openSegments = n }) }
 
 // WithNodeID sets the broker's node.id, which the directory's
 // meta.properties records when it is made and checks when it is opened

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/atomicfile"
 	"github.com/gopurgatory/purgatory/examples/broker/internal/batchfile"
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
 // openLog opens the log whose segments are in dir (which exists), and
@@ -26,7 +27,8 @@ import (
 // is ErrInconsistent, not an empty partition. A new log gets its first
 // segment. The active segment is then fsynced, so that the log starts
 // with nothing unflushed. O(bytes in the log).
-func openLog(dir string, cfg *config, existed bool) (*Log, error) {
+func openLog(d *Dir, dir string, key pointKey, id storage.TopicID, existed bool) (*Log, error) {
+	cfg := &d.cfg
 	bases, err := listSegments(dir, cfg)
 	if err != nil {
 		return nil, err
@@ -34,7 +36,11 @@ func openLog(dir string, cfg *config, existed bool) (*Log, error) {
 	if existed && len(bases) == 0 {
 		return nil, fmt.Errorf("%w: %s holds no segment file", ErrInconsistent, dir)
 	}
-	l := &Log{dir: dir, cfg: cfg}
+	l := &Log{dir: dir, cfg: cfg, d: d, files: d.files, key: key, id: id}
+	tail := tailRule{clean: d.clean, point: -1}
+	if existed {
+		tail.point = d.recoveryPointOf(key, id)
+	}
 	fail := func(err error) (*Log, error) {
 		for _, s := range l.segs {
 			_ = s.close()
@@ -58,18 +64,37 @@ func openLog(dir string, cfg *config, existed bool) (*Log, error) {
 					ErrInconsistent, prev.path, prev.next, base))
 			}
 		}
-		s, err := recoverSegment(dir, base, cfg, i == len(bases)-1)
+		last := i == len(bases)-1
+		s, err := recoverSegment(dir, base, cfg, last, tail)
 		if err != nil {
 			return fail(err)
 		}
+		if !last {
+			d.files.add(s) // which may close it
+		}
 		l.segs = append(l.segs, s)
 		l.size += s.size
+	}
+	if end := l.endLocked(); tail.point > end {
+		return fail(fmt.Errorf("%w: %s ends at offset %d, but the offsets below %d were fsynced (%s): its last files were lost",
+			ErrInconsistent, dir, end, tail.point, recoveryPointsName))
 	}
 	if err := l.syncLocked(); err != nil {
 		return fail(err)
 	}
 	return l, nil
 }
+
+// tailRule says where recovery may cut a log's active segment: nowhere
+// after a clean shutdown, and only at or past the recovery point (-1:
+// none recorded) after an unclean one (see clean.go).
+type tailRule struct {
+	clean bool
+	point int64
+}
+
+// allows reports whether a torn tail may start at offset next.
+func (r tailRule) allows(next int64) bool { return !r.clean && next >= r.point }
 
 // listSegments returns the base offsets of the segments in dir, in order.
 // It deletes what an operation cut short by a crash leaves: an .index
@@ -119,7 +144,7 @@ func listSegments(dir string, cfg *config) ([]int64, error) {
 // the file, the position and the offset; the active one (last) is cut at
 // a torn tail. Its index is kept if every entry points at the batch it
 // names, and rebuilt otherwise.
-func recoverSegment(dir string, base int64, cfg *config, last bool) (*segment, error) {
+func recoverSegment(dir string, base int64, cfg *config, last bool, tail tailRule) (*segment, error) {
 	path := segmentPath(dir, base)
 	flag := os.O_RDONLY
 	if last {
@@ -167,6 +192,14 @@ func recoverSegment(dir string, base int64, cfg *config, last bool) (*segment, e
 			// created: no crash leaves it short.
 			return fail(fmt.Errorf("logdir: sealed segment %s, position %d (offset %d): %w",
 				path, tear.Pos, s.next, tear.Reason))
+		}
+		if !tail.allows(s.next) {
+			why := "the log was shut down cleanly"
+			if !tail.clean {
+				why = fmt.Sprintf("the offsets below %d were fsynced", tail.point)
+			}
+			return fail(fmt.Errorf("logdir: %s, position %d (offset %d): %w: not a torn tail: %s",
+				path, tear.Pos, s.next, tear.Reason, why))
 		}
 		if err := f.Truncate(tear.Pos); err != nil {
 			return fail(fmt.Errorf("logdir: truncate %s: %w", path, err))

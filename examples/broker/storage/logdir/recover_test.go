@@ -43,6 +43,16 @@ func written(t *testing.T, n int) (string, []int64) {
 	return path, pos
 }
 
+// crashed makes the log dir at path look as a crash leaves it before any
+// recovery checkpoint: no clean-shutdown marker, no recovery points.
+// Recovery then cuts a torn tail anywhere in the active segment.
+func crashed(t *testing.T, path string) {
+	t.Helper()
+	for _, name := range []string{cleanShutdownName, recoveryPointsName} {
+		require.NoError(t, os.Remove(filepath.Join(path, name)))
+	}
+}
+
 // reopen opens the log dir at path and partition t-0 again, closing both
 // at the end of the test, and returns what recovery logged.
 func reopen(t *testing.T, path string) (*Log, *observer.ObservedLogs, error) {
@@ -75,6 +85,7 @@ func segmentOf(path string, base int64) string { return segmentPath(filepath.Joi
 // there.
 func TestTornTailAtEveryLength(t *testing.T) {
 	path, pos := written(t, 8) // segments at 0 (batches 0-4) and 5 (5-7)
+	crashed(t, path)
 	seg := segmentOf(path, 5)
 	whole, err := os.ReadFile(seg)
 	require.NoError(t, err)
@@ -104,16 +115,18 @@ func TestTornTailAtEveryLength(t *testing.T) {
 		require.NoError(t, l.Append(stored(t, end, 1, 1000)), "cut at %d", n)
 		require.Equal(t, seq(0, end+1), offsets(t, readAll(t, l)))
 		require.NoError(t, d.Close())
+		crashed(t, path)
 	}
 }
 
-// TestFlippedBitInLastBatch: a last batch whose checksum fails is a torn
-// tail (its write did not all reach the disk) and goes; nothing corrupt is
-// ever served.
+// TestFlippedBitInLastBatch: after a crash, a last batch whose checksum
+// fails is a torn tail (its write did not all reach the disk) and goes;
+// nothing corrupt is ever served.
 func TestFlippedBitInLastBatch(t *testing.T) {
 	for _, at := range []string{"records", "header"} {
 		t.Run(at, func(t *testing.T) {
 			path, pos := written(t, 8)
+			crashed(t, path)
 			seg := segmentOf(path, 5)
 			data, err := os.ReadFile(seg)
 			require.NoError(t, err)

@@ -1,6 +1,7 @@
 package logdir
 
 import (
+	"container/list"
 	"errors"
 	"fmt"
 	"io"
@@ -38,7 +39,14 @@ type segment struct {
 	base int64  // immutable: the base offset of its first batch
 	path string // immutable: the .log's path; the .index is beside it
 
+	// cache holds the .log of a sealed segment: nil while the segment is
+	// active. While it is set, f, refs and elem are its (fileCache.mu),
+	// f is nil when the cache closed the file, and f is reached with
+	// file, never directly.
+	cache *fileCache
 	f     *os.File // the .log: read with ReadAt, appended to with WriteAt at size
+	refs  int      // reads holding f open (cached only)
+	elem  *list.Element
 	idx   *os.File // the .index, open for appends while active; nil once sealed
 	index []indexEntry
 	x     indexer
@@ -84,12 +92,42 @@ func (s *segment) corrupt(pos int64, err error) error {
 	return fmt.Errorf("logdir: %s, position %d: %w", s.path, pos, err)
 }
 
-// header returns the info of the batch at pos, its AppendTime the
-// segment's last append: a durable log keeps no time per batch, and Kafka
-// falls back to the segment's modification time likewise. One pread.
+// noRelease is file's release for an active segment, always open.
+func noRelease() {}
+
+// file returns the segment's .log for reading, and the func to call when
+// the reading is done: an active segment's file is always open; a sealed
+// one's is held open by the cache meanwhile, opened again if need be.
+//
+// REQUIRES: the segment's Log's mu held.
+func (s *segment) file() (*os.File, func(), error) {
+	if s.cache == nil {
+		return s.f, noRelease, nil
+	}
+	f, err := s.cache.acquire(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { s.cache.release(s) }, nil
+}
+
+// header returns the info of the batch at pos (see headerIn).
 func (s *segment) header(pos int64) (storage.BatchInfo, error) {
+	f, release, err := s.file()
+	if err != nil {
+		return storage.BatchInfo{}, err
+	}
+	defer release()
+	return s.headerIn(f, pos)
+}
+
+// headerIn returns the info of the batch at pos of f, the segment's .log,
+// its AppendTime the segment's last append: a durable log keeps no time
+// per batch, and Kafka falls back to the segment's modification time
+// likewise. One pread.
+func (s *segment) headerIn(f *os.File, pos int64) (storage.BatchInfo, error) {
 	var h [storage.BatchHeaderSize]byte
-	if err := readAt(s.f, h[:], pos); err != nil {
+	if err := readAt(f, h[:], pos); err != nil {
 		return storage.BatchInfo{}, fmt.Errorf("logdir: read %s at %d: %w", s.path, pos, err)
 	}
 	info, err := storage.ReadBatchHeader(h[:])
@@ -105,8 +143,16 @@ func (s *segment) header(pos int64) (storage.BatchInfo, error) {
 // entry found, about log.index.interval.bytes at most.
 func (s *segment) find(offset int64) (int64, error) {
 	pos := lookup(s.index, offset-s.base)
+	if pos >= s.size {
+		return s.size, nil
+	}
+	f, release, err := s.file()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	for pos < s.size {
-		h, err := s.header(pos)
+		h, err := s.headerIn(f, pos)
 		if err != nil {
 			return 0, err
 		}
@@ -128,7 +174,12 @@ func (s *segment) read(dst []byte, pos, limit int64, budget int, minOne bool) ([
 	if pos >= s.size {
 		return dst, 0, false, nil
 	}
-	first, err := s.header(pos)
+	f, release, err := s.file()
+	if err != nil {
+		return dst, 0, true, err
+	}
+	defer release()
+	first, err := s.headerIn(f, pos)
 	if err != nil {
 		return dst, 0, true, err
 	}
@@ -138,7 +189,7 @@ func (s *segment) read(dst []byte, pos, limit int64, budget int, minOne bool) ([
 	want := max(first.Size, int(min(int64(budget), s.size-pos)))
 	start := len(dst)
 	dst = slices.Grow(dst, want)[:start+want]
-	if err := readAt(s.f, dst[start:], pos); err != nil {
+	if err := readAt(f, dst[start:], pos); err != nil {
 		return dst[:start], 0, true, fmt.Errorf("logdir: read %s at %d: %w", s.path, pos, err)
 	}
 	n := first.Size
@@ -214,13 +265,15 @@ func syncFiles(sync func(*os.File) error, f, idx *os.File) error {
 }
 
 // seal fsyncs the segment and closes its index for appends: it is no longer
-// the active one, and everything in it is on disk.
-func (s *segment) seal(sync func(*os.File) error) error {
+// the active one, and everything in it is on disk. Its .log goes to the
+// cache of sealed files, which may close it.
+func (s *segment) seal(sync func(*os.File) error, cache *fileCache) error {
 	if err := syncFiles(sync, s.f, s.idx); err != nil {
 		return err
 	}
 	err := s.idx.Close()
 	s.idx = nil
+	cache.add(s)
 	return err
 }
 
@@ -270,8 +323,8 @@ func (s *segment) truncate(pos, next int64, sync func(*os.File) error) error {
 	return nil
 }
 
-// reopen opens a sealed segment's files for appends again, replacing its
-// read handle.
+// reopen opens a sealed segment's files for appends again, taking it out
+// of the cache of sealed files: it becomes the active segment.
 func (s *segment) reopen() error {
 	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
 	if err != nil {
@@ -282,7 +335,9 @@ func (s *segment) reopen() error {
 		_ = f.Close()
 		return fmt.Errorf("logdir: %w", err)
 	}
-	_ = s.f.Close() // only read from: nothing to lose
+	if s.cache != nil {
+		_ = s.cache.forget(s) // only read from: nothing to lose
+	}
 	s.f, s.idx = f, idx
 	return nil
 }
@@ -319,10 +374,15 @@ func (s *segment) rebase(base int64, cfg *config) (*segment, error) {
 	return emptySegment(base, path, f, idx, cfg), nil
 }
 
-// close closes its files. A segment already closed (by a rebase that then
-// failed) is no error.
+// close closes its files (a sealed one's, if the cache has it open). A
+// segment already closed (by a rebase that then failed) is no error.
 func (s *segment) close() error {
-	err := s.f.Close()
+	var err error
+	if s.cache != nil {
+		err = s.cache.forget(s)
+	} else {
+		err = s.f.Close()
+	}
 	if errors.Is(err, os.ErrClosed) {
 		err = nil
 	}

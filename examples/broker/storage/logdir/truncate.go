@@ -69,6 +69,11 @@ func (l *Log) TruncateTo(offset int64) error {
 	if h.BaseOffset != offset {
 		return fmt.Errorf("%w: truncate %s to %d, inside the batch at %d to %d", storage.ErrNotBatchBoundary, l.dir, offset, h.BaseOffset, h.LastOffset)
 	}
+	// The recovery point first: a crash in the middle must not leave one
+	// past what the log then holds.
+	if err := l.d.lowerPoint(l.key, recoveryPoint{id: l.id, offset: min(offset, l.flushed)}); err != nil {
+		return l.fail(err)
+	}
 	if err := l.dropAfterLocked(i); err != nil {
 		return l.fail(err)
 	}
@@ -95,6 +100,9 @@ func (l *Log) Reset(start int64) error {
 	}
 	if l.failed != nil {
 		return l.failed
+	}
+	if err := l.d.lowerPoint(l.key, recoveryPoint{id: l.id, offset: min(start, l.segs[0].base, l.flushed)}); err != nil {
+		return l.fail(err)
 	}
 	if err := l.dropAfterLocked(0); err != nil {
 		return l.fail(err)
@@ -144,6 +152,6 @@ func (l *Log) dropAfterLocked(i int) error {
 //
 // REQUIRES: l.mu held for writing.
 func (l *Log) cutLocked(end int64) {
-	l.flushed = end
+	l.setFlushedLocked(end)
 	l.cuts++
 }

@@ -277,7 +277,7 @@ func TestTruncateToSurvivesACrashAtEveryStep(t *testing.T) {
 		fill(t, 1000, []int{1}, l)
 		assert.Equal(t, seq(0, offset+1), offsets(t, readAll(t, l)))
 	})
-	assert.Equal(t, 5, stops, "three directory fsyncs, then the .log's and the .index's")
+	assert.Equal(t, 7, stops, "the recovery checkpoint's file and directory, three directory fsyncs, then the .log's and the .index's")
 }
 
 // TestResetSurvivesACrashAtEveryStep: wherever a crash stops a reset, the
@@ -298,7 +298,7 @@ func TestResetSurvivesACrashAtEveryStep(t *testing.T) {
 		fill(t, 1000, []int{1}, l)
 		assert.Equal(t, seq(start, start+1), offsets(t, readAll(t, l)))
 	})
-	assert.Equal(t, 6, stops, "three directory fsyncs, the first segment's two files, the directory after the rename")
+	assert.Equal(t, 8, stops, "the recovery checkpoint's file and directory, three directory fsyncs, the first segment's two files, the directory after the rename")
 }
 
 // TestResetCrashBetweenItsRenames leaves the first segment emptied and its
