@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/server"
-	"github.com/gopurgatory/purgatory/examples/proxy/proxy"
+	proxy "github.com/gopurgatory/purgatory/examples/proxy/server"
 	"github.com/gopurgatory/purgatory/operation"
 )
 

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/gopurgatory/purgatory/examples/proxy/proxy"
+	proxy "github.com/gopurgatory/purgatory/examples/proxy/server"
 )
 
 // This file holds what the proxy's end-to-end tests share: a proxy started

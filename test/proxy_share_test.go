@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gopurgatory/purgatory/examples/broker/server"
-	"github.com/gopurgatory/purgatory/examples/proxy/proxy"
+	proxy "github.com/gopurgatory/purgatory/examples/proxy/server"
 )
 
 // TestProxySharesOneUpstreamPollAmongConsumers has 100 consumers, each in

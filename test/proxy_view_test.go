@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/gopurgatory/purgatory/examples/broker/server"
-	"github.com/gopurgatory/purgatory/examples/proxy/proxy"
+	proxy "github.com/gopurgatory/purgatory/examples/proxy/server"
 )
 
 // TestProxyIsTheOnlyBrokerClientsSee checks the proxy's view of the

@@ -13,7 +13,7 @@
 // /metrics (the purgatory's, upstream fetches, the cache hit ratio,
 // waiting fetches) and /debug/pprof. SIGINT or SIGTERM shuts it down
 // gracefully: it stops reading requests, answers the fetches waiting in
-// its purgatory and the forwards in flight, and exits. See package proxy
+// its purgatory and the forwards in flight, and exits. See package server
 // for what it serves and how.
 package main
 
@@ -34,7 +34,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/gopurgatory/purgatory/examples/proxy/proxy"
+	"github.com/gopurgatory/purgatory/examples/proxy/server"
 )
 
 func main() {
@@ -47,7 +47,7 @@ func main() {
 func run(args []string) error {
 	// The properties file first: the command line's flags then override
 	// it, parsed with its values as defaults.
-	cfg := proxy.Default()
+	cfg := server.Default()
 	if path := configFlag(args); path != "" {
 		f, err := os.Open(path)
 		if err != nil {
@@ -80,7 +80,7 @@ func run(args []string) error {
 	}
 	defer func() { _ = log.Sync() }()
 
-	srv, err := proxy.New(cfg, log)
+	srv, err := server.New(cfg, log)
 	if err != nil {
 		return err
 	}

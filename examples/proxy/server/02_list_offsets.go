@@ -1,4 +1,4 @@
-package proxy
+package server
 
 // ListOffsets: v1-v11, as upstream serves it.
 //

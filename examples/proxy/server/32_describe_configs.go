@@ -1,4 +1,4 @@
-package proxy
+package server
 
 // DescribeConfigs: v0-v4, as upstream serves it.
 //

@@ -1,4 +1,4 @@
-package proxy
+package server
 
 // Requests forwarded as they are, at the client's version, to the one
 // upstream broker their route names, and answered with upstream's answer

@@ -1,4 +1,4 @@
-package proxy
+package server
 
 // ApiVersions: v0-v4.
 //

@@ -1,4 +1,4 @@
-package proxy
+package server
 
 // OffsetFetch: v0-v10, as upstream serves it.
 //

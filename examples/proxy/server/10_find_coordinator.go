@@ -1,4 +1,4 @@
-package proxy
+package server
 
 // FindCoordinator: v0-v6, as upstream serves it.
 //

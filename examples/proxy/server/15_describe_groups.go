@@ -1,18 +1,21 @@
-package proxy
+package server
 
-// DeleteGroups: v0-v3, as upstream serves it.
+// DescribeGroups: v0-v6, as upstream serves it.
 //
-// Split by coordinator and merged back in request order, as DescribeGroups
-// is (15_describe_groups.go).
+// Split by coordinator, one piece per coordinator, and the answers merged
+// back in request order; groups, members and errors are upstream's. A
+// coordinator answering NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE for a
+// group is forgotten. A piece that fails in transport closes the client's
+// connection (route.go).
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { serve(kmsg.DeleteGroups, 0, 3, (*Server).handleDeleteGroups) }
+func init() { serve(kmsg.DescribeGroups, 0, 6, (*Server).handleDescribeGroups) }
 
-func (s *Server) handleDeleteGroups(r *request) {
-	req := r.kreq.(*kmsg.DeleteGroupsRequest)
+func (s *Server) handleDescribeGroups(r *request) {
+	req := r.kreq.(*kmsg.DescribeGroupsRequest)
 	s.coordinators(coordinatorGroup, req.Groups, func(nodes map[string]int32) {
 		byNode := map[int32]*shard{}
 		var shards []*shard
@@ -22,21 +25,21 @@ func (s *Server) handleDeleteGroups(r *request) {
 				sub.Groups = nil
 				return &sub
 			})
-			sub := sh.req.(*kmsg.DeleteGroupsRequest)
+			sub := sh.req.(*kmsg.DescribeGroupsRequest)
 			sub.Groups = append(sub.Groups, g)
 		}
 		if len(shards) == 0 {
-			shards = append(shards, &shard{node: s.cl.Any(), req: req})
+			shards = append(shards, &shard{node: s.cl.Any(), req: req}) // no group: upstream answers it
 		}
 		r.fanout(shards, func(done []*shard) {
 			if sh := firstFailure(done); sh != nil {
 				r.failed(sh.node, sh.err)
 				return
 			}
-			byGroup := map[string]kmsg.DeleteGroupsResponseGroup{}
-			resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+			byGroup := map[string]kmsg.DescribeGroupsResponseGroup{}
+			resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 			for _, sh := range done {
-				m := sh.resp.(*kmsg.DeleteGroupsResponse)
+				m := sh.resp.(*kmsg.DescribeGroupsResponse)
 				resp.ThrottleMillis = max(resp.ThrottleMillis, m.ThrottleMillis)
 				for _, g := range m.Groups {
 					if staleCoordinator(g.ErrorCode) {

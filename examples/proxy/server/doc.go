@@ -1,8 +1,10 @@
-// Package proxy is a Kafka proxy built on the purgatory: clients see it as
-// their one broker, it forwards to the upstream cluster what it does not
-// serve, and it serves every consumer that reads a partition at its end
-// from one shared upstream long poll per partition, their fetches waiting
-// in its Fetch purgatory until that poll brings data.
+// Package server is the example Kafka proxy, built on the purgatory:
+// clients see it as their one broker, it forwards to the upstream cluster
+// what it does not serve, and it serves every consumer that reads a
+// partition at its end from one shared upstream long poll per partition,
+// their fetches waiting in its Fetch purgatory until that poll brings
+// data. It is laid out as the example broker's server package is: the
+// connections and one file per Kafka API.
 //
 // # The cluster clients see
 //
@@ -91,4 +93,4 @@
 // and an upstream connection's are leaves. No lock is held while calling
 // CheckAndComplete, while an upstream callback or an OnComplete runs, or
 // while answering a request.
-package proxy
+package server

@@ -1,21 +1,18 @@
-package proxy
+package server
 
-// DescribeGroups: v0-v6, as upstream serves it.
+// DeleteGroups: v0-v3, as upstream serves it.
 //
-// Split by coordinator, one piece per coordinator, and the answers merged
-// back in request order; groups, members and errors are upstream's. A
-// coordinator answering NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE for a
-// group is forgotten. A piece that fails in transport closes the client's
-// connection (route.go).
+// Split by coordinator and merged back in request order, as DescribeGroups
+// is (15_describe_groups.go).
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { serve(kmsg.DescribeGroups, 0, 6, (*Server).handleDescribeGroups) }
+func init() { serve(kmsg.DeleteGroups, 0, 3, (*Server).handleDeleteGroups) }
 
-func (s *Server) handleDescribeGroups(r *request) {
-	req := r.kreq.(*kmsg.DescribeGroupsRequest)
+func (s *Server) handleDeleteGroups(r *request) {
+	req := r.kreq.(*kmsg.DeleteGroupsRequest)
 	s.coordinators(coordinatorGroup, req.Groups, func(nodes map[string]int32) {
 		byNode := map[int32]*shard{}
 		var shards []*shard
@@ -25,21 +22,21 @@ func (s *Server) handleDescribeGroups(r *request) {
 				sub.Groups = nil
 				return &sub
 			})
-			sub := sh.req.(*kmsg.DescribeGroupsRequest)
+			sub := sh.req.(*kmsg.DeleteGroupsRequest)
 			sub.Groups = append(sub.Groups, g)
 		}
 		if len(shards) == 0 {
-			shards = append(shards, &shard{node: s.cl.Any(), req: req}) // no group: upstream answers it
+			shards = append(shards, &shard{node: s.cl.Any(), req: req})
 		}
 		r.fanout(shards, func(done []*shard) {
 			if sh := firstFailure(done); sh != nil {
 				r.failed(sh.node, sh.err)
 				return
 			}
-			byGroup := map[string]kmsg.DescribeGroupsResponseGroup{}
-			resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+			byGroup := map[string]kmsg.DeleteGroupsResponseGroup{}
+			resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 			for _, sh := range done {
-				m := sh.resp.(*kmsg.DescribeGroupsResponse)
+				m := sh.resp.(*kmsg.DeleteGroupsResponse)
 				resp.ThrottleMillis = max(resp.ThrottleMillis, m.ThrottleMillis)
 				for _, g := range m.Groups {
 					if staleCoordinator(g.ErrorCode) {

@@ -1,4 +1,4 @@
-package proxy
+package server
 
 // Fetch: v4-v18, as upstream serves it.
 //

@@ -1,4 +1,4 @@
-package proxy
+package server
 
 // Produce: v3-v13, as upstream serves it.
 //

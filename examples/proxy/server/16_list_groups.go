@@ -1,4 +1,4 @@
-package proxy
+package server
 
 // ListGroups: v0-v5, as upstream serves it.
 //

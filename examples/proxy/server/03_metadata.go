@@ -1,4 +1,4 @@
-package proxy
+package server
 
 // Metadata: v0-v13, as upstream serves it.
 //
