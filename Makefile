@@ -4,7 +4,7 @@ COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test stress bench-timer bench-purgatory bench-broker bench-cluster fuzz kgo-integration kgo-integration-cluster cluster
+.PHONY: test stress bench-timer bench-purgatory bench-broker bench-cluster bench-proxy fuzz kgo-integration kgo-integration-cluster kgo-integration-proxy cluster
 
 test:
 	$(GO) test -race ./...
@@ -45,9 +45,20 @@ kgo-integration:
 kgo-integration-cluster:
 	GO='$(GO)' RUN='$(RUN)' CLUSTER=1 ./scripts/kgo-integration.sh
 
+# The same suite through examples/proxy in front of the broker: the
+# suite's clients see only the proxy.
+kgo-integration-proxy:
+	GO='$(GO)' RUN='$(RUN)' PROXY=1 ./scripts/kgo-integration.sh
+
 # A local three-broker cluster (scripts/cluster.sh says how to change it).
 cluster:
 	GO='$(GO)' ./scripts/cluster.sh
+
+# 100 consumers tailing a 12-partition topic, straight at the broker and then
+# through examples/proxy, each in child processes of their own: broker CPU,
+# fetches at the broker, end-to-end latency, proxy CPU and memory, and a plot.
+bench-proxy:
+	$(GO) run ./test/proxyperf --consumers 100 --partitions 12 --rate 1000 --warmup 5s --duration 30s --plot bench-proxy.svg | tee bench-proxy.txt
 
 # acks=all produce on an in-process three-broker cluster, 1 and 12 partitions.
 bench-cluster:

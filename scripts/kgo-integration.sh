@@ -5,6 +5,7 @@
 #   RUN=TestGroupETL scripts/kgo-integration.sh
 #   make kgo-integration RUN='TestConsumeRegex|TestIssue337'
 #   CLUSTER=1 scripts/kgo-integration.sh      # against three brokers, replication factor 3
+#   PROXY=1 scripts/kgo-integration.sh        # through examples/proxy in front of the broker
 #
 # It builds the broker, starts it on a free loopback port (the kernel picks
 # it: the broker listens on 127.0.0.1:0 and logs the address it got, which
@@ -20,7 +21,8 @@
 #   TIMEOUT       go test -timeout (default: 5m, as franz-go's own CI; the
 #                 suite takes about a minute here)
 #   TESTFLAGS     more go test flags, e.g. "-v" or "-race"
-#   BROKER_RACE=1 build the broker with -race; a race report fails the run
+#   BROKER_RACE=1 build the broker (and the proxy) with -race; a race
+#                 report fails the run
 #   KGO_TEST_RECORDS  records per ETL chain (the suite's default: 500000)
 #   KGO_LOG_LEVEL     the suite's client log level (info, debug, none)
 #   BROKER_LOG_LEVEL  the broker's --log.level (default: info; the address
@@ -30,6 +32,12 @@
 #                 scripts/cluster.sh on three free consecutive ports, with
 #                 KGO_TEST_RF=3 (every topic on every broker) and
 #                 min.insync.replicas 2
+#   PROXY=1       run the suite through the example proxy: it is started
+#                 on a free loopback port in front of the broker (or the
+#                 cluster, with CLUSTER=1), and KGO_SEEDS is the proxy's
+#                 address alone; the suite's clients never see a broker.
+#                 The proxy's log is checked as the broker's is
+#                 (PROXY_LOG_LEVEL, default info).
 #
 # The broker's settings for the suite:
 #   --group.initial.rebalance.delay.ms 0
@@ -87,6 +95,7 @@ set -m
 work=$(mktemp -d "${TMPDIR:-/tmp}/kgo-integration.XXXXXX")
 broker_log="$work/broker.log"
 broker_pid=""
+proxy_pid=""
 test_pid=""
 status=1
 
@@ -110,6 +119,26 @@ stop_broker() {
 	broker_pid=""
 }
 
+# stop_proxy stops the proxy as stop_broker stops the broker: SIGTERM, a
+# graceful shutdown that answers what waits in its purgatory, then SIGKILL
+# after 15s.
+stop_proxy() {
+	[[ -n "$proxy_pid" ]] || return 0
+	if kill -0 "$proxy_pid" 2>/dev/null; then
+		kill -TERM "$proxy_pid" 2>/dev/null || true
+		for _ in $(seq 150); do
+			kill -0 "$proxy_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$proxy_pid" 2>/dev/null; then
+			echo "kgo-integration: proxy did not stop in 15s; killing it" >&2
+			kill -KILL "$proxy_pid" 2>/dev/null || true
+		fi
+	fi
+	wait "$proxy_pid" 2>/dev/null || true
+	proxy_pid=""
+}
+
 # stop_tests stops go test and the test binary: their process group.
 stop_tests() {
 	[[ -n "$test_pid" ]] || return 0
@@ -120,6 +149,7 @@ stop_tests() {
 
 cleanup() {
 	stop_tests
+	stop_proxy
 	stop_broker
 	if [[ $status -ne 0 || -n "${KEEP_LOGS:-}" ]]; then
 		echo "kgo-integration: broker logs kept in $work" >&2
@@ -199,6 +229,36 @@ done
 seeds=$(IFS=,; echo "${addrs[*]}")
 echo "kgo-integration: broker $broker_pid serving on $seeds"
 
+if [[ -n "${PROXY:-}" ]]; then
+	echo "kgo-integration: building the proxy"
+	proxy_build=()
+	if [[ -n "${BROKER_RACE:-}" ]]; then
+		proxy_build+=(-race)
+	fi
+	"$GO" build "${proxy_build[@]+"${proxy_build[@]}"}" -o "$work/proxy" ./examples/proxy
+	proxy_log="$work/proxy.log"
+	"$work/proxy" \
+		--upstream "$seeds" \
+		--listeners 127.0.0.1:0 \
+		--log.level "${PROXY_LOG_LEVEL:-info}" \
+		>"$proxy_log" 2>&1 &
+	proxy_pid=$!
+	paddr=""
+	for _ in $(seq 300); do
+		paddr=$(grep -o '"listener": "[^"]*"' "$proxy_log" | head -n1 | cut -d'"' -f4 || true)
+		[[ -z "$paddr" ]] || break
+		kill -0 "$proxy_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [[ -z "$paddr" ]] || ! accepts "$paddr"; then
+		echo "kgo-integration: the proxy did not start:" >&2
+		cat "$proxy_log" >&2
+		exit 1
+	fi
+	seeds=$paddr
+	echo "kgo-integration: proxy $proxy_pid serving on $seeds"
+fi
+
 args=(-count=1 -timeout "$TIMEOUT" -skip "$SKIP")
 if [[ -n "$RUN" ]]; then
 	args+=(-run "$RUN")
@@ -223,9 +283,16 @@ if ! kill -0 "$broker_pid" 2>/dev/null; then
 	echo "kgo-integration: the broker died during the run" >&2
 	status=1
 fi
+if [[ -n "$proxy_pid" ]] && ! kill -0 "$proxy_pid" 2>/dev/null; then
+	echo "kgo-integration: the proxy died during the run" >&2
+	status=1
+fi
 # A panicking handler closes only its connection, and the client may well
 # retry past it; the suite would pass over a broker bug. Fail instead.
 logs=("$work"/broker*.log)
+if [[ -n "${PROXY:-}" ]]; then
+	logs+=("$work/proxy.log")
+fi
 if grep -q 'handler panicked' "${logs[@]}"; then
 	echo "kgo-integration: a broker handler panicked:" >&2
 	grep -A3 'handler panicked' "${logs[@]}" >&2

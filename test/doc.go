@@ -41,4 +41,18 @@
 // rejoins the ISR and truncates to its leader, groups and topic creation
 // go to the controller, and TestClusterKill9Controller kills the
 // controller's process. TestClusterScript runs scripts/cluster.sh.
+//
+// # Proxy
+//
+// The proxy tests (proxy_*_test.go) put examples/proxy in front of
+// in-process brokers and drive it with kgo clients, kcat and raw kmsg
+// requests: every record read once, in order, byte for byte, by groups and
+// direct consumers while producers write through the proxy (in front of
+// one broker and of a cluster); 100 consumers in 100 groups tailing one
+// partition while the broker counts one fetch per round, not 100; a
+// fetch's min_bytes, max_bytes, partition_max_bytes and max_wait_ms;
+// upstream's errors passed on; a broker restarted, or gone, under waiting
+// fetches; a client leaving; older client versions kept; the metadata the
+// proxy answers. The test/proxyperf tool measures the proxy against the
+// broker alone.
 package test

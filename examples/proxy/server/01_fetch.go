@@ -1,0 +1,95 @@
+package server
+
+// Fetch: v4-v18, as upstream serves it.
+//
+// A consumer's fetch (replica id -1) is answered partition by partition
+// from where the answer is exact:
+//
+//   - A partition the proxy tails, at an offset its cache answers (package
+//     cache: within the recent batches, or at the end), is read from the
+//     cache: whole batches as upstream sent them, with upstream's high
+//     watermark, last stable offset and log start.
+//   - Any other partition is read from its upstream leader (max_wait 0,
+//     at the client's version, on the client's own connection). When
+//     upstream says the client is at the end of the partition (its offset
+//     is the high watermark, nothing to read), the proxy starts tailing it
+//     there, and the partition waits on the tail from then on.
+//
+// Then the fetch answers at once if it has min_bytes (each partition
+// counted up to its partition_max_bytes) or a partition read upstream
+// failed; else it waits in the proxy's Fetch purgatory, keyed by the
+// partitions it reads from caches, until a tail appends enough
+// (CheckAndComplete after each append), a tail stops, or max_wait_ms
+// passes: Kafka's DelayedFetch, whose bytes come from another Kafka. A
+// fetch that waits on no tail (none could start) waits upstream instead:
+// its partitions are read again with the time left and min_bytes. When it
+// completes, each partition is read again from its cache; one the cache
+// no longer answers exactly (its tail stopped, its offset was evicted, a
+// transactional batch for read_committed) is read from upstream, so that
+// the client gets upstream's answer (its data, or its error:
+// OFFSET_OUT_OF_RANGE, NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION
+// after a deletion). A read that fails in transport, when upstream went
+// away, answers NOT_LEADER_OR_FOLLOWER, which clients retry after a
+// metadata refresh. An unknown topic or partition is answered with its
+// error without cutting the wait for the others, as Kafka does.
+//
+// The response's max_bytes is shared by its partitions in request order,
+// in whole batches; the first batch of the first partition with data is
+// returned whatever its size (Kafka's minOneMessage). read_committed is
+// answered from a cache only where no aborted-transaction index is needed
+// (package cache); elsewhere upstream answers it, aborted transactions
+// included. A current_leader_epoch other than the tail's sends the
+// partition upstream, which fences or accepts it. A client that
+// disconnects has its waiting fetches completed by its connection.
+//
+// Fetch sessions (KIP-227): none is created: a full fetch is answered with
+// session id 0, which tells clients to go on with full fetches, and an
+// incremental one (epoch above 0) gets FETCH_SESSION_ID_NOT_FOUND. Replica
+// fetches are not proxied: every partition answers NOT_LEADER_OR_FOLLOWER.
+// Not implemented: preferred read replicas (-1 is answered: the proxy is
+// the only broker clients see), quotas.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch) }
+
+func (s *Server) handleFetch(r *request) {
+	f := s.newDelayedFetch(r, r.kreq.(*kmsg.FetchRequest))
+	if f.resp.ErrorCode != 0 || f.replica {
+		f.respond()
+		return
+	}
+	var up []int
+	for i := range f.parts {
+		if !f.fromTail(i) {
+			up = append(up, i)
+		}
+	}
+	if len(up) == 0 {
+		f.wait()
+		return
+	}
+	f.readUpstream(up, 0, 1, func() { f.tailAtEnd(up); f.wait() })
+}
+
+// setAside reports whether a partition's error leaves the fetch waiting
+// for its other partitions, as Kafka sets unknown partitions aside before
+// it reads the others (a consumer of a deleted topic next to live ones
+// would otherwise poll in a tight loop until its metadata catches up).
+func setAside(code int16) bool {
+	return code == kerr.UnknownTopicOrPartition.Code || code == kerr.UnknownTopicID.Code
+}
+
+// movedLeadership reports whether a partition error says the proxy's
+// metadata may be stale.
+func movedLeadership(code int16) bool {
+	switch code {
+	case kerr.NotLeaderForPartition.Code, kerr.FencedLeaderEpoch.Code, kerr.UnknownLeaderEpoch.Code,
+		kerr.LeaderNotAvailable.Code, kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicID.Code:
+		return true
+	}
+	return false
+}

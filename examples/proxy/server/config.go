@@ -1,0 +1,209 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the proxy's configuration. Names follow Kafka's: the broker's
+// configs for what the proxy serves (listeners, socket.request.max.bytes),
+// the consumer's for how it reads upstream (request.timeout.ms,
+// metadata.max.age.ms), and the proxy's own for its cache and tails.
+type Config struct {
+	// Upstream lists bootstrap brokers of the cluster behind the proxy,
+	// host:port[,host:port...] (a client's bootstrap.servers).
+	Upstream string
+	// Listener is the address clients connect to (listeners).
+	Listener string
+	// AdvertisedListener is the address clients are told to connect to
+	// (advertised.listeners); empty means the listener's actual address.
+	AdvertisedListener string
+	// NodeID is the broker id the proxy calls itself in the metadata it
+	// answers: clients see one broker, which leads every partition and
+	// coordinates every group.
+	NodeID int32
+	// MetricsAddr serves /metrics and /debug/pprof; empty disables it.
+	MetricsAddr string
+	// ClientID is the client id of the proxy's own requests upstream (its
+	// tail fetches, metadata); forwarded requests keep their client's.
+	ClientID string
+
+	SocketRequestMaxBytes int32         // socket.request.max.bytes
+	MaxInFlightPerConn    int           // queued.max.requests.per.connection
+	ConnectionsMaxIdle    time.Duration // connections.max.idle.ms
+
+	CacheBytesPerPartition int           // cache.bytes.per.partition
+	TailFetchMaxWait       time.Duration // tail.fetch.max.wait.ms
+	TailFetchMaxBytes      int32         // tail.fetch.max.bytes
+	TailFetchPartitionMax  int32         // tail.fetch.partition.max.bytes
+	TailIdle               time.Duration // tail.idle.ms
+
+	RequestTimeout      time.Duration // request.timeout.ms: upstream answers
+	MetadataMaxAge      time.Duration // metadata.max.age.ms
+	ReconnectBackoff    time.Duration // reconnect.backoff.ms
+	ReconnectBackoffMax time.Duration // reconnect.backoff.max.ms
+}
+
+// Default returns the defaults: a proxy on 127.0.0.1:9192 in front of a
+// broker on 127.0.0.1:9092.
+func Default() Config {
+	return Config{
+		Upstream:               "127.0.0.1:9092",
+		Listener:               "127.0.0.1:9192",
+		NodeID:                 0,
+		ClientID:               "purgatory-proxy",
+		SocketRequestMaxBytes:  100 << 20,
+		MaxInFlightPerConn:     100,
+		ConnectionsMaxIdle:     10 * time.Minute,
+		CacheBytesPerPartition: 8 << 20,
+		TailFetchMaxWait:       500 * time.Millisecond,
+		TailFetchMaxBytes:      50 << 20,
+		TailFetchPartitionMax:  1 << 20,
+		TailIdle:               30 * time.Second,
+		RequestTimeout:         30 * time.Second,
+		MetadataMaxAge:         30 * time.Second,
+		ReconnectBackoff:       50 * time.Millisecond,
+		ReconnectBackoffMax:    time.Second,
+	}
+}
+
+// validate reports the first setting out of range.
+func (c *Config) validate() error {
+	switch {
+	case len(c.seeds()) == 0:
+		return errors.New("upstream: empty")
+	case c.Listener == "":
+		return errors.New("listeners: empty")
+	case c.NodeID < 0:
+		return fmt.Errorf("node.id: %d, must not be negative", c.NodeID)
+	case c.SocketRequestMaxBytes < 1024:
+		return fmt.Errorf("socket.request.max.bytes: %d, must be at least 1024", c.SocketRequestMaxBytes)
+	case c.MaxInFlightPerConn < 1:
+		return fmt.Errorf("queued.max.requests.per.connection: %d, must be at least 1", c.MaxInFlightPerConn)
+	case c.CacheBytesPerPartition < 1:
+		return fmt.Errorf("cache.bytes.per.partition: %d, must be at least 1", c.CacheBytesPerPartition)
+	case c.TailFetchMaxWait <= 0 || c.TailIdle <= 0:
+		return errors.New("tail.fetch.max.wait.ms and tail.idle.ms must be positive")
+	case c.TailFetchMaxBytes < 1 || c.TailFetchPartitionMax < 1:
+		return errors.New("tail.fetch.max.bytes and tail.fetch.partition.max.bytes must be at least 1")
+	case c.RequestTimeout <= 0 || c.MetadataMaxAge <= 0:
+		return errors.New("request.timeout.ms and metadata.max.age.ms must be positive")
+	case c.ReconnectBackoff < 0 || c.ReconnectBackoffMax < c.ReconnectBackoff:
+		return errors.New("reconnect.backoff.ms must be between 0 and reconnect.backoff.max.ms")
+	}
+	for _, a := range c.seeds() {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("upstream: %q: %w", a, err)
+		}
+	}
+	return nil
+}
+
+// seeds splits Upstream.
+func (c *Config) seeds() []string {
+	var out []string
+	for _, s := range strings.Split(c.Upstream, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// RegisterFlags defines one flag per setting, named as Kafka names it
+// (--tail.fetch.max.wait.ms=500), with c's values as defaults. A *.ms
+// setting is a count of milliseconds.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Upstream, "upstream", c.Upstream, "bootstrap brokers of the cluster behind the proxy, host:port[,host:port...]")
+	fs.StringVar(&c.Listener, "listeners", c.Listener, "host:port clients connect to")
+	fs.StringVar(&c.AdvertisedListener, "advertised.listeners", c.AdvertisedListener, "host:port clients are told to use (default: the listener's address)")
+	fs.Var(int32Value{&c.NodeID}, "node.id", "the broker id clients see the proxy as")
+	fs.StringVar(&c.MetricsAddr, "metrics.listener", c.MetricsAddr, "host:port serving /metrics and /debug/pprof (empty: off)")
+	fs.StringVar(&c.ClientID, "client.id", c.ClientID, "client id of the proxy's own upstream requests")
+	fs.Var(int32Value{&c.SocketRequestMaxBytes}, "socket.request.max.bytes", "largest request accepted; a larger one closes the connection")
+	fs.IntVar(&c.MaxInFlightPerConn, "queued.max.requests.per.connection", c.MaxInFlightPerConn, "requests read ahead of their responses on one connection")
+	fs.Var(msValue{&c.ConnectionsMaxIdle}, "connections.max.idle.ms", "close client connections idle this long")
+	fs.IntVar(&c.CacheBytesPerPartition, "cache.bytes.per.partition", c.CacheBytesPerPartition, "bytes of recent batches cached per tailed partition (the newest batch stays whatever its size)")
+	fs.Var(msValue{&c.TailFetchMaxWait}, "tail.fetch.max.wait.ms", "max_wait_ms of the shared upstream long polls")
+	fs.Var(int32Value{&c.TailFetchMaxBytes}, "tail.fetch.max.bytes", "max_bytes of a shared upstream long poll")
+	fs.Var(int32Value{&c.TailFetchPartitionMax}, "tail.fetch.partition.max.bytes", "partition_max_bytes of a shared upstream long poll")
+	fs.Var(msValue{&c.TailIdle}, "tail.idle.ms", "stop tailing a partition no client fetch used for this long")
+	fs.Var(msValue{&c.RequestTimeout}, "request.timeout.ms", "how long an upstream answer may take, on top of what the request waits by design")
+	fs.Var(msValue{&c.MetadataMaxAge}, "metadata.max.age.ms", "how often the upstream metadata is refreshed")
+	fs.Var(msValue{&c.ReconnectBackoff}, "reconnect.backoff.ms", "how long an upstream broker that failed to dial is not dialled again")
+	fs.Var(msValue{&c.ReconnectBackoffMax}, "reconnect.backoff.max.ms", "the longest that backoff grows to")
+}
+
+// LoadProperties sets configs from a Kafka-style properties file: name=value
+// (or name: value) lines, # and ! comments, blank lines ignored. Names are
+// the flags'; an unknown name is an error, so that a typo is not silently
+// ignored.
+func (c *Config) LoadProperties(r io.Reader) error {
+	fs := flag.NewFlagSet("properties", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.RegisterFlags(fs)
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		i := strings.IndexAny(line, "=:")
+		if i < 0 {
+			return fmt.Errorf("line %d: want name=value, got %q", n, line)
+		}
+		name, value := strings.TrimSpace(line[:i]), strings.TrimSpace(line[i+1:])
+		if fs.Lookup(name) == nil {
+			return fmt.Errorf("line %d: unknown config %q", n, name)
+		}
+		if err := fs.Set(name, value); err != nil {
+			return fmt.Errorf("line %d: %s: %w", n, name, err)
+		}
+	}
+	return sc.Err()
+}
+
+// msValue is a duration set as a count of milliseconds.
+type msValue struct{ d *time.Duration }
+
+func (v msValue) String() string {
+	if v.d == nil {
+		return "0"
+	}
+	return strconv.FormatInt(v.d.Milliseconds(), 10)
+}
+
+func (v msValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return err
+	}
+	*v.d = time.Duration(n) * time.Millisecond
+	return nil
+}
+
+// int32Value is an int32 flag.
+type int32Value struct{ p *int32 }
+
+func (v int32Value) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.FormatInt(int64(*v.p), 10)
+}
+
+func (v int32Value) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return err
+	}
+	*v.p = int32(n)
+	return nil
+}

@@ -1,0 +1,299 @@
+package server
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/proxy/upstream"
+)
+
+// conn is one client connection. Its reader goroutine reads requests and
+// hands each to its handler without waiting for earlier answers
+// (pipelining, up to queued.max.requests.per.connection ahead); its writer
+// goroutine writes the answers strictly in request order, whatever order
+// they become ready in: clients match answers to requests by order.
+//
+// Lock order: conn.mu is a leaf. Answers arrive from operations'
+// OnComplete and from upstream callbacks, which hold no lock of theirs
+// then; conn.mu is never held while calling out.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	remote string
+	served chan struct{} // closed when serve returns
+	budget *time.Timer   // the reader's decode watchdog (decode.go)
+
+	mu       sync.Mutex // guards the following
+	cond     sync.Cond  // on mu: an answer is ready, there is room, or the end
+	owed     []*request // read and not yet written, in request order
+	waiting  map[*delayedFetch]struct{}
+	session  *upstream.Session // opened on the first forwarded request
+	draining bool              // the server closes: read no more, write what is owed
+	readDone bool              // the reader returned: nothing more will be owed
+	closed   bool              // the socket is closed: nothing more is written
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr().String(), served: make(chan struct{}),
+		waiting: make(map[*delayedFetch]struct{})}
+	c.cond.L = &c.mu
+	return c
+}
+
+// serve runs the connection until the client leaves, sends what cannot be
+// read, or the server drains it.
+func (c *conn) serve() {
+	defer close(c.served)
+	wrote := make(chan struct{})
+	go func() { defer close(wrote); c.write() }()
+	err := c.read()
+	c.mu.Lock()
+	c.readDone = true
+	draining := c.draining
+	c.mu.Unlock()
+	c.cond.Broadcast()
+	if draining {
+		<-wrote // it writes what is owed, or drain's deadline closes the socket
+	}
+	c.close()
+	<-wrote
+	switch {
+	case err == nil, draining, errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		c.s.log.Debug("connection closed", zap.String("client", c.remote))
+	default:
+		c.s.log.Info("closing connection", zap.String("client", c.remote), zap.Error(err))
+	}
+}
+
+// read reads and dispatches requests until an error or the drain.
+func (c *conn) read() error {
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	var size [4]byte
+	for {
+		if !c.armRead() {
+			return nil
+		}
+		if _, err := io.ReadFull(br, size[:]); err != nil {
+			return err
+		}
+		rd := kbin.Reader{Src: size[:]}
+		n := rd.Int32()
+		if n < 8 || n > c.s.cfg.SocketRequestMaxBytes {
+			return fmt.Errorf("%w: request of %d bytes (socket.request.max.bytes is %d)", ErrBadRequest, n, c.s.cfg.SocketRequestMaxBytes)
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(br, body); err != nil {
+			return err
+		}
+		r, err := c.parse(body)
+		if err != nil {
+			return err
+		}
+		if !c.enqueue(r) {
+			return nil
+		}
+		c.s.dispatch(r)
+	}
+}
+
+// armRead sets the read deadline before a read: connections.max.idle.ms
+// when nothing is owed (a client waiting for an answer is not idle), none
+// otherwise. It reports false once draining, whose deadline it must not
+// overwrite.
+func (c *conn) armRead() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.draining {
+		return false
+	}
+	c.armIdleLocked()
+	return true
+}
+
+// REQUIRES: c.mu held.
+func (c *conn) armIdleLocked() {
+	switch d := c.s.cfg.ConnectionsMaxIdle; {
+	case d <= 0 || c.draining:
+	case len(c.owed) == 0:
+		_ = c.nc.SetReadDeadline(time.Now().Add(d))
+	default:
+		_ = c.nc.SetReadDeadline(time.Time{})
+	}
+}
+
+// enqueue gives r its place in the answer order, waiting while too many
+// are owed. It reports false once the connection is closed.
+func (c *conn) enqueue(r *request) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for !c.closed && len(c.owed) >= c.s.cfg.MaxInFlightPerConn {
+		c.cond.Wait()
+	}
+	if c.closed {
+		return false
+	}
+	c.owed = append(c.owed, r)
+	return true
+}
+
+// answer records how r is answered, the first time, and wakes the writer.
+func (c *conn) answer(r *request, st answerState, resp kmsg.Response) {
+	c.mu.Lock()
+	if r.state != pending {
+		c.mu.Unlock()
+		return
+	}
+	r.state, r.resp = st, resp
+	c.mu.Unlock()
+	c.cond.Broadcast()
+}
+
+// write writes the answers in request order as they become ready,
+// flushing whenever the next one is not ready yet.
+func (c *conn) write() {
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	var buf []byte
+	for {
+		c.mu.Lock()
+		for !c.closed && (len(c.owed) == 0 || c.owed[0].state == pending) {
+			if c.readDone && len(c.owed) == 0 {
+				c.mu.Unlock()
+				_ = bw.Flush()
+				return // everything owed is written
+			}
+			if bw.Buffered() > 0 {
+				c.mu.Unlock()
+				if err := bw.Flush(); err != nil {
+					c.close()
+					return
+				}
+				c.mu.Lock()
+				continue
+			}
+			c.cond.Wait()
+		}
+		if c.closed {
+			c.mu.Unlock()
+			return
+		}
+		r := c.owed[0]
+		c.owed[0] = nil
+		c.owed = c.owed[1:]
+		if len(c.owed) == 0 {
+			c.armIdleLocked()
+		}
+		c.mu.Unlock()
+		c.cond.Broadcast() // the reader may wait for room
+
+		c.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
+		switch r.state {
+		case noResponse:
+			continue
+		case hangUp:
+			_ = bw.Flush() // a failure only means the client left first
+			c.close()
+			return
+		}
+		buf = kbin.AppendInt32(buf[:0], 0) // the size, set below
+		buf = kbin.AppendInt32(buf, r.corr)
+		if r.resp.IsFlexible() && kmsg.Key(r.resp.Key()) != kmsg.ApiVersions {
+			buf = append(buf, 0) // the response header's empty tag section
+		}
+		buf = r.resp.AppendTo(buf)
+		binary.BigEndian.PutUint32(buf[:4], uint32(len(buf)-4))
+		if _, err := bw.Write(buf); err != nil {
+			c.close()
+			return
+		}
+	}
+}
+
+// close closes the socket, stops the writer, completes the fetches waiting
+// on this connection's behalf (their answers go nowhere) and closes its
+// upstream connections. Idempotent.
+func (c *conn) close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	ops := make([]*delayedFetch, 0, len(c.waiting))
+	for f := range c.waiting {
+		ops = append(ops, f)
+	}
+	sess := c.session
+	c.mu.Unlock()
+	c.cond.Broadcast()
+	_ = c.nc.Close()
+	for _, f := range ops {
+		f.ForceComplete()
+	}
+	if sess != nil {
+		sess.Close()
+	}
+}
+
+// drain stops the reader and waits until everything owed is written, or
+// ctx ends, when it closes the socket under the writer.
+func (c *conn) drain(done <-chan struct{}) {
+	c.mu.Lock()
+	c.draining = true
+	_ = c.nc.SetReadDeadline(time.Now()) // the reader stops at its next read
+	c.mu.Unlock()
+	c.cond.Broadcast()
+	select {
+	case <-c.served:
+	case <-done:
+		_ = c.nc.Close()
+		<-c.served
+	}
+}
+
+// upstream returns the connection's upstream session, opened with the
+// client id of its first request; nil once closed.
+func (c *conn) upstream(clientID string) *upstream.Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	if c.session == nil {
+		c.session = c.s.cl.NewSession(clientID)
+	}
+	return c.session
+}
+
+// track and untrack keep the fetches waiting on this connection's behalf,
+// so that close completes them; track reports false once closed.
+func (c *conn) track(f *delayedFetch) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.waiting[f] = struct{}{}
+	return true
+}
+
+func (c *conn) untrack(f *delayedFetch) {
+	c.mu.Lock()
+	delete(c.waiting, f)
+	c.mu.Unlock()
+}
+
+func (c *conn) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}

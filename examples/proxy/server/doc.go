@@ -1,0 +1,96 @@
+// Package server is the example Kafka proxy, built on the purgatory:
+// clients see it as their one broker, it forwards to the upstream cluster
+// what it does not serve, and it serves every consumer that reads a
+// partition at its end from one shared upstream long poll per partition,
+// their fetches waiting in its Fetch purgatory until that poll brings
+// data. It is laid out as the example broker's server package is: the
+// connections and one file per Kafka API.
+//
+// # The cluster clients see
+//
+// The proxy listens on one address and presents itself as one broker
+// (node.id): Metadata names it as the only broker, the controller and the
+// leader and replica of every partition (03_metadata.go), FindCoordinator
+// as the coordinator of every group (10_find_coordinator.go), and
+// ApiVersions lists what both it and every upstream broker serve
+// (18_api_versions.go). Topics, topic ids, leader epochs, offsets and
+// errors are upstream's. The leader hints of KIP-951 in Produce and Fetch
+// answers name the proxy too, so no client ever learns an upstream
+// broker's address. One listener, rather than one per upstream broker,
+// keeps the proxy's address stable while upstream brokers come and go.
+//
+// # Forwarding
+//
+// Every client connection has a session of its own upstream (package
+// upstream): one connection per upstream broker, opened on first use. A
+// request the proxy does not serve itself goes at the client's version, in
+// the order the client sent it, to the broker its content routes it to:
+// a partition's leader (Produce, ListOffsets: split per leader and merged
+// back when a request spans several), a group's or a transaction's
+// coordinator (routes.go; looked up with FindCoordinator and cached),
+// the controller (topic creation and deletion), or any broker. A request
+// that waits upstream (a JoinGroup through a rebalance, an acks=all
+// produce) thus delays only that client's later requests to that broker,
+// as it would without the proxy. The proxy's metadata follows upstream:
+// it is refreshed every metadata.max.age.ms, after an error that says
+// leadership moved, and from every Metadata answer a client's request
+// brings back.
+//
+// Upstream's answers and errors reach the client as upstream gave them. A
+// forward that fails in transport (the broker went away, timed out)
+// answers a partition-level request's partitions NOT_LEADER_OR_FOLLOWER,
+// which clients retry after a metadata refresh, and closes the connection
+// of a client whose request has no partitions (a group or admin request),
+// after writing what it owed before: the client retries as when its
+// broker goes away.
+//
+// # Fetches at the end: the purgatory
+//
+// See 01_fetch.go. A fetch reads each partition from the cache of the
+// partition's tail (package tail, package cache) when the cache answers
+// its offset exactly, and from upstream otherwise; a partition found at
+// its end upstream starts being tailed there. A fetch without min_bytes
+// waits as an operation (delayedFetch, Kafka's DelayedFetch) in the
+// proxy's Fetch purgatory, watched under each partition it reads from a
+// cache. The tail's append is the event: it calls CheckAndComplete on the
+// partition, which completes the fetches that now have min_bytes
+// (counting each partition up to partition_max_bytes); the others
+// complete at max_wait_ms. A tail that stops (its upstream broker went
+// away, its leader moved, the topic was deleted) calls CheckAndComplete
+// too, and its waiting fetches read the partition from upstream: the
+// client gets upstream's own answer, or NOT_LEADER_OR_FOLLOWER when no
+// broker answers, never a hang. A client that disconnects has its waiting
+// fetches completed by its connection. Closing the proxy closes the
+// purgatory, which answers every waiting fetch.
+//
+// # Requests
+//
+// Each connection has a reader goroutine, which reads frames (bounded by
+// socket.request.max.bytes), decodes them with kmsg (under a time budget:
+// decode.go) and hands them to their handler without waiting for earlier
+// answers, up to queued.max.requests.per.connection ahead; and a writer
+// goroutine, which writes the answers in request order as they become
+// ready. Handlers do not block: they answer at once, from an upstream
+// callback, or from an operation's OnComplete (but for a coordinator
+// lookup the proxy has not cached, which holds the connection's later
+// requests for one round trip, to keep their order). One file per Kafka API the
+// proxy handles itself, named by key (00_produce.go, 01_fetch.go, ...),
+// each opening with the versions it serves and what it does; routes.go
+// lists the APIs forwarded unchanged. An unknown API, an unsupported
+// version or a malformed request closes the connection, as Kafka does.
+//
+// Not served: SASL and TLS (the proxy neither terminates nor forwards
+// them), replica fetches, fetch sessions (clients fall back to full
+// fetches), and the APIs routes.go does not list (OffsetForLeaderEpoch,
+// DeleteRecords, ACLs, configs alteration, share groups, KIP-848 groups):
+// ApiVersions does not offer them, and clients do without or fail as with
+// a broker that lacks them.
+//
+// # Lock order
+//
+// An operation's lock (around TryComplete), then a cache's (a leaf). The
+// tail manager's lock, then the upstream cluster's. A connection's lock
+// and an upstream connection's are leaves. No lock is held while calling
+// CheckAndComplete, while an upstream callback or an OnComplete runs, or
+// while answering a request.
+package server
