@@ -292,8 +292,8 @@ func TestProxyClientDisconnectCompletesItsFetch(t *testing.T) {
 	require.NoError(t, c.nc.Close())
 	require.Eventually(t, func() bool { return x.p.Stats().WaitingFetches == 0 }, 10*time.Second, time.Millisecond,
 		"completed when its client left")
-	assert.Equal(t, 1.0, metric(t, x.p.Registry(), "purgatory_completions_total", "purgatory", "Fetch", "outcome", operation.Forced.String()),
-		"by its connection, not by its deadline")
+	assert.Equal(t, 1.0, metric(t, x.p.Registry(), "purgatory_completions_total", "purgatory", "Fetch", "outcome", operation.ContextDone.String()),
+		"by its connection's context, not by its deadline")
 }
 
 // TestProxyUpstreamGoneFailsWaitingFetches stops the broker under a fetch

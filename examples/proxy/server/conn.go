@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -31,12 +32,16 @@ type conn struct {
 	nc     net.Conn
 	remote string
 	served chan struct{} // closed when serve returns
-	budget *time.Timer   // the reader's decode watchdog (decode.go)
 
-	mu       sync.Mutex // guards the following
-	cond     sync.Cond  // on mu: an answer is ready, there is room, or the end
-	owed     []*request // read and not yet written, in request order
-	waiting  map[*delayedFetch]struct{}
+	// ctx is the connection's life: the fetches waiting on its behalf are
+	// submitted with it, and close cancels it, which completes them
+	// (outcome ContextDone), so no purgatory keeps a gone client's wait.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex        // guards the following
+	cond     sync.Cond         // on mu: an answer is ready, there is room, or the end
+	owed     []*request        // read and not yet written, in request order
 	session  *upstream.Session // opened on the first forwarded request
 	draining bool              // the server closes: read no more, write what is owed
 	readDone bool              // the reader returned: nothing more will be owed
@@ -44,8 +49,8 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr().String(), served: make(chan struct{}),
-		waiting: make(map[*delayedFetch]struct{})}
+	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr().String(), served: make(chan struct{})}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.cond.L = &c.mu
 	return c
 }
@@ -228,17 +233,11 @@ func (c *conn) close() {
 		return
 	}
 	c.closed = true
-	ops := make([]*delayedFetch, 0, len(c.waiting))
-	for f := range c.waiting {
-		ops = append(ops, f)
-	}
 	sess := c.session
 	c.mu.Unlock()
 	c.cond.Broadcast()
 	_ = c.nc.Close()
-	for _, f := range ops {
-		f.ForceComplete()
-	}
+	c.cancel()
 	if sess != nil {
 		sess.Close()
 	}
@@ -272,28 +271,4 @@ func (c *conn) upstream(clientID string) *upstream.Session {
 		c.session = c.s.cl.NewSession(clientID)
 	}
 	return c.session
-}
-
-// track and untrack keep the fetches waiting on this connection's behalf,
-// so that close completes them; track reports false once closed.
-func (c *conn) track(f *delayedFetch) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false
-	}
-	c.waiting[f] = struct{}{}
-	return true
-}
-
-func (c *conn) untrack(f *delayedFetch) {
-	c.mu.Lock()
-	delete(c.waiting, f)
-	c.mu.Unlock()
-}
-
-func (c *conn) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
 }

@@ -8,14 +8,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// decodeBudget bounds the decoding of one request body. kmsg's decoders
-// (v1.15.0) loop over a flexible struct's tag count even after the bytes
-// run out, so a forged count costs up to a minute of CPU that cannot be
-// interrupted: a flexible body is decoded on a goroutine of its own, and
-// past the budget the connection is closed and the decode left to finish
-// alone. A real request decodes in milliseconds (records stay bytes).
-const decodeBudget = 2 * time.Second
-
 // parse decodes a request's header and body. An unknown key, a version the
 // proxy does not serve or a malformed request is an error, which closes
 // the connection, as Kafka does; an ApiVersions newer than the proxy's is
@@ -60,25 +52,10 @@ func (c *conn) parse(body []byte) (*request, error) {
 	return r, nil
 }
 
-// decode decodes a body with kmsg, under decodeBudget for flexible
-// versions (which have the tag loops).
-func (c *conn) decode(kreq kmsg.Request, src []byte) error {
-	if !kreq.IsFlexible() {
-		return kreq.ReadFrom(src)
-	}
-	done := make(chan error, 1)
-	go func() { done <- kreq.ReadFrom(src) }()
-	if c.budget == nil {
-		c.budget = time.NewTimer(c.s.decodeBudget)
-	} else {
-		c.budget.Reset(c.s.decodeBudget)
-	}
-	select {
-	case err := <-done:
-		c.budget.Stop()
-		return err
-	case <-c.budget.C:
-		c.s.metrics.decodeSlow.Inc()
-		return fmt.Errorf("decoding took over %v (a forged count in a tagged-field section?)", c.s.decodeBudget)
-	}
-}
+// decode decodes a body with kmsg, inline: since kmsg v1.15.1 its decoders
+// stop a tag loop at the end of the input and check every array count
+// against the bytes left, so a forged count fails at once instead of
+// spinning (the broker's kmsg_linux_test.go keeps the reproducers), and a
+// wall-clock budget, which dropped healthy requests on a busy machine, is
+// not needed.
+func (c *conn) decode(kreq kmsg.Request, src []byte) error { return kreq.ReadFrom(src) }

@@ -205,28 +205,16 @@ func (f *delayedFetch) wait() {
 	}
 }
 
-// watch submits f to the fetch purgatory on behalf of its connection, which
-// completes it if the client leaves.
+// watch submits f to the fetch purgatory tied to its connection's context,
+// which completes it if the client leaves.
 func (s *Server) watch(f *delayedFetch, timeout time.Duration, keys []tail.TP) {
-	c := f.r.c
-	if !c.track(f) {
-		return // the client left: no one to answer
-	}
 	f.watched = true
 	s.metrics.waiting.Add(1)
-	if _, err := s.fetches.TryCompleteElseWatch(f, timeout, keys...); err != nil {
-		c.untrack(f)
-		if !f.IsCompleted() {
-			// The purgatory is closing: answer with what there is.
-			s.metrics.waiting.Add(-1)
-			f.answer()
-		}
-		return
-	}
-	// A close between track and the submission could not complete f, which
-	// was not submitted yet: do it here. Only one of the two wins.
-	if c.isClosed() {
-		f.ForceComplete()
+	if _, err := s.fetches.TryCompleteElseWatchContext(f.r.c.ctx, f, timeout, keys...); err != nil {
+		// Not taken (the proxy is closing, or the client has left): answer
+		// with what there is; an answer to a gone client goes nowhere.
+		s.metrics.waiting.Add(-1)
+		f.answer()
 	}
 }
 
@@ -263,15 +251,11 @@ func (f *delayedFetch) OnComplete() {
 	if f.watched {
 		f.s.metrics.waiting.Add(-1)
 	}
-	f.r.c.untrack(f)
-	if f.Outcome() == operation.Forced {
+	if f.Outcome() == operation.ContextDone {
 		return
 	}
 	f.answer()
 }
-
-// OnExpiration does nothing: an expired fetch answers with what there is.
-func (f *delayedFetch) OnExpiration() {}
 
 // answer reads each cached partition from its cache, reads upstream those
 // it no longer answers exactly, and responds.

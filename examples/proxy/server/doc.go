@@ -66,8 +66,7 @@
 // # Requests
 //
 // Each connection has a reader goroutine, which reads frames (bounded by
-// socket.request.max.bytes), decodes them with kmsg (under a time budget:
-// decode.go) and hands them to their handler without waiting for earlier
+// socket.request.max.bytes), decodes them with kmsg and hands them to their handler without waiting for earlier
 // answers, up to queued.max.requests.per.connection ahead; and a writer
 // goroutine, which writes the answers in request order as they become
 // ready. Handlers do not block: they answer at once, from an upstream

@@ -15,7 +15,6 @@ type metrics struct {
 	latency     *prometheus.HistogramVec // by api
 	connections prometheus.Gauge
 	panics      prometheus.Counter
-	decodeSlow  prometheus.Counter
 	// fetchParts counts the partitions of client fetches by where they
 	// were answered from: the cache, or upstream.
 	fetchParts  *prometheus.CounterVec
@@ -41,9 +40,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "proxy_handler_panics_total", Help: "Request handlers that panicked (the connection was closed).",
 		}),
-		decodeSlow: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "proxy_decode_overruns_total", Help: "Requests whose decoding overran its budget; their connections were closed.",
-		}),
 		fetchParts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "proxy_fetch_partitions_total",
 			Help: "Partitions of client fetches, by where they were answered from: cache or upstream.",
@@ -63,7 +59,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "proxy_fetches_waiting", Help: "Client fetches waiting in the fetch purgatory.",
 	}, func() float64 { return float64(m.waiting.Load()) })
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.connections, m.panics, m.decodeSlow, m.fetchParts, ratio, waiting} {
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.connections, m.panics, m.fetchParts, ratio, waiting} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

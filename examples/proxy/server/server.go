@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -24,11 +23,10 @@ import (
 // end of a partition from one shared upstream long poll, through its
 // fetch purgatory. See the package documentation.
 type Server struct {
-	cfg          Config // immutable after New
-	log          *zap.Logger
-	reg          *prometheus.Registry
-	metrics      *metrics
-	decodeBudget time.Duration
+	cfg     Config // immutable after New
+	log     *zap.Logger
+	reg     *prometheus.Registry
+	metrics *metrics
 
 	cl      *upstream.Cluster
 	tails   *tail.Manager
@@ -55,8 +53,7 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), decodeBudget: decodeBudget,
-		conns: make(map[*conn]struct{})}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), conns: make(map[*conn]struct{})}
 	var err error
 	if s.metrics, err = newMetrics(s.reg); err != nil {
 		return nil, err
