@@ -74,7 +74,7 @@ func (s *State) ForceComplete() bool { return s.s.ForceComplete() }
 // and its callbacks (OnComplete, and OnExpiration if it expired) have run:
 // a handler can wait on it for its answer to exist. The first call makes
 // the channel (two allocations); an operation nobody waits for pays a
-// single compare-and-swap when it finishes. It may be called at any time,
+// single atomic OR when it finishes. It may be called at any time,
 // before or after submission, from any goroutine.
 func (s *State) Done() <-chan struct{} { return s.s.Done() }
 

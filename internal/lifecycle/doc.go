@@ -17,6 +17,7 @@
 //	bit  3     started: bound to a timer and an observer by Submit
 //	bit  4     cancelled: taken off its keys by CancelForKey
 //	bit  5     scheduled: on a shared timer, counted by its purgatory
+//	bit  6     finished: its callbacks have run (for Done)
 //	bits 32-63 listed: the watch entries the operation has in lists
 //
 // Completing is one compare-and-swap that sets the outcome; the goroutine

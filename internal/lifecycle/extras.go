@@ -9,49 +9,48 @@ import (
 // extras is what only some operations use, allocated the first time one of
 // them is asked for: a done channel (Done), the context an operation was
 // submitted with, and the record of its watch lists when they are emptied
-// eagerly. An operation that uses none pays one compare-and-swap when it
-// finishes, which publishes that it has finished to a Done called later.
+// eagerly.
+//
+// Their users and the finisher meet as in Dekker's algorithm: the finisher
+// sets the word's finished bit (one atomic OR, the only cost an operation
+// without extras pays) and then looks for extras; a user makes the extras
+// and then looks at the finished bit. Whichever comes second sees the
+// other, so an extra made while the callbacks run is not missed, and one
+// made after they ran sees that they did.
 type extras struct {
 	mu       sync.Mutex    // guards the following
-	finished bool          // the callbacks have run
+	finished bool          // the finisher has been here: the callbacks have run
 	done     chan struct{} // closed when finished; made by Done
 	stop     func() bool   // unties the context (context.AfterFunc's stop)
 	listing  any           // the watch lists' record (package watchlist), eager removal only
 }
 
-// finishedExt marks an operation that finished before any extras were made.
-var finishedExt = &extras{finished: true}
-
 // closedChan is the done channel of an operation that finished before
 // anyone asked for one.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// extras returns s's extras, making them if needed; nil once s finished
-// without any (nothing is left to attach to it).
-func (s *State) extras() *extras {
+// extras returns s's extras, making them if needed, and reports whether s
+// has finished (then they are of no use: nothing will look at them).
+func (s *State) extras() (*extras, bool) {
 	e := s.ext.Load()
 	if e == nil {
 		n := &extras{}
 		if s.ext.CompareAndSwap(nil, n) {
-			return n
+			e = n
+		} else {
+			e = s.ext.Load()
 		}
-		e = s.ext.Load()
 	}
-	if e == finishedExt {
-		return nil
-	}
-	return e
+	return e, s.word.Load()&finishedFlag != 0
 }
 
 // release runs when the callbacks have run: it publishes that the
 // operation finished, unties its context and closes its done channel.
 func (s *State) release() {
+	s.word.Or(finishedFlag)
 	e := s.ext.Load()
 	if e == nil {
-		if s.ext.CompareAndSwap(nil, finishedExt) {
-			return
-		}
-		e = s.ext.Load()
+		return // an extra made from now on sees the finished bit
 	}
 	e.mu.Lock()
 	e.finished = true
@@ -69,8 +68,8 @@ func (s *State) release() {
 // Done returns a channel closed once the operation has completed and its
 // callbacks have run. The first call makes the channel (two allocations).
 func (s *State) Done() <-chan struct{} {
-	e := s.extras()
-	if e == nil {
+	e, finished := s.extras()
+	if finished {
 		return closedChan
 	}
 	e.mu.Lock()
@@ -112,9 +111,9 @@ func TieContext(ctx context.Context, s *State) {
 	if ctx.Done() == nil {
 		return // never done
 	}
-	e := s.extras()
-	if e == nil {
-		return // finished already
+	e, finished := s.extras()
+	if finished {
+		return
 	}
 	stop := context.AfterFunc(ctx, func() {
 		o := ContextDone
@@ -141,8 +140,8 @@ func TieContext(ctx context.Context, s *State) {
 // REQUIRES: the lock of the shard the list belongs to held (lock order:
 // a shard's lock, then the extras').
 func Listing(s *State, mk func() any, f func(listing any)) bool {
-	e := s.extras()
-	if e == nil {
+	e, finished := s.extras()
+	if finished {
 		return false
 	}
 	e.mu.Lock()
@@ -162,11 +161,14 @@ func Listing(s *State, mk func() any, f func(listing any)) bool {
 // After release, no list is recorded any more.
 func TakeListing(s *State) any {
 	e := s.ext.Load()
-	if e == nil || e == finishedExt {
+	if e == nil {
 		return nil
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	// Made after release looked (and saw none): an extra made after this
+	// sees the finished bit, one made before is here, and is finished now.
+	e.finished = true
 	l := e.listing
 	e.listing = nil
 	return l
