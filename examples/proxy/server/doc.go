@@ -66,17 +66,18 @@
 // # Requests
 //
 // Each connection has a reader goroutine, which reads frames (bounded by
-// socket.request.max.bytes), decodes them with kmsg and hands them to their handler without waiting for earlier
-// answers, up to queued.max.requests.per.connection ahead; and a writer
-// goroutine, which writes the answers in request order as they become
-// ready. Handlers do not block: they answer at once, from an upstream
-// callback, or from an operation's OnComplete (but for a coordinator
-// lookup the proxy has not cached, which holds the connection's later
-// requests for one round trip, to keep their order). One file per Kafka API the
-// proxy handles itself, named by key (00_produce.go, 01_fetch.go, ...),
-// each opening with the versions it serves and what it does; routes.go
-// lists the APIs forwarded unchanged. An unknown API, an unsupported
-// version or a malformed request closes the connection, as Kafka does.
+// socket.request.max.bytes), decodes them with kmsg and hands them to
+// their handler without waiting for earlier answers, up to
+// queued.max.requests.per.connection ahead; and a writer goroutine, which
+// writes the answers in request order as they become ready. Handlers do
+// not block: they answer at once, from an upstream callback, or from an
+// operation's OnComplete (but for a coordinator lookup the proxy has not
+// cached, which holds the connection's later requests for one round trip,
+// to keep their order). One file per Kafka API the proxy handles itself,
+// named by key (00_produce.go, 01_fetch.go, ...), each opening with the
+// versions it serves and what it does; routes.go lists the APIs forwarded
+// unchanged. An unknown API, an unsupported version or a malformed request
+// closes the connection, as Kafka does.
 //
 // Not served: SASL and TLS (the proxy neither terminates nor forwards
 // them), replica fetches, fetch sessions (clients fall back to full
