@@ -60,7 +60,7 @@
 // too, and its waiting fetches read the partition from upstream: the
 // client gets upstream's own answer, or NOT_LEADER_OR_FOLLOWER when no
 // broker answers, never a hang. A client that disconnects has its waiting
-// fetches completed by its connection. Closing the proxy closes the
+// fetches completed by its connection's context. Closing the proxy closes the
 // purgatory, which answers every waiting fetch.
 //
 // # Requests
