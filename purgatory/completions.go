@@ -32,8 +32,8 @@ type completions struct {
 // mode, drops) the watch entries the operation left behind.
 func (o *completions) Completed(s *lifecycle.State, out lifecycle.Outcome, listed int, late time.Duration) {
 	if r := o.retention; r != nil {
-		if listed > 0 {
-			r.completed(s, listed)
+		if listed > 0 && r.add(s, listed) {
+			r.check()
 		}
 	} else {
 		o.release(s)

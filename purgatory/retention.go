@@ -30,7 +30,7 @@ import (
 // completing at that moment, however many operations are live.
 type retention struct {
 	interval int64       // immutable, as everything up to stripes
-	shift    uint        // step is 1<<shift
+	mask     int64       // step-1, the step being a power of two
 	p        purgeTarget // the purgatory
 
 	stripes [retentionStripes]struct {
@@ -47,7 +47,8 @@ const retentionStripes = 8 // a power of two
 
 func newRetention(interval int64, p purgeTarget) *retention {
 	step := max(1, interval/(2*retentionStripes))
-	return &retention{interval: interval, shift: uint(bits.Len64(uint64(step)) - 1), p: p}
+	step = 1 << (bits.Len64(uint64(step)) - 1) // rounded down to a power of two
+	return &retention{interval: interval, mask: step - 1, p: p}
 }
 
 // total returns the entries completions have left behind, ever.
@@ -59,16 +60,14 @@ func (r *retention) total() int64 {
 	return t
 }
 
-// completed counts the n entries s left behind, and checks the bound when
-// its stripe crosses a step: one uncontended atomic add otherwise, small
-// enough to be inlined into the observer.
-func (r *retention) completed(s *lifecycle.State, n int) {
+// add counts the n entries s left behind, and reports whether its stripe
+// crossed a step: the caller then checks the bound. One uncontended atomic
+// add, inlined into the observer.
+func (r *retention) add(s *lifecycle.State, n int) bool {
 	// The stripe is picked from s's page, as the timer picks its shards:
 	// operations allocated on different cores seldom share one.
 	st := &r.stripes[uintptr(unsafe.Pointer(s))>>13&(retentionStripes-1)]
-	if v := st.n.Add(int64(n)); v>>r.shift != (v-int64(n))>>r.shift {
-		r.check()
-	}
+	return st.n.Add(int64(n))&r.mask < int64(n) // crossed a multiple of the step
 }
 
 // check acts on the garbage past the purge interval: it wakes the reaper,
