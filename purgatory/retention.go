@@ -18,16 +18,21 @@ import (
 // operation's address, so that completions on two cores seldom share one;
 // the lists count what they drop, under the locks they hold anyway. The
 // garbage is the difference. Reading the lists' count takes each shard's
-// lock, so it is read only when the completions since the last reading
-// could have taken the garbage past the interval.
+// lock, so it is read by the reaper, not on a completion's path: between
+// readings, the completions since the last one plus the garbage then are an
+// upper bound, which only grows.
 //
-// A completion that takes its stripe past a multiple of step checks: with
-// stripes×step at most half the interval, at most half an interval of
-// garbage appears between two checks. Past the interval, the check wakes
-// the reaper to purge; past twice the interval (the reaper is behind, or
-// there is none), the completing goroutine purges itself. So the garbage
-// stays under three times the purge interval, plus the operations
-// completing at that moment, however many operations are live.
+// A completion that takes its stripe past a multiple of step checks that
+// bound; with stripes×step at most a quarter of the interval, at most that
+// much garbage appears between two checks. Past twice the interval, the
+// check reads the lists; if the garbage really is past the interval it
+// wakes the reaper to purge, and past twice the interval (the reaper is
+// behind), or past one without a reaper, the completing goroutine purges
+// itself. The reaper also reads the lists at each round the bound is past
+// the interval. So the garbage stays under three times the purge interval,
+// plus the operations completing at that moment, however many operations
+// are live; and the lists are read on a completion's path at most once per
+// interval of completions.
 type retention struct {
 	interval int64       // immutable, as everything up to stripes
 	mask     int64       // step-1, the step being a power of two
@@ -38,15 +43,16 @@ type retention struct {
 		_ [56]byte
 	}
 
-	mu        sync.Mutex // guards the following; one check at a time
-	dropped   int64      // the lists' Dropped at the last reading
+	dropped atomic.Int64 // the lists' Dropped at the last reading; written under mu
+
+	mu        sync.Mutex // guards the following; one reading at a time
 	lastTotal int64      // the stripes' total at the reaper's last round
 }
 
 const retentionStripes = 8 // a power of two
 
 func newRetention(interval int64, p purgeTarget) *retention {
-	step := max(1, interval/(2*retentionStripes))
+	step := max(1, interval/(4*retentionStripes))
 	step = 1 << (bits.Len64(uint64(step)) - 1) // rounded down to a power of two
 	return &retention{interval: interval, mask: step - 1, p: p}
 }
@@ -70,11 +76,17 @@ func (r *retention) add(s *lifecycle.State, n int) bool {
 	return st.n.Add(int64(n))&r.mask < int64(n) // crossed a multiple of the step
 }
 
-// check acts on the garbage past the purge interval: it wakes the reaper,
-// or past twice the interval (the reaper is behind, or there is none) it
-// purges on this goroutine.
+// check acts on the upper bound of the garbage once a stripe crossed a
+// step. It costs the stripes' reading; past twice the interval, also the
+// lists' (each shard's lock), which resets the bound to the garbage. Past
+// the interval, the reaper is woken to purge; the completing goroutine
+// purges itself only past twice the interval (the reaper is behind), or
+// without a reaper.
 func (r *retention) check() {
-	switch g := r.garbage(false); {
+	if r.total()-r.dropped.Load() <= 2*r.interval {
+		return
+	}
+	switch g := r.garbage(); {
 	case g > 2*r.interval || (g > r.interval && !r.p.hasReaper()):
 		r.p.purgeIfIdle()
 	case g > r.interval:
@@ -82,18 +94,13 @@ func (r *retention) check() {
 	}
 }
 
-// garbage returns the entries of completed operations still listed: an
-// upper bound when it is within the interval (reading the lists' count
-// would not change what the caller does), exact otherwise or with exact.
-func (r *retention) garbage(exact bool) int64 {
+// garbage reads the lists' count of dropped entries (each shard's lock in
+// turn) and returns the entries of completed operations still listed.
+func (r *retention) garbage() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	total := r.total()
-	if g := total - r.dropped; g <= r.interval && !exact {
-		return g
-	}
-	r.dropped = r.p.dropped()
-	return total - r.dropped
+	r.dropped.Store(r.p.dropped())
+	return r.total() - r.dropped.Load()
 }
 
 // purgeTarget is what retention needs of its purgatory.
@@ -127,7 +134,7 @@ func (p *Purgatory[K]) Garbage() int {
 	if p.obs.retention == nil {
 		return 0
 	}
-	return int(p.obs.retention.garbage(true))
+	return int(p.obs.retention.garbage())
 }
 
 // purger is the purgatory seen as its reaper's Purger: a conversion, and
@@ -135,9 +142,10 @@ func (p *Purgatory[K]) Garbage() int {
 type purger[K comparable] Purgatory[K]
 
 // MaybePurge runs after each of the reaper's rounds (and when a completion
-// woke it): it purges when the garbage is past the purge interval, or, once
-// no operation left garbage for a whole round (the load has ended), when
-// there is any, so that the heap returns to its idle size.
+// woke it): it reads the lists when the garbage may be past the purge
+// interval, and purges if it is; and once no operation left garbage for a
+// whole round (the load has ended), it purges whatever is left, so that the
+// heap returns to its idle size.
 func (pu *purger[K]) MaybePurge() {
 	p := (*Purgatory[K])(pu)
 	r := p.obs.retention
@@ -146,11 +154,14 @@ func (pu *purger[K]) MaybePurge() {
 	quiet := total == r.lastTotal
 	r.lastTotal = total
 	r.mu.Unlock()
-	switch g := r.garbage(false); {
-	case g <= 0: // nothing left behind since the lists were last counted
-	case g > r.interval:
-		p.purgeIfIdle()
-	case quiet && r.garbage(true) > 0:
+	upper := total - r.dropped.Load()
+	switch {
+	case upper <= 0: // nothing left behind since the lists were last read
+	case upper > r.interval:
+		if r.garbage() > r.interval {
+			p.purgeIfIdle()
+		}
+	case quiet && r.garbage() > 0:
 		p.purgeIfIdle()
 	}
 }
