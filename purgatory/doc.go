@@ -34,7 +34,8 @@
 //   - A panicking callback is recovered, logged and counted; nothing stops.
 //   - Memory is returned: a completed operation leaves the timer at once;
 //     the watch entries of completed operations never number more than
-//     three times the purge interval, however many operations wait (with a
+//     three times the purge interval, or, when more than sixteen times the
+//     interval are live, three sixteenths of the live entries (with a
 //     purge interval of 0, an operation leaves every list as it finishes);
 //     empty keys are dropped; once a load ends, the next quiet round of the
 //     reaper returns the lists to their idle size.
@@ -68,8 +69,10 @@
 //   - A purge: O(watch entries), holding each shard's lock while it walks
 //     that shard. Purges happen about once per purge interval of completed
 //     operations whose entries no check dropped first (completed through
-//     another key, expired, forced); a smaller interval keeps less garbage
-//     and walks more often.
+//     another key, expired, forced), or once per sixteenth of the live
+//     entries when that is more; so a purge visits fewer than 17 entries
+//     per entry it drops, however many operations wait. A smaller interval
+//     keeps less garbage and walks more often.
 //   - Watched, Garbage: O(shards), 256 by default, each under its lock.
 //     Delayed: O(timer shards) with its own timer, O(1) on a shared one.
 //
@@ -81,11 +84,15 @@
 // completes itself stay until its next check), a full list compacts itself,
 // or a purge walks the lists. The purgatory counts these entries exactly:
 // each completion reports the entries it leaves, and the lists count what
-// they drop. Past the purge interval (WithPurgeInterval, default 1000) a
-// completion wakes the reaper to purge; past twice the interval (the reaper
-// is behind, or there is none) the completing goroutine purges itself. And
-// when a whole reaper round passes with no such completion, whatever is
-// listed goes. Garbage reports the count.
+// they drop. Past a limit, the purge interval (WithPurgeInterval, default
+// 1000) or a sixteenth of the live entries if that is more, a completion
+// wakes the reaper to purge; past twice the limit (the reaper is behind, or
+// there is none) the completing goroutine purges itself. The sixteenth
+// keeps purging cheap: a purge walks the live entries too, and walking
+// 165,000 of them every 1000 completions tripled the CPU time of the
+// performance tool (BENCHMARKS.md). And when a whole reaper round passes
+// with no such completion, whatever is listed goes. Garbage reports the
+// count.
 //
 // With a purge interval of 0, an operation leaves every list as it
 // finishes, at the cost of its record of its lists (two allocations) and

@@ -63,10 +63,12 @@ func (c *config) validate() error {
 
 // WithPurgeInterval bounds the watch entries of completed operations left in
 // the watch lists (default 1000, Kafka's purge.interval.requests): past n,
-// the reaper purges, and the entries never number more than three times n
-// (see the package documentation). A purge walks every list, so a small n
-// costs CPU when many operations wait: about (watched entries)/n entry
-// visits per completed operation whose entries no check dropped first.
+// the reaper purges, and the entries never number more than three times n,
+// or three sixteenths of the live entries when more than 16n are live (see
+// the package documentation). A purge walks every list, so a small n costs
+// CPU when many operations wait: about (watched entries)/n entry visits,
+// and never more than 17, per entry of a completed operation that no
+// check dropped first.
 //
 // With n = 0 each operation leaves every list as it finishes (eager
 // removal): nothing completed stays reachable, no purge is ever needed,

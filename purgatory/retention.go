@@ -22,17 +22,25 @@ import (
 // readings, the completions since the last one plus the garbage then are an
 // upper bound, which only grows.
 //
+// The limit is the larger of the purge interval and a sixteenth of the
+// live entries (as of the last reading): a purge walks every entry, live
+// ones included, so a limit under a sixteenth of them would make purging
+// cost more than a few entry visits per completion. With 165,000 waiting
+// operations and an interval of 1000 (the performance tool's run), a bound
+// of the interval alone had every 1000 completions walk them all, and
+// tripled the tool's CPU time; with the sixteenth, each purge drops at
+// least one entry for every 17 it visits.
+//
 // A completion that takes its stripe past a multiple of step checks that
 // bound; with stripes×step at most a quarter of the interval, at most that
-// much garbage appears between two checks. Past twice the interval, the
-// check reads the lists; if the garbage really is past the interval it
-// wakes the reaper to purge, and past twice the interval (the reaper is
-// behind), or past one without a reaper, the completing goroutine purges
-// itself. The reaper also reads the lists at each round the bound is past
-// the interval. So the garbage stays under three times the purge interval,
-// plus the operations completing at that moment, however many operations
-// are live; and the lists are read on a completion's path at most once per
-// interval of completions.
+// much garbage appears between two checks. Past twice the limit, the check
+// reads the lists; if the garbage really is past the limit it wakes the
+// reaper to purge, and past twice the limit (the reaper is behind), or
+// past it without a reaper, the completing goroutine purges itself. The
+// reaper also reads the lists at each round the bound is past the limit.
+// So the garbage stays under three times the limit, plus the operations
+// completing at that moment; and the lists are read on a completion's path
+// at most once per interval of completions.
 type retention struct {
 	interval int64       // immutable, as everything up to stripes
 	mask     int64       // step-1, the step being a power of two
@@ -44,6 +52,7 @@ type retention struct {
 	}
 
 	dropped atomic.Int64 // the lists' Dropped at the last reading; written under mu
+	limit   atomic.Int64 // the interval, or a sixteenth of the live entries at the last reading; written under mu
 
 	mu        sync.Mutex // guards the following; one reading at a time
 	lastTotal int64      // the stripes' total at the reaper's last round
@@ -51,10 +60,16 @@ type retention struct {
 
 const retentionStripes = 8 // a power of two
 
+// liveShare is the share of the live entries that the limit never goes
+// under: a purge visits fewer than liveShare+1 entries per entry it drops.
+const liveShare = 16
+
 func newRetention(interval int64, p purgeTarget) *retention {
 	step := max(1, interval/(4*retentionStripes))
 	step = 1 << (bits.Len64(uint64(step)) - 1) // rounded down to a power of two
-	return &retention{interval: interval, mask: step - 1, p: p}
+	r := &retention{interval: interval, mask: step - 1, p: p}
+	r.limit.Store(interval)
+	return r
 }
 
 // total returns the entries completions have left behind, ever.
@@ -77,43 +92,48 @@ func (r *retention) add(s *lifecycle.State, n int) bool {
 }
 
 // check acts on the upper bound of the garbage once a stripe crossed a
-// step. It costs the stripes' reading; past twice the interval, also the
+// step. It costs the stripes' reading; past twice the limit, also the
 // lists' (each shard's lock), which resets the bound to the garbage. Past
-// the interval, the reaper is woken to purge; the completing goroutine
-// purges itself only past twice the interval (the reaper is behind), or
-// without a reaper.
+// the limit, the reaper is woken to purge; the completing goroutine purges
+// itself only past twice the limit (the reaper is behind), or without a
+// reaper.
 func (r *retention) check() {
-	if r.total()-r.dropped.Load() <= 2*r.interval {
+	if r.total()-r.dropped.Load() <= 2*r.limit.Load() {
 		return
 	}
-	switch g := r.garbage(); {
-	case g > 2*r.interval || (g > r.interval && !r.p.hasReaper()):
+	g := r.garbage()
+	switch limit := r.limit.Load(); {
+	case g > 2*limit || (g > limit && !r.p.hasReaper()):
 		r.p.purgeIfIdle()
-	case g > r.interval:
+	case g > limit:
 		r.p.wakeReaper()
 	}
 }
 
-// garbage reads the lists' count of dropped entries (each shard's lock in
-// turn) and returns the entries of completed operations still listed.
+// garbage reads the lists' counts (each shard's lock in turn), sets the
+// limit from them, and returns the entries of completed operations still
+// listed.
 func (r *retention) garbage() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.dropped.Store(r.p.dropped())
-	return r.total() - r.dropped.Load()
+	entries, dropped := r.p.counts()
+	r.dropped.Store(dropped)
+	g := r.total() - dropped
+	r.limit.Store(max(r.interval, (int64(entries)-g)/liveShare))
+	return g
 }
 
 // purgeTarget is what retention needs of its purgatory.
 type purgeTarget interface {
-	dropped() int64
+	counts() (entries int, dropped int64)
 	hasReaper() bool
 	wakeReaper()
 	purgeIfIdle()
 }
 
-func (p *Purgatory[K]) dropped() int64  { return p.w.Dropped() }
-func (p *Purgatory[K]) hasReaper() bool { return p.reaper != nil }
-func (p *Purgatory[K]) wakeReaper()     { p.reaper.Wake() }
+func (p *Purgatory[K]) counts() (int, int64) { return p.w.Counts() }
+func (p *Purgatory[K]) hasReaper() bool      { return p.reaper != nil }
+func (p *Purgatory[K]) wakeReaper()          { p.reaper.Wake() }
 
 // purgeIfIdle purges unless a purge is running already (which is dropping
 // the garbage this caller saw).
@@ -126,9 +146,10 @@ func (p *Purgatory[K]) purgeIfIdle() {
 
 // Garbage returns the number of watch entries of completed operations still
 // listed: each keeps its operation reachable until a check of its key or a
-// purge drops it. The reaper keeps it under three times the purge interval
-// (see the package documentation); with a purge interval of 0 it is 0 but
-// for operations finishing at that moment. O(shards of the watch lists),
+// purge drops it. It stays under three times the larger of the purge
+// interval and a sixteenth of the live entries (see the package
+// documentation); with a purge interval of 0 it is 0 but for operations
+// finishing at that moment. O(shards of the watch lists),
 // each under its lock.
 func (p *Purgatory[K]) Garbage() int {
 	if p.obs.retention == nil {
@@ -142,8 +163,8 @@ func (p *Purgatory[K]) Garbage() int {
 type purger[K comparable] Purgatory[K]
 
 // MaybePurge runs after each of the reaper's rounds (and when a completion
-// woke it): it reads the lists when the garbage may be past the purge
-// interval, and purges if it is; and once no operation left garbage for a
+// woke it): it reads the lists when the garbage may be past the limit, and
+// purges if it is; and once no operation left garbage for a
 // whole round (the load has ended), it purges whatever is left, so that the
 // heap returns to its idle size.
 func (pu *purger[K]) MaybePurge() {
@@ -157,8 +178,8 @@ func (pu *purger[K]) MaybePurge() {
 	upper := total - r.dropped.Load()
 	switch {
 	case upper <= 0: // nothing left behind since the lists were last read
-	case upper > r.interval:
-		if r.garbage() > r.interval {
+	case upper > r.limit.Load():
+		if r.garbage() > r.limit.Load() {
 			p.purgeIfIdle()
 		}
 	case quiet && r.garbage() > 0:

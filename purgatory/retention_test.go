@@ -27,53 +27,74 @@ func reachable(refs []weak.Pointer[mockOp]) int {
 }
 
 // The completed operations a purgatory still references stay under three
-// times its purge interval however many operations are live, and whichever
-// way they completed: here 10,000 live operations and a purge interval of
-// 100, which the old rule (purge only once completed entries outnumber
-// live ones) let grow to 9,000 completed operations kept indefinitely.
+// times the larger of its purge interval and a sixteenth of the live
+// entries, whichever way they completed. The first case is the issue's: a
+// purge interval of 1000 beside 10,000 live operations, which the old rule
+// (purge only once completed entries outnumber live ones) let grow to 9,000
+// completed operations kept indefinitely; here they stay under 3,000. The
+// second has 32,000 live entries and an interval of 100: the limit is then
+// a sixteenth of them, 2,000, so that each purge drops at least one entry
+// for every 17 it visits.
 func TestRetentionIsBoundedWhateverTheLiveCount(t *testing.T) {
-	const interval, live, garbage = 100, 10_000, 4_000
-	for _, withReaper := range []bool{false, true} {
-		t.Run("reaper="+strconv.FormatBool(withReaper), func(t *testing.T) {
-			opts := []Option{WithPurgeInterval(interval)}
-			var p *Purgatory[string]
-			if withReaper {
-				var err error
-				p, err = New[string](t.Name(), opts...)
-				require.NoError(t, err)
-				t.Cleanup(func() { _ = p.Close() })
-			} else {
-				p, _ = newTestPurgatory(t, opts...)
-			}
-			keep := make([]*mockOp, live)
-			for i := range keep {
-				keep[i] = newMockOp()
-				submit(t, p, keep[i], time.Hour, "live-"+strconv.Itoa(i%100))
-			}
-			var refs []weak.Pointer[mockOp]
-			most := 0
-			for i := range garbage {
-				op := newMockOp()
-				// Two keys; completed by neither (forced), or through one, so
-				// that the other key's entry is left behind.
-				submit(t, p, op, time.Hour, "a-"+strconv.Itoa(i%40), "b-"+strconv.Itoa(i%400))
-				if i%2 == 0 {
-					op.ForceComplete()
+	for _, tc := range []struct {
+		name                    string
+		interval, live, garbage int
+		limit                   int // the larger of interval and live/16
+	}{
+		{name: "interval", interval: 1000, live: 10_000, garbage: 10_000, limit: 1000},
+		{name: "live", interval: 100, live: 32_000, garbage: 10_000, limit: 2000},
+	} {
+		for _, withReaper := range []bool{false, true} {
+			t.Run(tc.name+"/reaper="+strconv.FormatBool(withReaper), func(t *testing.T) {
+				reg := prometheus.NewPedanticRegistry()
+				opts := []Option{WithPurgeInterval(tc.interval), WithRegisterer(reg)}
+				var p *Purgatory[string]
+				if withReaper {
+					var err error
+					p, err = New[string](t.Name(), opts...)
+					require.NoError(t, err)
+					t.Cleanup(func() { _ = p.Close() })
 				} else {
-					op.completable.Store(true)
-					p.CheckAndComplete("a-" + strconv.Itoa(i%40))
+					p, _ = newTestPurgatory(t, opts...)
 				}
-				refs = append(refs, weak.Make(op))
-				most = max(most, p.Garbage())
-				if i%250 == 249 {
-					n := reachable(refs)
-					require.LessOrEqual(t, n, 3*interval, "after %d completions, %d completed operations are still referenced", i+1, n)
+				keep := make([]*mockOp, tc.live)
+				for i := range keep {
+					keep[i] = newMockOp()
+					submit(t, p, keep[i], time.Hour, "live-"+strconv.Itoa(i%100))
 				}
-			}
-			assert.LessOrEqual(t, most, 3*interval, "garbage entries at most")
-			t.Logf("garbage entries peaked at %d (interval %d)", most, interval)
-			runtime.KeepAlive(keep)
-		})
+				var refs []weak.Pointer[mockOp]
+				most, left := 0, 0
+				for i := range tc.garbage {
+					op := newMockOp()
+					// Two keys; completed by neither (forced), or through one, so
+					// that the other key's entry is left behind.
+					submit(t, p, op, time.Hour, "a-"+strconv.Itoa(i%40), "b-"+strconv.Itoa(i%400))
+					if i%2 == 0 {
+						op.ForceComplete()
+						left += 2
+					} else {
+						op.completable.Store(true)
+						p.CheckAndComplete("a-" + strconv.Itoa(i%40))
+						left++
+					}
+					refs = append(refs, weak.Make(op))
+					most = max(most, p.Garbage())
+					if i%2500 == 2499 {
+						n := reachable(refs)
+						require.LessOrEqual(t, n, 3*tc.limit, "after %d completions, %d completed operations are still referenced", i+1, n)
+					}
+				}
+				assert.LessOrEqual(t, most, 3*tc.limit, "garbage entries at most")
+				if !withReaper {
+					// Each purge drops more than the limit: purging costs
+					// O(1) visits per entry left behind, not O(live).
+					purges := int(testutil.ToFloat64(p.obs.m.purges))
+					assert.LessOrEqual(t, purges, left/tc.limit+1, "purges for %d entries left behind", left)
+				}
+				t.Logf("garbage entries peaked at %d (limit %d)", most, tc.limit)
+				runtime.KeepAlive(keep)
+			})
+		}
 	}
 }
 

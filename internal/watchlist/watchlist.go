@@ -353,12 +353,18 @@ func (w *Watchers[K]) Keys() int {
 // dropped since New: with the entries completions left behind (reported to
 // the Observer), it gives the garbage still listed. O(shards).
 func (w *Watchers[K]) Dropped() int64 {
-	var n int64
+	_, dropped := w.Counts()
+	return dropped
+}
+
+// Counts returns Watched and Dropped in one reading. O(shards).
+func (w *Watchers[K]) Counts() (entries int, dropped int64) {
 	for i := range w.shards {
 		sh := &w.shards[i]
 		sh.mu.Lock()
-		n += sh.dropped
+		entries += sh.entries
+		dropped += sh.dropped
 		sh.mu.Unlock()
 	}
-	return n
+	return entries, dropped
 }
