@@ -32,8 +32,10 @@ type completions struct {
 // mode, drops) the watch entries the operation left behind.
 func (o *completions) Completed(s *lifecycle.State, out lifecycle.Outcome, listed int, late time.Duration) {
 	if r := o.retention; r != nil {
-		if listed > 0 && r.add(s, listed) {
-			r.check()
+		if listed > 0 {
+			if steps := r.add(s, listed); steps > 0 {
+				r.check(steps)
+			}
 		}
 	} else {
 		o.release(s)

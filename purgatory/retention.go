@@ -31,10 +31,13 @@ import (
 // tripled the tool's CPU time; with the sixteenth, each purge drops at
 // least one entry for every 17 it visits.
 //
-// A completion that takes its stripe past a multiple of step checks that
-// bound; with stripes×step at most a quarter of the interval, at most that
-// much garbage appears between two checks. Past twice the limit, the check
-// reads the lists; if the garbage really is past the limit it wakes the
+// A completion that takes its stripe past a multiple of step adds the
+// steps it crossed to a shared count, coarse, and checks the bound against
+// it: the stripes are read by no completion, and each core writes the
+// shared count once per step of its completions. Coarse trails the exact
+// total by less than stripes×step, at most the interval, so at most that
+// much garbage goes unseen. Past twice the limit, the check reads the
+// lists; if the garbage really is past the limit it wakes the
 // reaper to purge, and past twice the limit (the reaper is behind), or
 // past it without a reaper, the completing goroutine purges itself. The
 // reaper also reads the lists at each round the bound is past the limit.
@@ -43,13 +46,16 @@ import (
 // at most once per interval of completions.
 type retention struct {
 	interval int64       // immutable, as everything up to stripes
-	mask     int64       // step-1, the step being a power of two
+	shift    uint        // log2 of step, the step being a power of two
 	p        purgeTarget // the purgatory
+	_        [64]byte    // the fields above, read by every add, on no stripe's line
 
 	stripes [retentionStripes]struct {
 		n atomic.Int64 // entries left behind by completions, ever
 		_ [56]byte
 	}
+	coarse atomic.Int64 // steps the stripes crossed, times step: under total by < stripes×step
+	_      [56]byte     // coarse alone on its line, as the stripes are
 
 	dropped atomic.Int64 // the lists' Dropped at the last reading; written under mu
 	limit   atomic.Int64 // the interval, or a sixteenth of the live entries at the last reading; written under mu
@@ -65,9 +71,9 @@ const retentionStripes = 8 // a power of two
 const liveShare = 16
 
 func newRetention(interval int64, p purgeTarget) *retention {
-	step := max(1, interval/(4*retentionStripes))
-	step = 1 << (bits.Len64(uint64(step)) - 1) // rounded down to a power of two
-	r := &retention{interval: interval, mask: step - 1, p: p}
+	step := max(1, interval/retentionStripes)
+	shift := uint(bits.Len64(uint64(step)) - 1) // rounded down to a power of two
+	r := &retention{interval: interval, shift: shift, p: p}
 	r.limit.Store(interval)
 	return r
 }
@@ -81,24 +87,24 @@ func (r *retention) total() int64 {
 	return t
 }
 
-// add counts the n entries s left behind, and reports whether its stripe
-// crossed a step: the caller then checks the bound. One uncontended atomic
-// add, inlined into the observer.
-func (r *retention) add(s *lifecycle.State, n int) bool {
+// add counts the n entries s left behind, and returns how many steps its
+// stripe crossed: if any, the caller checks the bound. One uncontended
+// atomic add, inlined into the observer.
+func (r *retention) add(s *lifecycle.State, n int) int64 {
 	// The stripe is picked from s's page, as the timer picks its shards:
 	// operations allocated on different cores seldom share one.
 	st := &r.stripes[uintptr(unsafe.Pointer(s))>>13&(retentionStripes-1)]
-	return st.n.Add(int64(n))&r.mask < int64(n) // crossed a multiple of the step
+	t := st.n.Add(int64(n))
+	return t>>r.shift - (t-int64(n))>>r.shift
 }
 
-// check acts on the upper bound of the garbage once a stripe crossed a
-// step. It costs the stripes' reading; past twice the limit, also the
-// lists' (each shard's lock), which resets the bound to the garbage. Past
-// the limit, the reaper is woken to purge; the completing goroutine purges
-// itself only past twice the limit (the reaper is behind), or without a
-// reaper.
-func (r *retention) check() {
-	if r.total()-r.dropped.Load() <= 2*r.limit.Load() {
+// check counts the steps a stripe crossed and acts on the upper bound of
+// the garbage. Past twice the limit it reads the lists (each shard's
+// lock), which resets the bound to the garbage. Past the limit, the reaper
+// is woken to purge; the completing goroutine purges itself only past
+// twice the limit (the reaper is behind), or without a reaper.
+func (r *retention) check(steps int64) {
+	if r.coarse.Add(steps<<r.shift)-r.dropped.Load() <= 2*r.limit.Load() {
 		return
 	}
 	g := r.garbage()
