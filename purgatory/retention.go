@@ -18,9 +18,8 @@ import (
 // operation's address, so that completions on two cores seldom share one;
 // the lists count what they drop, under the locks they hold anyway. The
 // garbage is the difference. Reading the lists' count takes each shard's
-// lock, so it is read by the reaper, not on a completion's path: between
-// readings, the completions since the last one plus the garbage then are an
-// upper bound, which only grows.
+// lock, so it is read seldom: between readings, the completions since the
+// last one plus the garbage then are an upper bound, which only grows.
 //
 // The limit is the larger of the purge interval and a sixteenth of the
 // live entries (as of the last reading): a purge walks every entry, live
@@ -35,11 +34,12 @@ import (
 // steps it crossed to a shared count, coarse, and checks the bound against
 // it: the stripes are read by no completion, and each core writes the
 // shared count once per step of its completions. Coarse trails the exact
-// total by less than stripes×step, at most the interval, so at most that
-// much garbage goes unseen. Past twice the limit, the check reads the
-// lists; if the garbage really is past the limit it wakes the
-// reaper to purge, and past twice the limit (the reaper is behind), or
-// past it without a reaper, the completing goroutine purges itself. The
+// total by less than stripes×step, at most the interval (8 for an interval
+// under 8), so at most that much garbage goes unseen. Past twice the limit,
+// the check reads the lists; if the garbage really is past the limit it
+// wakes the reaper to purge, and past twice the limit (the reaper is
+// behind), or past it without a reaper, the completing goroutine purges
+// itself. The
 // reaper also reads the lists at each round the bound is past the limit.
 // So the garbage stays under three times the limit, plus the operations
 // completing at that moment; and the lists are read on a completion's path
