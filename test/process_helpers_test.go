@@ -112,6 +112,7 @@ func runBrokerProcess(t *testing.T, lim limits, args ...string) *brokerProcess {
 		argv = append(append(pre, "--"), argv...)
 	}
 	p := &brokerProcess{t: t, cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan struct{})}
+	dieWithParent(p.cmd)
 	stderr, err := p.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, p.cmd.Start())
