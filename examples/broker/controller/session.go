@@ -1,0 +1,120 @@
+package controller
+
+import (
+	"context"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/operation"
+)
+
+// session is a broker's session at the active controller: a delayed
+// operation that a heartbeat completes (renewed) and that fences the
+// broker if it expires first (Kafka's BrokerHeartbeatManager, as a
+// purgatory operation).
+type session struct {
+	operation.State
+	c       *Controller
+	broker  int32
+	renewed atomic.Bool // a heartbeat came: complete without fencing
+	dropped atomic.Bool // the controller stepped down: complete without fencing
+}
+
+func (s *session) TryComplete() bool { return s.renewed.Load() }
+
+// OnComplete fences the broker if the session expired and is still the
+// broker's current one. Proposing waits for the quorum: it runs on a
+// goroutine of its own, not on the purgatory's timer.
+func (s *session) OnComplete() {
+	if s.Outcome() != operation.Expired || s.dropped.Load() {
+		return
+	}
+	c := s.c
+	c.mu.Lock()
+	current := c.sessions[s.broker] == s && c.active && !c.closed
+	if current {
+		delete(c.sessions, s.broker)
+		c.wg.Add(1)
+	}
+	c.mu.Unlock()
+	if !current {
+		return
+	}
+	go func() {
+		defer c.wg.Done()
+		c.fence(s.broker)
+	}()
+}
+
+// fence commits broker's fencing, with the elections it takes.
+func (c *Controller) fence(broker int32) {
+	var moved int
+	_, err := c.decide(context.Background(), func(im *metadata.Image) (metadata.Record, error) {
+		c.mu.Lock()
+		_, renewed := c.sessions[broker] // a heartbeat came since it expired
+		c.mu.Unlock()
+		if renewed {
+			return metadata.Record{}, nil
+		}
+		rec := metadata.Fence(im, broker)
+		moved = len(rec.Partitions)
+		return rec, nil
+	})
+	if err != nil {
+		c.zlog.Warn("controller: fencing a broker whose session expired", zap.Int32("broker", broker), zap.Error(err))
+		return
+	}
+	c.zlog.Info("controller: fenced a broker whose session expired", zap.Int32("broker", broker),
+		zap.Int("partitions_changed", moved))
+}
+
+// Heartbeat records that broker, in its incarnation epoch, is alive
+// (Kafka's BrokerHeartbeat and BrokerRegistration in one): a broker not
+// registered at that epoch, or fenced, is registered and unfenced first
+// (package metadata, Register), then its session is renewed. It returns
+// ErrNotController on a controller that is not active.
+func (c *Controller) Heartbeat(ctx context.Context, broker int32, epoch int64) error {
+	if c.purgatory == nil || !c.isBroker(broker) {
+		return nil // a broker alone has no session
+	}
+	if _, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
+		return metadata.Register(im, broker, epoch), nil
+	}); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.active {
+		return ErrNotController
+	}
+	c.renewLocked(broker)
+	return nil
+}
+
+func (c *Controller) isBroker(id int32) bool {
+	for _, b := range c.brokers {
+		if b == id {
+			return true
+		}
+	}
+	return false
+}
+
+// renewLocked completes broker's session, if any, as renewed, and submits
+// a new one with the full session timeout.
+//
+// REQUIRES: c.mu held (the purgatory's calls take no lock of ours: the
+// completed session's OnComplete returns at once, as renewed).
+func (c *Controller) renewLocked(broker int32) {
+	if old := c.sessions[broker]; old != nil {
+		old.renewed.Store(true)
+		c.purgatory.CheckAndComplete(broker)
+	}
+	s := &session{c: c, broker: broker}
+	c.sessions[broker] = s
+	if _, err := c.purgatory.TryCompleteElseWatch(s, c.cfg.session, broker); err != nil {
+		delete(c.sessions, broker) // the purgatory is closing
+	}
+}
