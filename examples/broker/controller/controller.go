@@ -105,6 +105,21 @@ func (c *Controller) LeaderChanged(_ int32, self bool) {
 	}()
 }
 
+// Elect activates the controller now, in the caller's goroutine: a broker
+// alone, whose local log makes it its own leader, is its controller from
+// the start.
+func (c *Controller) Elect() {
+	c.mu.Lock()
+	if c.closed || c.active {
+		c.mu.Unlock()
+		return
+	}
+	c.term++
+	term := c.term
+	c.mu.Unlock()
+	c.activate(term)
+}
+
 // activate readies a newly elected controller, unless the term moved on.
 func (c *Controller) activate(term uint64) {
 	c.decideMu.Lock()
@@ -128,7 +143,7 @@ func (c *Controller) activate(term uint64) {
 	c.zlog.Info("controller: active", zap.Int("brokers", len(c.brokers)))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.active && c.term == term {
+	if c.active && c.term == term && c.purgatory != nil {
 		for _, id := range c.brokers {
 			if !c.log.Image().Fenced(id) {
 				c.renewLocked(id)
@@ -246,8 +261,8 @@ func (c *Controller) AlterPartition(ctx context.Context, topic metadata.TopicID,
 	return im.Partition(topic, index)
 }
 
-// Close deactivates the controller, waits for its goroutines and closes
-// its purgatory. Idempotent.
+// Close deactivates the controller, closes its purgatory and waits for
+// its goroutines. Idempotent.
 func (c *Controller) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -259,9 +274,12 @@ func (c *Controller) Close() error {
 		c.deactivateLocked()
 	}
 	c.mu.Unlock()
-	c.wg.Wait()
+	// The purgatory first: once closed it runs no more callbacks, so no
+	// expiry adds to wg after Wait starts.
+	var err error
 	if c.purgatory != nil {
-		return c.purgatory.Close()
+		err = c.purgatory.Close()
 	}
-	return nil
+	c.wg.Wait()
+	return err
 }

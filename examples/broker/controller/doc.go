@@ -30,7 +30,9 @@
 //
 // # Lock order
 //
-// decideMu, then mu; neither is held while a purgatory callback runs. A
-// session's expiry proposes from a goroutine of its own (wg), never on the
-// purgatory's timer goroutine.
+// decideMu, then mu, then the purgatory's own locks (renewLocked adds to
+// its timer with mu held). So a purgatory callback never takes mu or
+// decideMu: a session's expiry checks and proposes from a goroutine of its
+// own (wg), never on the purgatory's timer goroutine, which would
+// otherwise wait for mu while renewLocked, holding it, waits for the timer.
 package controller

@@ -24,28 +24,36 @@ type session struct {
 
 func (s *session) TryComplete() bool { return s.renewed.Load() }
 
-// OnComplete fences the broker if the session expired and is still the
-// broker's current one. Proposing waits for the quorum: it runs on a
-// goroutine of its own, not on the purgatory's timer.
+// OnComplete fences the broker if the session expired. It runs on the
+// purgatory's timer goroutine, which must never wait on a lock of ours
+// (renewLocked holds c.mu while it adds to that timer): everything else,
+// the check that the session is still current and the proposal, which
+// waits for the quorum, runs on a goroutine of its own.
 func (s *session) OnComplete() {
 	if s.Outcome() != operation.Expired || s.dropped.Load() {
 		return
 	}
 	c := s.c
+	c.wg.Add(1) // before Close's Wait: Close closes the purgatory first
+	go func() {
+		defer c.wg.Done()
+		c.expire(s)
+	}()
+}
+
+// expire fences s's broker if s is still its current session at an active
+// controller: a heartbeat may have renewed it, or the controller stepped
+// down, since it expired.
+func (c *Controller) expire(s *session) {
 	c.mu.Lock()
 	current := c.sessions[s.broker] == s && c.active && !c.closed
 	if current {
 		delete(c.sessions, s.broker)
-		c.wg.Add(1)
 	}
 	c.mu.Unlock()
-	if !current {
-		return
-	}
-	go func() {
-		defer c.wg.Done()
+	if current {
 		c.fence(s.broker)
-	}()
+	}
 }
 
 // fence commits broker's fencing, with the elections it takes.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,6 +30,7 @@ type Log struct {
 	// The quorum; all nil for a local log.
 	raft      *raft.Raft
 	transport raft.Transport
+	stream    *streamLayer // the TCP transport's; nil with WithTransport
 	bolt      *raftboltdb.BoltStore
 	observed  chan raft.Observation
 	observer  *raft.Observer
@@ -96,13 +96,11 @@ func (l *Log) startRaft() error {
 	}
 	l.transport = cfg.transport
 	if l.transport == nil {
-		adv, err := net.ResolveTCPAddr("tcp", selfAddr)
-		if err != nil {
-			return fmt.Errorf("metalog: the quorum address %q: %w", selfAddr, err)
-		}
-		if l.transport, err = raft.NewTCPTransportWithLogger(selfAddr, adv, 3, 10*time.Second, hlog); err != nil {
+		if l.stream, err = listenStream(selfAddr); err != nil {
 			return fmt.Errorf("metalog: listening for the quorum on %s: %w", selfAddr, err)
 		}
+		l.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream: l.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog})
 	}
 	rc := raft.DefaultConfig()
 	rc.LocalID = serverID(cfg.self)
@@ -269,11 +267,17 @@ func (l *Log) Close() error {
 	if c, ok := l.transport.(interface{ Close() error }); ok {
 		err = errors.Join(err, c.Close())
 	}
+	if l.stream != nil {
+		err = errors.Join(err, l.stream.Close()) // the connections peers opened
+	}
 	l.closeStores()
 	return err
 }
 
 func (l *Log) closeStores() {
+	if l.stream != nil {
+		_ = l.stream.Close()
+	}
 	if l.bolt != nil {
 		_ = l.bolt.Close()
 	}

@@ -35,6 +35,7 @@ type delayedFetch struct {
 // fetchPart is one partition of a fetch.
 type fetchPart struct {
 	p                *storage.Partition // nil when code is set: nothing to read
+	epoch            int32              // the leader epoch it is read under
 	code             int16              // an error found when the request was read
 	offset           int64
 	maxBytes         int
@@ -134,6 +135,10 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 					part.code = epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
 				}
 			}
+			if part.p != nil {
+				state, _ := s.partitionState(part.p)
+				part.epoch = state.LeaderEpoch
+			}
 			if part.code != 0 {
 				sp.ErrorCode = part.code
 				part.p = nil
@@ -170,13 +175,18 @@ func (f *delayedFetch) keys() []tp {
 
 // TryComplete reports whether the fetch can be answered: min_bytes are
 // readable, counting each partition up to its partition_max_bytes (Kafka's
-// accumulated size), or a partition can no longer be read (deleted, or its
-// offset out of range: retention moved the log start past it).
+// accumulated size), or a partition can no longer be read (deleted, its
+// offset out of range: retention moved the log start past it, or this
+// broker no longer leads it at the epoch the fetch began under, as Kafka's
+// DelayedFetch completes when leadership moves).
 func (f *delayedFetch) TryComplete() bool {
 	acc := 0
 	for _, part := range f.parts {
 		if part.p == nil {
 			continue // set aside with its error
+		}
+		if !f.s.leadsAt(part.p, part.epoch) {
+			return true
 		}
 		n, err := part.p.Readable(part.offset, f.iso, part.maxBytes)
 		if err != nil {
@@ -214,6 +224,10 @@ func (f *delayedFetch) answer() {
 			continue // its error is in the response already
 		}
 		sp := &f.resp.Topics[part.topic].Partitions[part.partition]
+		if !f.s.leadsAt(part.p, part.epoch) {
+			sp.ErrorCode = f.s.notLeadingCode(part.p, f.byID)
+			continue
+		}
 		res, err := part.p.Read(part.offset, f.iso, min(part.maxBytes, remaining), minOne)
 		if err != nil {
 			sp.ErrorCode = partitionErrorCode(err, f.byID)
