@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,6 +246,80 @@ func TestFailoverKill9Leader(t *testing.T) {
 	assert.Less(t, failover, session+3*time.Second, "failover within the session timeout plus 3s")
 
 	// More acknowledgements after the failover, on every partition.
+	n, _ := load.acked()
+	require.Eventually(t, func() bool {
+		m, _ := load.acked()
+		return m >= n+300
+	}, 30*time.Second, 10*time.Millisecond, "the producer goes on")
+	close(load.stop)
+	<-load.done
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, prod.Flush(ctx), "every record is answered")
+
+	consumer := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ends := endOffsets(t, consumer, topic, partitions)
+	total := load.ledger.check(t, consumeTo(t, consumer, ends))
+	n, _ = load.acked()
+	t.Logf("%d records in the log, %d acknowledged, %d failed", total, n, load.errors)
+	assert.Equal(t, n, total, "every record in the log was acknowledged: none was left unanswered")
+}
+
+// TestFailoverKill9Follower: as TestFailoverKill9Leader, but a follower of
+// partition 0 is killed. Its leader's acks=all produces wait for it only
+// until its session expires and the controller fences it, which takes it
+// out of the ISR (broker.session.timeout.ms, 1.5s here), not until
+// replica.lag.time.max.ms (30s) would have the leader drop it; leadership
+// stays where it was, and every acknowledged record is read back once.
+func TestFailoverKill9Follower(t *testing.T) {
+	const (
+		topic      = "follower"
+		partitions = 3
+		session    = 1500 * time.Millisecond
+	)
+	c := startProcessCluster(t, "--broker.heartbeat.interval.ms", "250",
+		"--broker.session.timeout.ms", strconv.Itoa(int(session.Milliseconds())),
+		"--controller.quorum.election.timeout.ms", "300", "--replica.fetch.backoff.ms", "50")
+	admin := c.client()
+	c.createTopic(admin, topic, partitions, map[string]string{"min.insync.replicas": "2"})
+
+	prod := c.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(30*time.Second))
+	load := startFailoverLoad(prod, partitions)
+	require.Eventually(t, func() bool {
+		n, parts := load.acked()
+		return n >= 300 && parts == partitions
+	}, 30*time.Second, 10*time.Millisecond, "the cluster acknowledges")
+
+	before, ok := c.metadata(admin, 1, topic)
+	require.True(t, ok)
+	leader, epoch := before.Partitions[0].Leader, before.Partitions[0].LeaderEpoch
+	follower := before.Partitions[0].Replicas[1]
+	require.NotEqual(t, leader, follower)
+	require.NoError(t, c.procs[follower].cmd.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
+	t.Logf("killed broker %d, a follower of partition 0 (led by %d)", follower, leader)
+
+	var p0 kmsg.MetadataResponseTopicPartition
+	require.Eventually(t, func() bool {
+		after, ok := c.metadata(admin, leader, topic)
+		if !ok {
+			return false
+		}
+		p0 = after.Partitions[0]
+		return !slices.Contains(p0.ISR, follower)
+	}, 30*time.Second, 5*time.Millisecond, "the follower leaves the ISR")
+	shrunk := time.Now()
+	assert.Equal(t, leader, p0.Leader, "leadership stays")
+	assert.Equal(t, epoch, p0.LeaderEpoch, "at the same leader epoch")
+	assert.Contains(t, p0.OfflineReplicas, follower)
+
+	require.Eventually(t, func() bool { return load.lastAck(0).After(shrunk) }, 30*time.Second, 5*time.Millisecond,
+		"partition 0 acknowledges acks=all produces again")
+	stall := load.lastAck(0).Sub(killed)
+	t.Logf("the follower left the ISR %v after the kill; an acknowledgement on partition 0 %v after it", shrunk.Sub(killed), stall)
+	assert.Less(t, stall, session+3*time.Second, "the stall ends with the follower's session, not replica.lag.time.max.ms")
+
 	n, _ := load.acked()
 	require.Eventually(t, func() bool {
 		m, _ := load.acked()
