@@ -90,6 +90,10 @@ func TestClusterFollowerLeavesAndRejoinsISR(t *testing.T) {
 	c := startCluster(t, 3, func(cfg *server.Config) {
 		cfg.ReplicaLagTimeMax = time.Second
 		cfg.ReplicaFetchWaitMax = 100 * time.Millisecond
+		// Broker 3 stops without telling the controller, as a crash
+		// would: a controlled shutdown would take it out of the ISR
+		// before the produce below.
+		cfg.ControlledShutdown = false
 	})
 	cl := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("isr"))
 	c.createTopic(cl, "isr", 1, 3, nil)

@@ -126,9 +126,10 @@ type failoverLoad struct {
 	stop   chan struct{}
 	done   chan struct{}
 
-	mu     sync.Mutex
-	ackAt  map[int32]time.Time // the last acknowledgement's time, by partition
-	errors int
+	mu       sync.Mutex
+	ackAt    map[int32]time.Time // the last acknowledgement's time, by partition
+	errors   int
+	firstErr error
 }
 
 func startFailoverLoad(prod *kgo.Client, partitions int) *failoverLoad {
@@ -150,6 +151,9 @@ func startFailoverLoad(prod *kgo.Client, partitions int) *failoverLoad {
 				if err != nil {
 					l.mu.Lock()
 					l.errors++
+					if l.firstErr == nil {
+						l.firstErr = err
+					}
 					l.mu.Unlock()
 					return
 				}
@@ -337,4 +341,68 @@ func TestFailoverKill9Follower(t *testing.T) {
 	n, _ = load.acked()
 	t.Logf("%d records in the log, %d acknowledged, %d failed", total, n, load.errors)
 	assert.Equal(t, n, total, "every record in the log was acknowledged: none was left unanswered")
+}
+
+// TestControlledShutdownMovesLeadership: SIGTERM to the leader of
+// partition 0, under the same load: before it stops, the controller fences
+// it at its request, so partition 0 gets a new leader from its ISR at
+// once, with no session timeout; the producer sees no error (the
+// produces that waited at the old leader are answered
+// NOT_LEADER_OR_FOLLOWER and retried at the new one, idempotently), the
+// broker exits cleanly, and every acknowledged record is read back once.
+func TestControlledShutdownMovesLeadership(t *testing.T) {
+	const (
+		topic      = "shutdown"
+		partitions = 3
+	)
+	c := startProcessCluster(t, "--broker.heartbeat.interval.ms", "250", "--broker.session.timeout.ms", "9000",
+		"--controller.quorum.election.timeout.ms", "300", "--replica.fetch.backoff.ms", "50")
+	admin := c.client()
+	c.createTopic(admin, topic, partitions, map[string]string{"min.insync.replicas": "2"})
+
+	prod := c.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(30*time.Second))
+	load := startFailoverLoad(prod, partitions)
+	require.Eventually(t, func() bool {
+		n, parts := load.acked()
+		return n >= 300 && parts == partitions
+	}, 30*time.Second, 10*time.Millisecond, "the cluster acknowledges")
+
+	before, ok := c.metadata(admin, 1, topic)
+	require.True(t, ok)
+	leader, epoch := before.Partitions[0].Leader, before.Partitions[0].LeaderEpoch
+	stopped := time.Now()
+	c.procs[leader].stop() // SIGTERM, and a clean exit
+	t.Logf("broker %d, the leader of partition 0, stopped in %v", leader, time.Since(stopped))
+
+	survivor := leader%3 + 1
+	after, ok := c.metadata(admin, survivor, topic)
+	require.True(t, ok)
+	p0 := after.Partitions[0]
+	assert.NotEqual(t, leader, p0.Leader, "a new leader before the old one stopped: no session timeout")
+	assert.Greater(t, p0.LeaderEpoch, epoch)
+	assert.NotContains(t, p0.ISR, leader)
+	moved := time.Now()
+	require.Eventually(t, func() bool { return load.lastAck(0).After(moved) }, 10*time.Second, 5*time.Millisecond,
+		"partition 0 takes acks=all produces at its new leader")
+	t.Logf("an acknowledgement on partition 0 %v after the SIGTERM", load.lastAck(0).Sub(stopped))
+	assert.Less(t, load.lastAck(0).Sub(stopped), 5*time.Second, "well within the 9s session timeout")
+
+	n, _ := load.acked()
+	require.Eventually(t, func() bool {
+		m, _ := load.acked()
+		return m >= n+300
+	}, 30*time.Second, 10*time.Millisecond, "the producer goes on")
+	close(load.stop)
+	<-load.done
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, prod.Flush(ctx), "every record is answered")
+	assert.Zero(t, load.errors, "no produce error reached the client; the first: %v", load.firstErr)
+
+	consumer := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ends := endOffsets(t, consumer, topic, partitions)
+	total := load.ledger.check(t, consumeTo(t, consumer, ends))
+	n, _ = load.acked()
+	assert.Equal(t, n, total, "every record in the log was acknowledged")
 }

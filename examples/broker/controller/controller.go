@@ -34,6 +34,7 @@ type Controller struct {
 	active   bool       // elected, and the barrier passed: decisions allowed
 	term     uint64     // bumped at each activation and deactivation
 	sessions map[int32]*session
+	shutdown map[int32]int64 // brokers in controlled shutdown, by the epoch they asked at
 	closed   bool
 
 	purgatory *purgatory.Purgatory[int32] // "BrokerSession"; nil for a broker alone
@@ -53,7 +54,7 @@ func New(log *metalog.Log, brokers []int32, opts ...Option) (*Controller, error)
 		cfg.clusterID = NewClusterID()
 	}
 	c := &Controller{cfg: cfg, log: log, brokers: slices.Sorted(slices.Values(brokers)), zlog: cfg.log,
-		sessions: make(map[int32]*session)}
+		sessions: make(map[int32]*session), shutdown: make(map[int32]int64)}
 	if len(brokers) > 1 {
 		popts := []purgatory.Option{purgatory.WithLogger(cfg.log), purgatory.WithPurgeInterval(100)}
 		if cfg.reg != nil {

@@ -116,3 +116,30 @@ func TestInactiveControllerDecidesNothing(t *testing.T) {
 	advance(c, clk, 2*testSession)
 	assert.False(t, log.Image().Fenced(2), "its sessions were dropped, not expired")
 }
+
+func TestControlledShutdownMovesLeadershipAtOnce(t *testing.T) {
+	c, log, clk := newActive(t)
+	for id := int32(1); id <= 3; id++ {
+		heartbeat(t, c, id, int64(id))
+	}
+	top, err := c.CreateTopic(context.Background(), TopicSpec{Name: "a", Partitions: 1, ReplicationFactor: 3})
+	require.NoError(t, err)
+	require.NoError(t, c.Shutdown(context.Background(), 1, 999), "a stale epoch")
+	assert.False(t, log.Image().Fenced(1), "changes nothing")
+
+	require.NoError(t, c.Shutdown(context.Background(), 1, 1))
+	im := log.Image()
+	assert.True(t, im.Fenced(1), "fenced at once, no session timeout")
+	p, err := im.Partition(top.ID, 0)
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), p.Leader)
+	assert.Equal(t, []int32{2, 3}, p.ISR)
+
+	for range 4 {
+		advance(c, clk, testSession/2)
+		heartbeat(t, c, 2, 2)
+		heartbeat(t, c, 3, 3)
+	}
+	assert.False(t, log.Image().Fenced(2), "the others' sessions go on")
+	assert.True(t, log.Image().Fenced(1), "its session ended: nothing expires for it")
+}

@@ -87,6 +87,12 @@ func (c *Controller) Heartbeat(ctx context.Context, broker int32, epoch int64) e
 	if c.purgatory == nil || !c.isBroker(broker) {
 		return nil // a broker alone has no session
 	}
+	c.mu.Lock()
+	stopping := c.shutdown[broker] == epoch
+	c.mu.Unlock()
+	if stopping {
+		return nil // a heartbeat sent before its shutdown request: it stays fenced
+	}
 	if _, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
 		return metadata.Register(im, broker, epoch), nil
 	}); err != nil {
@@ -125,4 +131,38 @@ func (c *Controller) renewLocked(broker int32) {
 	if _, err := c.purgatory.TryCompleteElseWatch(s, c.cfg.session, broker); err != nil {
 		delete(c.sessions, broker) // the purgatory is closing
 	}
+}
+
+// Shutdown fences broker at its request (Kafka's controlled shutdown: a
+// BrokerHeartbeat with want_shutdown): its session ends without expiring,
+// and the same record as an expired session's moves its leaderships to
+// the other replicas of their ISRs and takes it out of every ISR, while
+// it still serves, so that clients move with no wait for a session
+// timeout. A request at an epoch the broker is no longer registered at
+// changes nothing.
+func (c *Controller) Shutdown(ctx context.Context, broker int32, epoch int64) error {
+	if c.purgatory == nil || !c.isBroker(broker) {
+		return nil
+	}
+	c.mu.Lock()
+	c.shutdown[broker] = epoch // its heartbeats at this epoch no longer register it
+	if s := c.sessions[broker]; s != nil {
+		s.dropped.Store(true)
+		s.ForceComplete()
+		delete(c.sessions, broker)
+	}
+	c.mu.Unlock()
+	var moved int
+	_, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
+		if b, ok := im.Broker(broker); ok && b.Epoch != epoch {
+			return metadata.Record{}, nil
+		}
+		rec := metadata.Fence(im, broker)
+		moved = len(rec.Partitions)
+		return rec, nil
+	})
+	if err == nil {
+		c.zlog.Info("controller: fenced a broker shutting down", zap.Int32("broker", broker), zap.Int("partitions_changed", moved))
+	}
+	return err
 }

@@ -12,9 +12,13 @@ package server
 // offset the controller hands out. A broker that is not the active
 // controller answers NOT_CONTROLLER.
 //
-// Not implemented: BrokerRegistration (key 62) itself, want_fence and
-// want_shutdown (controlled shutdown), is_caught_up (always true), offline
-// log dirs, and any check that the sender is a broker of the cluster.
+// With want_shutdown (controlled shutdown), the broker is fenced at once:
+// its leaderships move to the other replicas of their ISRs and it leaves
+// every ISR while it still serves; should_shutdown says it may stop.
+//
+// Not implemented: BrokerRegistration (key 62) itself, want_fence,
+// is_caught_up (always true), offline log dirs, and any check that the
+// sender is a broker of the cluster.
 
 import (
 	"context"
@@ -29,7 +33,12 @@ func (s *Server) handleBrokerHeartbeat(r *request) {
 	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
 	ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 	defer cancel()
-	if err := s.ctrl.Heartbeat(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
+	if req.WantShutdown {
+		if err := s.ctrl.Shutdown(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
+			resp.ErrorCode = alterPartitionCode(err)
+		}
+		resp.IsFenced, resp.ShouldShutdown = true, resp.ErrorCode == 0
+	} else if err := s.ctrl.Heartbeat(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
 		resp.ErrorCode = alterPartitionCode(err)
 		resp.IsFenced = true
 	}

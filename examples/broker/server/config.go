@@ -106,6 +106,10 @@ type Config struct {
 	// broker's heartbeat before it fences it and moves its leaderships
 	// (broker.session.timeout.ms).
 	BrokerSessionTimeout time.Duration
+	// ControlledShutdown has Close ask the active controller to move this
+	// broker's leaderships away before it stops
+	// (controlled.shutdown.enable).
+	ControlledShutdown bool
 	// ControllerElectionTimeout is how long a voter of the metadata quorum
 	// hears nothing from its leader before it stands for election
 	// (controller.quorum.election.timeout.ms; Raft's heartbeat and
@@ -168,6 +172,7 @@ func Default() Config {
 		BrokerHeartbeatInterval:   2 * time.Second,
 		BrokerSessionTimeout:      9 * time.Second,
 		ControllerElectionTimeout: time.Second,
+		ControlledShutdown:        true,
 	}
 }
 
@@ -319,6 +324,7 @@ func (c *Config) settings() []setting {
 		stringSetting("cluster", "every broker of the cluster, id@host:port,... (empty: this broker alone)", &c.Cluster),
 		stringSetting("controller.quorum.voters", "the metadata quorum's Raft addresses, id@host:port,..., every broker of --cluster (empty: each broker's port + 1000)", &c.ControllerQuorumVoters),
 		durationSetting("broker.heartbeat.interval.ms", "how often a broker heartbeats the active controller", &c.BrokerHeartbeatInterval, ms),
+		boolSetting("controlled.shutdown.enable", "on shutdown, have the controller move this broker's leaderships first", &c.ControlledShutdown),
 		durationSetting("controller.quorum.election.timeout.ms", "a quorum voter that hears nothing from its leader this long stands for election", &c.ControllerElectionTimeout, ms),
 		durationSetting("broker.session.timeout.ms", "a broker that does not heartbeat for this long is fenced, and its partitions get new leaders", &c.BrokerSessionTimeout, ms),
 		intSetting("min.insync.replicas", "in-sync replicas an acks=all produce needs (topics may set their own)", &c.MinInsyncReplicas),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -42,6 +43,8 @@ type peers struct {
 	wg      sync.WaitGroup
 	kick    chan struct{} // a heartbeat now: the controller changed
 	epoch   int64         // this broker's incarnation, its broker epoch; immutable
+	// stopping is set by a controlled shutdown: no more heartbeats.
+	stopping atomic.Bool
 }
 
 func newPeers(s *Server) (*peers, error) {

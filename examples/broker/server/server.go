@@ -268,6 +268,9 @@ func (s *Server) isClosed() bool {
 
 // Close shuts the broker down gracefully and waits for its goroutines:
 //
+//  0. in a cluster, a controlled shutdown (controlled.shutdown.enable):
+//     the controller moves this broker's leaderships away while it still
+//     serves (heartbeat.go);
 //  1. stop accepting connections, stop the peers' goroutines, the
 //     controller and the broker's member of the metadata quorum;
 //  2. answer every waiting request: closing the purgatories completes each
@@ -286,6 +289,10 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	if s.peers != nil && s.cfg.ControlledShutdown {
+		// Still serving: clients follow the leaderships as they move.
+		s.peers.controlledShutdown(ctx)
+	}
 	close(s.closing)
 
 	err := s.ln.Close()
