@@ -268,10 +268,10 @@ func (s *Server) isClosed() bool {
 
 // Close shuts the broker down gracefully and waits for its goroutines:
 //
-//  0. in a cluster, a controlled shutdown (controlled.shutdown.enable):
-//     the controller moves this broker's leaderships away while it still
-//     serves (heartbeat.go);
-//  1. stop accepting connections, stop the peers' goroutines, the
+//  1. stop accepting connections; in a cluster, a controlled shutdown
+//     (controlled.shutdown.enable): the controller moves this broker's
+//     leaderships away while it still serves the connections it has
+//     (heartbeat.go); stop the peers' goroutines, the
 //     controller and the broker's member of the metadata quorum;
 //  2. answer every waiting request: closing the purgatories completes each
 //     operation (a fetch with what it has, a produce with the error Kafka
@@ -289,13 +289,16 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	if s.peers != nil && s.cfg.ControlledShutdown {
-		// Still serving: clients follow the leaderships as they move.
-		s.peers.controlledShutdown(ctx)
-	}
 	close(s.closing)
 
 	err := s.ln.Close()
+	if s.peers != nil && s.cfg.ControlledShutdown {
+		// Still serving the connections it has, but accepting no new
+		// one (a client dialing now is refused, which it retries,
+		// rather than cut off in the middle of its first request):
+		// clients follow the leaderships as they move.
+		s.peers.controlledShutdown(ctx)
+	}
 	if s.peers != nil {
 		s.peers.close() // no more replica fetches, heartbeats or ISR checks
 	}
