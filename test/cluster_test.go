@@ -127,7 +127,7 @@ func TestClusterFollowerLeavesAndRejoinsISR(t *testing.T) {
 		return slices.Equal(c.metadataISR(cl, 2, "isr3", 1), []int32{2, 1})
 	}, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, kerr.NotEnoughReplicas.Code, c.produceTo(cl, 2, "isr3", 1, "only two"),
-		"broker 2 mirrored the topic's min.insync.replicas")
+		"broker 2 has the topic's min.insync.replicas from the metadata log")
 
 	c.start(3)
 	require.Eventually(t, func() bool {
@@ -380,4 +380,45 @@ func TestClusterProducerIDsAreUnique(t *testing.T) {
 			seen[ir.ProducerID] = id
 		}
 	}
+}
+
+// TestClusterReplicaFetchMustBeCurrent: a Fetch that claims to come from a
+// follower is served only for a broker registered and unfenced in the
+// metadata log, at the broker epoch it gives (KIP-903). With broker 3
+// stopped (and so fenced), a client posing as it is refused, and so is one
+// posing as broker 2, which is alive, with another broker epoch; acks=all
+// on a topic with min.insync.replicas 3 stays refused with
+// NOT_ENOUGH_REPLICAS rather than being acknowledged on the strength of a
+// replica that is gone.
+func TestClusterReplicaFetchMustBeCurrent(t *testing.T) {
+	c := startCluster(t, 3)
+	cl := c.client()
+	c.createTopic(cl, "spoof", 1, 3, map[string]string{"min.insync.replicas": "3"})
+	require.Equal(t, int32(1), c.replica(1, "spoof", 0).Leader)
+	id := topicID(t, cl, "spoof")
+	c.stop(3)
+	require.Eventually(t, func() bool { return slices.Equal(c.replica(1, "spoof", 0).ISR, []int32{1, 2}) },
+		10*time.Second, 10*time.Millisecond, "the fenced broker leaves the ISR")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, spoofed := range []int32{2, 3} {
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID = spoofed
+		req.ReplicaState.ID, req.ReplicaState.Epoch = spoofed, 1 // never a broker's epoch
+		req.MaxWaitMillis, req.MaxBytes = 10, 1<<20
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = "spoof", id
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = 0, 1000, 1<<20
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl.Broker(1))
+		require.NoError(t, err)
+		require.Len(t, resp.Topics, 1)
+		assert.Equal(t, kerr.NotLeaderForPartition.Code, resp.Topics[0].Partitions[0].ErrorCode,
+			"a fetch posing as broker %d", spoofed)
+	}
+	assert.Equal(t, kerr.NotEnoughReplicas.Code, c.produceTo(cl, 1, "spoof", 0, "not acknowledged"))
+	assert.Equal(t, []int32{1, 2}, c.replica(1, "spoof", 0).ISR)
 }

@@ -68,10 +68,15 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 		f.resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return f
 	}
-	replica := req.ReplicaID
+	replica, replicaEpoch := req.ReplicaID, int64(-1)
 	if req.Version >= 15 {
-		replica = req.ReplicaState.ID
+		replica, replicaEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
 	}
+	// A follower is who it says it is (KIP-903): a broker of the cluster
+	// registered and unfenced in the metadata log, at the broker epoch it
+	// gives (v15+). A fetch from a fenced, unregistered or restarted
+	// replica moves neither the high watermark nor the ISR.
+	knownReplica := replica < 0 || s.replicaCurrent(replica, replicaEpoch)
 	var isoCode int16
 	switch {
 	case replica >= 0:
@@ -117,9 +122,10 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 					unknown = true
 				case s.leads(p) != nil:
 					part.code = kerr.NotLeaderForPartition.Code
-				case replica >= 0 && (replica == s.cl.self || !s.isReplica(p, replica)):
+				case replica >= 0 && (replica == s.cl.self || !s.isReplica(p, replica) || !knownReplica):
 					// Kafka answers a fetch from a broker that holds
-					// no replica of the partition so.
+					// no replica of the partition so; here also one
+					// from a replica fenced, or at another epoch.
 					part.code = kerr.NotLeaderForPartition.Code
 				case replica >= 0:
 					// A follower's fetch: its offset is its log end

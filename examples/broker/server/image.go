@@ -160,6 +160,17 @@ func (s *Server) leadsAt(p *storage.Partition, epoch int32) bool {
 	return ok && st.Leader == s.cl.self && st.LeaderEpoch == epoch
 }
 
+// replicaCurrent reports whether broker id may fetch as a follower: it is
+// registered and unfenced in the image, at epoch (a fetch before v15
+// carries none: -1 is not checked). A broker alone has no followers.
+func (s *Server) replicaCurrent(id int32, epoch int64) bool {
+	if s.peers == nil {
+		return false
+	}
+	b, ok := s.image().Broker(id)
+	return ok && !b.Fenced && (epoch < 0 || b.Epoch == epoch)
+}
+
 // notLeadingCode is the error of a request waiting on p that this broker
 // no longer leads at the epoch it began under: UNKNOWN_TOPIC_OR_PARTITION
 // (UNKNOWN_TOPIC_ID byID) if the topic was deleted, else
