@@ -5,8 +5,11 @@
 #   DATA=/tmp/cluster scripts/cluster.sh   # each broker keeps its log in $DATA/<id>
 #
 # Brokers 1, 2 and 3 listen on 127.0.0.1:9092, 9093 and 9094 (BASE_PORT
-# moves them) and each is told the whole cluster with --cluster; broker 1,
-# the smallest id, is the controller. Topics get default.replication.factor
+# moves them) and each is told the whole cluster with --cluster; each is a
+# voter of the metadata quorum on its port + 1000 (10092, 10093, 10094),
+# and the quorum's leader is the active controller. A kill -9 of any one
+# broker moves its leaderships after broker.session.timeout.ms (9s).
+# Topics get default.replication.factor
 # 3 and min.insync.replicas 2 unless EXTRA_FLAGS says otherwise. Clients
 # bootstrap from any of them:
 #

@@ -16,8 +16,9 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/server"
 )
 
-// testCluster is a static cluster of in-process brokers on loopback, each
-// on a port of its own, which a stopped broker gets back when restarted.
+// testCluster is a cluster of in-process brokers on loopback, each on a
+// Kafka port and a quorum port of its own, which a stopped broker gets
+// back when restarted.
 type testCluster struct {
 	t       testing.TB
 	cfgs    []server.Config // by node id - 1
@@ -36,12 +37,26 @@ func startCluster(t testing.TB, n int, tweak ...func(*server.Config)) *testClust
 	return c
 }
 
-// clusterTimings makes a test cluster quick: the metadata poll brings
-// topics to every broker within milliseconds, a follower retries soon.
+// clusterTimings makes a test cluster quick: a follower retries soon, the
+// quorum elects within a few hundred milliseconds, and a broker that stops
+// heartbeating is fenced within 2s (loose enough for -race on a loaded
+// machine: a live broker is never fenced by a slow heartbeat).
 func clusterTimings(cfg *server.Config) {
-	cfg.MetadataPollInterval = 20 * time.Millisecond
 	cfg.ReplicaFetchBackoff = 20 * time.Millisecond
 	cfg.GroupInitialRebalance = 50 * time.Millisecond
+	cfg.ControllerElectionTimeout = 300 * time.Millisecond
+	cfg.BrokerHeartbeatInterval = 200 * time.Millisecond
+	cfg.BrokerSessionTimeout = 2 * time.Second
+}
+
+// freePort returns a loopback address nothing listens on now.
+func freePort(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
 }
 
 // newTestCluster configures n brokers on free loopback ports and starts
@@ -50,12 +65,11 @@ func newTestCluster(t testing.TB, n int, tweak ...func(*server.Config)) *testClu
 	t.Helper()
 	addrs := make([]string, n)
 	spec := make([]string, n)
+	voters := make([]string, n)
 	for i := range addrs {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addrs[i] = ln.Addr().String()
-		require.NoError(t, ln.Close())
+		addrs[i] = freePort(t)
 		spec[i] = fmt.Sprintf("%d@%s", i+1, addrs[i])
+		voters[i] = fmt.Sprintf("%d@%s", i+1, freePort(t))
 	}
 	c := &testCluster{t: t, cfgs: make([]server.Config, n), brokers: make([]*server.Server, n), stops: make([]func(), n)}
 	for i := range addrs {
@@ -63,6 +77,7 @@ func newTestCluster(t testing.TB, n int, tweak ...func(*server.Config)) *testClu
 		cfg.NodeID = int32(i + 1)
 		cfg.Listener = addrs[i]
 		cfg.Cluster = strings.Join(spec, ",")
+		cfg.ControllerQuorumVoters = strings.Join(voters, ",")
 		clusterTimings(&cfg)
 		for _, f := range tweak {
 			f(&cfg)
@@ -121,9 +136,14 @@ func (c *testCluster) createTopic(cl *kgo.Client, topic string, partitions int32
 	require.NoError(c.t, err)
 	require.NoError(c.t, kerr.ErrorForCode(resp.Topics[0].ErrorCode))
 	require.Eventually(c.t, func() bool {
-		for _, b := range c.brokers {
+		for i, b := range c.brokers {
 			if b == nil {
-				continue // not in this process
+				// Not in this process (a child, or stopped): its
+				// Metadata answer says whether it has applied the topic.
+				if !c.hasTopic(cl, int32(i+1), topic) {
+					return false
+				}
+				continue
 			}
 			if _, err := b.Replica(topic, partitions-1); err != nil {
 				return false
@@ -131,6 +151,40 @@ func (c *testCluster) createTopic(cl *kgo.Client, topic string, partitions int32
 		}
 		return true
 	}, 10*time.Second, 5*time.Millisecond, "every broker has %s", topic)
+}
+
+// hasTopic reports whether broker id's Metadata lists topic, or the
+// broker does not answer (it is stopped).
+func (c *testCluster) hasTopic(cl *kgo.Client, id int32, topic string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl.Broker(int(id)))
+	if err != nil {
+		return true
+	}
+	return len(resp.Topics) == 1 && resp.Topics[0].ErrorCode == 0
+}
+
+// activeController waits until the brokers agree on an active controller
+// and returns its id.
+func (c *testCluster) activeController(cl *kgo.Client) int32 {
+	c.t.Helper()
+	var id int32
+	require.Eventually(c.t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+		if err != nil || resp.ControllerID < 0 {
+			return false
+		}
+		id = resp.ControllerID
+		return c.broker(id) != nil && c.broker(id).IsController()
+	}, 10*time.Second, 10*time.Millisecond, "a controller is elected")
+	return id
 }
 
 // replica returns what broker id holds of topic's partition.

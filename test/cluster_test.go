@@ -90,6 +90,10 @@ func TestClusterFollowerLeavesAndRejoinsISR(t *testing.T) {
 	c := startCluster(t, 3, func(cfg *server.Config) {
 		cfg.ReplicaLagTimeMax = time.Second
 		cfg.ReplicaFetchWaitMax = 100 * time.Millisecond
+		// Broker 3 stops without telling the controller, as a crash
+		// would: a controlled shutdown would take it out of the ISR
+		// before the produce below.
+		cfg.ControlledShutdown = false
 	})
 	cl := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("isr"))
 	c.createTopic(cl, "isr", 1, 3, nil)
@@ -123,7 +127,7 @@ func TestClusterFollowerLeavesAndRejoinsISR(t *testing.T) {
 		return slices.Equal(c.metadataISR(cl, 2, "isr3", 1), []int32{2, 1})
 	}, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, kerr.NotEnoughReplicas.Code, c.produceTo(cl, 2, "isr3", 1, "only two"),
-		"broker 2 mirrored the topic's min.insync.replicas")
+		"broker 2 has the topic's min.insync.replicas from the metadata log")
 
 	c.start(3)
 	require.Eventually(t, func() bool {
@@ -138,50 +142,67 @@ func TestClusterFollowerLeavesAndRejoinsISR(t *testing.T) {
 	assert.Equal(t, int16(0), c.produceTo(cl, 2, "isr3", 1, "three again"))
 }
 
-// TestClusterFollowerTruncatesToLeader: a follower holding offsets its
-// leader does not have truncates its log to the leader's before it fetches
-// on, and then follows the leader's new records at the same offsets. Here
-// the leader of partition 1 is broker 2, in memory, restarted empty: it
-// gets the topic back from the controller (broker 1) under the same id,
-// with an empty log, while broker 1's replica still holds five records.
-func TestClusterFollowerTruncatesToLeader(t *testing.T) {
-	c := startCluster(t, 2)
+// TestClusterLeaderRestartedEmptyLosesLeadership: the leader of a
+// partition, in memory, restarts empty. Its new registration (a new broker
+// epoch) takes it out of the ISR and its leadership goes to the follower
+// in sync, with the leader epoch bumped: nothing acknowledged is lost
+// (a static leader used to come back empty and have its follower truncate
+// to it). It then catches up as a follower and rejoins the ISR through an
+// AlterPartition, and new records follow the old ones.
+func TestClusterLeaderRestartedEmptyLosesLeadership(t *testing.T) {
+	c := startCluster(t, 3)
 	cl := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	c.createTopic(cl, "trunc", 2, 2, nil)
-	require.Equal(t, int32(2), c.replica(1, "trunc", 1).Leader)
+	before := c.replica(3, "trunc", 1)
+	require.Equal(t, int32(2), before.Leader)
+	require.Equal(t, []int32{2, 3}, before.Replicas)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i := range 5 {
 		r := &kgo.Record{Topic: "trunc", Partition: 1, Value: fmt.Appendf(nil, "old%d", i)}
 		require.NoError(t, cl.ProduceSync(ctx, r).FirstErr())
 	}
-	require.Equal(t, int64(5), c.replica(1, "trunc", 1).LogEnd)
+	require.Equal(t, int64(5), c.replica(3, "trunc", 1).LogEnd)
 
 	c.stop(2)
 	c.start(2)
 	require.Eventually(t, func() bool {
-		ri, err := c.broker(1).Replica("trunc", 1)
-		return err == nil && ri.LogEnd == 0
-	}, 10*time.Second, 10*time.Millisecond, "broker 1 truncates to its leader's empty log")
+		ri := c.replica(3, "trunc", 1)
+		return ri.Leader == 3 && ri.LeaderEpoch > before.LeaderEpoch
+	}, 10*time.Second, 10*time.Millisecond, "the follower in sync leads, at a new epoch")
+	assert.Equal(t, int64(5), c.replica(3, "trunc", 1).LogEnd, "it kept every record")
+	require.Eventually(t, func() bool {
+		ri := c.replica(3, "trunc", 1)
+		return slices.Equal(ri.ISR, []int32{2, 3}) && c.replica(2, "trunc", 1).LogEnd == 5
+	}, 10*time.Second, 10*time.Millisecond, "broker 2 catches up and rejoins the ISR")
+
 	r := &kgo.Record{Topic: "trunc", Partition: 1, Value: []byte("new")}
 	require.NoError(t, cl.ProduceSync(ctx, r).FirstErr())
-	assert.Equal(t, int64(0), r.Offset)
-	assert.Equal(t, int64(1), c.replica(1, "trunc", 1).LogEnd)
+	assert.Equal(t, int64(5), r.Offset, "after the records acknowledged before the restart")
+	consumer := c.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"trunc": {1: kgo.NewOffset().AtStart()}}))
+	got := consumeTo(t, consumer, map[int32]int64{1: 6})[1]
+	require.Len(t, got, 6)
+	for i, rec := range got[:5] {
+		assert.Equal(t, fmt.Sprintf("old%d", i), string(rec.Value))
+	}
+	assert.Equal(t, "new", string(got[5].Value))
 }
 
-// TestClusterKill9Controller: broker 1 (the controller, coordinator of the
-// groups and leader of partition 0) runs in a child process with a log
-// dir, and is killed with SIGKILL while an idempotent producer writes
-// acks=all to three partitions led by brokers 1, 2 and 3. Started again on
-// its directory, it has every acknowledged record of its partition, the
-// followers catch up on it, every partition holds each acknowledged
-// record once, at its offset, in order, and a consumer group resumes from
-// the offsets it committed before the kill.
+// TestClusterKill9Controller: broker 1 (coordinator of the groups,
+// leader of partition 0, perhaps the active controller) runs in a child
+// process with a log dir, and is killed with SIGKILL while an idempotent
+// producer writes acks=all to three partitions led by brokers 1, 2 and 3.
+// Started again on its directory, it registers at a new broker epoch,
+// which takes it out of every ISR: partition 0 is led by a follower in
+// sync, at a new leader epoch, and broker 1 truncates what it held past
+// the new leader's log and catches up. Every partition holds each
+// acknowledged record once, at its offset, in order, and a consumer group
+// resumes from the offsets it committed before the kill.
 func TestClusterKill9Controller(t *testing.T) {
 	const topic, partitions = "kc", 3
 	c := newTestCluster(t, 3)
 	dir := t.TempDir()
-	child, _ := startChild(t, dir, childClusterEnv+"="+c.cfgs[0].Cluster)
+	child, _ := startChild(t, dir, childClusterEnv+"="+c.cfgs[0].Cluster, childVotersEnv+"="+c.cfgs[0].ControllerQuorumVoters)
 	c.start(2)
 	c.start(3)
 	admin := c.client()
@@ -205,8 +226,9 @@ func TestClusterKill9Controller(t *testing.T) {
 	})
 	t.Logf("killed broker 1 with %d of %d records acknowledged", len(acked.acked), acked.produced)
 
-	startChild(t, dir, childClusterEnv+"="+c.cfgs[0].Cluster)
-	cl := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	startChild(t, dir, childClusterEnv+"="+c.cfgs[0].Cluster, childVotersEnv+"="+c.cfgs[0].ControllerQuorumVoters)
+	cl := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.MetadataMinAge(100*time.Millisecond)) // leadership moves: look again soon
 	// The replicas converge: brokers 2 and 3 catch up on broker 1's
 	// partition 0, and broker 1 on theirs, whose high watermarks then
 	// reach their log ends.
@@ -217,7 +239,8 @@ func TestClusterKill9Controller(t *testing.T) {
 				return false
 			}
 			if p == 0 {
-				return endOffsets(t, cl, topic, partitions)[0] == ri2.LogEnd
+				ends, err := tryEndOffsets(cl, topic, partitions)
+				return err == nil && ends[0] == ri2.LogEnd
 			}
 			leader := map[int32]server.ReplicaInfo{2: ri2, 3: ri3}[ri2.Leader]
 			return leader.HighWatermark == leader.LogEnd
@@ -248,7 +271,8 @@ func TestClusterKill9Controller(t *testing.T) {
 }
 
 // TestClusterGroupsAtTheController: FindCoordinator, asked of any broker,
-// names the controller; group requests sent to another broker are
+// names the group coordinator (the smallest id, whichever broker is the
+// active controller); group requests sent to another broker are
 // answered NOT_COORDINATOR, so a client finds the coordinator again.
 func TestClusterGroupsAtTheController(t *testing.T) {
 	c := startCluster(t, 3)
@@ -258,12 +282,18 @@ func TestClusterGroupsAtTheController(t *testing.T) {
 	for id := int32(1); id <= 3; id++ {
 		req := kmsg.NewPtrFindCoordinatorRequest()
 		req.CoordinatorKey, req.CoordinatorKeys = "g", []string{"g"} // before v4, from v4
-		resp, err := cl.Broker(int(id)).Request(ctx, req)
-		require.NoError(t, err)
-		fc := resp.(*kmsg.FindCoordinatorResponse)
-		require.Len(t, fc.Coordinators, 1, "kgo speaks v4+")
+		var fc *kmsg.FindCoordinatorResponse
+		// The coordinator answers COORDINATOR_NOT_AVAILABLE until the
+		// offsets topic it asked the active controller for is here.
+		require.Eventually(t, func() bool {
+			resp, err := cl.Broker(int(id)).Request(ctx, req)
+			require.NoError(t, err)
+			fc = resp.(*kmsg.FindCoordinatorResponse)
+			require.Len(t, fc.Coordinators, 1, "kgo speaks v4+")
+			return fc.Coordinators[0].ErrorCode != kerr.CoordinatorNotAvailable.Code
+		}, 5*time.Second, 20*time.Millisecond)
 		require.NoError(t, kerr.ErrorForCode(fc.Coordinators[0].ErrorCode))
-		assert.Equal(t, int32(1), fc.Coordinators[0].NodeID, "broker %d names the controller", id)
+		assert.Equal(t, int32(1), fc.Coordinators[0].NodeID, "broker %d names the group coordinator", id)
 	}
 
 	hb := kmsg.NewPtrHeartbeatRequest()
@@ -292,37 +322,41 @@ func TestClusterGroupsAtTheController(t *testing.T) {
 }
 
 // TestClusterOffsetsTopicAtTheController: a Metadata request that names
-// the offsets topic at a broker that is not the controller does not create
-// it there (the controller's metadata would delete it again): the
-// controller creates it, with offsets.topic.num.partitions, and the broker
-// answers LEADER_NOT_AVAILABLE until its metadata poll brings it.
+// the offsets topic at a broker that is not the active controller does not
+// create it there: it forwards the creation to the controller, with
+// offsets.topic.num.partitions, and answers LEADER_NOT_AVAILABLE until the
+// metadata log brings the topic, with the same id on every broker.
 func TestClusterOffsetsTopicAtTheController(t *testing.T) {
 	c := startCluster(t, 3)
 	cl := c.client()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	metadata := func(id int32) kmsg.MetadataResponseTopic {
+	metadata := func(id int32) *kmsg.MetadataResponse {
 		req := kmsg.NewPtrMetadataRequest()
 		rt := kmsg.NewMetadataRequestTopic()
 		rt.Topic = kmsg.StringPtr("__consumer_offsets")
 		req.Topics, req.AllowAutoTopicCreation = append(req.Topics, rt), true
 		resp, err := cl.Broker(int(id)).Request(ctx, req)
 		require.NoError(t, err)
-		ts := resp.(*kmsg.MetadataResponse).Topics
-		require.Len(t, ts, 1)
-		return ts[0]
+		mr := resp.(*kmsg.MetadataResponse)
+		require.Len(t, mr.Topics, 1)
+		return mr
 	}
-	assert.Equal(t, kerr.LeaderNotAvailable.Code, metadata(2).ErrorCode, "created at the controller, not here")
-	var at1 kmsg.MetadataResponseTopic
+	controller := c.activeController(cl)
+	other := controller%3 + 1
+	assert.Equal(t, kerr.LeaderNotAvailable.Code, metadata(other).Topics[0].ErrorCode, "created at the controller, not here")
+	var at kmsg.MetadataResponseTopic
 	require.Eventually(t, func() bool {
-		at1 = metadata(1)
-		return at1.ErrorCode == 0
+		at = metadata(controller).Topics[0]
+		return at.ErrorCode == 0
 	}, 5*time.Second, 20*time.Millisecond, "the controller has it")
-	assert.Len(t, at1.Partitions, int(c.cfgs[0].OffsetsTopicPartitions))
-	require.Eventually(t, func() bool {
-		at2 := metadata(2)
-		return at2.ErrorCode == 0 && at2.TopicID == at1.TopicID
-	}, 5*time.Second, 20*time.Millisecond, "the other broker has the controller's topic")
+	assert.Len(t, at.Partitions, int(c.cfgs[0].OffsetsTopicPartitions))
+	for id := int32(1); id <= 3; id++ {
+		require.Eventually(t, func() bool {
+			got := metadata(id).Topics[0]
+			return got.ErrorCode == 0 && got.TopicID == at.TopicID
+		}, 5*time.Second, 20*time.Millisecond, "broker %d has the controller's topic", id)
+	}
 }
 
 // TestClusterProducerIDsAreUnique: every broker hands out producer ids, and
@@ -346,4 +380,45 @@ func TestClusterProducerIDsAreUnique(t *testing.T) {
 			seen[ir.ProducerID] = id
 		}
 	}
+}
+
+// TestClusterReplicaFetchMustBeCurrent: a Fetch that claims to come from a
+// follower is served only for a broker registered and unfenced in the
+// metadata log, at the broker epoch it gives (KIP-903). With broker 3
+// stopped (and so fenced), a client posing as it is refused, and so is one
+// posing as broker 2, which is alive, with another broker epoch; acks=all
+// on a topic with min.insync.replicas 3 stays refused with
+// NOT_ENOUGH_REPLICAS rather than being acknowledged on the strength of a
+// replica that is gone.
+func TestClusterReplicaFetchMustBeCurrent(t *testing.T) {
+	c := startCluster(t, 3)
+	cl := c.client()
+	c.createTopic(cl, "spoof", 1, 3, map[string]string{"min.insync.replicas": "3"})
+	require.Equal(t, int32(1), c.replica(1, "spoof", 0).Leader)
+	id := topicID(t, cl, "spoof")
+	c.stop(3)
+	require.Eventually(t, func() bool { return slices.Equal(c.replica(1, "spoof", 0).ISR, []int32{1, 2}) },
+		10*time.Second, 10*time.Millisecond, "the fenced broker leaves the ISR")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, spoofed := range []int32{2, 3} {
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID = spoofed
+		req.ReplicaState.ID, req.ReplicaState.Epoch = spoofed, 1 // never a broker's epoch
+		req.MaxWaitMillis, req.MaxBytes = 10, 1<<20
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = "spoof", id
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = 0, 1000, 1<<20
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl.Broker(1))
+		require.NoError(t, err)
+		require.Len(t, resp.Topics, 1)
+		assert.Equal(t, kerr.NotLeaderForPartition.Code, resp.Topics[0].Partitions[0].ErrorCode,
+			"a fetch posing as broker %d", spoofed)
+	}
+	assert.Equal(t, kerr.NotEnoughReplicas.Code, c.produceTo(cl, 1, "spoof", 0, "not acknowledged"))
+	assert.Equal(t, []int32{1, 2}, c.replica(1, "spoof", 0).ISR)
 }

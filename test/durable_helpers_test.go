@@ -50,9 +50,28 @@ func commitSimple(t *testing.T, cl *kgo.Client, group, topic string, offsets map
 }
 
 // endOffsets returns each partition's log end offset (ListOffsets,
-// latest).
+// latest), asking again while a partition answers with a retriable error:
+// its leadership is moving (NOT_LEADER_OR_FOLLOWER, or
+// LEADER_NOT_AVAILABLE from a broker still catching up on the metadata
+// log).
 func endOffsets(t *testing.T, cl *kgo.Client, topic string, partitions int32) map[int32]int64 {
 	t.Helper()
+	var (
+		out map[int32]int64
+		err error
+	)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if out, err = tryEndOffsets(cl, topic, partitions); err == nil {
+			return out
+		}
+		require.True(t, kerr.IsRetriable(err) && time.Now().Before(deadline), "list offsets: %v", err)
+		time.Sleep(50 * time.Millisecond) // a retry's pace, not a verdict
+	}
+}
+
+// tryEndOffsets asks once for each partition's log end offset.
+func tryEndOffsets(cl *kgo.Client, topic string, partitions int32) (map[int32]int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
@@ -65,13 +84,17 @@ func endOffsets(t *testing.T, cl *kgo.Client, topic string, partitions int32) ma
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	resp, err := req.RequestWith(ctx, cl)
-	require.NoError(t, err)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[int32]int64)
 	for _, p := range resp.Topics[0].Partitions {
-		require.NoError(t, kerr.ErrorForCode(p.ErrorCode))
+		if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+			return nil, err
+		}
 		out[p.Partition] = p.Offset
 	}
-	return out
+	return out, nil
 }
 
 // consumeTo reads topic from its start until every partition reaches its

@@ -27,6 +27,7 @@ import (
 const (
 	childBrokerEnv  = "PURGATORY_TEST_BROKER_LOG_DIRS"
 	childClusterEnv = "PURGATORY_TEST_BROKER_CLUSTER"
+	childVotersEnv  = "PURGATORY_TEST_BROKER_VOTERS" // its controller.quorum.voters
 )
 
 // runChildBroker serves a broker on dir until the process is killed,
@@ -34,7 +35,7 @@ const (
 func runChildBroker(dir string) {
 	cfg := durableConfig(dir)
 	if spec := os.Getenv(childClusterEnv); spec != "" {
-		cfg.NodeID, cfg.Cluster = 1, spec
+		cfg.NodeID, cfg.Cluster, cfg.ControllerQuorumVoters = 1, spec, os.Getenv(childVotersEnv)
 		first, _, _ := strings.Cut(spec, ",")
 		cfg.Listener = strings.TrimPrefix(first, "1@")
 		clusterTimings(&cfg)

@@ -36,14 +36,23 @@ func TestProxyIsTheOnlyBrokerClientsSee(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	upstream := topicMetadata(t, newClient(t, c.broker(1)), "viewed") // the controller, which created it
+	// Broker 1, once it has applied the topic from the metadata log.
+	require.Eventually(t, func() bool { return c.broker(1).IsController() || c.hasTopic(newClient(t, c.broker(1)), 1, "viewed") },
+		5*time.Second, 10*time.Millisecond)
+	upstream := topicMetadata(t, newClient(t, c.broker(1)), "viewed")
 	meta := kmsg.NewPtrMetadataRequest()
 	rt := kmsg.NewMetadataRequestTopic()
 	topic := "viewed"
 	rt.Topic = &topic
 	meta.Topics = []kmsg.MetadataRequestTopic{rt}
-	m, err := meta.RequestWith(ctx, admin)
-	require.NoError(t, err)
+	var m *kmsg.MetadataResponse
+	// Every broker applies the topic from the metadata log: the one the
+	// proxy asks may not have it yet.
+	require.Eventually(t, func() bool {
+		m, err = meta.RequestWith(ctx, admin)
+		require.NoError(t, err)
+		return len(m.Topics) == 1 && m.Topics[0].ErrorCode == 0
+	}, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, []kmsg.MetadataResponseBroker{{NodeID: 7, Host: host, Port: int32(port)}}, m.Brokers, "the proxy alone")
 	assert.Equal(t, int32(7), m.ControllerID)
 	require.Len(t, m.Topics, 1)

@@ -103,6 +103,7 @@ func (s *Server) handleProduce(r *request) {
 				if err = s.leads(p); err != nil {
 					break
 				}
+				state, _ := s.partitionState(p) // the leader epoch the produce waits under
 				if req.Acks == -1 {
 					if ok, n := s.leaders.enoughReplicas(p); !ok {
 						err = fmt.Errorf("%w: %s-%d has %d, min.insync.replicas is %d", errNotEnoughReplicas,
@@ -120,7 +121,8 @@ func (s *Server) handleProduce(r *request) {
 					s.leaders.afterAppend(p) // a leader alone in its ISR moves the high watermark now
 					s.wake(p)
 				}
-				waits = append(waits, produceWait{p: p, required: res.LastOffset + 1, topic: ti, partition: len(st.Partitions)})
+				waits = append(waits, produceWait{p: p, epoch: state.LeaderEpoch, required: res.LastOffset + 1,
+					topic: ti, partition: len(st.Partitions)})
 			}
 			if err != nil {
 				sp.ErrorCode = partitionErrorCode(err, byID)

@@ -2,24 +2,32 @@ package server
 
 // Metadata: v0-v13.
 //
-// Describes the cluster: every broker of --cluster (node id, host and port,
-// no rack; this broker alone without it), the controller (the smallest
-// id), and each partition's replicas as placed by cluster.replicasOf, its
-// leader (the first replica), leader epoch 0, its in-sync replicas (this
-// broker's own record for partitions it leads, else what their leader
-// reported at the last metadata poll) and no offline replicas. Topics carry their ids (v10+) and may be asked
-// for by id (v10+; an unknown id is UNKNOWN_TOPIC_ID). A null topic list
-// (v1+; an empty one in v0) asks for every topic.
+// Describes the cluster from the metadata log as this broker has applied
+// it (image.go): every broker of --cluster that is not fenced (node id,
+// host and port, no rack; this broker alone without it), the active
+// controller (the quorum's leader, -1 during an election), the cluster id
+// the log holds, and each partition's replicas, leader, leader epoch and
+// ISR as committed. A partition whose ISR has no live replica is offline:
+// LEADER_NOT_AVAILABLE, leader -1, its fenced replicas listed as offline.
+// Topics carry their ids (v10+) and may be asked for by id (v10+; an
+// unknown id is UNKNOWN_TOPIC_ID). A null topic list (v1+; an empty one in
+// v0) asks for every topic.
+//
+// A broker of a cluster that has not yet applied its own registration
+// (it is starting, and catching up on the metadata log) answers a named
+// topic its image lacks LEADER_NOT_AVAILABLE, which clients retry, rather
+// than UNKNOWN_TOPIC_OR_PARTITION.
 //
 // An unknown topic is created with num.partitions partitions when
 // auto.create.topics.enable is on and the request allows it
-// (allow_auto_topic_creation, v4+; always before v4). The controller
-// creates it and answers at once with its partitions; another broker asks
-// the controller to create it and answers LEADER_NOT_AVAILABLE until its
-// metadata poll brings it, as Kafka answers until its controller has
-// placed it. Otherwise it is UNKNOWN_TOPIC_OR_PARTITION. An invalid name
-// is INVALID_TOPIC_EXCEPTION; a default.replication.factor above the
-// number of brokers is INVALID_REPLICATION_FACTOR.
+// (allow_auto_topic_creation, v4+; always before v4). The active
+// controller creates it and answers at once with its partitions; another
+// broker forwards the creation to the controller and answers
+// LEADER_NOT_AVAILABLE until the metadata log brings it, as Kafka answers
+// until its controller has placed it. Otherwise it is
+// UNKNOWN_TOPIC_OR_PARTITION. An invalid name is INVALID_TOPIC_EXCEPTION;
+// a default.replication.factor above the number of brokers is
+// INVALID_REPLICATION_FACTOR.
 //
 // The offsets topic, __consumer_offsets, is auto-created (by name, when
 // allowed) with offsets.topic.num.partitions partitions, as Kafka does; it
@@ -31,6 +39,7 @@ package server
 // request asks.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -38,7 +47,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 )
 
 func init() { serve(kmsg.Metadata, 0, 13, (*Server).handleMetadata) }
@@ -46,15 +56,22 @@ func init() { serve(kmsg.Metadata, 0, 13, (*Server).handleMetadata) }
 func (s *Server) handleMetadata(r *request) {
 	req := r.kreq.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	im := s.image()
 	for _, n := range s.cl.nodes {
-		resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n.id, Host: n.host, Port: n.port})
+		if !im.Fenced(n.id) {
+			resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n.id, Host: n.host, Port: n.port})
+		}
 	}
-	resp.ClusterID = &s.data.clusterID
-	resp.ControllerID = s.cl.controller()
+	clusterID := im.ClusterID
+	if clusterID == "" {
+		clusterID = s.data.clusterID // before the first controller committed one
+	}
+	resp.ClusterID = &clusterID
+	resp.ControllerID, _ = s.meta.Leader()
 
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
-		for _, t := range s.data.store.Topics() {
-			resp.Topics = append(resp.Topics, s.topicMetadata(t))
+		for _, t := range im.Topics() {
+			resp.Topics = append(resp.Topics, s.topicMetadata(im, t))
 		}
 		r.respond(resp)
 		return
@@ -63,7 +80,7 @@ func (s *Server) handleMetadata(r *request) {
 	seen := make(map[string]bool, len(req.Topics))
 	for _, rt := range req.Topics {
 		if rt.Topic == nil {
-			resp.Topics = append(resp.Topics, s.topicMetadataByID(rt.TopicID))
+			resp.Topics = append(resp.Topics, s.topicMetadataByID(im, rt.TopicID))
 			continue
 		}
 		name := *rt.Topic
@@ -71,8 +88,15 @@ func (s *Server) handleMetadata(r *request) {
 			continue // Kafka answers each topic once
 		}
 		seen[name] = true
-		t, err := s.data.store.Topic(name)
-		if errors.Is(err, storage.ErrUnknownTopic) && autoCreate {
+		t, err := im.Topic(name)
+		switch {
+		case errors.Is(err, metadata.ErrUnknownTopic) && !s.registered():
+			// Still catching up on the metadata log after a start: the
+			// topic may well exist. LEADER_NOT_AVAILABLE makes the
+			// client ask again, where UNKNOWN_TOPIC_OR_PARTITION would
+			// have it forget the topic.
+			err = fmt.Errorf("%w: broker %d is catching up on the metadata log", errLeaderNotAvailable, s.cl.self)
+		case errors.Is(err, metadata.ErrUnknownTopic) && autoCreate:
 			t, err = s.autoCreateTopic(r, name)
 		}
 		if err != nil {
@@ -82,44 +106,54 @@ func (s *Server) handleMetadata(r *request) {
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, s.topicMetadata(t))
+		resp.Topics = append(resp.Topics, s.topicMetadata(s.image(), t))
 	}
 	r.respond(resp)
 }
 
 // autoCreateTopic creates a topic a metadata request named, with the
 // broker's defaults. A topic created meanwhile by another request is used.
-func (s *Server) autoCreateTopic(r *request, name string) (*storage.Topic, error) {
+func (s *Server) autoCreateTopic(r *request, name string) (*metadata.Topic, error) {
 	partitions, rf := s.cfg.NumPartitions, s.cfg.DefaultReplication
 	if name == offsetsTopic {
 		// Created as FindCoordinator creates it: with its own partition
 		// count, and not subject to default.replication.factor.
-		partitions, rf = s.cfg.OffsetsTopicPartitions, 1
-	} else if err := s.checkReplicationFactor(rf); err != nil {
-		return nil, err
-	}
-	if !s.cl.isController() {
-		// Only the controller creates topics: ask it, and answer
-		// LEADER_NOT_AVAILABLE, which clients retry, until this
-		// broker's metadata poll brings the topic here.
-		s.peers.createAtController(name, partitions, rf)
-		return nil, fmt.Errorf("%w: %s is being created by the controller", errLeaderNotAvailable, name)
-	}
-	if name == offsetsTopic {
 		if err := s.ensureOffsetsTopic(r); err != nil {
 			return nil, err
 		}
-		return s.data.store.Topic(name)
+		return s.image().Topic(name)
 	}
-	t, err := s.data.store.CreateTopicSpec(storage.TopicSpec{Name: name, Partitions: s.cfg.NumPartitions,
-		Config: s.data.store.TopicDefaults(), ReplicationFactor: rf})
-	if errors.Is(err, storage.ErrTopicExists) {
-		return s.data.store.Topic(name)
+	if err := s.checkReplicationFactor(rf); err != nil {
+		return nil, err
+	}
+	t, err := s.createTopicAtController(r, name, partitions, rf)
+	if errors.Is(err, metadata.ErrTopicExists) {
+		return s.image().Topic(name)
 	}
 	if err == nil {
-		r.log().Info("auto-created topic", zap.String("topic", name), zap.Int32("partitions", s.cfg.NumPartitions))
+		r.log().Info("auto-created topic", zap.String("topic", name), zap.Int32("partitions", partitions))
 	}
 	return t, err
+}
+
+// createTopicAtController creates a topic with the broker's default
+// configs: through this broker's controller when it is the active one,
+// else by asking the active controller, and answering
+// LEADER_NOT_AVAILABLE, which clients retry, until the metadata log brings
+// the topic here.
+func (s *Server) createTopicAtController(r *request, name string, partitions int32, rf int16) (*metadata.Topic, error) {
+	if err := s.data.store.CheckCreate(name, partitions); err != nil {
+		return nil, err
+	}
+	if !s.ctrl.IsActive() {
+		if s.peers != nil {
+			s.peers.createAtController(name, partitions, rf)
+		}
+		return nil, fmt.Errorf("%w: %s is being created by the controller", errLeaderNotAvailable, name)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
+	defer cancel()
+	return s.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: rf})
 }
 
 // errReplicationFactor is wrapped for a replication factor the broker
@@ -139,32 +173,42 @@ func (s *Server) checkReplicationFactor(rf int16) error {
 // (LEADER_NOT_AVAILABLE, which clients retry).
 var errLeaderNotAvailable = errors.New("leader not available")
 
-func (s *Server) topicMetadataByID(id [16]byte) kmsg.MetadataResponseTopic {
-	t, err := s.data.store.TopicByID(id)
+func (s *Server) topicMetadataByID(im *metadata.Image, id [16]byte) kmsg.MetadataResponseTopic {
+	t, err := im.TopicByID(id)
 	if err != nil {
 		mt := kmsg.NewMetadataResponseTopic()
 		mt.TopicID = id
 		mt.ErrorCode = kerr.UnknownTopicID.Code
 		return mt
 	}
-	return s.topicMetadata(t)
+	return s.topicMetadata(im, t)
 }
 
-// topicMetadata describes t: each partition's replicas, leader and ISR.
-func (s *Server) topicMetadata(t *storage.Topic) kmsg.MetadataResponseTopic {
+// topicMetadata describes t: each partition's replicas, leader, leader
+// epoch and ISR; an offline partition is LEADER_NOT_AVAILABLE, with its
+// fenced replicas offline.
+func (s *Server) topicMetadata(im *metadata.Image, t *metadata.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
 	mt.IsInternal = isInternalTopic(name)
-	for _, p := range t.Partitions {
+	for i, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
-		mp.Partition = p.Index()
-		mp.Replicas = s.replicasOf(p)
-		mp.Leader = mp.Replicas[0]
-		mp.LeaderEpoch = p.LeaderEpoch()
-		mp.ISR = s.isr(p)
+		mp.Partition = int32(i)
+		mp.Replicas = p.Replicas
+		mp.Leader = p.Leader
+		mp.LeaderEpoch = p.LeaderEpoch
+		mp.ISR = p.ISR
 		mp.OfflineReplicas = []int32{}
+		for _, r := range p.Replicas {
+			if im.Fenced(r) {
+				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+			}
+		}
+		if p.Offline() {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt

@@ -2,9 +2,9 @@ package server
 
 // FindCoordinator: v0-v6.
 //
-// The controller coordinates every group (a broker alone is its own
-// controller): a group key (type 0, the only type before v1) is answered
-// with the controller's node id, host and port; the controller first
+// The broker with the smallest id coordinates every group (cluster.go; a
+// broker alone coordinates its own): a group key (type 0, the only type
+// before v1) is answered with its node id, host and port; it first
 // creates the offsets topic if it does not exist, as Kafka does (see
 // offsets_topic.go), and should that fail, the key is answered
 // COORDINATOR_NOT_AVAILABLE, which clients retry. Group requests sent to
@@ -38,10 +38,10 @@ func (s *Server) handleFindCoordinator(r *request) {
 		keys = []string{req.CoordinatorKey}
 	}
 	var offsetsErr error
-	if req.CoordinatorType == coordinatorGroup && s.cl.isController() {
+	if req.CoordinatorType == coordinatorGroup && s.cl.isGroupCoordinator() {
 		offsetsErr = s.ensureOffsetsTopic(r)
 	}
-	coordinator, _ := s.cl.node(s.cl.controller())
+	coordinator, _ := s.cl.node(s.cl.groupCoordinator())
 	for _, key := range keys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key

@@ -5,11 +5,12 @@ package server
 // Creates each topic with its partitions at once; validate_only
 // (v1+) checks everything and creates nothing. Partitions and replication
 // factor of -1 (v4+) take num.partitions and default.replication.factor.
-// Only the controller creates topics (NOT_CONTROLLER elsewhere; clients
-// send CreateTopics to the controller Metadata names). A replication
-// factor from one to the number of brokers is accepted
+// Only the active controller creates topics (NOT_CONTROLLER elsewhere;
+// clients send CreateTopics to the controller Metadata names): it commits
+// the topic to the metadata log, and answers once it is applied here. A
+// replication factor from one to the number of brokers is accepted
 // (INVALID_REPLICATION_FACTOR otherwise); replicas are placed by
-// cluster.replicasOf, so a manual replica assignment must give every
+// metadata.Place, so a manual replica assignment must give every
 // partition, numbered from 0, exactly that placement
 // (INVALID_REPLICA_ASSIGNMENT otherwise; with an assignment, partitions and
 // replication factor must be -1: INVALID_REQUEST). A name
@@ -24,9 +25,8 @@ package server
 // Topic configs: retention.ms, retention.bytes, max.message.bytes and
 // min.insync.replicas are enforced; any other name is INVALID_CONFIG, so
 // that a client asking for, say, compaction learns it does not get it.
-// (In a cluster, the brokers that mirror the topic take their own
-// defaults for retention and max.message.bytes: Metadata does not carry
-// configs.) Responses from v5 carry the partitions, replication factor
+// The topic's own configs are in the metadata log, so every broker of a
+// cluster has them. Responses from v5 carry the partitions, replication factor
 // and those four configs, each with its
 // source (the broker default, or the topic's own); from v7, the topic id
 // (zero for validate_only, as Kafka).
@@ -35,6 +35,7 @@ package server
 // policies, authorization, and throttling.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -42,7 +43,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/broker/controller"
 )
 
 func init() { serve(kmsg.CreateTopics, 0, 7, (*Server).handleCreateTopics) }
@@ -103,24 +104,33 @@ func (s *Server) createTopic(r *request, validateOnly bool, rt *kmsg.CreateTopic
 	if err := s.checkReplicationFactor(rf); err != nil {
 		return err
 	}
-	if !s.cl.isController() {
-		return fmt.Errorf("%w: broker %d creates topics", errNotController, s.cl.controller())
+	if !s.ctrl.IsActive() {
+		leader, _ := s.meta.Leader()
+		return fmt.Errorf("%w: broker %d is the active controller", errNotController, leader)
 	}
 	cfg := s.data.store.TopicDefaults()
 	own := make(map[string]bool, len(rt.Configs))
+	configs := make(map[string]string, len(rt.Configs))
 	for _, c := range rt.Configs {
 		var err error
 		if cfg, err = cfg.With(c.Name, c.Value); err != nil {
 			return err
 		}
 		own[c.Name] = c.Value != nil
-	}
-	if validateOnly {
-		if err := s.data.store.CheckCreate(rt.Topic, partitions); err != nil {
-			return err
+		if c.Value != nil {
+			configs[c.Name] = *c.Value
+		} else {
+			delete(configs, c.Name)
 		}
-	} else {
-		t, err := s.data.store.CreateTopicSpec(storage.TopicSpec{Name: rt.Topic, Partitions: partitions, Config: cfg, ReplicationFactor: rf})
+	}
+	if err := s.data.store.CheckCreate(rt.Topic, partitions); err != nil {
+		return err
+	}
+	if !validateOnly {
+		ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
+		defer cancel()
+		t, err := s.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: rt.Topic, Partitions: partitions,
+			ReplicationFactor: rf, Configs: configs})
 		if err != nil {
 			return err
 		}
@@ -142,7 +152,7 @@ func (s *Server) createTopic(r *request, validateOnly bool, rt *kmsg.CreateTopic
 
 // checkAssignment accepts a manual assignment only if it numbers the
 // partitions from 0, gives each the same number of replicas, and places
-// them where the cluster would (cluster.replicasOf): placement is fixed.
+// them where the controller would (metadata.Place): placement is fixed.
 func (s *Server) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) error {
 	seen := make([]bool, len(as))
 	for _, a := range as {
@@ -151,7 +161,7 @@ func (s *Server) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssign
 		}
 		seen[a.Partition] = true
 		rf := len(as[0].Replicas)
-		if want := s.cl.replicasOf(a.Partition, int16(rf)); len(a.Replicas) != rf || rf > s.cl.size() || !slices.Equal(a.Replicas, want) {
+		if want := s.cl.placement(a.Partition, rf); len(a.Replicas) != rf || rf > s.cl.size() || !slices.Equal(a.Replicas, want) {
 			return fmt.Errorf("%w: partition %d on brokers %v, but this cluster places it on %v",
 				errReplicaAssignment, a.Partition, a.Replicas, want)
 		}

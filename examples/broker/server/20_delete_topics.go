@@ -10,19 +10,22 @@ package server
 // checked, sees its partition gone, and answers it with
 // UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for a fetch by topic id).
 // A topic created again under the same name is a new topic, with a new id
-// and empty logs. Only the controller deletes topics (NOT_CONTROLLER
-// elsewhere); the other brokers follow at their next metadata poll.
+// and empty logs. Only the active controller deletes topics
+// (NOT_CONTROLLER elsewhere): it commits the deletion to the metadata log,
+// which every broker applies (image.go), answering what waited on them.
 //
 // Not implemented: the timeout (deletion is synchronous), authorization,
 // and throttling.
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -42,30 +45,28 @@ func (s *Server) handleDeleteTopics(r *request) {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = e.Topic, e.TopicID
 		var (
-			t   *storage.Topic
+			t   *metadata.Topic
 			err error
 		)
 		switch {
-		case !s.cl.isController():
-			err = fmt.Errorf("%w: broker %d deletes topics", errNotController, s.cl.controller())
+		case !s.ctrl.IsActive():
+			leader, _ := s.meta.Leader()
+			err = fmt.Errorf("%w: broker %d is the active controller", errNotController, leader)
 		case e.Topic != nil && e.TopicID != [16]byte{}:
 			err = fmt.Errorf("%w: give a topic's name or its id, not both", errInvalidRequest)
-		case e.Topic != nil:
-			t, err = s.data.store.DeleteTopic(*e.Topic)
 		default:
-			t, err = s.data.store.DeleteTopicByID(e.TopicID)
+			name := ""
+			if e.Topic != nil {
+				name = *e.Topic
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
+			t, err = s.ctrl.DeleteTopic(ctx, name, metadata.TopicID(e.TopicID))
+			cancel()
 		}
-		if t != nil {
+		if t != nil && err == nil {
 			name := t.Name
 			st.Topic, st.TopicID = &name, t.ID
-			s.wakeDeleted(t)
 			r.log().Info("deleted topic", zap.String("topic", t.Name))
-			if err != nil {
-				// Deleted, but a log failed to close: the topic is gone
-				// either way, which is what the client asked for.
-				r.log().Warn("closing a deleted topic's logs", zap.Error(err))
-				err = nil
-			}
 		}
 		if err != nil {
 			st.ErrorCode = errorCode(err)

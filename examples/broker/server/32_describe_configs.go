@@ -13,8 +13,8 @@ package server
 // wrong broker. configuration_keys, when given, narrows the list. Other
 // resource types are INVALID_REQUEST.
 //
-// The brokers of a cluster read a topic's configs from the controller this
-// way when they mirror it (peers.go).
+// In a cluster, a topic's own configs are in the metadata log, so every
+// broker answers the same (image.go).
 //
 // Not implemented: synonyms (include_synonyms is ignored), documentation,
 // and authorization.

@@ -1,11 +1,15 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/broker/metalog"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -37,6 +41,14 @@ var storageCodes = []struct {
 	{errNotEnoughReplicas, kerr.NotEnoughReplicas},
 	{errNotController, kerr.NotController},
 	{errLeaderNotAvailable, kerr.LeaderNotAvailable},
+	{metadata.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
+	{metadata.ErrUnknownPartition, kerr.UnknownTopicOrPartition},
+	{metadata.ErrTopicExists, kerr.TopicAlreadyExists},
+	{metadata.ErrNoBrokers, kerr.InvalidReplicationFactor},
+	{controller.ErrNotController, kerr.NotController},
+	{controller.ErrClosed, kerr.NotController},
+	{metalog.ErrClosed, kerr.NotController},
+	{context.DeadlineExceeded, kerr.RequestTimedOut},
 }
 
 // errorCode returns the Kafka error code for err: 0 for nil, the mapped code

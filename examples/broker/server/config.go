@@ -90,21 +90,37 @@ type Config struct {
 	LogFlushInterval         time.Duration // log.flush.interval.ms (-1: never)
 	LogFlushOffsetCheckpoint time.Duration // log.flush.offset.checkpoint.interval.ms: recovery points written
 
-	// Cluster lists every broker of a static cluster as
+	// Cluster lists every broker of the cluster as
 	// id@host:port,id@host:port,... (see cluster.go); empty runs one
 	// broker alone. This broker is the entry with NodeID.
-	Cluster              string
-	MinInsyncReplicas    int32         // min.insync.replicas
-	ReplicaLagTimeMax    time.Duration // replica.lag.time.max.ms
-	ReplicaFetchWaitMax  time.Duration // replica.fetch.wait.max.ms
-	ReplicaFetchMinBytes int32         // replica.fetch.min.bytes
-	ReplicaFetchMaxBytes int32         // replica.fetch.max.bytes
-	ReplicaFetchBackoff  time.Duration // replica.fetch.backoff.ms
-	// MetadataPollInterval is how often a broker asks its peers for their
-	// metadata: the topics (from the controller) and each partition's
-	// in-sync replicas (from its leader). This broker's own setting: Kafka
-	// brokers follow the controller's metadata log instead.
-	MetadataPollInterval time.Duration
+	Cluster string
+	// ControllerQuorumVoters gives the metadata quorum's Raft addresses
+	// (controller.quorum.voters, id@host:port,...): every broker of
+	// Cluster, and only they. Empty derives each from its Kafka listener,
+	// port + 1000.
+	ControllerQuorumVoters string
+	// BrokerHeartbeatInterval is how often a broker of a cluster
+	// heartbeats the active controller (broker.heartbeat.interval.ms).
+	BrokerHeartbeatInterval time.Duration
+	// BrokerSessionTimeout is how long the active controller waits for a
+	// broker's heartbeat before it fences it and moves its leaderships
+	// (broker.session.timeout.ms).
+	BrokerSessionTimeout time.Duration
+	// ControlledShutdown has Close ask the active controller to move this
+	// broker's leaderships away before it stops
+	// (controlled.shutdown.enable).
+	ControlledShutdown bool
+	// ControllerElectionTimeout is how long a voter of the metadata quorum
+	// hears nothing from its leader before it stands for election
+	// (controller.quorum.election.timeout.ms; Raft's heartbeat and
+	// election timeouts).
+	ControllerElectionTimeout time.Duration
+	MinInsyncReplicas         int32         // min.insync.replicas
+	ReplicaLagTimeMax         time.Duration // replica.lag.time.max.ms
+	ReplicaFetchWaitMax       time.Duration // replica.fetch.wait.max.ms
+	ReplicaFetchMinBytes      int32         // replica.fetch.min.bytes
+	ReplicaFetchMaxBytes      int32         // replica.fetch.max.bytes
+	ReplicaFetchBackoff       time.Duration // replica.fetch.backoff.ms
 }
 
 // Default returns Kafka's defaults, with the listener on loopback.
@@ -152,7 +168,11 @@ func Default() Config {
 		ReplicaFetchMinBytes: 1,
 		ReplicaFetchMaxBytes: 1 << 20,
 		ReplicaFetchBackoff:  time.Second,
-		MetadataPollInterval: 200 * time.Millisecond,
+
+		BrokerHeartbeatInterval:   2 * time.Second,
+		BrokerSessionTimeout:      9 * time.Second,
+		ControllerElectionTimeout: time.Second,
+		ControlledShutdown:        true,
 	}
 }
 
@@ -189,13 +209,17 @@ func (c *Config) validate() error {
 		return fmt.Errorf("log.dirs: %q: this broker keeps one directory", c.LogDirs)
 	case c.MinInsyncReplicas < 1:
 		return fmt.Errorf("min.insync.replicas: %d, must be at least 1", c.MinInsyncReplicas)
-	case c.ReplicaLagTimeMax <= 0 || c.ReplicaFetchWaitMax < 0 || c.ReplicaFetchBackoff < 0 || c.MetadataPollInterval <= 0:
-		return errors.New("replica.lag.time.max.ms and metadata.poll.interval.ms must be positive, replica.fetch.wait.max.ms and replica.fetch.backoff.ms not negative")
+	case c.ReplicaLagTimeMax <= 0 || c.ReplicaFetchWaitMax < 0 || c.ReplicaFetchBackoff < 0:
+		return errors.New("replica.lag.time.max.ms must be positive, replica.fetch.wait.max.ms and replica.fetch.backoff.ms not negative")
+	case c.BrokerHeartbeatInterval <= 0 || c.BrokerSessionTimeout <= c.BrokerHeartbeatInterval:
+		return errors.New("broker.heartbeat.interval.ms must be positive, and broker.session.timeout.ms above it")
+	case c.ControllerElectionTimeout < 10*time.Millisecond:
+		return errors.New("controller.quorum.election.timeout.ms must be at least 10")
 	case c.ReplicaFetchMinBytes < 1 || c.ReplicaFetchMaxBytes < 1:
 		return errors.New("replica.fetch.min.bytes and replica.fetch.max.bytes must be at least 1")
 	}
 	if c.Cluster != "" {
-		if _, err := parseCluster(c.Cluster, c.NodeID); err != nil {
+		if _, err := parseCluster(c.Cluster, c.ControllerQuorumVoters, c.NodeID); err != nil {
 			return err
 		}
 	}
@@ -297,14 +321,18 @@ func (c *Config) settings() []setting {
 		intSetting("log.flush.interval.messages", "fsync after this many records (1: every produce, surviving a power loss)", &c.LogFlushIntervalMessages),
 		durationSetting("log.flush.interval.ms", "fsync unflushed records this often (-1: never; a kill -9 loses nothing acknowledged either way)", &c.LogFlushInterval, ms),
 		durationSetting("log.flush.offset.checkpoint.interval.ms", "how often each partition's recovery point (fsynced up to) is written; recovery cuts a torn tail only past it", &c.LogFlushOffsetCheckpoint, ms),
-		stringSetting("cluster", "every broker of a static cluster, id@host:port,... (empty: this broker alone)", &c.Cluster),
+		stringSetting("cluster", "every broker of the cluster, id@host:port,... (empty: this broker alone)", &c.Cluster),
+		stringSetting("controller.quorum.voters", "the metadata quorum's Raft addresses, id@host:port,..., every broker of --cluster (empty: each broker's port + 1000)", &c.ControllerQuorumVoters),
+		durationSetting("broker.heartbeat.interval.ms", "how often a broker heartbeats the active controller", &c.BrokerHeartbeatInterval, ms),
+		boolSetting("controlled.shutdown.enable", "on shutdown, have the controller move this broker's leaderships first", &c.ControlledShutdown),
+		durationSetting("controller.quorum.election.timeout.ms", "a quorum voter that hears nothing from its leader this long stands for election", &c.ControllerElectionTimeout, ms),
+		durationSetting("broker.session.timeout.ms", "a broker that does not heartbeat for this long is fenced, and its partitions get new leaders", &c.BrokerSessionTimeout, ms),
 		intSetting("min.insync.replicas", "in-sync replicas an acks=all produce needs (topics may set their own)", &c.MinInsyncReplicas),
 		durationSetting("replica.lag.time.max.ms", "a follower not caught up for this long leaves the ISR", &c.ReplicaLagTimeMax, ms),
 		durationSetting("replica.fetch.wait.max.ms", "how long a follower's fetch waits at the leader for data", &c.ReplicaFetchWaitMax, ms),
 		intSetting("replica.fetch.min.bytes", "bytes a follower's fetch waits for", &c.ReplicaFetchMinBytes),
 		intSetting("replica.fetch.max.bytes", "bytes a follower fetches per partition", &c.ReplicaFetchMaxBytes),
 		durationSetting("replica.fetch.backoff.ms", "pause after a follower's fetch fails", &c.ReplicaFetchBackoff, ms),
-		durationSetting("metadata.poll.interval.ms", "how often a broker of a cluster reads its peers' metadata", &c.MetadataPollInterval, ms),
 	}
 }
 

@@ -1,22 +1,44 @@
 package server
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
-// createTopic creates a topic straight in the broker's store, for tests of
-// other APIs than CreateTopics.
-func createTopic(t *testing.T, s *Server, name string, partitions int32) *storage.Topic {
+// createTopic creates a topic through the broker's controller, as
+// CreateTopics does, for tests of other APIs than CreateTopics, and
+// returns it from the broker's store.
+func createTopic(t testing.TB, s *Server, name string, partitions int32) *storage.Topic {
 	t.Helper()
-	topic, err := s.data.store.CreateTopic(name, partitions, s.data.store.TopicDefaults())
+	require.NoError(t, createTopicErr(s, name, partitions))
+	topic, err := s.data.store.Topic(name)
 	require.NoError(t, err)
 	return topic
+}
+
+// createTopicErr creates a topic through the broker's controller.
+func createTopicErr(s *Server, name string, partitions int32) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := s.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: 1})
+	return err
+}
+
+// deleteTopic deletes a topic through the broker's controller.
+func deleteTopic(t testing.TB, s *Server, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := s.ctrl.DeleteTopic(ctx, name, metadata.TopicID{})
+	require.NoError(t, err)
 }
 
 // versions returns min to max, inclusive.

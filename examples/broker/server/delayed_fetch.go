@@ -35,6 +35,7 @@ type delayedFetch struct {
 // fetchPart is one partition of a fetch.
 type fetchPart struct {
 	p                *storage.Partition // nil when code is set: nothing to read
+	epoch            int32              // the leader epoch it is read under
 	code             int16              // an error found when the request was read
 	offset           int64
 	maxBytes         int
@@ -67,10 +68,15 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 		f.resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return f
 	}
-	replica := req.ReplicaID
+	replica, replicaEpoch := req.ReplicaID, int64(-1)
 	if req.Version >= 15 {
-		replica = req.ReplicaState.ID
+		replica, replicaEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
 	}
+	// A follower is who it says it is (KIP-903): a broker of the cluster
+	// registered and unfenced in the metadata log, at the broker epoch it
+	// gives (v15+). A fetch from a fenced, unregistered or restarted
+	// replica moves neither the high watermark nor the ISR.
+	knownReplica := replica < 0 || s.replicaCurrent(replica, replicaEpoch)
 	var isoCode int16
 	switch {
 	case replica >= 0:
@@ -116,9 +122,10 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 					unknown = true
 				case s.leads(p) != nil:
 					part.code = kerr.NotLeaderForPartition.Code
-				case replica >= 0 && (replica == s.cl.self || !s.isReplica(p, replica)):
+				case replica >= 0 && (replica == s.cl.self || !s.isReplica(p, replica) || !knownReplica):
 					// Kafka answers a fetch from a broker that holds
-					// no replica of the partition so.
+					// no replica of the partition so; here also one
+					// from a replica fenced, or at another epoch.
 					part.code = kerr.NotLeaderForPartition.Code
 				case replica >= 0:
 					// A follower's fetch: its offset is its log end
@@ -133,6 +140,10 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 					part.p = p
 					part.code = epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
 				}
+			}
+			if part.p != nil {
+				state, _ := s.partitionState(part.p)
+				part.epoch = state.LeaderEpoch
 			}
 			if part.code != 0 {
 				sp.ErrorCode = part.code
@@ -170,13 +181,18 @@ func (f *delayedFetch) keys() []tp {
 
 // TryComplete reports whether the fetch can be answered: min_bytes are
 // readable, counting each partition up to its partition_max_bytes (Kafka's
-// accumulated size), or a partition can no longer be read (deleted, or its
-// offset out of range: retention moved the log start past it).
+// accumulated size), or a partition can no longer be read (deleted, its
+// offset out of range: retention moved the log start past it, or this
+// broker no longer leads it at the epoch the fetch began under, as Kafka's
+// DelayedFetch completes when leadership moves).
 func (f *delayedFetch) TryComplete() bool {
 	acc := 0
 	for _, part := range f.parts {
 		if part.p == nil {
 			continue // set aside with its error
+		}
+		if !f.s.leadsAt(part.p, part.epoch) {
+			return true
 		}
 		n, err := part.p.Readable(part.offset, f.iso, part.maxBytes)
 		if err != nil {
@@ -214,6 +230,10 @@ func (f *delayedFetch) answer() {
 			continue // its error is in the response already
 		}
 		sp := &f.resp.Topics[part.topic].Partitions[part.partition]
+		if !f.s.leadsAt(part.p, part.epoch) {
+			sp.ErrorCode = f.s.notLeadingCode(part.p, f.byID)
+			continue
+		}
 		res, err := part.p.Read(part.offset, f.iso, min(part.maxBytes, remaining), minOne)
 		if err != nil {
 			sp.ErrorCode = partitionErrorCode(err, f.byID)

@@ -15,7 +15,9 @@ import (
 // delayedProduce is an acks=all produce waiting until every in-sync replica
 // has its batches (Kafka's DelayedProduce): it completes when the high
 // watermark of each partition it appended to has passed its batch, or a
-// partition was deleted, or at its timeout.
+// partition was deleted, or this broker stopped leading one (a new leader
+// epoch: answered at once with NOT_LEADER_OR_FOLLOWER, as Kafka's
+// DelayedProduce does when leadership moves), or at its timeout.
 //
 // TryComplete only reads; OnComplete decides each partition's answer from
 // the partitions' state then, so nothing is written that TryComplete on
@@ -31,15 +33,17 @@ type delayedProduce struct {
 // produceWait is one partition a delayed produce waits on.
 type produceWait struct {
 	p                *storage.Partition
+	epoch            int32 // the leader epoch it was appended under
 	required         int64 // the offset after the batch: the high watermark it waits for
 	topic, partition int   // where its result sits in resp
 }
 
 // settled reports whether w needs no more waiting: its batch is below the
-// high watermark, or its partition is gone.
-func (w produceWait) settled() bool {
+// high watermark, its partition is gone, or this broker no longer leads it
+// at the epoch it was appended under.
+func (w produceWait) settled(s *Server) bool {
 	o, err := w.p.Offsets()
-	return err != nil || o.HighWatermark >= w.required
+	return err != nil || o.HighWatermark >= w.required || !s.leadsAt(w.p, w.epoch)
 }
 
 // awaitReplication answers r with resp once every partition in waits has
@@ -60,14 +64,15 @@ func (s *Server) awaitReplication(r *request, resp *kmsg.ProduceResponse, waits 
 
 func (d *delayedProduce) TryComplete() bool {
 	for _, w := range d.waits {
-		if !w.settled() {
+		if !w.settled(d.s) {
 			return false
 		}
 	}
 	return true
 }
 
-// OnComplete answers each partition from its state now: replicated, NONE,
+// OnComplete answers each partition from its state now: led by another
+// broker or at another epoch, NOT_LEADER_OR_FOLLOWER; replicated, NONE,
 // unless the ISR has shrunk below min.insync.replicas meanwhile,
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's checkEnoughReplicasReachOffset);
 // deleted, UNKNOWN_TOPIC_OR_PARTITION; not yet replicated at the deadline,
@@ -83,6 +88,11 @@ func (d *delayedProduce) OnComplete() {
 			sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		case err != nil:
 			sp.ErrorCode = errorCode(err)
+		case !d.s.leadsAt(w.p, w.epoch):
+			// Leadership moved: the new leader may not hold the batch,
+			// and the client retries there (idempotent producers are
+			// deduplicated).
+			sp.ErrorCode = d.s.notLeadingCode(w.p, false)
 		case o.HighWatermark >= w.required:
 			if ok, _ := d.s.leaders.enoughReplicas(w.p); ok {
 				continue

@@ -38,15 +38,20 @@
 //
 // # Replication
 //
-// With --cluster, brokers form a static cluster (cluster.go): the
-// smallest id is the controller, which creates topics and coordinates the
-// groups; the others mirror its topics (peers.go). Each partition has
-// fixed replicas, the first its leader. Followers fetch from leaders with
-// the Fetch protocol and their replica id (replica_fetcher.go); the
-// leader keeps each follower's fetch position and the ISR
-// (leader_replicas.go) and moves the high watermark to the ISR's smallest
-// log end, which completes the acks=all produces and the consumers'
-// fetches waiting on it (replication.go). There is no leader election.
+// With --cluster, brokers form a cluster (cluster.go) whose metadata is
+// the log of a Raft quorum every broker votes in (package metalog), applied
+// here to the storage and served by Metadata (image.go). The quorum's
+// leader is the active controller (package controller): it creates
+// topics, fences a broker whose heartbeats (heartbeat.go) stop, and elects
+// new leaders from the ISR with a bumped leader epoch. Followers fetch
+// from the leader the image names, with the Fetch protocol and their
+// replica id (replica_fetcher.go); the leader keeps each follower's fetch
+// position (leader_replicas.go), asks the controller to change the ISR
+// (AlterPartition) and moves the high watermark to the ISR's smallest log
+// end, which completes the acks=all produces and the consumers' fetches
+// waiting on it (replication.go). A broker that stops leading a partition
+// answers those waiting on it at once, NOT_LEADER_OR_FOLLOWER. The groups
+// are coordinated by the broker with the smallest id.
 //
 // # Durability
 //
@@ -98,6 +103,10 @@
 // state's, then a partition's; a group's), then a connection's lock; a
 // connection's lock is never held while calling out. Purgatory callbacks
 // run with no purgatory lock held, and nothing calls CheckAndComplete with
-// a lock held. The peers' goroutines (fetchers, metadata poll, ISR check)
-// take no lock across a request to another broker.
+// a lock held. The peers' goroutines (fetchers, heartbeat, ISR check,
+// AlterPartition) take no lock across a request to another broker. The
+// metadata log applies records under its own lock (metalog.Log.mu), which
+// comes before all of the above: applying takes the storage's locks and
+// calls CheckAndComplete, and nothing holding a broker lock waits for the
+// log.
 package server

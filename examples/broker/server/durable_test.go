@@ -58,8 +58,7 @@ func TestCorruptLogDirRefusesToStart(t *testing.T) {
 	dir := t.TempDir()
 	s, err := New(durableTestConfig(dir), nil)
 	require.NoError(t, err)
-	_, err = s.data.store.CreateTopic("t", 1, s.data.store.TopicDefaults())
-	require.NoError(t, err)
+	createTopic(t, s, "t", 1)
 	require.NoError(t, s.Close(context.Background()))
 
 	seg := filepath.Join(dir, "t-0", "00000000000000000000.log")

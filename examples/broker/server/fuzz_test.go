@@ -71,8 +71,7 @@ func newFuzzServer(f *testing.F) *Server {
 		require.NoError(f, s.Close(ctx))
 		require.NoError(f, <-served)
 	})
-	_, err = s.data.store.CreateTopic(fuzzTopic, 2, s.data.store.TopicDefaults())
-	require.NoError(f, err)
+	createTopic(f, s, fuzzTopic, 2)
 	return s
 }
 
@@ -82,13 +81,11 @@ func newFuzzServer(f *testing.F) *Server {
 func resetFuzzServer(t *testing.T, s *Server) {
 	for _, topic := range s.data.store.Topics() {
 		if topic.Name != fuzzTopic {
-			_, err := s.data.store.DeleteTopic(topic.Name)
-			require.NoError(t, err)
+			deleteTopic(t, s, topic.Name)
 		}
 	}
 	if _, err := s.data.store.Topic(fuzzTopic); err != nil {
-		_, err = s.data.store.CreateTopic(fuzzTopic, 2, s.data.store.TopicDefaults())
-		require.NoError(t, err)
+		createTopic(t, s, fuzzTopic, 2)
 	}
 }
 

@@ -6,13 +6,14 @@ import (
 )
 
 // coordinatorOnly wraps the handler of a group API: in a cluster, a broker
-// other than the controller coordinates no group (FindCoordinator names
-// the controller for every group), and answers the request
+// other than the group coordinator (the smallest id, cluster.go)
+// coordinates no group (FindCoordinator names it for every group), and
+// answers the request
 // NOT_COORDINATOR, which tells clients to find the coordinator again, as a
 // Kafka broker answers for a group it does not own.
 func coordinatorOnly(handle func(*Server, *request)) func(*Server, *request) {
 	return func(s *Server, r *request) {
-		if s.cl.isController() {
+		if s.cl.isGroupCoordinator() {
 			handle(s, r)
 			return
 		}

@@ -19,8 +19,7 @@ import (
 func newGroupServer(t *testing.T) *Server {
 	t.Helper()
 	s := newTestServer(t, func(c *Config) { c.GroupInitialRebalance = 0 })
-	_, err := s.data.store.CreateTopic("orders", 3, s.data.store.TopicDefaults())
-	require.NoError(t, err)
+	createTopic(t, s, "orders", 3)
 	return s
 }
 

@@ -5,41 +5,83 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
 // leaderReplicas is what a leader knows of its partitions' followers
 // (Kafka's Partition and its Replica states): each follower's log end
-// offset, as its fetches report it, when it was last caught up, and the
-// in-sync replica set (ISR) that follows from those. The high watermark is
-// the smallest log end offset among the ISR, the leader's own included;
-// when it moves, the produces waiting for acks=all and the fetches waiting
-// for committed data are checked (see Server.wake).
+// offset, as its fetches report it, and when it was last caught up. The
+// ISR itself is the metadata log's (image.go): the leader only asks the
+// controller to change it (AlterPartition, with the partition epoch it
+// saw), shrinking it when a follower has not caught up for
+// replica.lag.time.max.ms and growing it when one has everything below the
+// high watermark, one change in flight per partition.
 //
-// A partition's state is made the first time it is needed (a produce to
-// it, a follower's fetch, a Metadata answer) with every replica in sync and
-// caught up now, as Kafka starts a new leader's ISR from the controller's.
+// The high watermark is the smallest log end offset among the ISR, the
+// leader's own included, counting a follower whose addition is in flight
+// (Kafka's "maximal ISR"): once the controller commits it, it must already
+// hold everything below the high watermark, or a leader elected from it
+// could miss an acknowledged record. When the high watermark moves, the
+// produces waiting for acks=all and the fetches waiting for committed data
+// are checked (see Server.wake).
+//
+// A partition's state is made the first time it is needed at a leader
+// epoch (a produce to it, a follower's fetch, a record applied) with every
+// follower caught up now, as Kafka starts a new leader's followers; a new
+// leader epoch starts it afresh.
 //
 // Lock order: leaderReplicas.mu, then a partitionReplicas' mu, then the
 // storage Partition's lock (taken inside its methods). No purgatory is
 // called with any of them held.
 type leaderReplicas struct {
-	cl     *cluster
+	env    leaderEnv     // immutable
 	lagMax time.Duration // replica.lag.time.max.ms
 	now    func() time.Time
 	mu     sync.Mutex
 	byPart map[*storage.Partition]*partitionReplicas
 }
 
+// leaderEnv is what leaderReplicas needs of the broker: its id, the
+// metadata image, and a way to ask the controller for an ISR change.
+type leaderEnv struct {
+	self   int32
+	state  func(*storage.Partition) (metadata.Partition, bool) // p's state in the image
+	fenced func(broker int32) bool
+	// ask sends the controller an ISR change for pr's partition, asked
+	// against st, in the background, and calls pr.done when answered; it
+	// reports whether it sent it. It must not call pr.done itself.
+	ask func(pr *partitionReplicas, st metadata.Partition, isr []int32) bool
+}
+
+// serverLeaderEnv is the broker's leaderEnv.
+func serverLeaderEnv(s *Server) leaderEnv {
+	return leaderEnv{
+		self:   s.cfg.NodeID,
+		state:  s.leaderState,
+		fenced: func(id int32) bool { return s.image().Fenced(id) },
+		ask: func(pr *partitionReplicas, st metadata.Partition, isr []int32) bool {
+			if s.peers == nil {
+				return false // a broker alone has no followers
+			}
+			s.peers.alterPartition(pr, st, isr)
+			return true
+		},
+	}
+}
+
 // partitionReplicas is the replica state of one partition this broker
-// leads.
+// leads, at one leader epoch.
 type partitionReplicas struct {
-	p        *storage.Partition
-	replicas []int32 // immutable; replicas[0] is this broker
+	p     *storage.Partition
+	epoch int32 // the leader epoch it was made at; immutable
 
 	mu        sync.Mutex // guards the following
-	isr       []int32    // in replicas' order
 	followers map[int32]*followerState
+	// pending is the ISR asked of the controller, nil when no change is
+	// in flight; pendingAt the partition epoch it was asked against.
+	pending   []int32
+	pendingAt int32
 }
 
 // followerState is Kafka's per-replica fetch state at the leader.
@@ -50,55 +92,41 @@ type followerState struct {
 	lastFetchTime time.Time
 }
 
-func newLeaderReplicas(cl *cluster, cfg Config, now func() time.Time) *leaderReplicas {
-	return &leaderReplicas{cl: cl, lagMax: cfg.ReplicaLagTimeMax, now: now,
+func newLeaderReplicas(env leaderEnv, cfg Config, now func() time.Time) *leaderReplicas {
+	return &leaderReplicas{env: env, lagMax: cfg.ReplicaLagTimeMax, now: now,
 		byPart: make(map[*storage.Partition]*partitionReplicas)}
 }
 
-// of returns p's replica state if this broker leads p with followers, or
-// nil: a partition of one replica, or one another broker leads.
-func (l *leaderReplicas) of(p *storage.Partition) *partitionReplicas {
-	rf := p.Topic().ReplicationFactor
-	if rf <= 1 || l.cl.leaderOf(p.Index()) != l.cl.self {
-		return nil
+// of returns p's replica state and its state in the image if this broker
+// leads p with followers, or nil: a partition of one replica, or one this
+// broker does not lead.
+func (l *leaderReplicas) of(p *storage.Partition) (*partitionReplicas, metadata.Partition) {
+	st, ok := l.env.state(p)
+	if !ok || st.Leader != l.env.self || len(st.Replicas) <= 1 {
+		return nil, st
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if pr := l.byPart[p]; pr != nil {
-		return pr
+	if pr := l.byPart[p]; pr != nil && pr.epoch == st.LeaderEpoch {
+		return pr, st
 	}
-	pr := &partitionReplicas{p: p, replicas: l.cl.replicasOf(p.Index(), rf), followers: make(map[int32]*followerState)}
+	pr := &partitionReplicas{p: p, epoch: st.LeaderEpoch, followers: make(map[int32]*followerState)}
 	now := l.now()
-	pr.isr = slices.Clone(pr.replicas)
-	for _, id := range pr.replicas[1:] {
-		pr.followers[id] = &followerState{lastCaughtUp: now, lastFetchTime: now}
+	for _, id := range st.Replicas {
+		if id != l.env.self {
+			pr.followers[id] = &followerState{lastCaughtUp: now, lastFetchTime: now}
+		}
 	}
 	l.byPart[p] = pr
-	return pr
-}
-
-// isr returns the in-sync replicas of p, which this broker leads with
-// followers, or nil when it does not.
-func (l *leaderReplicas) isr(p *storage.Partition) []int32 {
-	pr := l.of(p)
-	if pr == nil {
-		return nil
-	}
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	return slices.Clone(pr.isr)
+	return pr, st
 }
 
 // enoughReplicas reports whether p's ISR is large enough for acks=all, and
 // its size: at least its topic's min.insync.replicas, which is the
 // broker's unless the topic was created with its own.
 func (l *leaderReplicas) enoughReplicas(p *storage.Partition) (bool, int) {
-	n := 1 // a partition without followers: the leader alone
-	if pr := l.of(p); pr != nil {
-		pr.mu.Lock()
-		n = len(pr.isr)
-		pr.mu.Unlock()
-	}
+	st, _ := l.env.state(p)
+	n := len(st.ISR)
 	return int32(n) >= p.Topic().Config.MinISR(), n
 }
 
@@ -106,14 +134,15 @@ func (l *leaderReplicas) enoughReplicas(p *storage.Partition) (bool, int) {
 // updateFollowerFetchState): its log end is offset, it is caught up if
 // offset reaches the leader's log end now, or the leader's log end at its
 // previous fetch (then it was caught up as of that fetch). A follower out
-// of the ISR rejoins once it has everything below the high watermark. It
-// reports whether the high watermark moved. A replica not among p's
-// followers is ignored, and so is an offset past the leader's log end: the
-// follower holds offsets the leader does not (a leader restarted without
-// them), its fetch fails with OFFSET_OUT_OF_RANGE, and it truncates before
-// it counts, as in Kafka, where a failed fetch updates no fetch state.
+// of the ISR is proposed for it once it has everything below the high
+// watermark. It reports whether the high watermark moved. A replica not
+// among p's followers is ignored, and so is an offset past the leader's
+// log end: the follower holds offsets the leader does not (a leader
+// restarted without them), its fetch fails with OFFSET_OUT_OF_RANGE, and
+// it truncates before it counts, as in Kafka, where a failed fetch
+// updates no fetch state.
 func (l *leaderReplicas) followerFetched(p *storage.Partition, replica int32, offset int64) (moved bool) {
-	pr := l.of(p)
+	pr, st := l.of(p)
 	if pr == nil {
 		return false
 	}
@@ -139,80 +168,112 @@ func (l *leaderReplicas) followerFetched(p *storage.Partition, replica int32, of
 		f.lastCaughtUp = f.lastFetchTime
 	}
 	f.lastFetchEnd, f.lastFetchTime = o.LogEnd, now
-	if !slices.Contains(pr.isr, replica) && offset >= o.HighWatermark {
-		pr.isr = pr.ordered(append(pr.isr, replica))
+	pr.settleLocked(st)
+	if !st.InISR(replica) && pr.pending == nil && offset >= o.HighWatermark && !l.env.fenced(replica) {
+		pr.askLocked(l.env, st, append(slices.Clone(st.ISR), replica))
 	}
-	return pr.advanceLocked()
+	return pr.advanceLocked(st)
 }
 
-// afterAppend moves p's high watermark after the leader appended to it,
-// which matters when the leader is alone in its ISR. The caller wakes what
-// waits on p either way.
+// afterAppend moves p's high watermark after the leader appended to it, or
+// after its ISR changed in the image. The caller wakes what waits on p.
 func (l *leaderReplicas) afterAppend(p *storage.Partition) {
-	pr := l.of(p)
+	pr, st := l.of(p)
 	if pr == nil {
-		return
+		return // a partition of one replica: Append moves its high watermark
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	pr.advanceLocked()
+	pr.settleLocked(st)
+	pr.advanceLocked(st)
 }
 
-// shrink drops from every partition's ISR the followers not caught up for
-// replica.lag.time.max.ms (Kafka's maybeShrinkIsr), and forgets deleted
-// partitions. It returns the partitions whose high watermark moved.
-func (l *leaderReplicas) shrink() []*storage.Partition {
+// shrink asks the controller to drop from each partition's ISR the
+// followers not caught up for replica.lag.time.max.ms (Kafka's
+// maybeShrinkIsr), and forgets partitions deleted or no longer led here.
+// The ISR changes when the controller's record is applied.
+func (l *leaderReplicas) shrink() {
 	now := l.now()
 	l.mu.Lock()
 	all := make([]*partitionReplicas, 0, len(l.byPart))
 	for p, pr := range l.byPart {
-		if p.Deleted() {
+		if st, ok := l.env.state(p); p.Deleted() || !ok || st.Leader != l.env.self || st.LeaderEpoch != pr.epoch {
 			delete(l.byPart, p)
 			continue
 		}
 		all = append(all, pr)
 	}
 	l.mu.Unlock()
-	var moved []*storage.Partition
 	for _, pr := range all {
+		st, ok := l.env.state(pr.p)
+		if !ok {
+			continue
+		}
 		pr.mu.Lock()
-		pr.isr = slices.DeleteFunc(pr.isr, func(id int32) bool {
+		pr.settleLocked(st)
+		isr := slices.DeleteFunc(slices.Clone(st.ISR), func(id int32) bool {
 			f := pr.followers[id]
 			return f != nil && now.Sub(f.lastCaughtUp) > l.lagMax
 		})
-		if pr.advanceLocked() {
-			moved = append(moved, pr.p)
+		if pr.pending == nil && len(isr) < len(st.ISR) {
+			pr.askLocked(l.env, st, isr)
 		}
 		pr.mu.Unlock()
 	}
-	return moved
+}
+
+// settleLocked forgets a change in flight once the image's partition
+// epoch moved past the one it was asked against: the controller decided
+// it, one way or another.
+//
+// REQUIRES: pr.mu held.
+func (pr *partitionReplicas) settleLocked(st metadata.Partition) {
+	if pr.pending != nil && st.PartitionEpoch != pr.pendingAt {
+		pr.pending = nil
+	}
+}
+
+// askLocked sends the controller an ISR change, in the background.
+//
+// REQUIRES: pr.mu held.
+func (pr *partitionReplicas) askLocked(env leaderEnv, st metadata.Partition, isr []int32) {
+	pr.pending, pr.pendingAt = isr, st.PartitionEpoch
+	if !env.ask(pr, st, isr) {
+		pr.pending = nil
+	}
+}
+
+// done ends the change in flight asked against partition epoch at, if it
+// is still the one: the controller answered (or could not be reached),
+// and the next check may ask again.
+func (pr *partitionReplicas) done(at int32) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.pending != nil && pr.pendingAt == at {
+		pr.pending = nil
+	}
 }
 
 // advanceLocked moves the high watermark to the smallest log end among the
-// ISR (the leader's is its log's).
+// ISR and a follower whose addition is in flight (the leader's is its
+// log's).
 //
 // REQUIRES: pr.mu held.
-func (pr *partitionReplicas) advanceLocked() bool {
+func (pr *partitionReplicas) advanceLocked(st metadata.Partition) bool {
 	o, err := pr.p.Offsets()
 	if err != nil {
 		return false
 	}
 	hw := o.LogEnd
-	for _, id := range pr.isr {
+	for _, id := range st.ISR {
 		if f := pr.followers[id]; f != nil {
 			hw = min(hw, f.logEnd)
 		}
 	}
-	return pr.p.AdvanceHighWatermark(hw)
-}
-
-// ordered returns ids in the order of pr.replicas.
-func (pr *partitionReplicas) ordered(ids []int32) []int32 {
-	out := make([]int32, 0, len(ids))
-	for _, id := range pr.replicas {
-		if slices.Contains(ids, id) {
-			out = append(out, id)
+	for _, id := range pr.pending {
+		if f := pr.followers[id]; f != nil && !st.InISR(id) {
+			hw = min(hw, f.logEnd)
 		}
 	}
-	return out
+	return pr.p.AdvanceHighWatermark(hw)
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -8,21 +9,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
 // leaderFixture is broker 1 of brokers 1, 2, 3 leading partition 0 of a
-// topic of replication factor 3, on a clock the test moves.
+// topic of replication factor 3, on a clock the test moves, with an image
+// the test commits the leader's ISR changes to, as the controller would.
 type leaderFixture struct {
 	now     time.Time
 	leaders *leaderReplicas
 	p       *storage.Partition
+	id      metadata.TopicID
+	im      *metadata.Image
+	asked   [][]int32 // the ISR changes asked, in order
+	pending *partitionReplicas
 }
 
 func newLeaderFixture(t *testing.T, minISR int32) *leaderFixture {
 	t.Helper()
-	cl, err := parseCluster("1@h:1,2@h:2,3@h:3", 1)
-	require.NoError(t, err)
 	store, err := storage.New()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
@@ -30,11 +35,47 @@ func newLeaderFixture(t *testing.T, minISR int32) *leaderFixture {
 	tc.MinInsyncReplicas = minISR
 	topic, err := store.CreateTopicSpec(storage.TopicSpec{Name: "t", Partitions: 1, Config: tc, ReplicationFactor: 3})
 	require.NoError(t, err)
-	f := &leaderFixture{now: time.Unix(1000, 0), p: topic.Partitions[0]}
+	f := &leaderFixture{now: time.Unix(1000, 0), p: topic.Partitions[0], id: metadata.TopicID(topic.ID), im: metadata.Empty()}
+	mt, err := metadata.Place(f.im, []int32{1, 2, 3}, "t", f.id, 1, 3, nil)
+	require.NoError(t, err)
+	f.im = f.im.Apply(1, &metadata.Record{CreateTopics: []*metadata.Topic{mt}})
 	cfg := Default()
 	cfg.ReplicaLagTimeMax = 10 * time.Second
-	f.leaders = newLeaderReplicas(cl, cfg, func() time.Time { return f.now })
+	env := leaderEnv{
+		self: 1,
+		state: func(p *storage.Partition) (metadata.Partition, bool) {
+			st, err := f.im.Partition(f.id, p.Index())
+			return st, err == nil
+		},
+		fenced: f.im.Fenced,
+		ask: func(pr *partitionReplicas, _ metadata.Partition, isr []int32) bool {
+			f.asked = append(f.asked, slices.Clone(isr))
+			f.pending = pr
+			return true
+		},
+	}
+	f.leaders = newLeaderReplicas(env, cfg, func() time.Time { return f.now })
 	return f
+}
+
+// commit has the controller commit the last ISR change asked, and the
+// leader apply it.
+func (f *leaderFixture) commit(t *testing.T) {
+	t.Helper()
+	require.NotEmpty(t, f.asked, "an ISR change was asked")
+	st := f.state(t)
+	rec, err := metadata.AlterISR(f.im, f.id, 0, 1, st.LeaderEpoch, st.PartitionEpoch, f.asked[len(f.asked)-1])
+	require.NoError(t, err)
+	f.im = f.im.Apply(f.im.Index+1, &rec)
+	f.pending.done(st.PartitionEpoch)
+	f.leaders.afterAppend(f.p)
+}
+
+func (f *leaderFixture) state(t *testing.T) metadata.Partition {
+	t.Helper()
+	st, err := f.im.Partition(f.id, 0)
+	require.NoError(t, err)
+	return st
 }
 
 // appendRecords appends n one-record batches at the leader.
@@ -67,13 +108,15 @@ func TestHighWatermarkIsTheISRMinimum(t *testing.T) {
 	assert.True(t, f.leaders.followerFetched(f.p, 3, 3))
 	assert.Equal(t, int64(3), f.hw(t))
 	assert.False(t, f.leaders.followerFetched(f.p, 4, 3), "a broker without a replica is ignored")
-	assert.Equal(t, []int32{1, 2, 3}, f.leaders.isr(f.p))
+	assert.Empty(t, f.asked, "nothing to change in the ISR")
 }
 
 // TestLaggingFollowerLeavesAndRejoins: a follower not caught up for
-// replica.lag.time.max.ms leaves the ISR at the next check, which lets the
-// high watermark move on; it rejoins once it has reached the high
-// watermark again.
+// replica.lag.time.max.ms is dropped from the ISR by an AlterPartition to
+// the controller, which lets the high watermark move on once committed;
+// one change is in flight at a time; the follower is proposed back once
+// it has reached the high watermark, and counts for the high watermark
+// from the moment it is proposed.
 func TestLaggingFollowerLeavesAndRejoins(t *testing.T) {
 	f := newLeaderFixture(t, 2)
 	f.appendRecords(t, 2)
@@ -85,12 +128,17 @@ func TestLaggingFollowerLeavesAndRejoins(t *testing.T) {
 
 	f.now = f.now.Add(5 * time.Second)
 	f.leaders.followerFetched(f.p, 2, 2) // caught up: it has the log end
-	assert.Empty(t, f.leaders.shrink(), "within the lag time nothing changes")
+	f.leaders.shrink()
+	assert.Empty(t, f.asked, "within the lag time nothing changes")
 
 	f.now = f.now.Add(6 * time.Second) // follower 3: 11s without catching up
-	moved := f.leaders.shrink()
-	require.Len(t, moved, 1)
-	assert.Equal(t, []int32{1, 2}, f.leaders.isr(f.p))
+	f.leaders.shrink()
+	require.Equal(t, [][]int32{{1, 2}}, f.asked, "the leader asks the controller to drop it")
+	f.leaders.shrink()
+	assert.Len(t, f.asked, 1, "one change in flight at a time")
+	assert.Equal(t, int64(0), f.hw(t), "not before the controller commits it")
+	f.commit(t)
+	assert.Equal(t, []int32{1, 2}, f.state(t).ISR)
 	assert.Equal(t, int64(2), f.hw(t), "the ISR left has it all")
 	ok, n = f.leaders.enoughReplicas(f.p)
 	assert.True(t, ok, "min.insync.replicas 2")
@@ -98,16 +146,51 @@ func TestLaggingFollowerLeavesAndRejoins(t *testing.T) {
 
 	f.now = f.now.Add(11 * time.Second) // follower 2 lags too
 	f.leaders.shrink()
-	assert.Equal(t, []int32{1}, f.leaders.isr(f.p))
+	f.commit(t)
+	assert.Equal(t, []int32{1}, f.state(t).ISR)
 	ok, _ = f.leaders.enoughReplicas(f.p)
 	assert.False(t, ok)
 	f.appendRecords(t, 1)
 	assert.Equal(t, int64(3), f.hw(t), "the leader alone moves it on append")
 
 	f.leaders.followerFetched(f.p, 3, 1)
-	assert.Equal(t, []int32{1}, f.leaders.isr(f.p), "below the high watermark: not back yet")
+	assert.Len(t, f.asked, 2, "below the high watermark: not proposed yet")
 	f.leaders.followerFetched(f.p, 3, 3)
-	assert.Equal(t, []int32{1, 3}, f.leaders.isr(f.p), "caught up: back in, in replica order")
+	require.Len(t, f.asked, 3)
+	assert.Equal(t, []int32{1, 3}, f.asked[2], "caught up: proposed back")
+	f.appendRecords(t, 1)
+	assert.Equal(t, int64(3), f.hw(t), "a follower being added counts for the high watermark at once")
+	f.commit(t)
+	assert.Equal(t, []int32{1, 3}, f.state(t).ISR, "back in, in replica order")
+}
+
+// TestNewLeaderEpochStartsAfresh: a leadership at a new epoch forgets the
+// followers' fetch state of the last one, and a broker that no longer
+// leads keeps none.
+func TestNewLeaderEpochStartsAfresh(t *testing.T) {
+	f := newLeaderFixture(t, 1)
+	f.appendRecords(t, 2)
+	f.leaders.followerFetched(f.p, 2, 2)
+	f.leaders.followerFetched(f.p, 3, 2)
+	assert.Equal(t, int64(2), f.hw(t))
+	first, _ := f.leaders.of(f.p)
+	require.NotNil(t, first)
+
+	f.im = f.im.Apply(f.im.Index+1, new(metadata.Fence(f.im, 1)))
+	pr, _ := f.leaders.of(f.p)
+	assert.Nil(t, pr, "a broker that does not lead has no replica state")
+
+	st := f.state(t)
+	st.Leader, st.LeaderEpoch, st.ISR = 1, st.LeaderEpoch+1, []int32{1, 2, 3}
+	f.im = f.im.Apply(f.im.Index+1, &metadata.Record{Partitions: []metadata.PartitionChange{{Topic: f.id, Index: 0, Partition: st}}})
+	again, _ := f.leaders.of(f.p)
+	require.NotNil(t, again)
+	assert.NotSame(t, first, again, "a new epoch, a new state")
+	f.appendRecords(t, 1)
+	f.leaders.followerFetched(f.p, 2, 3)
+	assert.Equal(t, int64(2), f.hw(t), "follower 3 has not fetched at this epoch yet")
+	f.leaders.followerFetched(f.p, 3, 3)
+	assert.Equal(t, int64(3), f.hw(t))
 }
 
 // TestFollowerAheadOfLeaderDoesNotCount: a follower fetching past the

@@ -84,7 +84,6 @@ func TestMaxBrokerPartitions(t *testing.T) {
 	assert.Equal(t, kerr.PolicyViolation.Code, create(true, newTopic("c", 2, 1))[0].ErrorCode, "validate_only says so too")
 	assert.Equal(t, 2.0, refused(s, refusePartitionLimit))
 
-	_, err := s.data.store.DeleteTopic("a")
-	require.NoError(t, err)
+	deleteTopic(t, s, "a")
 	assert.Equal(t, int16(0), create(false, newTopic("c", 2, 1))[0].ErrorCode, "room again")
 }

@@ -24,6 +24,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -47,15 +48,17 @@ func internalTopicError(name string) error {
 	return fmt.Errorf("%w: cannot append to internal topic %s", storage.ErrInvalidTopic, name)
 }
 
-// ensureOffsetsTopic creates the offsets topic unless it exists. One
-// created meanwhile by another request is fine.
+// ensureOffsetsTopic creates the offsets topic unless it exists, through
+// the active controller (see createTopicAtController: elsewhere, it is
+// LEADER_NOT_AVAILABLE until the metadata log brings it). One created
+// meanwhile by another request is fine.
 func (s *Server) ensureOffsetsTopic(r *request) error {
-	if _, err := s.data.store.Topic(offsetsTopic); err == nil {
+	if _, err := s.image().Topic(offsetsTopic); err == nil {
 		return nil
 	}
-	_, err := s.data.store.CreateTopic(offsetsTopic, s.cfg.OffsetsTopicPartitions, s.data.store.TopicDefaults())
+	_, err := s.createTopicAtController(r, offsetsTopic, s.cfg.OffsetsTopicPartitions, 1)
 	switch {
-	case errors.Is(err, storage.ErrTopicExists):
+	case errors.Is(err, metadata.ErrTopicExists), errors.Is(err, storage.ErrTopicExists):
 		return nil
 	case err == nil:
 		r.log().Info("created the offsets topic", zap.String("topic", offsetsTopic),

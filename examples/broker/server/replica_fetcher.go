@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -18,25 +19,27 @@ import (
 // back with the leader's offsets, and takes the leader's high watermark.
 // Its next fetch tells the leader what it has.
 //
-// Before a partition is first fetched, and whenever the leader answers
-// OFFSET_OUT_OF_RANGE or a batch does not follow on, the follower truncates
-// its log to what the leader has (reconcile). The leader epoch never
-// changes here, so a log that diverged at the same length (a leader that
-// lost acknowledged data and took new writes) cannot be told apart; the
-// leader losing nothing acknowledged (log.dirs) is what keeps followers
-// right.
+// The leader is the one the metadata log names, at a leader epoch: before
+// a partition is first fetched at an epoch, and whenever the leader
+// answers OFFSET_OUT_OF_RANGE or a batch does not follow on, the follower
+// truncates its log to what the leader has (reconcile). Truncation is by
+// log end, not yet by leader epoch (OffsetForLeaderEpoch), so a log that
+// diverged at the same length cannot be told apart; a clean election
+// (the new leader was in the ISR, so it holds every acknowledged record)
+// is what keeps followers right.
 func (ps *peers) fetchFrom(leader int32) {
-	reconciled := make(map[*storage.Partition]bool)
+	reconciled := make(map[*storage.Partition]int32) // the leader epoch each was reconciled at
 	for ps.ctx.Err() == nil {
 		var parts []*storage.Partition
 		for _, p := range ps.s.followedFrom(leader) {
-			if !reconciled[p] {
+			epoch := p.LeaderEpoch()
+			if at, ok := reconciled[p]; !ok || at != epoch {
 				if err := ps.reconcile(leader, p); err != nil {
 					ps.s.log.Debug("reconcile with leader", zap.Int32("leader", leader), zap.String("topic", p.Topic().Name),
 						zap.Int32("partition", p.Index()), zap.Error(err))
 					continue
 				}
-				reconciled[p] = true
+				reconciled[p] = epoch
 			}
 			parts = append(parts, p)
 		}
@@ -46,7 +49,7 @@ func (ps *peers) fetchFrom(leader int32) {
 			}
 		}
 		if len(parts) == 0 {
-			if !ps.sleep(ps.s.cfg.MetadataPollInterval) {
+			if !ps.sleep(ps.s.cfg.ReplicaFetchBackoff) {
 				return
 			}
 			continue
@@ -65,14 +68,21 @@ func (ps *peers) fetchFrom(leader int32) {
 // holds a replica.
 func (s *Server) followedFrom(leader int32) []*storage.Partition {
 	var out []*storage.Partition
+	im := s.image()
 	for _, t := range s.data.store.Topics() {
 		if t.ReplicationFactor <= 1 {
 			continue
 		}
+		mt, err := im.TopicByID(metadata.TopicID(t.ID))
+		if err != nil {
+			continue
+		}
 		for _, p := range t.Partitions {
-			// The leader first: it needs no replica list, and rules out
-			// most partitions.
-			if s.cl.leaderOf(p.Index()) == leader && s.isReplica(p, s.cl.self) {
+			if int(p.Index()) >= len(mt.Partitions) {
+				continue
+			}
+			st := mt.Partitions[p.Index()]
+			if st.Leader == leader && slices.Contains(st.Replicas, s.cl.self) {
 				out = append(out, p)
 			}
 		}
@@ -86,10 +96,10 @@ func (s *Server) followedFrom(leader int32) []*storage.Partition {
 // fetch answered at once with errors and nothing else is not progress, so
 // that the fetcher backs off rather than spin on a partition the leader
 // refuses.
-func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled map[*storage.Partition]bool) (bool, error) {
+func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled map[*storage.Partition]int32) (bool, error) {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = ps.s.cl.self
-	req.ReplicaState.ID, req.ReplicaState.Epoch = ps.s.cl.self, -1
+	req.ReplicaState.ID, req.ReplicaState.Epoch = ps.s.cl.self, ps.epoch
 	req.MaxWaitMillis = int32(ps.s.cfg.ReplicaFetchWaitMax.Milliseconds())
 	req.MinBytes = ps.s.cfg.ReplicaFetchMinBytes
 	req.MaxBytes = 10 << 20 // Kafka's replica.fetch.response.max.bytes
@@ -109,12 +119,13 @@ func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled 
 		}
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition, rp.FetchOffset = p.Index(), o.LogEnd
+		rp.CurrentLeaderEpoch = p.LeaderEpoch() // a leader behind this epoch answers UNKNOWN_LEADER_EPOCH
 		rp.LogStartOffset = o.LogStart
 		rp.PartitionMaxBytes = ps.s.cfg.ReplicaFetchMaxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 		byName[tp{p.Topic().Name, p.Index()}] = p
 	}
-	resp, err := ps.request(leader, req)
+	resp, err := ps.request(ps.ctx, leader, req)
 	if err != nil {
 		return false, err
 	}
@@ -137,12 +148,12 @@ func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled 
 			case 0:
 				appended = appended || len(rp.RecordBatches) > 0
 				if _, err := p.AppendReplica(rp.RecordBatches); err != nil {
-					reconciled[p] = false
+					delete(reconciled, p)
 					ps.s.log.Warn("appending a leader's batches", zap.String("topic", name), zap.Int32("partition", rp.Partition), zap.Error(err))
 				}
 				p.SetHighWatermark(rp.HighWatermark)
 			case kerr.OffsetOutOfRange.Code:
-				reconciled[p] = false
+				delete(reconciled, p)
 				failed = true
 			default:
 				failed = true
@@ -190,7 +201,7 @@ func (ps *peers) listOffset(leader int32, p *storage.Partition, ts int64) (int64
 	rp.Partition, rp.Timestamp = p.Index(), ts
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	resp, err := ps.request(leader, req)
+	resp, err := ps.request(ps.ctx, leader, req)
 	if err != nil {
 		return 0, err
 	}

@@ -2,13 +2,12 @@ package server
 
 import (
 	"errors"
-	"fmt"
-	"slices"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
-// Replication, as this broker does it (Kafka's, with static leaders):
+// Replication, as this broker does it (Kafka's, with the leaders the
+// metadata log names, image.go):
 //
 //   - a produce to a partition's leader is appended to its log; with
 //     acks=all it waits in the Produce purgatory under the partition until
@@ -21,7 +20,12 @@ import (
 //     its next fetch, from the offset after it, tells the leader it has
 //     the batch (leader_replicas.go). When every in-sync replica has it,
 //     the high watermark moves, and wake completes the waiting produce
-//     and the consumers' fetches waiting for it.
+//     and the consumers' fetches waiting for it;
+//   - the leader changes the ISR through the controller
+//     (leader_replicas.go): a follower that lags leaves it, one that has
+//     caught up joins it, each an AlterPartition checked against the
+//     partition epoch; a follower whose broker is fenced leaves it at
+//     once, by the controller's own decision.
 
 var (
 	// errNotLeader is wrapped when this broker does not lead a partition
@@ -34,25 +38,6 @@ var (
 	// serves (NOT_CONTROLLER).
 	errNotController = errors.New("not the controller")
 )
-
-// replicasOf returns p's replicas; the first leads it.
-func (s *Server) replicasOf(p *storage.Partition) []int32 {
-	return s.cl.replicasOf(p.Index(), p.Topic().ReplicationFactor)
-}
-
-// leads returns nil if this broker leads p, else an error wrapping
-// errNotLeader.
-func (s *Server) leads(p *storage.Partition) error {
-	if l := s.cl.leaderOf(p.Index()); l != s.cl.self {
-		return fmt.Errorf("%w: %s-%d is led by broker %d", errNotLeader, p.Topic().Name, p.Index(), l)
-	}
-	return nil
-}
-
-// isReplica reports whether replica holds a replica of p.
-func (s *Server) isReplica(p *storage.Partition, replica int32) bool {
-	return slices.Contains(s.replicasOf(p), replica)
-}
 
 // wake checks again the fetches and produces waiting on p, after
 // anything that can complete them: an append (fetches waiting for bytes;
@@ -67,26 +52,12 @@ func (s *Server) wake(p *storage.Partition) {
 	s.produces.CheckAndComplete(key)
 }
 
-// isr returns p's in-sync replicas as this broker knows them: its own
-// record for a partition it leads with followers, else what p's leader
-// said in its last metadata (peers.go), else every replica.
-func (s *Server) isr(p *storage.Partition) []int32 {
-	if isr := s.leaders.isr(p); isr != nil {
-		return isr
-	}
-	if s.peers != nil {
-		if isr := s.peers.isrOf(p); isr != nil {
-			return isr
-		}
-	}
-	return s.replicasOf(p)
-}
-
-// ReplicaInfo is what a broker holds of one partition: its placement, the
-// ISR as this broker knows it (see Metadata), and its own replica's
-// offsets.
+// ReplicaInfo is what a broker holds of one partition: its placement,
+// leader, leader epoch and ISR as the metadata log has them here, and its
+// own replica's offsets.
 type ReplicaInfo struct {
 	Leader        int32
+	LeaderEpoch   int32
 	Replicas, ISR []int32
 	LogStart      int64
 	HighWatermark int64
@@ -104,7 +75,7 @@ func (s *Server) Replica(topic string, partition int32) (ReplicaInfo, error) {
 	if err != nil {
 		return ReplicaInfo{}, err
 	}
-	replicas := s.replicasOf(p)
-	return ReplicaInfo{Leader: replicas[0], Replicas: replicas, ISR: s.isr(p),
+	st, _ := s.partitionState(p)
+	return ReplicaInfo{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, Replicas: st.Replicas, ISR: st.ISR,
 		LogStart: o.LogStart, HighWatermark: o.HighWatermark, LogEnd: o.LogEnd}, nil
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/broker/metalog"
 	"github.com/gopurgatory/purgatory/purgatory"
 )
 
@@ -55,6 +57,14 @@ type Server struct {
 	cl      *cluster        // the brokers, this one among them; immutable
 	leaders *leaderReplicas // followers' state of the partitions this broker leads
 	peers   *peers          // the other brokers; nil for a broker alone
+
+	// meta is the cluster's metadata log, which every broker applies
+	// (image.go); ctrl the controller, active while this broker leads the
+	// quorum. ctrlReady is set once both are open: the log's leadership
+	// callback waits for it.
+	meta      *metalog.Log
+	ctrl      *controller.Controller
+	ctrlReady atomic.Bool
 
 	// groups is the group coordinator (package group), with its
 	// "Rebalance", "Heartbeat" and "OffsetExpiration" purgatories.
@@ -107,7 +117,7 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	}
 	peers := 0
 	if cfg.Cluster != "" {
-		cl, _ := parseCluster(cfg.Cluster, cfg.NodeID) // validate parsed it already
+		cl, _ := parseCluster(cfg.Cluster, cfg.ControllerQuorumVoters, cfg.NodeID) // validate parsed it already
 		peers = cl.size() - 1
 	}
 	if s.files, err = planFiles(cfg, limit, peers, 0); err != nil {
@@ -148,7 +158,7 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	}
 	if cfg.Cluster != "" {
 		// validate parsed it already.
-		s.cl, _ = parseCluster(cfg.Cluster, cfg.NodeID)
+		s.cl, _ = parseCluster(cfg.Cluster, cfg.ControllerQuorumVoters, cfg.NodeID)
 		self, _ := s.cl.node(cfg.NodeID)
 		if cfg.Listener == Default().Listener {
 			cfg.Listener = self.addr() // its --cluster entry, unless told otherwise
@@ -182,7 +192,7 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if s.cl == nil {
 		s.cl = single(node{id: cfg.NodeID, host: s.host, port: s.port})
 	}
-	s.leaders = newLeaderReplicas(s.cl, cfg, time.Now)
+	s.leaders = newLeaderReplicas(serverLeaderEnv(s), cfg, time.Now)
 	if s.data, err = newData(cfg, log, s.durable, s.files.maxPartitions); err != nil {
 		_ = s.ln.Close()
 		s.closePurgatories()
@@ -196,13 +206,27 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 			_ = errors.Join(s.data.close(), s.durable.close())
 			return nil, err
 		}
+	}
+	// The metadata log last: applying it creates topics in the store and
+	// wakes the purgatories, and its leadership callback reaches the
+	// peers.
+	if err = s.openMetadata(); err != nil {
+		if s.peers != nil {
+			s.peers.close()
+		}
+		_ = s.ln.Close()
+		s.closePurgatories()
+		_ = errors.Join(s.data.close(), s.durable.close())
+		return nil, err
+	}
+	if s.peers != nil {
 		s.peers.start()
 	}
 	// Offset commits name partitions that must exist, as Kafka checks its
-	// metadata cache.
+	// metadata cache: the metadata log's image.
 	s.topicExists = func(topic string, partition int32) bool {
-		_, err := s.data.store.Partition(topic, partition)
-		return err == nil
+		t, err := s.image().Topic(topic)
+		return err == nil && partition >= 0 && int(partition) < len(t.Partitions)
 	}
 	return s, nil
 }
@@ -244,7 +268,11 @@ func (s *Server) isClosed() bool {
 
 // Close shuts the broker down gracefully and waits for its goroutines:
 //
-//  1. stop accepting connections;
+//  1. stop accepting connections; in a cluster, a controlled shutdown
+//     (controlled.shutdown.enable): the controller moves this broker's
+//     leaderships away while it still serves the connections it has
+//     (heartbeat.go); stop the peers' goroutines, the
+//     controller and the broker's member of the metadata quorum;
 //  2. answer every waiting request: closing the purgatories completes each
 //     operation (a fetch with what it has, a produce with the error Kafka
 //     gives a request cut short);
@@ -264,9 +292,19 @@ func (s *Server) Close(ctx context.Context) error {
 	close(s.closing)
 
 	err := s.ln.Close()
-	if s.peers != nil {
-		s.peers.close() // no more replica fetches, polls or ISR checks
+	if s.peers != nil && s.cfg.ControlledShutdown {
+		// Still serving the connections it has, but accepting no new
+		// one (a client dialing now is refused, which it retries,
+		// rather than cut off in the middle of its first request):
+		// clients follow the leaderships as they move.
+		s.peers.controlledShutdown(ctx)
 	}
+	if s.peers != nil {
+		s.peers.close() // no more replica fetches, heartbeats or ISR checks
+	}
+	// The controller, then the metadata log: nothing is applied to the
+	// store past this point.
+	err = errors.Join(err, s.ctrl.Close(), s.meta.Close())
 	s.closePurgatories()
 
 	s.mu.Lock()

@@ -3,16 +3,11 @@ package storage
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 )
-
-// leaderEpoch is the epoch of every partition's leadership that Append
-// writes into the batches it places: leaders are static, and leadership
-// never moves, so the epoch never changes. A follower's batches keep the
-// epoch their leader wrote (AppendReplica).
-const leaderEpoch = 0
 
 // Isolation says how far a read may go.
 type Isolation int8
@@ -57,6 +52,12 @@ type Partition struct {
 	topic *Topic  // immutable
 	index int32   // immutable
 	cfg   *config // the store's, immutable
+
+	// leaderEpoch is the epoch of the partition's leadership, as the
+	// cluster's metadata last said (SetLeaderEpoch): Append writes it into
+	// the batches it places. A follower's batches keep the epoch their
+	// leader wrote (AppendReplica).
+	leaderEpoch atomic.Int32
 
 	mu            sync.RWMutex // guards the following
 	log           Log
@@ -106,8 +107,13 @@ func (p *Partition) Topic() *Topic { return p.topic }
 // Index returns the partition's number in its topic.
 func (p *Partition) Index() int32 { return p.index }
 
-// LeaderEpoch returns the epoch of the partition's leadership.
-func (p *Partition) LeaderEpoch() int32 { return leaderEpoch }
+// LeaderEpoch returns the epoch of the partition's leadership. O(1),
+// lock-free.
+func (p *Partition) LeaderEpoch() int32 { return p.leaderEpoch.Load() }
+
+// SetLeaderEpoch sets the epoch of the partition's leadership, which the
+// cluster's metadata gives it (0 for a broker alone). O(1), lock-free.
+func (p *Partition) SetLeaderEpoch(epoch int32) { p.leaderEpoch.Store(epoch) }
 
 // Deleted reports whether the partition's topic was deleted.
 func (p *Partition) Deleted() bool {
@@ -188,7 +194,7 @@ func (p *Partition) Append(raw []byte) (AppendResult, error) {
 				LogStartOffset: p.log.Bounds().Start, Duplicate: true}, nil
 		}
 	}
-	placed := b.place(p.log.Bounds().End, leaderEpoch, now)
+	placed := b.place(p.log.Bounds().End, p.leaderEpoch.Load(), now)
 	if err := p.log.Append(placed); err != nil {
 		return AppendResult{}, fmt.Errorf("storage: append to %s-%d: %w", p.topic.Name, p.index, err)
 	}

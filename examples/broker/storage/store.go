@@ -107,8 +107,8 @@ func (s *Store) CreateTopic(name string, partitions int32, cfg TopicConfig) (*To
 // CreateTopicSpec creates the topic spec describes, with spec.Partitions
 // empty partitions (at most MaxPartitions), its configs and its
 // replication factor (0 is 1), under spec.ID, or under a new id if that is
-// zero: a broker mirroring its cluster controller's topics must use the
-// controller's ids. It records the topic in the catalog first, if there is
+// zero: a broker applying its cluster's metadata log must use the ids the
+// log holds. It records the topic in the catalog first, if there is
 // one. It fails with an error wrapping ErrInvalidTopic,
 // ErrInvalidPartitions, ErrInvalidReplicationFactor (a negative one),
 // ErrTopicExists (the name or the id is taken) or ErrClosed, or the

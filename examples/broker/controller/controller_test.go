@@ -1,0 +1,145 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/broker/metalog"
+	"github.com/gopurgatory/purgatory/timer"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const testSession = 9 * time.Second
+
+// newActive returns an active controller of brokers 1 to 3 over a local
+// log, its sessions on a manual clock.
+func newActive(t *testing.T) (*Controller, *metalog.Log, *timer.ManualClock) {
+	t.Helper()
+	log, err := metalog.New(metalog.WithSelf(1))
+	require.NoError(t, err)
+	clk := timer.NewManualClock(0)
+	c, err := New(log, []int32{3, 1, 2}, WithClock(clk), WithSessionTimeout(testSession), WithClusterID("test"))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, c.Close())
+		require.NoError(t, log.Close())
+	})
+	c.LeaderChanged(1, true)
+	c.wg.Wait() // the activation
+	require.True(t, c.IsActive())
+	assert.Equal(t, "test", log.Image().ClusterID, "the first controller commits the cluster id")
+	return c, log, clk
+}
+
+func heartbeat(t *testing.T, c *Controller, broker int32, epoch int64) {
+	t.Helper()
+	require.NoError(t, c.Heartbeat(context.Background(), broker, epoch))
+}
+
+// advance moves the clock and waits for the fencing it started.
+func advance(c *Controller, clk *timer.ManualClock, d time.Duration) {
+	clk.Advance(d)
+	c.wg.Wait()
+}
+
+func TestSessionExpiryFencesAndElects(t *testing.T) {
+	c, log, clk := newActive(t)
+	for id := int32(1); id <= 3; id++ {
+		heartbeat(t, c, id, 100+int64(id))
+	}
+	top, err := c.CreateTopic(context.Background(), TopicSpec{Name: "a", Partitions: 3, ReplicationFactor: 3})
+	require.NoError(t, err)
+	_, err = c.CreateTopic(context.Background(), TopicSpec{Name: "a", Partitions: 1, ReplicationFactor: 1})
+	assert.ErrorIs(t, err, metadata.ErrTopicExists)
+
+	// Brokers 2 and 3 heartbeat every 2s; broker 1 goes silent.
+	last := clk.Now()
+	for clk.Now()+2*time.Second < last+testSession {
+		advance(c, clk, 2*time.Second)
+		heartbeat(t, c, 2, 102)
+		heartbeat(t, c, 3, 103)
+	}
+	advance(c, clk, last+testSession-time.Millisecond-clk.Now())
+	assert.False(t, log.Image().Fenced(1), "not before the session timeout")
+
+	advance(c, clk, time.Millisecond)
+	im := log.Image()
+	require.True(t, im.Fenced(1), "fenced at the session timeout")
+	p0, err := im.Partition(top.ID, 0)
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), p0.Leader, "a new leader from the ISR")
+	assert.Equal(t, int32(1), p0.LeaderEpoch)
+	assert.Equal(t, []int32{2, 3}, p0.ISR)
+
+	// Broker 1 restarts: registered again, out of every ISR.
+	heartbeat(t, c, 1, 201)
+	im = log.Image()
+	assert.False(t, im.Fenced(1))
+	p0, _ = im.Partition(top.ID, 0)
+	assert.Equal(t, []int32{2, 3}, p0.ISR, "it rejoins an ISR only through its leader")
+
+	// Its leader adds it back once it has caught up.
+	p, err := c.AlterPartition(context.Background(), top.ID, 0, 2, p0.LeaderEpoch, p0.PartitionEpoch, []int32{1, 2, 3})
+	require.NoError(t, err)
+	assert.Equal(t, []int32{1, 2, 3}, p.ISR)
+	_, err = c.AlterPartition(context.Background(), top.ID, 0, 2, p0.LeaderEpoch, p0.PartitionEpoch, []int32{2})
+	assert.ErrorIs(t, err, metadata.ErrStalePartitionEpoch, "a change made against an old partition epoch")
+}
+
+func TestEveryBrokerGetsASessionAtElection(t *testing.T) {
+	c, log, clk := newActive(t)
+	heartbeat(t, c, 1, 1)
+	advance(c, clk, testSession-time.Millisecond)
+	heartbeat(t, c, 1, 1)
+	advance(c, clk, time.Millisecond)
+	im := log.Image()
+	assert.True(t, im.Fenced(2), "a broker that never heartbeats the new controller is fenced")
+	assert.True(t, im.Fenced(3))
+	assert.False(t, im.Fenced(1))
+}
+
+func TestInactiveControllerDecidesNothing(t *testing.T) {
+	c, log, clk := newActive(t)
+	heartbeat(t, c, 2, 2)
+	c.LeaderChanged(2, false)
+	assert.False(t, c.IsActive())
+	assert.ErrorIs(t, c.Heartbeat(context.Background(), 2, 2), ErrNotController)
+	_, err := c.CreateTopic(context.Background(), TopicSpec{Name: "a", Partitions: 1, ReplicationFactor: 1})
+	assert.ErrorIs(t, err, ErrNotController)
+	advance(c, clk, 2*testSession)
+	assert.False(t, log.Image().Fenced(2), "its sessions were dropped, not expired")
+}
+
+func TestControlledShutdownMovesLeadershipAtOnce(t *testing.T) {
+	c, log, clk := newActive(t)
+	for id := int32(1); id <= 3; id++ {
+		heartbeat(t, c, id, int64(id))
+	}
+	top, err := c.CreateTopic(context.Background(), TopicSpec{Name: "a", Partitions: 1, ReplicationFactor: 3})
+	require.NoError(t, err)
+	require.NoError(t, c.Shutdown(context.Background(), 1, 999), "a stale epoch")
+	assert.False(t, log.Image().Fenced(1), "changes nothing")
+
+	require.NoError(t, c.Shutdown(context.Background(), 1, 1))
+	im := log.Image()
+	assert.True(t, im.Fenced(1), "fenced at once, no session timeout")
+	p, err := im.Partition(top.ID, 0)
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), p.Leader)
+	assert.Equal(t, []int32{2, 3}, p.ISR)
+
+	for range 4 {
+		advance(c, clk, testSession/2)
+		heartbeat(t, c, 2, 2)
+		heartbeat(t, c, 3, 3)
+	}
+	assert.False(t, log.Image().Fenced(2), "the others' sessions go on")
+	assert.True(t, log.Image().Fenced(1), "its session ended: nothing expires for it")
+}

@@ -1,0 +1,38 @@
+// Package controller is the cluster's active controller (Kafka's
+// QuorumController): the broker whose metadata log leads the Raft quorum
+// decides, and commits to the log, what changes the cluster's metadata:
+// topic creation and deletion, broker registrations, fencing, leader
+// elections and ISR changes. Every other broker answers such requests
+// NOT_CONTROLLER (ErrNotController), as Kafka's brokers do for a
+// controller they are not.
+//
+// # Decisions
+//
+// Each decision reads the image as the log has applied it here, computes a
+// record with package metadata's pure functions, and proposes it; one
+// decision at a time (Controller.decideMu), so that each is computed from
+// the image its predecessor left. A controller that has just been elected
+// first waits until every record committed before its term is applied
+// (a Raft barrier), so that it never decides from a stale image.
+//
+// # Broker sessions
+//
+// Each broker heartbeats the active controller every
+// broker.heartbeat.interval.ms. Its session is a delayed operation in the
+// controller's "BrokerSession" purgatory, keyed by node id, with
+// broker.session.timeout.ms as its timeout: a heartbeat completes it
+// (renewed) and submits the next; expiry fences the broker, which leaves
+// every ISR at once, and each partition it led gets a new leader from its
+// ISR with its leader epoch bumped, or goes offline (package metadata,
+// Fence). A new controller gives every broker of the cluster a fresh
+// session when it takes office, as Kafka's does, so that a broker which
+// died with the old controller is fenced too.
+//
+// # Lock order
+//
+// decideMu, then mu, then the purgatory's own locks (renewLocked adds to
+// its timer with mu held). So a purgatory callback never takes mu or
+// decideMu: a session's expiry checks and proposes from a goroutine of its
+// own (wg), never on the purgatory's timer goroutine, which would
+// otherwise wait for mu while renewLocked, holding it, waits for the timer.
+package controller

@@ -1,0 +1,56 @@
+package controller
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/timer"
+)
+
+type config struct {
+	session   time.Duration // broker.session.timeout.ms
+	clusterID string        // proposed by the first controller, if the log has none
+	log       *zap.Logger
+	reg       prometheus.Registerer
+	clock     timer.Clock
+}
+
+func defaultConfig() config {
+	return config{session: 9 * time.Second, log: zap.NewNop()}
+}
+
+func (c *config) validate() error {
+	if c.session <= 0 {
+		return errors.New("controller: the session timeout must be positive")
+	}
+	return nil
+}
+
+// Option configures a Controller.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithSessionTimeout sets broker.session.timeout.ms (Kafka's 9s by
+// default): a broker that does not heartbeat for this long is fenced.
+func WithSessionTimeout(d time.Duration) Option { return optionFunc(func(c *config) { c.session = d }) }
+
+// WithClusterID sets the cluster id a controller commits when the log has
+// none yet (the first controller of a new cluster); random by default.
+func WithClusterID(id string) Option { return optionFunc(func(c *config) { c.clusterID = id }) }
+
+// WithLogger logs elections and fencing; no-op by default.
+func WithLogger(l *zap.Logger) Option { return optionFunc(func(c *config) { c.log = l }) }
+
+// WithRegisterer registers the session purgatory's metrics; none by
+// default.
+func WithRegisterer(r prometheus.Registerer) Option { return optionFunc(func(c *config) { c.reg = r }) }
+
+// WithClock sets the sessions' clock; a *timer.ManualClock makes expiry
+// deterministic in tests.
+func WithClock(clk timer.Clock) Option { return optionFunc(func(c *config) { c.clock = clk }) }

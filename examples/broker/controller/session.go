@@ -1,0 +1,168 @@
+package controller
+
+import (
+	"context"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/operation"
+)
+
+// session is a broker's session at the active controller: a delayed
+// operation that a heartbeat completes (renewed) and that fences the
+// broker if it expires first (Kafka's BrokerHeartbeatManager, as a
+// purgatory operation).
+type session struct {
+	operation.State
+	c       *Controller
+	broker  int32
+	renewed atomic.Bool // a heartbeat came: complete without fencing
+	dropped atomic.Bool // the controller stepped down: complete without fencing
+}
+
+func (s *session) TryComplete() bool { return s.renewed.Load() }
+
+// OnComplete fences the broker if the session expired. It runs on the
+// purgatory's timer goroutine, which must never wait on a lock of ours
+// (renewLocked holds c.mu while it adds to that timer): everything else,
+// the check that the session is still current and the proposal, which
+// waits for the quorum, runs on a goroutine of its own.
+func (s *session) OnComplete() {
+	if s.Outcome() != operation.Expired || s.dropped.Load() {
+		return
+	}
+	c := s.c
+	c.wg.Add(1) // before Close's Wait: Close closes the purgatory first
+	go func() {
+		defer c.wg.Done()
+		c.expire(s)
+	}()
+}
+
+// expire fences s's broker if s is still its current session at an active
+// controller: a heartbeat may have renewed it, or the controller stepped
+// down, since it expired.
+func (c *Controller) expire(s *session) {
+	c.mu.Lock()
+	current := c.sessions[s.broker] == s && c.active && !c.closed
+	if current {
+		delete(c.sessions, s.broker)
+	}
+	c.mu.Unlock()
+	if current {
+		c.fence(s.broker)
+	}
+}
+
+// fence commits broker's fencing, with the elections it takes.
+func (c *Controller) fence(broker int32) {
+	var moved int
+	_, err := c.decide(context.Background(), func(im *metadata.Image) (metadata.Record, error) {
+		c.mu.Lock()
+		_, renewed := c.sessions[broker] // a heartbeat came since it expired
+		c.mu.Unlock()
+		if renewed {
+			return metadata.Record{}, nil
+		}
+		rec := metadata.Fence(im, broker)
+		moved = len(rec.Partitions)
+		return rec, nil
+	})
+	if err != nil {
+		c.zlog.Warn("controller: fencing a broker whose session expired", zap.Int32("broker", broker), zap.Error(err))
+		return
+	}
+	c.zlog.Info("controller: fenced a broker whose session expired", zap.Int32("broker", broker),
+		zap.Int("partitions_changed", moved))
+}
+
+// Heartbeat records that broker, in its incarnation epoch, is alive
+// (Kafka's BrokerHeartbeat and BrokerRegistration in one): a broker not
+// registered at that epoch, or fenced, is registered and unfenced first
+// (package metadata, Register), then its session is renewed. It returns
+// ErrNotController on a controller that is not active.
+func (c *Controller) Heartbeat(ctx context.Context, broker int32, epoch int64) error {
+	if c.purgatory == nil || !c.isBroker(broker) {
+		return nil // a broker alone has no session
+	}
+	c.mu.Lock()
+	stopping := c.shutdown[broker] == epoch
+	c.mu.Unlock()
+	if stopping {
+		return nil // a heartbeat sent before its shutdown request: it stays fenced
+	}
+	if _, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
+		return metadata.Register(im, broker, epoch), nil
+	}); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.active {
+		return ErrNotController
+	}
+	c.renewLocked(broker)
+	return nil
+}
+
+func (c *Controller) isBroker(id int32) bool {
+	for _, b := range c.brokers {
+		if b == id {
+			return true
+		}
+	}
+	return false
+}
+
+// renewLocked completes broker's session, if any, as renewed, and submits
+// a new one with the full session timeout.
+//
+// REQUIRES: c.mu held (the purgatory's calls take no lock of ours: the
+// completed session's OnComplete returns at once, as renewed).
+func (c *Controller) renewLocked(broker int32) {
+	if old := c.sessions[broker]; old != nil {
+		old.renewed.Store(true)
+		c.purgatory.CheckAndComplete(broker)
+	}
+	s := &session{c: c, broker: broker}
+	c.sessions[broker] = s
+	if _, err := c.purgatory.TryCompleteElseWatch(s, c.cfg.session, broker); err != nil {
+		delete(c.sessions, broker) // the purgatory is closing
+	}
+}
+
+// Shutdown fences broker at its request (Kafka's controlled shutdown: a
+// BrokerHeartbeat with want_shutdown): its session ends without expiring,
+// and the same record as an expired session's moves its leaderships to
+// the other replicas of their ISRs and takes it out of every ISR, while
+// it still serves, so that clients move with no wait for a session
+// timeout. A request at an epoch the broker is no longer registered at
+// changes nothing.
+func (c *Controller) Shutdown(ctx context.Context, broker int32, epoch int64) error {
+	if c.purgatory == nil || !c.isBroker(broker) {
+		return nil
+	}
+	c.mu.Lock()
+	c.shutdown[broker] = epoch // its heartbeats at this epoch no longer register it
+	if s := c.sessions[broker]; s != nil {
+		s.dropped.Store(true)
+		s.ForceComplete()
+		delete(c.sessions, broker)
+	}
+	c.mu.Unlock()
+	var moved int
+	_, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
+		if b, ok := im.Broker(broker); ok && b.Epoch != epoch {
+			return metadata.Record{}, nil
+		}
+		rec := metadata.Fence(im, broker)
+		moved = len(rec.Partitions)
+		return rec, nil
+	})
+	if err == nil {
+		c.zlog.Info("controller: fenced a broker shutting down", zap.Int32("broker", broker), zap.Int("partitions_changed", moved))
+	}
+	return err
+}

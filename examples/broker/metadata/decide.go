@@ -1,0 +1,176 @@
+package metadata
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Fence returns the record that fences broker id, whose session expired:
+// it leaves every ISR it is in (but the last member of one, which stays
+// so that it alone may lead again), and each partition it led gets the
+// first unfenced replica of its remaining ISR as leader, with the leader
+// epoch bumped, or goes offline (NoLeader) when none is left. Fencing a
+// fenced broker changes nothing. O(partitions).
+func Fence(im *Image, id int32) Record {
+	b, ok := im.brokers[id]
+	if ok && b.Fenced {
+		return Record{}
+	}
+	b.ID, b.Fenced = id, true
+	rec := Record{Brokers: []Broker{b}}
+	fenced := func(x int32) bool { return x == id || im.Fenced(x) }
+	rec.Partitions = changes(im, func(p Partition) (Partition, bool) { return leave(p, id, fenced) })
+	return rec
+}
+
+// Register returns the record that registers broker id at epoch, unfenced:
+// a heartbeat from a broker whose registration is current changes nothing
+// (the record is empty). A new epoch is a restarted broker, which may have
+// lost what it held: it leaves every ISR as a fenced broker does, then
+// leads again the offline partitions whose ISR it is the last member of.
+// A broker fenced at the same epoch (a pause longer than its session) is
+// unfenced the same way. O(partitions).
+func Register(im *Image, id int32, epoch int64) Record {
+	if b, ok := im.brokers[id]; ok && !b.Fenced && b.Epoch == epoch {
+		return Record{}
+	}
+	rec := Record{Brokers: []Broker{{ID: id, Epoch: epoch}}}
+	fenced := func(x int32) bool { return x == id || im.Fenced(x) }
+	rec.Partitions = changes(im, func(p Partition) (Partition, bool) {
+		next, changed := leave(p, id, fenced)
+		if next.Leader == NoLeader && next.InISR(id) {
+			next.Leader = id
+			next.LeaderEpoch++
+			if !changed {
+				next.PartitionEpoch++
+			}
+			changed = true
+		}
+		return next, changed
+	})
+	return rec
+}
+
+// changes applies f to every partition of im and returns those it changed.
+func changes(im *Image, f func(Partition) (Partition, bool)) []PartitionChange {
+	var out []PartitionChange
+	for _, t := range im.Topics() {
+		for i, p := range t.Partitions {
+			if next, changed := f(p.clone()); changed {
+				out = append(out, PartitionChange{Topic: t.ID, Index: int32(i), Partition: next})
+			}
+		}
+	}
+	return out
+}
+
+// leave takes broker id out of p: out of its ISR unless it is the last
+// member, and out of its leadership, which goes to the first replica of
+// the ISR left that is not fenced (clean election), or to nobody.
+func leave(p Partition, id int32, fenced func(int32) bool) (Partition, bool) {
+	if !p.InISR(id) && p.Leader != id {
+		return p, false
+	}
+	isr := slices.DeleteFunc(slices.Clone(p.ISR), func(x int32) bool { return x == id })
+	if len(isr) == 0 {
+		// The last member: it stays, and nobody else may lead.
+		if p.Leader == NoLeader {
+			return p, false
+		}
+		p.Leader = NoLeader
+		p.LeaderEpoch++
+		p.PartitionEpoch++
+		return p, true
+	}
+	p.ISR = isr
+	p.PartitionEpoch++
+	if p.Leader == id || p.Leader == NoLeader {
+		p.Leader = NoLeader
+		for _, r := range p.ISR {
+			if !fenced(r) {
+				p.Leader = r
+				break
+			}
+		}
+		p.LeaderEpoch++
+	}
+	return p, true
+}
+
+// AlterISR returns the record that sets the ISR of partition index of topic
+// to isr, as its leader asks (Kafka's AlterPartition). The leader must be
+// the partition's, at its current leader epoch, and the change made
+// against the current partition epoch; isr must hold the leader, only
+// replicas, each once, and no fenced broker it adds. An ISR equal to the
+// current one is accepted with an empty record.
+func AlterISR(im *Image, topic TopicID, index, leader, leaderEpoch, partitionEpoch int32, isr []int32) (Record, error) {
+	p, err := im.Partition(topic, index)
+	if err != nil {
+		return Record{}, err
+	}
+	switch {
+	case leaderEpoch != p.LeaderEpoch:
+		return Record{}, fmt.Errorf("%w: %d, the partition's is %d", ErrFencedLeaderEpoch, leaderEpoch, p.LeaderEpoch)
+	case leader != p.Leader:
+		return Record{}, fmt.Errorf("%w: broker %d, the leader is %d", ErrNotLeader, leader, p.Leader)
+	case partitionEpoch != p.PartitionEpoch:
+		return Record{}, fmt.Errorf("%w: %d, the partition's is %d", ErrStalePartitionEpoch, partitionEpoch, p.PartitionEpoch)
+	case !slices.Contains(isr, leader):
+		return Record{}, fmt.Errorf("%w: %v lacks the leader %d", ErrInvalidISR, isr, leader)
+	}
+	ordered := make([]int32, 0, len(isr))
+	for _, r := range p.Replicas {
+		if slices.Contains(isr, r) {
+			ordered = append(ordered, r)
+		}
+	}
+	if len(ordered) != len(isr) {
+		return Record{}, fmt.Errorf("%w: %v is not a set of the replicas %v", ErrInvalidISR, isr, p.Replicas)
+	}
+	for _, r := range ordered {
+		if !p.InISR(r) && im.Fenced(r) {
+			return Record{}, fmt.Errorf("%w: broker %d is fenced", ErrInvalidISR, r)
+		}
+	}
+	if slices.Equal(ordered, p.ISR) {
+		return Record{}, nil
+	}
+	p = p.clone()
+	p.ISR = ordered
+	p.PartitionEpoch++
+	return Record{Partitions: []PartitionChange{{Topic: topic, Index: index, Partition: p}}}, nil
+}
+
+// Place returns a new topic with partitions partitions of rf replicas on
+// brokers (the cluster's ids, ascending): partition p's replicas are the
+// brokers from index p mod n on, wrapping around, so that leadership
+// spreads evenly. Each is led by its first unfenced replica, with its
+// unfenced replicas in sync (a new partition has nothing any of them
+// could miss); a partition whose replicas are all fenced is offline until
+// its first replica registers.
+func Place(im *Image, brokers []int32, name string, id TopicID, partitions int32, rf int16, configs map[string]string) (*Topic, error) {
+	n := len(brokers)
+	if rf < 1 || int(rf) > n {
+		return nil, fmt.Errorf("%w: replication factor %d on %d broker(s)", ErrNoBrokers, rf, n)
+	}
+	t := &Topic{Name: name, ID: id, ReplicationFactor: rf, Configs: configs, Partitions: make([]Partition, partitions)}
+	for p := range t.Partitions {
+		replicas := make([]int32, rf)
+		for i := range replicas {
+			replicas[i] = brokers[(p+i)%n]
+		}
+		part := Partition{Replicas: replicas, Leader: NoLeader}
+		for _, r := range replicas {
+			if !im.Fenced(r) {
+				part.ISR = append(part.ISR, r)
+			}
+		}
+		if len(part.ISR) == 0 {
+			part.ISR = replicas[:1]
+		} else {
+			part.Leader = part.ISR[0]
+		}
+		t.Partitions[p] = part
+	}
+	return t, nil
+}

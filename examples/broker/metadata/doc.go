@@ -1,0 +1,37 @@
+// Package metadata is the cluster's metadata image and the records that
+// change it, as KRaft's MetadataImage and its metadata records: the cluster
+// id, the brokers' registrations (epoch, fenced or not), the topics with
+// their ids and configs, and each partition's replicas, leader, leader
+// epoch, partition epoch and in-sync replicas (ISR).
+//
+// # The image
+//
+// An [Image] is immutable: [Image.Apply] returns a new image and leaves the
+// old one as it was, so a reader holding one (a Metadata answer, an
+// election being computed) never sees it change under it, and needs no
+// lock. Applying the same records in the same order gives every broker the
+// same image: the records are the log of a Raft quorum (package metalog),
+// and the image is what every broker serves Metadata from.
+//
+// # Decisions
+//
+// What the active controller decides is computed here, as pure functions
+// of an image, so that it is tested without a quorum or a clock:
+// [Fence] (a broker's session expired: it leaves every ISR, and the
+// partitions it led get a new leader from their ISR, clean election only),
+// [Unfence] (a broker registered: the offline partitions whose ISR it is in
+// are led by it again), [AlterISR] (a leader's ISR change, checked against
+// the partition and leader epochs) and [Place] (a new topic's replicas).
+// Each returns a [Record] for the controller to commit; nothing is changed
+// until it is applied.
+//
+// # Elections
+//
+// A partition's leader is always a member of its ISR, and the ISR only
+// holds replicas that have every record the leader acknowledged. When the
+// leader is fenced, the first unfenced replica of the ISR (in replica
+// order) takes over, with the leader epoch bumped. When no unfenced
+// replica is in the ISR, the partition is offline: its leader is
+// [NoLeader] and its ISR keeps the last member, which alone may lead it
+// again (unclean election is never done), as KRaft does.
+package metadata

@@ -1,0 +1,28 @@
+package metadata
+
+import "errors"
+
+var (
+	// ErrUnknownTopic is returned for a topic id or name the image lacks.
+	ErrUnknownTopic = errors.New("metadata: unknown topic")
+	// ErrTopicExists is returned when creating a topic whose name is taken.
+	ErrTopicExists = errors.New("metadata: topic exists")
+	// ErrUnknownPartition is returned for a partition index out of range.
+	ErrUnknownPartition = errors.New("metadata: unknown partition")
+	// ErrFencedLeaderEpoch is returned for an ISR change from a leader
+	// whose epoch is not the partition's (Kafka's FENCED_LEADER_EPOCH).
+	ErrFencedLeaderEpoch = errors.New("metadata: fenced leader epoch")
+	// ErrNotLeader is returned for an ISR change sent by a broker that
+	// does not lead the partition (NOT_LEADER_OR_FOLLOWER).
+	ErrNotLeader = errors.New("metadata: not the leader")
+	// ErrStalePartitionEpoch is returned for an ISR change made against
+	// an older partition epoch (Kafka's INVALID_UPDATE_VERSION).
+	ErrStalePartitionEpoch = errors.New("metadata: stale partition epoch")
+	// ErrInvalidISR is returned for an ISR that is not a subset of the
+	// replicas holding the leader, or that adds a fenced broker
+	// (INVALID_REQUEST, INELIGIBLE_REPLICA).
+	ErrInvalidISR = errors.New("metadata: invalid ISR")
+	// ErrNoBrokers is returned when placing a topic on a cluster with
+	// fewer brokers than its replication factor.
+	ErrNoBrokers = errors.New("metadata: not enough brokers")
+)

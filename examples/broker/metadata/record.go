@@ -1,0 +1,132 @@
+package metadata
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Record is one entry of the metadata log: what one decision of the
+// controller changes, applied as a whole (KRaft writes such a decision as
+// a batch of records, atomically). Its parts are applied in field order:
+// the cluster id, the brokers, the deleted topics, the created topics,
+// the partition changes.
+type Record struct {
+	// ClusterID sets the cluster's id, once: the first one committed wins.
+	ClusterID string `json:"cluster_id,omitempty"`
+	// Brokers are brokers' new registrations (a registration, a fencing,
+	// an unfencing): each replaces the broker's entry.
+	Brokers []Broker `json:"brokers,omitempty"`
+	// DeleteTopics removes topics by id.
+	DeleteTopics []TopicID `json:"delete_topics,omitempty"`
+	// CreateTopics adds topics, with their partitions' first state.
+	CreateTopics []*Topic `json:"create_topics,omitempty"`
+	// Partitions are partitions' new states (leader, ISR, epochs).
+	Partitions []PartitionChange `json:"partitions,omitempty"`
+}
+
+// PartitionChange is a partition's new state.
+type PartitionChange struct {
+	Topic     TopicID `json:"topic"`
+	Index     int32   `json:"index"`
+	Partition Partition
+}
+
+// Empty reports whether r changes nothing.
+func (r Record) Empty() bool {
+	return r.ClusterID == "" && len(r.Brokers) == 0 && len(r.DeleteTopics) == 0 &&
+		len(r.CreateTopics) == 0 && len(r.Partitions) == 0
+}
+
+// Encode returns r as the bytes of a log entry.
+func (r *Record) Encode() []byte {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(fmt.Sprintf("metadata: encoding a record: %v", err)) // plain data: cannot fail
+	}
+	return b
+}
+
+// DecodeRecord reads a log entry written by Encode.
+func DecodeRecord(b []byte) (*Record, error) {
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("metadata: decoding a record: %w", err)
+	}
+	return &r, nil
+}
+
+// Apply returns the image after r, committed at log index index. It never
+// fails: a part that no longer applies (a change to a topic deleted
+// meanwhile, a topic created twice) is skipped, so that every broker
+// skips it alike. O(size of r), plus copying the topics it changes.
+func (im *Image) Apply(index uint64, r *Record) *Image {
+	next := im.clone()
+	next.Index = index
+	if next.ClusterID == "" {
+		next.ClusterID = r.ClusterID
+	}
+	for _, b := range r.Brokers {
+		next.brokers[b.ID] = b
+	}
+	for _, id := range r.DeleteTopics {
+		if t, ok := next.topics[id]; ok {
+			delete(next.names, t.Name)
+			delete(next.topics, id)
+		}
+	}
+	for _, t := range r.CreateTopics {
+		if _, taken := next.names[t.Name]; taken {
+			continue
+		}
+		if _, taken := next.topics[t.ID]; taken {
+			continue
+		}
+		next.topics[t.ID] = t.clone()
+		next.names[t.Name] = t.ID
+	}
+	copied := make(map[TopicID]bool)
+	for _, c := range r.Partitions {
+		t, ok := next.topics[c.Topic]
+		if !ok || c.Index < 0 || int(c.Index) >= len(t.Partitions) {
+			continue
+		}
+		if !copied[c.Topic] {
+			t = t.clone()
+			next.topics[c.Topic] = t
+			copied[c.Topic] = true
+		}
+		t.Partitions[c.Index] = c.Partition.clone()
+	}
+	return next
+}
+
+// snapshot is an image as written to a snapshot.
+type snapshot struct {
+	Index     uint64   `json:"index"`
+	ClusterID string   `json:"cluster_id"`
+	Brokers   []Broker `json:"brokers"`
+	Topics    []*Topic `json:"topics"`
+}
+
+// MarshalImage returns im as the bytes of a snapshot.
+func MarshalImage(im *Image) ([]byte, error) {
+	return json.Marshal(snapshot{Index: im.Index, ClusterID: im.ClusterID, Brokers: im.Brokers(), Topics: im.Topics()})
+}
+
+// UnmarshalImage reads a snapshot written by MarshalImage.
+func UnmarshalImage(b []byte) (*Image, error) {
+	var s snapshot
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("metadata: decoding a snapshot: %w", err)
+	}
+	im := Empty()
+	im.Index, im.ClusterID = s.Index, s.ClusterID
+	for _, b := range s.Brokers {
+		im.brokers[b.ID] = b
+	}
+	for _, t := range s.Topics {
+		im.topics[t.ID] = t
+		im.names[t.Name] = t.ID
+	}
+	return im, nil
+}
