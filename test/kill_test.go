@@ -56,6 +56,7 @@ func runChildBroker(dir string) {
 func startChild(t *testing.T, dir string, env ...string) (*exec.Cmd, string) {
 	t.Helper()
 	child := exec.Command(os.Args[0], "-test.run=^$")
+	dieWithParent(child)
 	child.Env = append(append(os.Environ(), childBrokerEnv+"="+dir), env...)
 	child.Stderr = os.Stderr
 	stdout, err := child.StdoutPipe()

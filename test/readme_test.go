@@ -49,6 +49,7 @@ func TestReadmeQuickStart(t *testing.T) {
 		require.NoError(t, err, "go build %s: %s", fields[2], out)
 		cmd := exec.CommandContext(ctx, bin, fields[3:]...)
 		cmd.Dir = ".."
+		dieWithParent(cmd)
 		if bg {
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
