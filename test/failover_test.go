@@ -185,6 +185,31 @@ func (l *failoverLoad) lastAck(p int32) time.Time {
 	return l.ackAt[p]
 }
 
+// finish waits for 300 more acknowledgements, stops the load, flushes the
+// producer, and reads the topic back: every acknowledged record once, at
+// its offset (ackLedger.check), and every record in the log acknowledged,
+// none left unanswered.
+func (l *failoverLoad) finish(t *testing.T, c *processCluster, prod *kgo.Client, topic string, partitions int32) {
+	t.Helper()
+	n, _ := l.acked()
+	require.Eventually(t, func() bool {
+		m, _ := l.acked()
+		return m >= n+300
+	}, 30*time.Second, 10*time.Millisecond, "the producer goes on")
+	close(l.stop)
+	<-l.done
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, prod.Flush(ctx), "every record is answered")
+
+	consumer := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ends := endOffsets(t, consumer, topic, partitions)
+	total := l.ledger.check(t, consumeTo(t, consumer, ends))
+	n, _ = l.acked()
+	t.Logf("%d records in the log, %d acknowledged, %d failed", total, n, l.errors)
+	assert.Equal(t, n, total, "every record in the log was acknowledged: none was left unanswered")
+}
+
 // TestFailoverKill9Leader: three broker binaries, each a voter of the
 // metadata quorum with its own log dir, hold a topic of three partitions
 // with replication factor 3 and min.insync.replicas 2, which an
@@ -250,23 +275,7 @@ func TestFailoverKill9Leader(t *testing.T) {
 	assert.Less(t, failover, session+3*time.Second, "failover within the session timeout plus 3s")
 
 	// More acknowledgements after the failover, on every partition.
-	n, _ := load.acked()
-	require.Eventually(t, func() bool {
-		m, _ := load.acked()
-		return m >= n+300
-	}, 30*time.Second, 10*time.Millisecond, "the producer goes on")
-	close(load.stop)
-	<-load.done
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, prod.Flush(ctx), "every record is answered")
-
-	consumer := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	ends := endOffsets(t, consumer, topic, partitions)
-	total := load.ledger.check(t, consumeTo(t, consumer, ends))
-	n, _ = load.acked()
-	t.Logf("%d records in the log, %d acknowledged, %d failed", total, n, load.errors)
-	assert.Equal(t, n, total, "every record in the log was acknowledged: none was left unanswered")
+	load.finish(t, c, prod, topic, partitions)
 }
 
 // TestFailoverKill9Follower: as TestFailoverKill9Leader, but a follower of
@@ -324,23 +333,7 @@ func TestFailoverKill9Follower(t *testing.T) {
 	t.Logf("the follower left the ISR %v after the kill; an acknowledgement on partition 0 %v after it", shrunk.Sub(killed), stall)
 	assert.Less(t, stall, session+3*time.Second, "the stall ends with the follower's session, not replica.lag.time.max.ms")
 
-	n, _ := load.acked()
-	require.Eventually(t, func() bool {
-		m, _ := load.acked()
-		return m >= n+300
-	}, 30*time.Second, 10*time.Millisecond, "the producer goes on")
-	close(load.stop)
-	<-load.done
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, prod.Flush(ctx), "every record is answered")
-
-	consumer := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	ends := endOffsets(t, consumer, topic, partitions)
-	total := load.ledger.check(t, consumeTo(t, consumer, ends))
-	n, _ = load.acked()
-	t.Logf("%d records in the log, %d acknowledged, %d failed", total, n, load.errors)
-	assert.Equal(t, n, total, "every record in the log was acknowledged: none was left unanswered")
+	load.finish(t, c, prod, topic, partitions)
 }
 
 // TestControlledShutdownMovesLeadership: SIGTERM to the leader of
@@ -395,21 +388,6 @@ func TestControlledShutdownMovesLeadership(t *testing.T) {
 	t.Logf("an acknowledgement on partition 0 %v after the SIGTERM", load.lastAck(0).Sub(stopped))
 	assert.Less(t, load.lastAck(0).Sub(stopped), 5*time.Second, "well within the 9s session timeout")
 
-	n, _ := load.acked()
-	require.Eventually(t, func() bool {
-		m, _ := load.acked()
-		return m >= n+300
-	}, 30*time.Second, 10*time.Millisecond, "the producer goes on")
-	close(load.stop)
-	<-load.done
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, prod.Flush(ctx), "every record is answered")
+	load.finish(t, c, prod, topic, partitions)
 	assert.Zero(t, load.errors, "no produce error reached the client; the first: %v", load.firstErr)
-
-	consumer := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	ends := endOffsets(t, consumer, topic, partitions)
-	total := load.ledger.check(t, consumeTo(t, consumer, ends))
-	n, _ = load.acked()
-	assert.Equal(t, n, total, "every record in the log was acknowledged")
 }
