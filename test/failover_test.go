@@ -185,6 +185,27 @@ func (l *failoverLoad) lastAck(p int32) time.Time {
 	return l.ackAt[p]
 }
 
+// startLoad creates topic (replication factor 3, min.insync.replicas 2),
+// starts an acks=all load on it and waits for 300 acknowledgements over
+// every partition; it returns the admin and producing clients, the load,
+// and the topic as broker 1 then describes it.
+func (c *processCluster) startLoad(topic string, partitions int32) (admin, prod *kgo.Client, load *failoverLoad, before kmsg.MetadataResponseTopic) {
+	t := c.t
+	t.Helper()
+	admin = c.client()
+	c.createTopic(admin, topic, partitions, map[string]string{"min.insync.replicas": "2"})
+	prod = c.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(30*time.Second))
+	load = startFailoverLoad(prod, int(partitions))
+	require.Eventually(t, func() bool {
+		n, parts := load.acked()
+		return n >= 300 && parts == int(partitions)
+	}, 30*time.Second, 10*time.Millisecond, "the cluster acknowledges")
+	before, ok := c.metadata(admin, 1, topic)
+	require.True(t, ok)
+	return admin, prod, load, before
+}
+
 // finish waits for 300 more acknowledgements, stops the load, flushes the
 // producer, and reads the topic back: every acknowledged record once, at
 // its offset (ackLedger.check), and every record in the log acknowledged,
@@ -231,19 +252,7 @@ func TestFailoverKill9Leader(t *testing.T) {
 		"--broker.session.timeout.ms", strconv.Itoa(int(session.Milliseconds())),
 		"--controller.quorum.election.timeout.ms", "300", "--replica.fetch.backoff.ms", "50",
 		"--default.replication.factor", "3")
-	admin := c.client()
-	c.createTopic(admin, topic, partitions, map[string]string{"min.insync.replicas": "2"})
-
-	prod := c.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(30*time.Second))
-	load := startFailoverLoad(prod, partitions)
-	require.Eventually(t, func() bool {
-		n, parts := load.acked()
-		return n >= 300 && parts == partitions
-	}, 30*time.Second, 10*time.Millisecond, "the cluster acknowledges")
-
-	before, ok := c.metadata(admin, 1, topic)
-	require.True(t, ok)
+	admin, prod, load, before := c.startLoad(topic, partitions)
 	leader, epoch := before.Partitions[0].Leader, before.Partitions[0].LeaderEpoch
 	require.NoError(t, c.procs[leader].cmd.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
@@ -293,19 +302,7 @@ func TestFailoverKill9Follower(t *testing.T) {
 	c := startProcessCluster(t, "--broker.heartbeat.interval.ms", "250",
 		"--broker.session.timeout.ms", strconv.Itoa(int(session.Milliseconds())),
 		"--controller.quorum.election.timeout.ms", "300", "--replica.fetch.backoff.ms", "50")
-	admin := c.client()
-	c.createTopic(admin, topic, partitions, map[string]string{"min.insync.replicas": "2"})
-
-	prod := c.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(30*time.Second))
-	load := startFailoverLoad(prod, partitions)
-	require.Eventually(t, func() bool {
-		n, parts := load.acked()
-		return n >= 300 && parts == partitions
-	}, 30*time.Second, 10*time.Millisecond, "the cluster acknowledges")
-
-	before, ok := c.metadata(admin, 1, topic)
-	require.True(t, ok)
+	admin, prod, load, before := c.startLoad(topic, partitions)
 	leader, epoch := before.Partitions[0].Leader, before.Partitions[0].LeaderEpoch
 	follower := before.Partitions[0].Replicas[1]
 	require.NotEqual(t, leader, follower)
@@ -350,19 +347,7 @@ func TestControlledShutdownMovesLeadership(t *testing.T) {
 	)
 	c := startProcessCluster(t, "--broker.heartbeat.interval.ms", "250", "--broker.session.timeout.ms", "9000",
 		"--controller.quorum.election.timeout.ms", "300", "--replica.fetch.backoff.ms", "50")
-	admin := c.client()
-	c.createTopic(admin, topic, partitions, map[string]string{"min.insync.replicas": "2"})
-
-	prod := c.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(30*time.Second))
-	load := startFailoverLoad(prod, partitions)
-	require.Eventually(t, func() bool {
-		n, parts := load.acked()
-		return n >= 300 && parts == partitions
-	}, 30*time.Second, 10*time.Millisecond, "the cluster acknowledges")
-
-	before, ok := c.metadata(admin, 1, topic)
-	require.True(t, ok)
+	admin, prod, load, before := c.startLoad(topic, partitions)
 	leader, epoch := before.Partitions[0].Leader, before.Partitions[0].LeaderEpoch
 	stopped := time.Now()
 	c.procs[leader].stop() // SIGTERM, and a clean exit
