@@ -3,6 +3,8 @@ package test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"slices"
 	"syscall"
 	"testing"
@@ -136,4 +138,67 @@ func controllerID(t *testing.T, cl *kgo.Client, id int32) int32 {
 		return -1
 	}
 	return resp.ControllerID
+}
+
+// TestChaos: under the acks=all idempotent load, a random broker is killed
+// with SIGKILL and restarted on its log dir, or frozen with SIGSTOP and
+// resumed, every few seconds, for PURGATORY_CHAOS_DURATION (a Go duration,
+// 20s unless set; make chaos runs it for 5m). At most one broker is down at
+// a time: the next fault waits until every broker names all three replicas
+// of every partition in sync. At the end every acknowledged record is read
+// back exactly once, at its offset.
+func TestChaos(t *testing.T) {
+	const topic, partitions = "chaos", 3
+	duration := 20 * time.Second
+	if s := os.Getenv("PURGATORY_CHAOS_DURATION"); s != "" {
+		d, err := time.ParseDuration(s)
+		require.NoError(t, err, "PURGATORY_CHAOS_DURATION")
+		duration = d
+	}
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, seed))
+	t.Logf("seed %d, for %v", seed, duration)
+	c := startProcessCluster(t, faultArgs...)
+	admin, prod, load, _ := c.startLoad(topic, partitions)
+	faults := 0
+	for end := time.Now().Add(duration); time.Now().Before(end); faults++ {
+		id := int32(rng.IntN(3) + 1)
+		down := time.Duration(500+rng.IntN(2500)) * time.Millisecond // a fault's length, not a verdict
+		start := time.Now()
+		if rng.IntN(2) == 0 {
+			require.NoError(t, c.procs[id].cmd.Process.Signal(syscall.SIGKILL))
+			<-c.procs[id].exited
+			time.Sleep(down)
+			c.restart(id)
+			t.Logf("fault %d: broker %d killed and restarted after %v", faults, id, down)
+		} else {
+			require.NoError(t, c.procs[id].cmd.Process.Signal(syscall.SIGSTOP))
+			time.Sleep(down)
+			require.NoError(t, c.procs[id].cmd.Process.Signal(syscall.SIGCONT))
+			t.Logf("fault %d: broker %d frozen for %v", faults, id, down)
+		}
+		require.Eventually(t, func() bool { return c.allInSync(admin, topic, partitions) }, 60*time.Second,
+			20*time.Millisecond, "broker %d back in every ISR", id)
+		t.Logf("fault %d: every ISR full again %v after the fault began", faults, time.Since(start))
+	}
+	n, _ := load.acked()
+	t.Logf("%d faults, %d acknowledgements so far", faults, n)
+	load.finish(t, c, prod, topic, partitions)
+}
+
+// allInSync reports whether every broker names three replicas in sync for
+// every partition of topic.
+func (c *processCluster) allInSync(cl *kgo.Client, topic string, partitions int32) bool {
+	for id := int32(1); id <= 3; id++ {
+		mt, ok := c.metadata(cl, id, topic)
+		if !ok || len(mt.Partitions) != int(partitions) {
+			return false
+		}
+		for _, p := range mt.Partitions {
+			if p.ErrorCode != 0 || p.Leader < 0 || len(p.ISR) != 3 {
+				return false
+			}
+		}
+	}
+	return true
 }
