@@ -21,14 +21,14 @@ import (
 // processCluster is three broker binaries, each a child process with a
 // log dir, a Kafka port and a metadata quorum port of its own.
 type processCluster struct {
-	t     *testing.T
+	t     testing.TB
 	addrs map[int32]string
 	procs map[int32]*brokerProcess
 	argv  map[int32][]string // each broker's arguments, its log dir's included, to restart it
 }
 
 // startProcessCluster starts brokers 1 to 3 with args added to each.
-func startProcessCluster(t *testing.T, args ...string) *processCluster {
+func startProcessCluster(t testing.TB, args ...string) *processCluster {
 	t.Helper()
 	c := &processCluster{t: t, addrs: map[int32]string{}, procs: map[int32]*brokerProcess{},
 		argv: map[int32][]string{}}
