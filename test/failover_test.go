@@ -205,15 +205,15 @@ func (l *failoverLoad) lastAck(p int32) time.Time {
 
 // startLoad creates topic (replication factor 3, min.insync.replicas 2),
 // starts an acks=all load on it and waits for 300 acknowledgements over
-// every partition; it returns the admin and producing clients, the load,
+// every partition, with opts added to the producer's; it returns the admin and producing clients, the load,
 // and the topic as broker 1 then describes it.
-func (c *processCluster) startLoad(topic string, partitions int32) (admin, prod *kgo.Client, load *failoverLoad, before kmsg.MetadataResponseTopic) {
+func (c *processCluster) startLoad(topic string, partitions int32, opts ...kgo.Opt) (admin, prod *kgo.Client, load *failoverLoad, before kmsg.MetadataResponseTopic) {
 	t := c.t
 	t.Helper()
 	admin = c.client()
 	c.createTopic(admin, topic, partitions, map[string]string{"min.insync.replicas": "2"})
-	prod = c.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(30*time.Second))
+	prod = c.client(append([]kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(30 * time.Second)}, opts...)...)
 	load = startFailoverLoad(prod, int(partitions))
 	require.Eventually(t, func() bool {
 		n, parts := load.acked()

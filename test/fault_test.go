@@ -31,10 +31,18 @@ var faultArgs = []string{"--broker.heartbeat.interval.ms", "250", "--broker.sess
 // it), and come back as a follower of the new leader, in its ISR. No split
 // brain: every acknowledged record is read back exactly once, at the
 // offset it was acknowledged with, and nothing in the log went unanswered.
+//
+// A frozen broker's kernel still holds its connections open: the producer
+// gives up on the produce it has in flight there only when its request
+// times out (10s, plus 10s of overhead, by default), and an idempotent
+// producer sends nothing newer on the partition before that. Here it waits
+// 2s plus 1s, so that the new leader's first acknowledgement comes soon
+// after the election.
 func TestStopContLeaderIsFenced(t *testing.T) {
 	const topic, partitions = "stopped", 3
 	c := startProcessCluster(t, faultArgs...)
-	admin, prod, load, before := c.startLoad(topic, partitions)
+	admin, prod, load, before := c.startLoad(topic, partitions,
+		kgo.ProduceRequestTimeout(2*time.Second), kgo.RequestTimeoutOverhead(time.Second))
 	leader, epoch := before.Partitions[0].Leader, before.Partitions[0].LeaderEpoch
 	require.NoError(t, c.procs[leader].cmd.Process.Signal(syscall.SIGSTOP))
 	stopped := time.Now()
@@ -54,7 +62,8 @@ func TestStopContLeaderIsFenced(t *testing.T) {
 	assert.Greater(t, p0.LeaderEpoch, epoch)
 	require.Eventually(t, func() bool { return load.lastAck(0).After(elected) }, 30*time.Second, 5*time.Millisecond,
 		"the new leader acknowledges on partition 0")
-	t.Logf("broker %d elected %v after the freeze at epoch %d", p0.Leader, elected.Sub(stopped), p0.LeaderEpoch)
+	t.Logf("broker %d elected %v after the freeze at epoch %d; an acknowledgement on partition 0 %v after it",
+		p0.Leader, elected.Sub(stopped), p0.LeaderEpoch, load.lastAck(0).Sub(stopped))
 
 	require.NoError(t, c.procs[leader].cmd.Process.Signal(syscall.SIGCONT))
 	resumed := time.Now()
