@@ -45,7 +45,7 @@ func TestStopContLeaderIsFenced(t *testing.T) {
 
 	survivor := leader%3 + 1
 	var p0 kmsg.MetadataResponseTopicPartition
-	require.Eventually(t, func() bool {
+	c.eventually(func() bool {
 		after, ok := c.metadata(admin, survivor, topic)
 		if !ok {
 			return false
@@ -205,4 +205,27 @@ func (c *processCluster) allInSync(cl *kgo.Client, topic string, partitions int3
 		}
 	}
 	return true
+}
+
+// eventually is require.Eventually, but on failure it first has every
+// running broker print its goroutines (SIGQUIT) into its log, which the
+// test prints, so that a stall can be told from a slow machine.
+func (c *processCluster) eventually(cond func() bool, wait, tick time.Duration, msg string) {
+	c.t.Helper()
+	if assert.Eventually(c.t, cond, wait, tick, msg) {
+		return
+	}
+	for _, p := range c.procs {
+		if !p.hasExited() {
+			_ = p.cmd.Process.Signal(syscall.SIGCONT)
+			_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		}
+	}
+	for _, p := range c.procs {
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	c.t.FailNow()
 }
