@@ -4,7 +4,7 @@ COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test stress bench-timer bench-purgatory bench-broker bench-cluster bench-proxy fuzz kgo-integration kgo-integration-cluster kgo-integration-proxy cluster
+.PHONY: test stress bench-timer bench-purgatory bench-broker bench-cluster bench-proxy fuzz chaos bench-failover kgo-integration kgo-integration-cluster kgo-integration-proxy cluster
 
 test:
 	$(GO) test -race ./...
@@ -28,6 +28,17 @@ bench-purgatory:
 bench-broker:
 	cd test/kfakecmp && $(GO) test -run '^$$' -bench . -count=$(COUNT) -timeout 3h | tee ../../bench-broker.txt
 	$(BENCHSTAT) -col /broker bench-broker.txt
+
+# The chaos test for 5 minutes: a random broker of three killed -9 and
+# restarted, or frozen and resumed, every few seconds under an acks=all load.
+chaos:
+	PURGATORY_CHAOS_DURATION=5m $(GO) test -run 'TestChaos' -count=1 -timeout 30m -v ./test
+
+# Failover times (kill -9 of a partition leader to its first acks=all
+# acknowledgement from the new leader), KILLS kills at each session setting.
+KILLS ?= 20
+bench-failover:
+	PURGATORY_FAILOVER_KILLS=$(KILLS) $(GO) test -run '^$$' -bench 'BenchmarkFailover' -benchtime 1x -count=1 -timeout 2h -v ./test
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzWheelAgainstHeap -fuzztime $(FUZZTIME) ./timer

@@ -42,6 +42,18 @@
 // go to the controller, and TestClusterKill9Controller kills the
 // controller's process. TestClusterScript runs scripts/cluster.sh.
 //
+// # Faults
+//
+// The fault tests (failover_test.go, fault_test.go) run three broker
+// binaries as child processes (startProcessCluster), each a voter of the
+// metadata quorum, under an idempotent acks=all load whose every
+// acknowledgement is kept in a ledger: a leader or a follower killed -9, a
+// controlled shutdown, a leader frozen with SIGSTOP past its session then
+// resumed, the active controller killed -9, and TestChaos, a random broker
+// killed -9 and restarted or frozen and resumed every few seconds
+// (PURGATORY_CHAOS_DURATION). Each ends by reading every acknowledged
+// record back once, at its offset. BenchmarkFailover times failovers.
+//
 // # Proxy
 //
 // The proxy tests (proxy_*_test.go) put examples/proxy in front of

@@ -21,15 +21,17 @@ import (
 // processCluster is three broker binaries, each a child process with a
 // log dir, a Kafka port and a metadata quorum port of its own.
 type processCluster struct {
-	t     *testing.T
+	t     testing.TB
 	addrs map[int32]string
 	procs map[int32]*brokerProcess
+	argv  map[int32][]string // each broker's arguments, its log dir's included, to restart it
 }
 
 // startProcessCluster starts brokers 1 to 3 with args added to each.
-func startProcessCluster(t *testing.T, args ...string) *processCluster {
+func startProcessCluster(t testing.TB, args ...string) *processCluster {
 	t.Helper()
-	c := &processCluster{t: t, addrs: map[int32]string{}, procs: map[int32]*brokerProcess{}}
+	c := &processCluster{t: t, addrs: map[int32]string{}, procs: map[int32]*brokerProcess{},
+		argv: map[int32][]string{}}
 	var spec, voters []string
 	for id := int32(1); id <= 3; id++ {
 		c.addrs[id] = freePort(t)
@@ -40,6 +42,7 @@ func startProcessCluster(t *testing.T, args ...string) *processCluster {
 		argv := append([]string{"--node.id", strconv.Itoa(int(id)), "--listeners", c.addrs[id],
 			"--cluster", strings.Join(spec, ","), "--controller.quorum.voters", strings.Join(voters, ","),
 			"--log.dirs", t.TempDir()}, args...)
+		c.argv[id] = argv
 		c.procs[id] = runBrokerProcess(t, limits{}, argv...)
 	}
 	for id, p := range c.procs {
@@ -48,6 +51,18 @@ func startProcessCluster(t *testing.T, args ...string) *processCluster {
 		require.False(t, p.hasExited(), "broker %d exited at start:\n%s", id, p.output())
 	}
 	return c
+}
+
+// restart starts broker id again, on its log dir and ports, once its
+// process has exited, and waits until it serves.
+func (c *processCluster) restart(id int32) {
+	c.t.Helper()
+	<-c.procs[id].exited
+	p := runBrokerProcess(c.t, limits{}, c.argv[id]...)
+	c.procs[id] = p
+	require.Eventually(c.t, func() bool { return p.served() || p.hasExited() }, 30*time.Second, 10*time.Millisecond,
+		"broker %d starts again", id)
+	require.False(c.t, p.hasExited(), "broker %d exited at its restart:\n%s", id, p.output())
 }
 
 func (c *processCluster) seeds() []string {
@@ -66,7 +81,7 @@ func (c *processCluster) client(opts ...kgo.Opt) *kgo.Client {
 }
 
 // createTopic creates topic once a controller is elected, and waits until
-// every broker's Metadata shows each partition led.
+// every running broker's Metadata shows each partition led.
 func (c *processCluster) createTopic(cl *kgo.Client, topic string, partitions int32, configs map[string]string) {
 	c.t.Helper()
 	req := kmsg.NewPtrCreateTopicsRequest()
@@ -89,6 +104,9 @@ func (c *processCluster) createTopic(cl *kgo.Client, topic string, partitions in
 		return code == 0 || code == kerr.TopicAlreadyExists.Code
 	}, 30*time.Second, 50*time.Millisecond, "a controller is elected and creates %s", topic)
 	for id := int32(1); id <= 3; id++ {
+		if c.procs[id].hasExited() {
+			continue
+		}
 		require.Eventually(c.t, func() bool {
 			mt, ok := c.metadata(cl, id, topic)
 			if !ok || len(mt.Partitions) != int(partitions) {
@@ -187,15 +205,15 @@ func (l *failoverLoad) lastAck(p int32) time.Time {
 
 // startLoad creates topic (replication factor 3, min.insync.replicas 2),
 // starts an acks=all load on it and waits for 300 acknowledgements over
-// every partition; it returns the admin and producing clients, the load,
+// every partition, with opts added to the producer's; it returns the admin and producing clients, the load,
 // and the topic as broker 1 then describes it.
-func (c *processCluster) startLoad(topic string, partitions int32) (admin, prod *kgo.Client, load *failoverLoad, before kmsg.MetadataResponseTopic) {
+func (c *processCluster) startLoad(topic string, partitions int32, opts ...kgo.Opt) (admin, prod *kgo.Client, load *failoverLoad, before kmsg.MetadataResponseTopic) {
 	t := c.t
 	t.Helper()
 	admin = c.client()
 	c.createTopic(admin, topic, partitions, map[string]string{"min.insync.replicas": "2"})
-	prod = c.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(30*time.Second))
+	prod = c.client(append([]kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(30 * time.Second)}, opts...)...)
 	load = startFailoverLoad(prod, int(partitions))
 	require.Eventually(t, func() bool {
 		n, parts := load.acked()

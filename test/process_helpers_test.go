@@ -35,7 +35,7 @@ var (
 
 // brokerBinary builds the broker's binary once per test run and returns
 // its path; TestMain removes it.
-func brokerBinary(t *testing.T) string {
+func brokerBinary(t testing.TB) string {
 	t.Helper()
 	brokerBinOnce.Do(func() {
 		if brokerBinDir, brokerBinErr = os.MkdirTemp("", "purgatory-broker-bin-"); brokerBinErr != nil {
@@ -66,7 +66,7 @@ type limits struct {
 
 // brokerProcess is a broker running as a child process.
 type brokerProcess struct {
-	t           *testing.T
+	t           testing.TB
 	cmd         *exec.Cmd
 	addr        string // its Kafka listener
 	metricsAddr string // its /metrics, if asked for
@@ -84,7 +84,7 @@ var (
 
 // startBrokerProcess runs the broker binary under lim with args, on a
 // free loopback port, and waits until it serves. The test's end kills it.
-func startBrokerProcess(t *testing.T, lim limits, args ...string) *brokerProcess {
+func startBrokerProcess(t testing.TB, lim limits, args ...string) *brokerProcess {
 	t.Helper()
 	p := runBrokerProcess(t, lim, args...)
 	require.Eventually(t, func() bool { return p.served() || p.hasExited() }, 30*time.Second, 10*time.Millisecond,
@@ -94,7 +94,7 @@ func startBrokerProcess(t *testing.T, lim limits, args ...string) *brokerProcess
 }
 
 // runBrokerProcess starts the broker binary without waiting for it.
-func runBrokerProcess(t *testing.T, lim limits, args ...string) *brokerProcess {
+func runBrokerProcess(t testing.TB, lim limits, args ...string) *brokerProcess {
 	t.Helper()
 	bin := brokerBinary(t)
 	argv := []string{bin, "--listeners", "127.0.0.1:0"}
