@@ -122,6 +122,24 @@ func (c *processCluster) createTopic(cl *kgo.Client, topic string, partitions in
 	}
 }
 
+// awaitPartition0 waits until broker id describes partition 0 of topic as
+// cond wants it, and returns that description; past wait the test fails,
+// with every broker's goroutines in its log (eventually).
+func (c *processCluster) awaitPartition0(admin *kgo.Client, id int32, topic string, wait time.Duration, msg string,
+	cond func(kmsg.MetadataResponseTopicPartition) bool) kmsg.MetadataResponseTopicPartition {
+	c.t.Helper()
+	var p0 kmsg.MetadataResponseTopicPartition
+	c.eventually(func() bool {
+		mt, ok := c.metadata(admin, id, topic)
+		if !ok {
+			return false
+		}
+		p0 = mt.Partitions[0]
+		return cond(p0)
+	}, wait, 5*time.Millisecond, msg)
+	return p0
+}
+
 // metadata returns topic as broker id describes it.
 func (c *processCluster) metadata(cl *kgo.Client, id int32, topic string) (kmsg.MetadataResponseTopic, bool) {
 	req := kmsg.NewPtrMetadataRequest()
@@ -280,15 +298,8 @@ func TestFailoverKill9Leader(t *testing.T) {
 	// that comes after the kill may still be the old leader's, answered
 	// just before it: only one after the election counts.)
 	survivor := leader%3 + 1
-	var p0 kmsg.MetadataResponseTopicPartition
-	require.Eventually(t, func() bool {
-		after, ok := c.metadata(admin, survivor, topic)
-		if !ok {
-			return false
-		}
-		p0 = after.Partitions[0]
-		return p0.Leader >= 0 && p0.Leader != leader
-	}, 30*time.Second, 5*time.Millisecond, "a new leader is elected")
+	p0 := c.awaitPartition0(admin, survivor, topic, 30*time.Second, "a new leader is elected",
+		func(p kmsg.MetadataResponseTopicPartition) bool { return p.Leader >= 0 && p.Leader != leader })
 	elected := time.Now()
 	assert.Greater(t, p0.LeaderEpoch, epoch, "at a new leader epoch")
 	assert.NotContains(t, p0.ISR, leader, "the fenced broker left the ISR")
@@ -328,15 +339,8 @@ func TestFailoverKill9Follower(t *testing.T) {
 	killed := time.Now()
 	t.Logf("killed broker %d, a follower of partition 0 (led by %d)", follower, leader)
 
-	var p0 kmsg.MetadataResponseTopicPartition
-	require.Eventually(t, func() bool {
-		after, ok := c.metadata(admin, leader, topic)
-		if !ok {
-			return false
-		}
-		p0 = after.Partitions[0]
-		return !slices.Contains(p0.ISR, follower)
-	}, 30*time.Second, 5*time.Millisecond, "the follower leaves the ISR")
+	p0 := c.awaitPartition0(admin, leader, topic, 30*time.Second, "the follower leaves the ISR",
+		func(p kmsg.MetadataResponseTopicPartition) bool { return !slices.Contains(p.ISR, follower) })
 	shrunk := time.Now()
 	assert.Equal(t, leader, p0.Leader, "leadership stays")
 	assert.Equal(t, epoch, p0.LeaderEpoch, "at the same leader epoch")
@@ -374,15 +378,8 @@ func TestControlledShutdownMovesLeadership(t *testing.T) {
 	// The old leader stopped once it had applied its fencing; a survivor
 	// applies the same record within moments, not a session timeout.
 	survivor := leader%3 + 1
-	var p0 kmsg.MetadataResponseTopicPartition
-	require.Eventually(t, func() bool {
-		after, ok := c.metadata(admin, survivor, topic)
-		if !ok {
-			return false
-		}
-		p0 = after.Partitions[0]
-		return p0.Leader >= 0 && p0.Leader != leader
-	}, time.Second, 5*time.Millisecond, "a new leader at once: no session timeout (9s)")
+	p0 := c.awaitPartition0(admin, survivor, topic, time.Second, "a new leader at once: no session timeout (9s)",
+		func(p kmsg.MetadataResponseTopicPartition) bool { return p.Leader >= 0 && p.Leader != leader })
 	assert.Greater(t, p0.LeaderEpoch, epoch)
 	assert.NotContains(t, p0.ISR, leader)
 	moved := time.Now()

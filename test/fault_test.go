@@ -44,15 +44,8 @@ func TestStopContLeaderIsFenced(t *testing.T) {
 	t.Logf("froze broker %d, the leader of partition 0 at epoch %d", leader, epoch)
 
 	survivor := leader%3 + 1
-	var p0 kmsg.MetadataResponseTopicPartition
-	c.eventually(func() bool {
-		after, ok := c.metadata(admin, survivor, topic)
-		if !ok {
-			return false
-		}
-		p0 = after.Partitions[0]
-		return p0.Leader >= 0 && p0.Leader != leader
-	}, 30*time.Second, 5*time.Millisecond, "a new leader is elected while the old one is frozen")
+	p0 := c.awaitPartition0(admin, survivor, topic, 30*time.Second, "a new leader is elected while the old one is frozen",
+		func(p kmsg.MetadataResponseTopicPartition) bool { return p.Leader >= 0 && p.Leader != leader })
 	elected := time.Now()
 	assert.Greater(t, p0.LeaderEpoch, epoch)
 	t.Logf("broker %d elected %v after the freeze at epoch %d", p0.Leader, elected.Sub(stopped), p0.LeaderEpoch)

@@ -187,12 +187,6 @@ func (s *Server) isReplica(p *storage.Partition, replica int32) bool {
 	return slices.Contains(s.replicasOf(p), replica)
 }
 
-// isr returns p's in-sync replicas as committed to the metadata log.
-func (s *Server) isr(p *storage.Partition) []int32 {
-	st, _ := s.partitionState(p)
-	return st.ISR
-}
-
 // applied makes the storage follow a record applied to the metadata log
 // (rec nil: a snapshot replaced the image). It runs on the log's apply
 // goroutine, before the proposer's Propose returns.
