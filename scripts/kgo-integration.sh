@@ -165,11 +165,18 @@ trap 'exit 143' TERM
 accepts() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 
 if [[ -n "${CLUSTER:-}" ]]; then
-	# Three free consecutive ports: nothing accepts on them now.
+	# Three free consecutive ports, and the metadata quorum's three at
+	# +1000 (scripts/cluster.sh): nothing accepts on them now. All below
+	# Linux's ephemeral range (32768 and up), so that no client connection
+	# of an earlier run can hold one of them.
 	base=""
 	for _ in $(seq 100); do
-		b=$((20000 + RANDOM % 30000))
-		if ! accepts "127.0.0.1:$b" && ! accepts "127.0.0.1:$((b + 1))" && ! accepts "127.0.0.1:$((b + 2))"; then
+		b=$((20000 + RANDOM % 11000))
+		free=1
+		for p in $b $((b + 1)) $((b + 2)) $((b + 1000)) $((b + 1001)) $((b + 1002)); do
+			if accepts "127.0.0.1:$p"; then free=""; fi
+		done
+		if [[ -n "$free" ]]; then
 			base=$b
 			break
 		fi
