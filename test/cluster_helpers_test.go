@@ -3,7 +3,6 @@ package test
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -47,16 +46,6 @@ func clusterTimings(cfg *server.Config) {
 	cfg.ControllerElectionTimeout = 300 * time.Millisecond
 	cfg.BrokerHeartbeatInterval = 200 * time.Millisecond
 	cfg.BrokerSessionTimeout = 2 * time.Second
-}
-
-// freePort returns a loopback address nothing listens on now.
-func freePort(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
 }
 
 // newTestCluster configures n brokers on free loopback ports and starts

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os/exec"
 	"strconv"
@@ -25,7 +24,7 @@ import (
 // factor 3, the script's default), produces to it with acks=all and reads
 // it back through a consumer group; SIGTERM to the script stops all three.
 func TestClusterScript(t *testing.T) {
-	base := freePortRun(t, 3)
+	base := freePortRun(t, 3, 1000) // the script's quorum ports are its Kafka ports + 1000
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// Not CommandContext: killing the script would leave its brokers
@@ -93,29 +92,4 @@ func TestClusterScript(t *testing.T) {
 	cl.Close()
 
 	assert.NoError(t, stop(), "the script and its brokers stop cleanly")
-}
-
-// freePortRun returns the first of n consecutive loopback ports that are
-// free now.
-func freePortRun(t *testing.T, n int) int {
-	t.Helper()
-	for range 100 {
-		base := 20000 + rand.IntN(30000)
-		var lns []net.Listener
-		for i := range n {
-			ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(base+i)))
-			if err != nil {
-				break
-			}
-			lns = append(lns, ln)
-		}
-		for _, ln := range lns {
-			_ = ln.Close()
-		}
-		if len(lns) == n {
-			return base
-		}
-	}
-	t.Fatal("no run of free ports")
-	return 0
 }

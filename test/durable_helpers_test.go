@@ -2,7 +2,9 @@ package test
 
 import (
 	"context"
+	"errors"
 	"hash/crc32"
+	"net"
 	"testing"
 	"time"
 
@@ -53,7 +55,9 @@ func commitSimple(t *testing.T, cl *kgo.Client, group, topic string, offsets map
 // latest), asking again while a partition answers with a retriable error:
 // its leadership is moving (NOT_LEADER_OR_FOLLOWER, or
 // LEADER_NOT_AVAILABLE from a broker still catching up on the metadata
-// log).
+// log), or cannot be dialled: a killed leader the controller has not yet
+// fenced (it is fenced a session timeout after its last heartbeat, as in
+// Kafka) is still named in Metadata.
 func endOffsets(t *testing.T, cl *kgo.Client, topic string, partitions int32) map[int32]int64 {
 	t.Helper()
 	var (
@@ -65,7 +69,9 @@ func endOffsets(t *testing.T, cl *kgo.Client, topic string, partitions int32) ma
 		if out, err = tryEndOffsets(cl, topic, partitions); err == nil {
 			return out
 		}
-		require.True(t, kerr.IsRetriable(err) && time.Now().Before(deadline), "list offsets: %v", err)
+		var netErr *net.OpError
+		retriable := kerr.IsRetriable(err) || errors.As(err, &netErr)
+		require.True(t, retriable && time.Now().Before(deadline), "list offsets: %v", err)
 		time.Sleep(50 * time.Millisecond) // a retry's pace, not a verdict
 	}
 }
