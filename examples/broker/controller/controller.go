@@ -30,12 +30,14 @@ type Controller struct {
 	// predecessor's record left. Taken before mu.
 	decideMu sync.Mutex
 
-	mu       sync.Mutex // guards the following
-	active   bool       // elected, and the barrier passed: decisions allowed
-	term     uint64     // bumped at each activation and deactivation
-	sessions map[int32]*session
-	shutdown map[int32]int64 // brokers in controlled shutdown, by the epoch they asked at
-	closed   bool
+	mu         sync.Mutex // guards the following
+	active     bool       // elected, and the barrier passed: decisions allowed
+	activating bool       // an activation of the current term is in flight
+	term       uint64     // bumped at each activation and deactivation
+	sessions   map[int32]*session
+	fencing    map[int32]bool  // brokers whose expired session's fencing is being decided
+	shutdown   map[int32]int64 // brokers in controlled shutdown, by the epoch they asked at
+	closed     bool
 
 	purgatory *purgatory.Purgatory[int32] // "BrokerSession"; nil for a broker alone
 }
@@ -54,7 +56,7 @@ func New(log *metalog.Log, brokers []int32, opts ...Option) (*Controller, error)
 		cfg.clusterID = NewClusterID()
 	}
 	c := &Controller{cfg: cfg, log: log, brokers: slices.Sorted(slices.Values(brokers)), zlog: cfg.log,
-		sessions: make(map[int32]*session), shutdown: make(map[int32]int64)}
+		sessions: make(map[int32]*session), fencing: make(map[int32]bool), shutdown: make(map[int32]int64)}
 	if len(brokers) > 1 {
 		popts := []purgatory.Option{purgatory.WithLogger(cfg.log), purgatory.WithPurgeInterval(100)}
 		if cfg.reg != nil {
@@ -97,13 +99,37 @@ func (c *Controller) LeaderChanged(_ int32, self bool) {
 		c.deactivateLocked()
 		return
 	}
+	c.startActivationLocked()
+}
+
+// startActivationLocked starts an activation of a new term on a goroutine
+// of its own; an older one in flight gives up when it sees the term moved.
+//
+// REQUIRES: c.mu held.
+func (c *Controller) startActivationLocked() {
 	c.term++
 	term := c.term
+	c.activating = true
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		c.activate(term)
 	}()
+}
+
+// maybeActivate activates a controller whose log leads the quorum but
+// which is neither active nor activating: a leadership it was never told
+// of, or an activation that gave up (its barrier failed, or the
+// leadership it saw wavered). A heartbeat at an inactive controller calls
+// it, so that no such controller stays idle while brokers keep asking it.
+func (c *Controller) maybeActivate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.active || c.activating || !c.log.IsLeader() {
+		return
+	}
+	c.zlog.Info("controller: leading the quorum but inactive: activating")
+	c.startActivationLocked()
 }
 
 // Elect activates the controller now, in the caller's goroutine: a broker
@@ -117,6 +143,7 @@ func (c *Controller) Elect() {
 	}
 	c.term++
 	term := c.term
+	c.activating = true
 	c.mu.Unlock()
 	c.activate(term)
 }
@@ -125,6 +152,13 @@ func (c *Controller) Elect() {
 func (c *Controller) activate(term uint64) {
 	c.decideMu.Lock()
 	defer c.decideMu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		if c.term == term {
+			c.activating = false
+		}
+		c.mu.Unlock()
+	}()
 	if err := c.log.Barrier(10 * time.Second); err != nil {
 		c.zlog.Warn("controller: the barrier of a new term failed", zap.Error(err))
 		return
@@ -132,6 +166,7 @@ func (c *Controller) activate(term uint64) {
 	c.mu.Lock()
 	if c.closed || c.term != term || !c.log.IsLeader() {
 		c.mu.Unlock()
+		c.zlog.Info("controller: an activation gave up: the term moved on or the leadership was lost")
 		return
 	}
 	c.active = true
@@ -159,6 +194,7 @@ func (c *Controller) activate(term uint64) {
 // REQUIRES: c.mu held.
 func (c *Controller) deactivateLocked() {
 	c.active = false
+	c.activating = false
 	c.term++
 	for id, s := range c.sessions {
 		s.dropped.Store(true)

@@ -143,3 +143,52 @@ func TestControlledShutdownMovesLeadershipAtOnce(t *testing.T) {
 	assert.False(t, log.Image().Fenced(2), "the others' sessions go on")
 	assert.True(t, log.Image().Fenced(1), "its session ended: nothing expires for it")
 }
+
+// A session lost without fencing its broker (its expiry's decision
+// failed) is started again by the next heartbeat of any broker, so the
+// dead broker is still fenced, a session timeout later.
+func TestLostSessionIsResumed(t *testing.T) {
+	c, log, clk := newActive(t)
+	for id := int32(1); id <= 3; id++ {
+		heartbeat(t, c, id, int64(id))
+	}
+	c.mu.Lock()
+	lost := c.sessions[1]
+	delete(c.sessions, 1) // as expire leaves it when fence fails
+	c.mu.Unlock()
+	lost.dropped.Store(true)
+	lost.ForceComplete()
+
+	heartbeat(t, c, 2, 2)
+	start := clk.Now()
+	for clk.Now()+2*time.Second < start+testSession {
+		advance(c, clk, 2*time.Second)
+		heartbeat(t, c, 2, 2)
+		heartbeat(t, c, 3, 3)
+	}
+	advance(c, clk, start+testSession-time.Millisecond-clk.Now())
+	assert.False(t, log.Image().Fenced(1), "a fresh session: not before its full timeout")
+	advance(c, clk, time.Millisecond)
+	assert.True(t, log.Image().Fenced(1), "fenced once the resumed session expires")
+	assert.False(t, log.Image().Fenced(2))
+}
+
+// A controller whose log leads the quorum but that was never told so (a
+// missed leadership observation) is activated by the first heartbeat it
+// refuses, and the broker's next heartbeat succeeds.
+func TestHeartbeatActivatesAnIdleLeader(t *testing.T) {
+	log, err := metalog.New(metalog.WithSelf(1))
+	require.NoError(t, err)
+	c, err := New(log, []int32{1, 2, 3}, WithClock(timer.NewManualClock(0)), WithSessionTimeout(testSession))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, c.Close())
+		require.NoError(t, log.Close())
+	})
+	require.True(t, log.IsLeader(), "a local log leads")
+	assert.ErrorIs(t, c.Heartbeat(context.Background(), 2, 2), ErrNotController)
+	c.wg.Wait() // the activation it started
+	assert.True(t, c.IsActive())
+	heartbeat(t, c, 2, 2)
+	assert.False(t, log.Image().Fenced(2))
+}

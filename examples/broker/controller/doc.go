@@ -28,6 +28,13 @@
 // session when it takes office, as Kafka's does, so that a broker which
 // died with the old controller is fenced too.
 //
+// Two repairs keep a missed event from stopping fencing for good, silently:
+// a heartbeat refused by a controller whose log leads the quorum but which
+// is idle (a leadership observation it missed, an activation that gave up)
+// activates it; and each heartbeat gives a fresh session to any unfenced
+// broker left without one (its expiry's fencing failed to commit), so that
+// the fencing is tried again a session timeout later.
+//
 // # Lock order
 //
 // decideMu, then mu, then the purgatory's own locks (renewLocked adds to

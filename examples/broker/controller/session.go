@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -49,10 +50,14 @@ func (c *Controller) expire(s *session) {
 	current := c.sessions[s.broker] == s && c.active && !c.closed
 	if current {
 		delete(c.sessions, s.broker)
+		c.fencing[s.broker] = true
 	}
 	c.mu.Unlock()
 	if current {
 		c.fence(s.broker)
+		c.mu.Lock()
+		delete(c.fencing, s.broker)
+		c.mu.Unlock()
 	}
 }
 
@@ -93,9 +98,13 @@ func (c *Controller) Heartbeat(ctx context.Context, broker int32, epoch int64) e
 	if stopping {
 		return nil // a heartbeat sent before its shutdown request: it stays fenced
 	}
-	if _, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
+	im, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
 		return metadata.Register(im, broker, epoch), nil
-	}); err != nil {
+	})
+	if errors.Is(err, ErrNotController) {
+		c.maybeActivate()
+	}
+	if err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -104,7 +113,29 @@ func (c *Controller) Heartbeat(ctx context.Context, broker int32, epoch int64) e
 		return ErrNotController
 	}
 	c.renewLocked(broker)
+	c.resumeSessionsLocked(im)
 	return nil
+}
+
+// resumeSessionsLocked gives a fresh session to every broker im has
+// unfenced that has none, and is not shutting down: one whose expiry
+// found the controller unable to commit its fencing (a decision failed:
+// the session is gone, its broker still unfenced). Without it, a broker
+// that died then would never be fenced; with it, its fencing is retried
+// a session timeout later. Each heartbeat runs it: O(brokers).
+//
+// REQUIRES: c.mu held, c.active.
+func (c *Controller) resumeSessionsLocked(im *metadata.Image) {
+	for _, id := range c.brokers {
+		if c.sessions[id] != nil || c.fencing[id] || im.Fenced(id) {
+			continue
+		}
+		if b, ok := im.Broker(id); ok && c.shutdown[id] == b.Epoch {
+			continue // its controlled shutdown fences it
+		}
+		c.zlog.Info("controller: an unfenced broker had no session: a new one starts", zap.Int32("broker", id))
+		c.renewLocked(id)
+	}
 }
 
 func (c *Controller) isBroker(id int32) bool {
