@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 )
@@ -64,7 +63,8 @@ func New(opts ...Option) (*Log, error) {
 // startRaft opens the stores and the transport and starts the Raft node.
 func (l *Log) startRaft() error {
 	cfg := l.cfg
-	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: zapWriter{cfg.log.Named("raft")}})
+	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, JSONFormat: true,
+		Output: newRaftLogWriter(cfg.log.Named("raft"))})
 	var (
 		logs   raft.LogStore
 		stable raft.StableStore
@@ -281,20 +281,4 @@ func (l *Log) closeStores() {
 	if l.bolt != nil {
 		_ = l.bolt.Close()
 	}
-}
-
-// zapWriter passes hashicorp's log lines to zap, at warn level: the
-// quorum's logger is set to warnings and errors only.
-type zapWriter struct{ log *zap.Logger }
-
-func (w zapWriter) Write(p []byte) (int, error) {
-	w.log.Warn(string(trimNewline(p)))
-	return len(p), nil
-}
-
-func trimNewline(p []byte) []byte {
-	for len(p) > 0 && (p[len(p)-1] == '\n' || p[len(p)-1] == '\r') {
-		p = p[:len(p)-1]
-	}
-	return p
 }
