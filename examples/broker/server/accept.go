@@ -49,9 +49,11 @@ func (s *Server) acceptLoop() error {
 			_ = nc.Close()
 			return nil
 		default:
-			_ = nc.Close()
+			// Counted before the close, so that whoever sees the
+			// connection closed sees it counted.
 			s.refusals.refuse(c.remote, reason, zap.Int("max.connections", s.files.maxConnections),
 				zap.Int("max.connections.per.ip", s.cfg.MaxConnectionsPerIP))
+			_ = nc.Close()
 			continue
 		}
 		s.metrics.connections.Inc()
