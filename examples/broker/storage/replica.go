@@ -66,6 +66,9 @@ func (p *Partition) AppendReplica(records []byte) (AppendResult, error) {
 		if owned.info.idempotent() {
 			p.producers.record(owned.info, now)
 		}
+		if p.epochs.assign(owned.info.LeaderEpoch, owned.info.BaseOffset) {
+			p.epochsChangedLocked()
+		}
 		p.noteTimestampLocked(owned.info)
 		res.LastOffset = owned.info.LastOffset
 		end = res.LastOffset + 1
@@ -193,8 +196,21 @@ func (p *Partition) truncatedLocked(err error, what string, offset int64) error 
 	if err != nil {
 		err = fmt.Errorf("storage: %s %s-%d to %d: %w", what, p.topic.Name, p.index, offset, err)
 	}
-	if rerr := p.rebuildLocked(); rerr != nil {
+	if _, rerr := p.rebuildLocked(); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("storage: rebuild %s-%d: %w", p.topic.Name, p.index, rerr))
+	}
+	// The leader-epoch cache follows the log's bounds: entries of the
+	// batches cut go (Kafka's truncateFromEnd); after a Reset the log
+	// is empty and so is the cache (Kafka clears it in
+	// truncateFullyAndStartAt).
+	changed := p.epochs.truncateFromEnd(b.End)
+	if b.Start == b.End && len(p.epochs) > 0 {
+		p.epochs, changed = nil, true
+	}
+	if changed {
+		if werr := p.writeEpochsLocked(); werr != nil {
+			err = errors.Join(err, fmt.Errorf("storage: leader epochs of %s-%d: %w", p.topic.Name, p.index, werr))
+		}
 	}
 	return err
 }
