@@ -96,6 +96,10 @@ func TestPartitionLeaderEpochs(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, int32(5), latest)
 
+	require.NoError(t, follower.AssignLeaderEpoch(7))
+	require.NoError(t, follower.TruncateTo(offsetsOf(t, follower).LogEnd))
+	assert.Equal(t, []EpochEntry{{0, 0}, {2, 3}, {5, 5}}, follower.LeaderEpochs(),
+		"truncating at the log end drops an epoch recorded there without a batch")
 	require.NoError(t, follower.TruncateTo(4), "inside the batch 3-4: cut at 3")
 	assert.Equal(t, []EpochEntry{{0, 0}}, follower.LeaderEpochs(), "the epochs of the batches cut go")
 	require.NoError(t, follower.TruncateFullyAndStartAt(10))

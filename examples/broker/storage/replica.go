@@ -136,7 +136,8 @@ func (p *Partition) AdvanceHighWatermark(hw int64) (moved bool) {
 }
 
 // TruncateTo cuts a follower's log back to offset, where it agrees with
-// its leader's: nothing happens when offset is at or past the log end. An
+// its leader's: no batch is cut when offset is at or past the log end,
+// only a leader epoch starting there (see AssignLeaderEpoch). An
 // offset inside a batch cuts before that batch (the follower fetches it
 // again); one before the log start empties the log and starts it at offset,
 // as TruncateFullyAndStartAt does. The high watermark is then at most the
@@ -153,6 +154,13 @@ func (p *Partition) TruncateTo(offset int64) error {
 	b := p.log.Bounds()
 	switch {
 	case offset >= b.End:
+		// No batch to cut, but an epoch this replica recorded when it
+		// led, at its log end, without appending a batch of it, goes,
+		// as Kafka's truncateTo trims its cache even then: the epoch's
+		// leadership left nothing here.
+		if p.epochs.truncateFromEnd(b.End) {
+			return p.writeEpochsLocked()
+		}
 		return nil
 	case offset < b.Start:
 		return p.truncatedLocked(p.log.Reset(offset), "reset", offset)
