@@ -53,6 +53,7 @@ func (s *Server) openMetadata() error {
 	}
 	if s.ctrl, err = controller.New(s.meta, s.cl.ids(), controller.WithSessionTimeout(s.cfg.BrokerSessionTimeout),
 		controller.WithClusterID(s.data.clusterID), controller.WithLogger(s.log.Named("controller")),
+		controller.WithUncleanLeaderElection(s.cfg.UncleanLeaderElection),
 		controller.WithRegisterer(s.reg)); err != nil {
 		_ = s.meta.Close()
 		return err
