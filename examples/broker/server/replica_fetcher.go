@@ -142,6 +142,15 @@ func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled 
 			if p == nil {
 				continue
 			}
+			if at, ok := reconciled[p]; !ok || at != p.LeaderEpoch() {
+				// Leadership moved while the fetch was in flight: its
+				// batches are of a log this replica no longer follows
+				// at that epoch (it may even lead now). It reconciles
+				// with the new leader first, as Kafka's fetcher drops a
+				// response whose partition state changed meanwhile.
+				delete(reconciled, p)
+				continue
+			}
 			switch rp.ErrorCode {
 			case 0:
 				appended = appended || len(rp.RecordBatches) > 0
