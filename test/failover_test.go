@@ -80,13 +80,20 @@ func (c *processCluster) client(opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// createTopic creates topic once a controller is elected, and waits until
-// every running broker's Metadata shows each partition led.
+// createTopic creates topic with replication factor 3 once a controller
+// is elected, and waits until every running broker's Metadata shows each
+// partition led.
 func (c *processCluster) createTopic(cl *kgo.Client, topic string, partitions int32, configs map[string]string) {
+	c.t.Helper()
+	c.createTopicRF(cl, topic, partitions, 3, configs)
+}
+
+// createTopicRF is createTopic with replication factor rf.
+func (c *processCluster) createTopicRF(cl *kgo.Client, topic string, partitions int32, rf int16, configs map[string]string) {
 	c.t.Helper()
 	req := kmsg.NewPtrCreateTopicsRequest()
 	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, partitions, 3
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, partitions, rf
 	for k, v := range configs {
 		cfg := kmsg.NewCreateTopicsRequestTopicConfig()
 		cfg.Name, cfg.Value = k, kmsg.StringPtr(v)

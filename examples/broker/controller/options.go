@@ -12,6 +12,7 @@ import (
 
 type config struct {
 	session   time.Duration // broker.session.timeout.ms
+	unclean   bool          // unclean.leader.election.enable, for topics without their own
 	clusterID string        // proposed by the first controller, if the log has none
 	log       *zap.Logger
 	reg       prometheus.Registerer
@@ -54,3 +55,10 @@ func WithRegisterer(r prometheus.Registerer) Option { return optionFunc(func(c *
 // WithClock sets the sessions' clock; a *timer.ManualClock makes expiry
 // deterministic in tests.
 func WithClock(clk timer.Clock) Option { return optionFunc(func(c *config) { c.clock = clk }) }
+
+// WithUncleanLeaderElection sets the cluster's unclean.leader.election.enable
+// (false by default, as Kafka's): whether a partition whose ISR has no live
+// replica is led by a live replica outside it, losing the records that
+// replica lacks, rather than staying offline. A topic's own config of that
+// name overrides it (metadata.UncleanElection).
+func WithUncleanLeaderElection(on bool) Option { return optionFunc(func(c *config) { c.unclean = on }) }

@@ -71,7 +71,7 @@ func (c *Controller) fence(broker int32) {
 		if renewed {
 			return metadata.Record{}, nil
 		}
-		rec := metadata.Fence(im, broker)
+		rec := metadata.Fence(im, broker, c.cfg.unclean)
 		moved = len(rec.Partitions)
 		return rec, nil
 	})
@@ -99,7 +99,7 @@ func (c *Controller) Heartbeat(ctx context.Context, broker int32, epoch int64) e
 		return nil // a heartbeat sent before its shutdown request: it stays fenced
 	}
 	im, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
-		return metadata.Register(im, broker, epoch), nil
+		return metadata.Register(im, broker, epoch, c.cfg.unclean), nil
 	})
 	if errors.Is(err, ErrNotController) {
 		c.maybeActivate()
@@ -188,7 +188,7 @@ func (c *Controller) Shutdown(ctx context.Context, broker int32, epoch int64) er
 		if b, ok := im.Broker(broker); ok && b.Epoch != epoch {
 			return metadata.Record{}, nil
 		}
-		rec := metadata.Fence(im, broker)
+		rec := metadata.Fence(im, broker, c.cfg.unclean)
 		moved = len(rec.Partitions)
 		return rec, nil
 	})

@@ -3,15 +3,40 @@ package metadata
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
+
+// ConfigUncleanLeaderElection is the topic config that lets a partition
+// whose ISR has no live replica be led by a live replica outside it (an
+// unclean election), at the cost of the records it lacks. Kafka's name;
+// false by default.
+const ConfigUncleanLeaderElection = "unclean.leader.election.enable"
+
+// UncleanElection reports whether t's partitions may be led uncleanly: its
+// own unclean.leader.election.enable, or def, the cluster's default, when
+// it has none ("true" or "false", any case, as Kafka parses a boolean).
+func UncleanElection(t *Topic, def bool) bool {
+	if v, ok := t.Configs[ConfigUncleanLeaderElection]; ok {
+		switch {
+		case strings.EqualFold(v, "true"):
+			return true
+		case strings.EqualFold(v, "false"):
+			return false
+		}
+	}
+	return def
+}
 
 // Fence returns the record that fences broker id, whose session expired:
 // it leaves every ISR it is in (but the last member of one, which stays
 // so that it alone may lead again), and each partition it led gets the
 // first unfenced replica of its remaining ISR as leader, with the leader
-// epoch bumped, or goes offline (NoLeader) when none is left. Fencing a
-// fenced broker changes nothing. O(partitions).
-func Fence(im *Image, id int32) Record {
+// epoch bumped, or goes offline (NoLeader) when none is left, unless its
+// topic allows unclean election (UncleanElection, with uncleanDefault the
+// cluster's default): then the first unfenced replica outside the ISR
+// leads, alone in the ISR. Fencing a fenced broker changes nothing.
+// O(partitions).
+func Fence(im *Image, id int32, uncleanDefault bool) Record {
 	b, ok := im.brokers[id]
 	if ok && b.Fenced {
 		return Record{}
@@ -19,7 +44,13 @@ func Fence(im *Image, id int32) Record {
 	b.ID, b.Fenced = id, true
 	rec := Record{Brokers: []Broker{b}}
 	fenced := func(x int32) bool { return x == id || im.Fenced(x) }
-	rec.Partitions = changes(im, func(p Partition) (Partition, bool) { return leave(p, id, fenced) })
+	rec.Partitions = changes(im, func(t *Topic, p Partition) (Partition, bool) {
+		next, changed := leave(p, id, fenced)
+		if next.Leader == NoLeader && UncleanElection(t, uncleanDefault) {
+			next, changed = electUnclean(p, next, fenced, changed)
+		}
+		return next, changed
+	})
 	return rec
 }
 
@@ -27,36 +58,65 @@ func Fence(im *Image, id int32) Record {
 // a heartbeat from a broker whose registration is current changes nothing
 // (the record is empty). A new epoch is a restarted broker, which may have
 // lost what it held: it leaves every ISR as a fenced broker does, then
-// leads again the offline partitions whose ISR it is the last member of.
-// A broker fenced at the same epoch (a pause longer than its session) is
-// unfenced the same way. O(partitions).
-func Register(im *Image, id int32, epoch int64) Record {
+// leads again the offline partitions whose ISR it is the last member of,
+// and, where the topic allows unclean election (UncleanElection, with
+// uncleanDefault the cluster's default), the offline partitions it is a
+// replica of, alone in their ISR. A broker fenced at the same epoch (a
+// pause longer than its session) is unfenced the same way. O(partitions).
+func Register(im *Image, id int32, epoch int64, uncleanDefault bool) Record {
 	if b, ok := im.brokers[id]; ok && !b.Fenced && b.Epoch == epoch {
 		return Record{}
 	}
 	rec := Record{Brokers: []Broker{{ID: id, Epoch: epoch}}}
 	fenced := func(x int32) bool { return x == id || im.Fenced(x) }
-	rec.Partitions = changes(im, func(p Partition) (Partition, bool) {
+	rec.Partitions = changes(im, func(t *Topic, p Partition) (Partition, bool) {
 		next, changed := leave(p, id, fenced)
-		if next.Leader == NoLeader && next.InISR(id) {
+		switch {
+		case next.Leader != NoLeader:
+		case next.InISR(id):
 			next.Leader = id
 			next.LeaderEpoch++
 			if !changed {
 				next.PartitionEpoch++
 			}
 			changed = true
+		case UncleanElection(t, uncleanDefault):
+			// id is live: only it may be elected, the others as
+			// Fence found them.
+			next, changed = electUnclean(p, next, func(x int32) bool { return x != id }, changed)
 		}
 		return next, changed
 	})
 	return rec
 }
 
+// electUnclean gives offline partition p (was, before this record) the
+// first of its replicas that fenced does not exclude as
+// leader, alone in its ISR (Kafka's unclean election: the records the ISR
+// held and it lacks are lost, and followers truncate to it by leader
+// epoch). The leader and partition epochs move once from was's. With no
+// such replica p stays as it is, and so does changed, which says whether
+// p already differs from was.
+func electUnclean(was, p Partition, fenced func(int32) bool, changed bool) (Partition, bool) {
+	for _, r := range p.Replicas {
+		if fenced(r) {
+			continue
+		}
+		p.Leader = r
+		p.ISR = []int32{r}
+		p.LeaderEpoch = was.LeaderEpoch + 1
+		p.PartitionEpoch = was.PartitionEpoch + 1
+		return p, true
+	}
+	return p, changed
+}
+
 // changes applies f to every partition of im and returns those it changed.
-func changes(im *Image, f func(Partition) (Partition, bool)) []PartitionChange {
+func changes(im *Image, f func(*Topic, Partition) (Partition, bool)) []PartitionChange {
 	var out []PartitionChange
 	for _, t := range im.Topics() {
 		for i, p := range t.Partitions {
-			if next, changed := f(p.clone()); changed {
+			if next, changed := f(t, p.clone()); changed {
 				out = append(out, PartitionChange{Topic: t.ID, Index: int32(i), Partition: next})
 			}
 		}

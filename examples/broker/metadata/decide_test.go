@@ -45,7 +45,7 @@ func TestPlaceSpreadsLeadership(t *testing.T) {
 
 func TestPlaceSkipsFencedBrokers(t *testing.T) {
 	im := imageWith(t)
-	im = im.Apply(3, new(Fence(im, 1)))
+	im = im.Apply(3, new(Fence(im, 1, false)))
 	top, err := Place(im, []int32{1, 2, 3}, "b", TopicID{2}, 1, 3, nil)
 	require.NoError(t, err)
 	assert.Equal(t, int32(2), top.Partitions[0].Leader, "the first unfenced replica leads")
@@ -54,7 +54,7 @@ func TestPlaceSkipsFencedBrokers(t *testing.T) {
 
 func TestFenceElectsFromISR(t *testing.T) {
 	im := imageWith(t)
-	rec := Fence(im, 1)
+	rec := Fence(im, 1, false)
 	im = im.Apply(3, &rec)
 	assert.True(t, im.Fenced(1))
 
@@ -70,18 +70,18 @@ func TestFenceElectsFromISR(t *testing.T) {
 	assert.Equal(t, int32(1), p1.PartitionEpoch)
 	assert.Equal(t, []int32{2, 3}, p1.ISR)
 
-	assert.True(t, Fence(im, 1).Empty(), "fencing a fenced broker changes nothing")
+	assert.True(t, Fence(im, 1, false).Empty(), "fencing a fenced broker changes nothing")
 }
 
 func TestFenceLastISRMemberTakesPartitionOffline(t *testing.T) {
 	im := imageWith(t)
-	im = im.Apply(3, new(Fence(im, 2)))
-	im = im.Apply(4, new(Fence(im, 3)))
+	im = im.Apply(3, new(Fence(im, 2, false)))
+	im = im.Apply(4, new(Fence(im, 3, false)))
 	p1 := partition(t, im, 1)
 	assert.Equal(t, int32(1), p1.Leader, "broker 1 is the only unfenced replica")
 	assert.Equal(t, []int32{1}, p1.ISR)
 
-	im = im.Apply(5, new(Fence(im, 1)))
+	im = im.Apply(5, new(Fence(im, 1, false)))
 	for i := range int32(3) {
 		p := partition(t, im, i)
 		assert.True(t, p.Offline(), "partition %d has no live replica in its ISR", i)
@@ -90,13 +90,13 @@ func TestFenceLastISRMemberTakesPartitionOffline(t *testing.T) {
 
 	// Broker 3 comes back: it is not in any ISR, so nothing may be led
 	// by it (no unclean election).
-	im = im.Apply(6, new(Register(im, 3, 60)))
+	im = im.Apply(6, new(Register(im, 3, 60, false)))
 	for i := range int32(3) {
 		assert.True(t, partition(t, im, i).Offline(), "partition %d stays offline", i)
 	}
 	// Broker 1, the last in sync, comes back and leads again.
 	before := partition(t, im, 0).LeaderEpoch
-	im = im.Apply(7, new(Register(im, 1, 70)))
+	im = im.Apply(7, new(Register(im, 1, 70, false)))
 	for i := range int32(3) {
 		p := partition(t, im, i)
 		assert.Equal(t, int32(1), p.Leader, "partition %d", i)
@@ -107,8 +107,8 @@ func TestFenceLastISRMemberTakesPartitionOffline(t *testing.T) {
 
 func TestRegisterRestartLeavesISR(t *testing.T) {
 	im := imageWith(t)
-	assert.True(t, Register(im, 2, 2).Empty(), "a current registration changes nothing")
-	rec := Register(im, 2, 20) // broker 2 restarted: it may have lost its logs
+	assert.True(t, Register(im, 2, 2, false).Empty(), "a current registration changes nothing")
+	rec := Register(im, 2, 20, false) // broker 2 restarted: it may have lost its logs
 	im = im.Apply(3, &rec)
 	b, ok := im.Broker(2)
 	require.True(t, ok)
@@ -157,7 +157,7 @@ func TestAlterISR(t *testing.T) {
 	}
 
 	// A fenced broker cannot be added back.
-	shrunk := im.Apply(3, new(Fence(im, 3)))
+	shrunk := im.Apply(3, new(Fence(im, 3, false)))
 	p := partition(t, shrunk, 0)
 	_, err := AlterISR(shrunk, topicA, 0, 1, p.LeaderEpoch, p.PartitionEpoch, []int32{1, 2, 3})
 	assert.ErrorIs(t, err, ErrInvalidISR)
@@ -165,7 +165,7 @@ func TestAlterISR(t *testing.T) {
 
 func TestApplyLeavesOldImage(t *testing.T) {
 	im := imageWith(t)
-	next := im.Apply(3, new(Fence(im, 1)))
+	next := im.Apply(3, new(Fence(im, 1, false)))
 	assert.Equal(t, int32(1), partition(t, im, 0).Leader, "the old image is unchanged")
 	assert.Equal(t, int32(2), partition(t, next, 0).Leader)
 	assert.False(t, im.Fenced(1))
@@ -182,7 +182,7 @@ func TestApplyLeavesOldImage(t *testing.T) {
 
 func TestRecordAndSnapshotRoundTrip(t *testing.T) {
 	im := imageWith(t)
-	rec := Fence(im, 1)
+	rec := Fence(im, 1, false)
 	got, err := DecodeRecord(rec.Encode())
 	require.NoError(t, err)
 	assert.Equal(t, im.Apply(3, &rec), im.Apply(3, got), "a decoded record applies alike")

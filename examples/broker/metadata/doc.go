@@ -18,9 +18,9 @@
 // What the active controller decides is computed here, as pure functions
 // of an image, so that it is tested without a quorum or a clock:
 // [Fence] (a broker's session expired: it leaves every ISR, and the
-// partitions it led get a new leader from their ISR, clean election only),
-// [Unfence] (a broker registered: the offline partitions whose ISR it is in
-// are led by it again), [AlterISR] (a leader's ISR change, checked against
+// partitions it led get a new leader from their ISR),
+// [Register] (a broker registered: the offline partitions whose ISR it is
+// in are led by it again), [AlterISR] (a leader's ISR change, checked against
 // the partition and leader epochs) and [Place] (a new topic's replicas).
 // Each returns a [Record] for the controller to commit; nothing is changed
 // until it is applied.
@@ -33,5 +33,14 @@
 // order) takes over, with the leader epoch bumped. When no unfenced
 // replica is in the ISR, the partition is offline: its leader is
 // [NoLeader] and its ISR keeps the last member, which alone may lead it
-// again (unclean election is never done), as KRaft does.
+// again, as KRaft does, unless its topic enables unclean election
+// ([ConfigUncleanLeaderElection], false by default; the cluster's default
+// otherwise, see [UncleanElection]): then the first live replica outside
+// the ISR leads, alone in the ISR, at a new leader epoch, and the records
+// it lacks are lost (its followers truncate to it by leader epoch, and
+// consumers see the truncation through KIP-320).
+//
+//	replicas [1 2 3], ISR [1]; broker 1 fenced:
+//	  clean:   leader -1, ISR [1]   offline until broker 1 is back
+//	  unclean: leader 2,  ISR [2]   leader epoch + 1
 package metadata

@@ -47,9 +47,10 @@ package server
 // partition is answered NOT_LEADER_OR_FOLLOWER.
 //
 // Not implemented: preferred read replicas (KIP-392: rack is ignored, -1 is answered);
-// divergence checks against last_fetched_epoch (the leader epoch never
-// changes, so epochs cannot tell a diverged log; a follower truncates to
-// its leader's log end instead, see replica_fetcher.go); quotas.
+// divergence checks against last_fetched_epoch (KIP-595's diverging_epoch
+// in the answer: a follower asks OffsetForLeaderEpoch before it fetches at
+// a new leader epoch instead, and truncates by epoch, see
+// replica_fetcher.go); quotas.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

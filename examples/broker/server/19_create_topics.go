@@ -22,12 +22,13 @@ package server
 // for their files, see limits.go) POLICY_VIOLATION with a message saying
 // so, and a topic listed twice INVALID_REQUEST, as in Kafka.
 //
-// Topic configs: retention.ms, retention.bytes, max.message.bytes and
-// min.insync.replicas are enforced; any other name is INVALID_CONFIG, so
-// that a client asking for, say, compaction learns it does not get it.
-// The topic's own configs are in the metadata log, so every broker of a
-// cluster has them. Responses from v5 carry the partitions, replication factor
-// and those four configs, each with its
+// Topic configs: retention.ms, retention.bytes, max.message.bytes,
+// min.insync.replicas and unclean.leader.election.enable (which the
+// controller acts on when it elects leaders) are enforced; any other name
+// is INVALID_CONFIG, so that a client asking for, say, compaction learns
+// it does not get it. The topic's own configs are in the metadata log, so
+// every broker of a cluster has them. Responses from v5 carry the
+// partitions, replication factor and those five configs, each with its
 // source (the broker default, or the topic's own); from v7, the topic id
 // (zero for validate_only, as Kafka).
 //

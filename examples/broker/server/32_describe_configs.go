@@ -3,7 +3,8 @@ package server
 // DescribeConfigs: v0-v4.
 //
 // A topic resource (type 2) lists the topic configs this broker enforces
-// (max.message.bytes, min.insync.replicas, retention.bytes, retention.ms)
+// (max.message.bytes, min.insync.replicas, retention.bytes, retention.ms,
+// unclean.leader.election.enable)
 // with their values; each is DEFAULT_CONFIG when it equals the broker's
 // default and DYNAMIC_TOPIC_CONFIG otherwise (v1+; v0's is_default says
 // the same). An unknown topic is UNKNOWN_TOPIC_OR_PARTITION. A broker

@@ -115,12 +115,17 @@ type Config struct {
 	// (controller.quorum.election.timeout.ms; Raft's heartbeat and
 	// election timeouts).
 	ControllerElectionTimeout time.Duration
-	MinInsyncReplicas         int32         // min.insync.replicas
-	ReplicaLagTimeMax         time.Duration // replica.lag.time.max.ms
-	ReplicaFetchWaitMax       time.Duration // replica.fetch.wait.max.ms
-	ReplicaFetchMinBytes      int32         // replica.fetch.min.bytes
-	ReplicaFetchMaxBytes      int32         // replica.fetch.max.bytes
-	ReplicaFetchBackoff       time.Duration // replica.fetch.backoff.ms
+	MinInsyncReplicas         int32 // min.insync.replicas
+	// UncleanLeaderElection is unclean.leader.election.enable, the
+	// default of topics that do not set their own: whether a partition
+	// whose ISR has no live replica is led by a live replica outside it,
+	// losing the records it lacks, rather than staying offline.
+	UncleanLeaderElection bool
+	ReplicaLagTimeMax     time.Duration // replica.lag.time.max.ms
+	ReplicaFetchWaitMax   time.Duration // replica.fetch.wait.max.ms
+	ReplicaFetchMinBytes  int32         // replica.fetch.min.bytes
+	ReplicaFetchMaxBytes  int32         // replica.fetch.max.bytes
+	ReplicaFetchBackoff   time.Duration // replica.fetch.backoff.ms
 }
 
 // Default returns Kafka's defaults, with the listener on loopback.
@@ -328,6 +333,7 @@ func (c *Config) settings() []setting {
 		durationSetting("controller.quorum.election.timeout.ms", "a quorum voter that hears nothing from its leader this long stands for election", &c.ControllerElectionTimeout, ms),
 		durationSetting("broker.session.timeout.ms", "a broker that does not heartbeat for this long is fenced, and its partitions get new leaders", &c.BrokerSessionTimeout, ms),
 		intSetting("min.insync.replicas", "in-sync replicas an acks=all produce needs (topics may set their own)", &c.MinInsyncReplicas),
+		boolSetting("unclean.leader.election.enable", "let a live replica outside the ISR lead a partition whose ISR has none, losing what it lacks (topics may set their own)", &c.UncleanLeaderElection),
 		durationSetting("replica.lag.time.max.ms", "a follower not caught up for this long leaves the ISR", &c.ReplicaLagTimeMax, ms),
 		durationSetting("replica.fetch.wait.max.ms", "how long a follower's fetch waits at the leader for data", &c.ReplicaFetchWaitMax, ms),
 		intSetting("replica.fetch.min.bytes", "bytes a follower's fetch waits for", &c.ReplicaFetchMinBytes),

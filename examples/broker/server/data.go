@@ -25,10 +25,11 @@ func newData(cfg Config, log *zap.Logger, dur *durable, maxPartitions int32) (*d
 	opts := []storage.Option{
 		storage.WithLogger(log),
 		storage.WithTopicDefaults(storage.TopicConfig{
-			Retention:         cfg.LogRetention,
-			RetentionBytes:    cfg.LogRetentionBytes,
-			MaxMessageBytes:   cfg.MessageMaxBytes,
-			MinInsyncReplicas: cfg.MinInsyncReplicas,
+			Retention:             cfg.LogRetention,
+			RetentionBytes:        cfg.LogRetentionBytes,
+			MaxMessageBytes:       cfg.MessageMaxBytes,
+			MinInsyncReplicas:     cfg.MinInsyncReplicas,
+			UncleanLeaderElection: cfg.UncleanLeaderElection,
 		}),
 		storage.WithRetentionCheckInterval(cfg.LogRetentionCheck),
 		storage.WithProducerState(cfg.MaxIdempotentInFlight, cfg.TransactionalIDExpiry),

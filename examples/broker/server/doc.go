@@ -45,7 +45,9 @@
 // topics, fences a broker whose heartbeats (heartbeat.go) stop, and elects
 // new leaders from the ISR with a bumped leader epoch. Followers fetch
 // from the leader the image names, with the Fetch protocol and their
-// replica id (replica_fetcher.go); the leader keeps each follower's fetch
+// replica id (replica_fetcher.go), after truncating their logs by leader
+// epoch to where they agree with the leader's (OffsetForLeaderEpoch,
+// 23_offset_for_leader_epoch.go); the leader keeps each follower's fetch
 // position (leader_replicas.go), asks the controller to change the ISR
 // (AlterPartition) and moves the high watermark to the ISR's smallest log
 // end, which completes the acks=all produces and the consumers' fetches

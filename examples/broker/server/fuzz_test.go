@@ -126,6 +126,7 @@ func fuzzSeeds() [][]byte {
 		body(produceRequest(13, -1, fuzzTopic, 1, batchtest.Idempotent(1, 0, 0, nowMs(), "c"))),
 		body(produceRequest(3, 0, "missing", 0, batchtest.Values(nowMs(), "d"))),
 		body(listOffsetsRequest(7, fuzzTopic, 0, -3)),
+		body(offsetForLeaderEpochRequest(4, fuzzTopic, epochQuery{0, 0, 0}, epochQuery{1, -1, 5})),
 		body(kmsg.NewPtrInitProducerIDRequest()),
 		{0, 0, 0, 0, 0, 0, 0, 0},
 		{0, 1, 0, 12, 0, 0, 0, 1, 0xff, 0xff, 0, 0x7f, 0x7f, 0x7f},

@@ -53,6 +53,7 @@ func (s *Server) openMetadata() error {
 	}
 	if s.ctrl, err = controller.New(s.meta, s.cl.ids(), controller.WithSessionTimeout(s.cfg.BrokerSessionTimeout),
 		controller.WithClusterID(s.data.clusterID), controller.WithLogger(s.log.Named("controller")),
+		controller.WithUncleanLeaderElection(s.cfg.UncleanLeaderElection),
 		controller.WithRegisterer(s.reg)); err != nil {
 		_ = s.meta.Close()
 		return err
@@ -237,6 +238,16 @@ func (s *Server) applied(before, after *metadata.Image, rec *metadata.Record) {
 			continue
 		}
 		p.SetLeaderEpoch(st.LeaderEpoch)
+		if s.leads(p) == nil {
+			// Kafka's makeLeader: the new epoch starts at the log end,
+			// so that a follower that diverged in the previous epoch
+			// learns where that epoch ends here before this leader
+			// takes a record.
+			if err := p.AssignLeaderEpoch(st.LeaderEpoch); err != nil {
+				s.log.Warn("recording a new leader epoch", zap.String("topic", p.Topic().Name),
+					zap.Int32("partition", p.Index()), zap.Error(err))
+			}
+		}
 		// A new leader's high watermark may move with its ISR; a former
 		// leader's waiting requests see it no longer leads.
 		s.leaders.afterAppend(p)

@@ -176,7 +176,7 @@ func TestNewLeaderEpochStartsAfresh(t *testing.T) {
 	first, _ := f.leaders.of(f.p)
 	require.NotNil(t, first)
 
-	f.im = f.im.Apply(f.im.Index+1, new(metadata.Fence(f.im, 1)))
+	f.im = f.im.Apply(f.im.Index+1, new(metadata.Fence(f.im, 1, false)))
 	pr, _ := f.leaders.of(f.p)
 	assert.Nil(t, pr, "a broker that does not lead has no replica state")
 

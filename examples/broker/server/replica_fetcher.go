@@ -22,11 +22,9 @@ import (
 // The leader is the one the metadata log names, at a leader epoch: before
 // a partition is first fetched at an epoch, and whenever the leader
 // answers OFFSET_OUT_OF_RANGE or a batch does not follow on, the follower
-// truncates its log to what the leader has (reconcile). Truncation is by
-// log end, not yet by leader epoch (OffsetForLeaderEpoch), so a log that
-// diverged at the same length cannot be told apart; a clean election
-// (the new leader was in the ISR, so it holds every acknowledged record)
-// is what keeps followers right.
+// truncates its log by leader epoch to where it agrees with the leader's
+// (reconcile, KIP-101 and KIP-279), so that records a former leader wrote
+// and its successor never had are cut, whatever the two logs' lengths.
 func (ps *peers) fetchFrom(leader int32) {
 	reconciled := make(map[*storage.Partition]int32) // the leader epoch each was reconciled at
 	for ps.ctx.Err() == nil {
@@ -144,6 +142,15 @@ func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled 
 			if p == nil {
 				continue
 			}
+			if at, ok := reconciled[p]; !ok || at != p.LeaderEpoch() {
+				// Leadership moved while the fetch was in flight: its
+				// batches are of a log this replica no longer follows
+				// at that epoch (it may even lead now). It reconciles
+				// with the new leader first, as Kafka's fetcher drops a
+				// response whose partition state changed meanwhile.
+				delete(reconciled, p)
+				continue
+			}
 			switch rp.ErrorCode {
 			case 0:
 				appended = appended || len(rp.RecordBatches) > 0
@@ -163,13 +170,65 @@ func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled 
 	return appended || !failed, nil
 }
 
-// reconcile truncates p to what its leader has: to the leader's log end
-// if this replica has more, or to nothing starting at the leader's log
-// start if this replica ends before it (Kafka's truncateFullyAndStartAt).
+// reconcile truncates p to where its log agrees with its leader's, as
+// Kafka's AbstractFetcherThread does before fetching at a new leader
+// epoch. It asks the leader OffsetForLeaderEpoch for its latest epoch:
+//
+//   - the leader holds that epoch: p is cut to the smaller of the two
+//     replicas' end offsets for it (KIP-101);
+//   - the leader answers a smaller epoch, the largest it holds at or below
+//     it (KIP-279): if p holds that epoch too, it is cut to the smaller of
+//     the two end offsets for it; if not, p is cut to where its own
+//     epochs at or below it end, and the leader is asked again about the
+//     latest epoch left;
+//   - the leader cannot place it (-1): p is cut to the leader's log end,
+//     as truncation went before epochs.
+//
+// Then, if p's log ends before the leader's log start, p starts again
+// empty there (Kafka's truncateFullyAndStartAt, as after an
+// OFFSET_OUT_OF_RANGE).
 func (ps *peers) reconcile(leader int32, p *storage.Partition) error {
-	end, err := ps.listOffset(leader, p, listLatest)
-	if err != nil {
-		return err
+	// Each round that does not finish cuts at least one epoch off p, so
+	// there are at most as many rounds as p has epochs, plus the last.
+	for round := len(p.LeaderEpochs()) + 1; round > 0; round-- {
+		latest, ok := p.LatestLeaderEpoch()
+		if !ok {
+			break // nothing with an epoch to cut: an empty log
+		}
+		epoch, end, err := ps.offsetForLeaderEpoch(leader, p, latest)
+		if err != nil {
+			return err
+		}
+		o, err := p.Offsets()
+		if err != nil {
+			return err
+		}
+		var to int64
+		done := true
+		if end == storage.UndefinedEpochOffset {
+			if to, err = ps.listOffset(leader, p, listLatest); err != nil {
+				return err
+			}
+		} else {
+			to, done = truncationPoint(epoch, end, func(e int32) (int32, int64) {
+				le, lend, _ := p.EndOffsetForEpoch(e) // a deleted partition fails TruncateTo next
+				return le, lend
+			})
+		}
+		if to < o.LogEnd {
+			ps.s.log.Info("truncating by leader epoch", zap.String("topic", p.Topic().Name), zap.Int32("partition", p.Index()),
+				zap.Int32("leader", leader), zap.Int32("epoch_asked", latest), zap.Int32("leader_epoch", epoch),
+				zap.Int64("leader_end_offset", end), zap.Int64("from", o.LogEnd), zap.Int64("to", to))
+		}
+		// At the log end too: an epoch this broker recorded when it
+		// led, with no batch of it, goes, so the next round asks about
+		// the epoch before it.
+		if err := p.TruncateTo(min(to, o.LogEnd)); err != nil {
+			return err
+		}
+		if done {
+			break
+		}
 	}
 	start, err := ps.listOffset(leader, p, listEarliest)
 	if err != nil {
@@ -179,15 +238,58 @@ func (ps *peers) reconcile(leader int32, p *storage.Partition) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case o.LogEnd > end:
-		ps.s.log.Info("truncating to the leader's log end", zap.String("topic", p.Topic().Name),
-			zap.Int32("partition", p.Index()), zap.Int64("from", o.LogEnd), zap.Int64("to", end))
-		return p.TruncateTo(end)
-	case o.LogEnd < start:
+	if o.LogEnd < start {
 		return p.TruncateFullyAndStartAt(start)
 	}
 	return nil
+}
+
+// truncationPoint is where a follower cuts its log, given its leader's
+// answer to OffsetForLeaderEpoch (epoch, end; end defined) and local, the
+// follower's own end offset for an epoch (its EndOffsetForEpoch); done is
+// false when the follower must ask again after cutting there (KIP-279:
+// it lacks the epoch the leader answered). The caller cuts only below its
+// log end (Kafka's min with the log end offset).
+func truncationPoint(epoch int32, end int64, local func(int32) (int32, int64)) (to int64, done bool) {
+	if epoch == storage.UndefinedEpoch {
+		return end, true // a leader without epochs: its end offset
+	}
+	localEpoch, localEnd := local(epoch)
+	switch {
+	case localEnd == storage.UndefinedEpochOffset:
+		return end, true // no epoch at or below the leader's here
+	case localEpoch != epoch:
+		// The follower lacks the leader's epoch: cut what it wrote
+		// after its own epochs below it, and ask again.
+		return localEnd, false
+	}
+	return min(localEnd, end), true
+}
+
+// offsetForLeaderEpoch asks leader, as a replica at p's current leader
+// epoch, where epoch ends in its log.
+func (ps *peers) offsetForLeaderEpoch(leader int32, p *storage.Partition, epoch int32) (int32, int64, error) {
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.ReplicaID = ps.s.cl.self
+	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	rt.Topic = p.Topic().Name
+	rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+	rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = p.Index(), p.LeaderEpoch(), epoch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := ps.request(ps.ctx, leader, req)
+	if err != nil {
+		return 0, 0, err
+	}
+	or := resp.(*kmsg.OffsetForLeaderEpochResponse)
+	if len(or.Topics) != 1 || len(or.Topics[0].Partitions) != 1 {
+		return 0, 0, errors.New("offset for leader epoch: the answer does not match the request")
+	}
+	sp := or.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(sp.ErrorCode); err != nil {
+		return 0, 0, fmt.Errorf("offset for leader epoch %d of %s-%d at broker %d: %w", epoch, p.Topic().Name, p.Index(), leader, err)
+	}
+	return sp.LeaderEpoch, sp.EndOffset, nil
 }
 
 // listOffset asks leader, as a replica, for p's offset at ts (latest: the

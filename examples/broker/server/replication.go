@@ -62,6 +62,9 @@ type ReplicaInfo struct {
 	LogStart      int64
 	HighWatermark int64
 	LogEnd        int64
+	// LeaderEpochs is its replica's leader-epoch cache: where each
+	// leader epoch starts in its log.
+	LeaderEpochs []storage.EpochEntry
 }
 
 // Replica returns what this broker holds of topic's partition, for tests
@@ -77,5 +80,5 @@ func (s *Server) Replica(topic string, partition int32) (ReplicaInfo, error) {
 	}
 	st, _ := s.partitionState(p)
 	return ReplicaInfo{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, Replicas: st.Replicas, ISR: st.ISR,
-		LogStart: o.LogStart, HighWatermark: o.HighWatermark, LogEnd: o.LogEnd}, nil
+		LogStart: o.LogStart, HighWatermark: o.HighWatermark, LogEnd: o.LogEnd, LeaderEpochs: p.LeaderEpochs()}, nil
 }

@@ -40,7 +40,7 @@ func TestCreateTopicsEveryVersion(t *testing.T) {
 			if v >= 5 {
 				assert.Equal(t, int32(2), st.NumPartitions)
 				assert.Equal(t, int16(1), st.ReplicationFactor)
-				assert.Len(t, st.Configs, 4) // max.message.bytes, min.insync.replicas, retention.bytes, retention.ms
+				assert.Len(t, st.Configs, 5) // max.message.bytes, min.insync.replicas, retention.bytes, retention.ms, unclean.leader.election.enable
 			}
 			if v >= 7 {
 				assert.Equal(t, [16]byte(topic.ID), st.TopicID)

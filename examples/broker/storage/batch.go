@@ -36,6 +36,10 @@ type BatchInfo struct {
 	MaxTimestamp int64 // the batch's max timestamp (CreateTime), ms since the epoch
 	AppendTime   int64 // when the log appended it, ms since the epoch
 	Size         int   // bytes, header included
+	// LeaderEpoch is the partition leader epoch its leader wrote it in
+	// (the header's PartitionLeaderEpoch): what the leader-epoch cache
+	// is built from.
+	LeaderEpoch int32
 
 	// The idempotent producer that wrote it, or ProducerID -1.
 	ProducerID    int64
@@ -146,6 +150,7 @@ func infoOf(kb *kmsg.RecordBatch, size int) BatchInfo {
 		LastOffset:    int64(kb.LastOffsetDelta),
 		MaxTimestamp:  kb.MaxTimestamp,
 		Size:          size,
+		LeaderEpoch:   kb.PartitionLeaderEpoch,
 		ProducerID:    kb.ProducerID,
 		ProducerEpoch: kb.ProducerEpoch,
 		FirstSequence: kb.FirstSequence,
@@ -169,6 +174,7 @@ func (b *Batch) place(base int64, leaderEpoch int32, now time.Time) *Batch {
 	info := b.info
 	info.BaseOffset, info.LastOffset = base, base+b.info.LastOffset-b.info.BaseOffset
 	info.AppendTime = now.UnixMilli()
+	info.LeaderEpoch = leaderEpoch
 	return &Batch{raw: raw, info: info}
 }
 

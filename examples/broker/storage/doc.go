@@ -43,7 +43,24 @@
 // watermark from its leader's (SetHighWatermark), cuts its log back where
 // it diverged (TruncateTo, which rebuilds the producers' state from the
 // batches left), or empties it and starts again at its leader's log start
-// (TruncateFullyAndStartAt). A topic records its replication factor and
+// (TruncateFullyAndStartAt).
+//
+// # Leader epochs
+//
+// Each partition keeps its leader-epoch cache (Kafka's
+// LeaderEpochFileCache, KIP-101; epochs.go): for each leader epoch that
+// wrote batches, the offset of its first batch. An entry is made when a
+// batch of a larger epoch than the latest is appended, by Append or
+// AppendReplica alike, and when a broker starts leading at a new epoch
+// (AssignLeaderEpoch, at its log end). TruncateTo drops the entries cut,
+// TruncateFullyAndStartAt empties the cache, and retention moves the first
+// epoch's start to the new log start. EndOffsetForEpoch answers
+// OffsetForLeaderEpoch as Kafka's endOffsetFor does: where an epoch ends
+// in this log, which is what a follower truncates to (KIP-101, KIP-279)
+// and a consumer checks its position against (KIP-320). A Log that is an
+// EpochCheckpointer (logdir's) keeps the cache across restarts; as every
+// batch is read when a log opens, the cache is rebuilt from the batches
+// then and the checkpoint checked against it. A topic records its replication factor and
 // its min.insync.replicas (CreateTopicSpec, which also takes the topic id
 // a cluster's controller chose); the storage enforces neither, the server
 // does.

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,7 +65,8 @@ type Partition struct {
 	highWatermark int64
 	hwManaged     bool // the replica manager moves the high watermark, not Append (SetHighWatermarkManaged)
 	producers     producers
-	maxTimestamp  BatchInfo // the kept batch with the largest max timestamp; Size 0 when none
+	maxTimestamp  BatchInfo    // the kept batch with the largest max timestamp; Size 0 when none
+	epochs        leaderEpochs // the leader-epoch cache (epochs.go)
 	deleted       bool
 }
 
@@ -77,28 +79,103 @@ func openPartition(t *Topic, index int32, cfg *config, log Log) (*Partition, err
 	// replica manager from the start, so that no append slips past it.
 	p := &Partition{topic: t, index: index, cfg: cfg, log: log, hwManaged: t.ReplicationFactor > 1}
 	p.highWatermark = log.Bounds().End
-	if err := p.rebuildLocked(); err != nil {
+	scanned, err := p.rebuildLocked()
+	if err != nil {
 		return nil, fmt.Errorf("storage: recover %s-%d: %w", t.Name, index, err)
 	}
+	if err := p.recoverEpochsLocked(scanned); err != nil {
+		return nil, fmt.Errorf("storage: recover the leader epochs of %s-%d: %w", t.Name, index, err)
+	}
 	return p, nil
+}
+
+// recoverEpochsLocked sets the leader-epoch cache of a log just opened to
+// scanned, the cache its batches rebuild, and checks it against the
+// checkpoint a durable log keeps: every batch is read at open anyway, so
+// the batches are the authority, and a checkpoint that disagrees with them
+// (written before a torn tail was cut, or lost) is replaced, with a
+// warning. The checkpoint's entries at or past the log end are dropped
+// first, as Kafka's recovery truncates its cache to the log end: a leader
+// records its epoch at its log end before any batch of it is appended
+// (AssignLeaderEpoch), and takes it again when it leads again.
+//
+// REQUIRES: p.mu held for writing, or p not yet shared.
+func (p *Partition) recoverEpochsLocked(scanned leaderEpochs) error {
+	p.epochs = scanned
+	cp, ok := p.log.(EpochCheckpointer)
+	if !ok {
+		return nil
+	}
+	kept, found, err := cp.ReadLeaderEpochs()
+	if err == nil {
+		err = validEpochs(kept)
+	}
+	if err != nil {
+		p.cfg.log.Warn("unreadable leader-epoch checkpoint: rebuilt from the batches",
+			zap.String("topic", p.topic.Name), zap.Int32("partition", p.index), zap.Error(err))
+	} else {
+		c := leaderEpochs(kept)
+		c.truncateFromEnd(p.log.Bounds().End)
+		if found && slices.Equal(c, scanned) {
+			if len(c) < len(kept) {
+				return p.writeEpochsLocked()
+			}
+			return nil
+		}
+		if found {
+			p.cfg.log.Warn("the leader-epoch checkpoint disagrees with the batches: rebuilt from them",
+				zap.String("topic", p.topic.Name), zap.Int32("partition", p.index),
+				zap.Any("checkpoint", kept), zap.Any("batches", scanned))
+		}
+	}
+	return p.writeEpochsLocked()
+}
+
+// writeEpochsLocked persists the leader-epoch cache, if the log keeps
+// one.
+//
+// REQUIRES: p.mu held for writing, or p not yet shared.
+func (p *Partition) writeEpochsLocked() error {
+	cp, ok := p.log.(EpochCheckpointer)
+	if !ok {
+		return nil
+	}
+	return cp.WriteLeaderEpochs(slices.Clone(p.epochs))
+}
+
+// epochsChangedLocked persists the cache after a change made along with an
+// append or a truncation. A failure is logged, not returned: the batches
+// are written, and the next open rebuilds the cache from them.
+//
+// REQUIRES: p.mu held for writing.
+func (p *Partition) epochsChangedLocked() {
+	if err := p.writeEpochsLocked(); err != nil {
+		p.cfg.log.Warn("writing the leader-epoch checkpoint", zap.String("topic", p.topic.Name),
+			zap.Int32("partition", p.index), zap.Error(err))
+	}
 }
 
 // rebuildLocked rebuilds the producers' state and the max-timestamp batch
 // from the log's batches, forgetting what they were: on opening a log, and
 // after a truncation removed batches they may name. A producer whose
-// batches are all gone is forgotten, as after a restart. O(batches).
+// batches are all gone is forgotten, as after a restart. It returns the
+// leader-epoch cache the batches make, which opening a log checks its
+// checkpoint against. O(batches).
 //
 // REQUIRES: p.mu held for writing, or p not yet shared.
-func (p *Partition) rebuildLocked() error {
+func (p *Partition) rebuildLocked() (leaderEpochs, error) {
 	p.producers = newProducers(p.cfg.producerBatches)
 	p.maxTimestamp = BatchInfo{}
-	return p.log.Scan(p.log.Bounds().Start, func(info BatchInfo) bool {
+	var epochs leaderEpochs
+	err := p.log.Scan(p.log.Bounds().Start, func(info BatchInfo) bool {
 		if info.idempotent() {
 			p.producers.record(info, time.UnixMilli(info.AppendTime))
 		}
 		p.noteTimestampLocked(info)
+		epochs.assign(info.LeaderEpoch, info.BaseOffset)
 		return true
 	})
+	return epochs, err
 }
 
 // Topic returns the partition's topic.
@@ -200,6 +277,9 @@ func (p *Partition) Append(raw []byte) (AppendResult, error) {
 	}
 	if placed.info.idempotent() {
 		p.producers.record(placed.info, now)
+	}
+	if p.epochs.assign(placed.info.LeaderEpoch, placed.info.BaseOffset) {
+		p.epochsChangedLocked()
 	}
 	p.noteTimestampLocked(placed.info)
 	if !p.hwManaged {

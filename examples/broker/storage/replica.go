@@ -66,6 +66,9 @@ func (p *Partition) AppendReplica(records []byte) (AppendResult, error) {
 		if owned.info.idempotent() {
 			p.producers.record(owned.info, now)
 		}
+		if p.epochs.assign(owned.info.LeaderEpoch, owned.info.BaseOffset) {
+			p.epochsChangedLocked()
+		}
 		p.noteTimestampLocked(owned.info)
 		res.LastOffset = owned.info.LastOffset
 		end = res.LastOffset + 1
@@ -133,7 +136,8 @@ func (p *Partition) AdvanceHighWatermark(hw int64) (moved bool) {
 }
 
 // TruncateTo cuts a follower's log back to offset, where it agrees with
-// its leader's: nothing happens when offset is at or past the log end. An
+// its leader's: no batch is cut when offset is at or past the log end,
+// only a leader epoch starting there (see AssignLeaderEpoch). An
 // offset inside a batch cuts before that batch (the follower fetches it
 // again); one before the log start empties the log and starts it at offset,
 // as TruncateFullyAndStartAt does. The high watermark is then at most the
@@ -150,6 +154,13 @@ func (p *Partition) TruncateTo(offset int64) error {
 	b := p.log.Bounds()
 	switch {
 	case offset >= b.End:
+		// No batch to cut, but an epoch this replica recorded when it
+		// led, at its log end, without appending a batch of it, goes,
+		// as Kafka's truncateTo trims its cache even then: the epoch's
+		// leadership left nothing here.
+		if p.epochs.truncateFromEnd(b.End) {
+			return p.writeEpochsLocked()
+		}
 		return nil
 	case offset < b.Start:
 		return p.truncatedLocked(p.log.Reset(offset), "reset", offset)
@@ -193,8 +204,21 @@ func (p *Partition) truncatedLocked(err error, what string, offset int64) error 
 	if err != nil {
 		err = fmt.Errorf("storage: %s %s-%d to %d: %w", what, p.topic.Name, p.index, offset, err)
 	}
-	if rerr := p.rebuildLocked(); rerr != nil {
+	if _, rerr := p.rebuildLocked(); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("storage: rebuild %s-%d: %w", p.topic.Name, p.index, rerr))
+	}
+	// The leader-epoch cache follows the log's bounds: entries of the
+	// batches cut go (Kafka's truncateFromEnd); after a Reset the log
+	// is empty and so is the cache (Kafka clears it in
+	// truncateFullyAndStartAt).
+	changed := p.epochs.truncateFromEnd(b.End)
+	if b.Start == b.End && len(p.epochs) > 0 {
+		p.epochs, changed = nil, true
+	}
+	if changed {
+		if werr := p.writeEpochsLocked(); werr != nil {
+			err = errors.Join(err, fmt.Errorf("storage: leader epochs of %s-%d: %w", p.topic.Name, p.index, werr))
+		}
 	}
 	return err
 }

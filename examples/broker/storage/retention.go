@@ -41,6 +41,9 @@ func (p *Partition) retainLocked(now time.Time) error {
 	if err == nil && to > b.Start {
 		err = p.log.DropBefore(to)
 		start := p.log.Bounds().Start
+		if p.epochs.truncateFromStart(start) {
+			p.epochsChangedLocked()
+		}
 		if err == nil && p.maxTimestamp.Size > 0 && p.maxTimestamp.BaseOffset < start {
 			p.maxTimestamp = BatchInfo{} // found again by the next MaxTimestamp
 			_ = p.log.Scan(start, func(info BatchInfo) bool { p.noteTimestampLocked(info); return true })

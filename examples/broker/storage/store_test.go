@@ -133,6 +133,9 @@ func TestTopicConfig(t *testing.T) {
 		{"no in-sync replica", ConfigMinInsyncReplicas, str("0"), base, true},
 		{"min.insync.replicas unbounded", ConfigMinInsyncReplicas, str("-1"), base, true},
 		{"min.insync.replicas too large", ConfigMinInsyncReplicas, str("3000000000"), base, true},
+		{"unclean.leader.election.enable", ConfigUncleanLeaderElection, str("True"), with(func(c *TopicConfig) { c.UncleanLeaderElection = true }), false},
+		{"unclean.leader.election.enable: false", ConfigUncleanLeaderElection, str("false"), base, false},
+		{"unclean.leader.election.enable: not a boolean", ConfigUncleanLeaderElection, str("1"), base, true},
 		{"unsupported", "cleanup.policy", str("compact"), base, true},
 		{"unknown", "no.such.config", nil, base, true},
 	}
@@ -147,8 +150,8 @@ func TestTopicConfig(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
-	assert.Equal(t, []ConfigValue{{ConfigMaxMessageBytes, "1000"}, {ConfigMinInsyncReplicas, "1"}, {ConfigRetentionBytes, "-1"}, {ConfigRetentionMs, "3600000"}},
-		base.Values(), "min.insync.replicas unset is 1")
+	assert.Equal(t, []ConfigValue{{ConfigMaxMessageBytes, "1000"}, {ConfigMinInsyncReplicas, "1"}, {ConfigRetentionBytes, "-1"}, {ConfigRetentionMs, "3600000"},
+		{ConfigUncleanLeaderElection, "false"}}, base.Values(), "min.insync.replicas unset is 1")
 	assert.Equal(t, int32(1), base.MinISR())
 	assert.Equal(t, int32(3), with(func(c *TopicConfig) { c.MinInsyncReplicas = 3 }).MinISR())
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -108,14 +109,20 @@ type TopicConfig struct {
 	// acks=all needs (min.insync.replicas); zero means 1, Kafka's
 	// default (see MinISR). The server enforces it.
 	MinInsyncReplicas int32
+	// UncleanLeaderElection lets a partition whose ISR has no live
+	// replica be led by a live replica outside it, losing what it lacks
+	// (unclean.leader.election.enable). The cluster's controller acts on
+	// it; the storage only keeps it.
+	UncleanLeaderElection bool
 }
 
 // The names of the topic configs, as Kafka names them.
 const (
-	ConfigRetentionMs       = "retention.ms"
-	ConfigRetentionBytes    = "retention.bytes"
-	ConfigMaxMessageBytes   = "max.message.bytes"
-	ConfigMinInsyncReplicas = "min.insync.replicas"
+	ConfigRetentionMs           = "retention.ms"
+	ConfigRetentionBytes        = "retention.bytes"
+	ConfigMaxMessageBytes       = "max.message.bytes"
+	ConfigMinInsyncReplicas     = "min.insync.replicas"
+	ConfigUncleanLeaderElection = "unclean.leader.election.enable"
 )
 
 // MinISR returns min.insync.replicas: MinInsyncReplicas, or 1 if it is
@@ -144,6 +151,7 @@ func (c TopicConfig) Values() []ConfigValue {
 		{ConfigMinInsyncReplicas, strconv.FormatInt(int64(c.MinISR()), 10)},
 		{ConfigRetentionBytes, strconv.FormatInt(c.RetentionBytes, 10)},
 		{ConfigRetentionMs, strconv.FormatInt(ms, 10)},
+		{ConfigUncleanLeaderElection, strconv.FormatBool(c.UncleanLeaderElection)},
 	}
 }
 
@@ -160,6 +168,21 @@ func (c TopicConfig) With(name string, value *string) (TopicConfig, error) {
 		least = 0
 	case ConfigMinInsyncReplicas:
 		least = 1
+	case ConfigUncleanLeaderElection:
+		if value == nil {
+			return c, nil
+		}
+		// A boolean as Kafka's ConfigDef parses one: true or false, in
+		// any case.
+		switch {
+		case strings.EqualFold(*value, "true"):
+			c.UncleanLeaderElection = true
+		case strings.EqualFold(*value, "false"):
+			c.UncleanLeaderElection = false
+		default:
+			return c, fmt.Errorf("%w: %s=%q is not true or false", ErrInvalidConfig, name, *value)
+		}
+		return c, nil
 	default:
 		return c, fmt.Errorf("%w: %s is not supported by this broker", ErrInvalidConfig, name)
 	}

@@ -49,7 +49,7 @@ type catalogTopic struct {
 
 // optionalConfigs are configs added since the catalog's first version, and
 // the value a topic written before them has.
-var optionalConfigs = map[string]string{storage.ConfigMinInsyncReplicas: "1"}
+var optionalConfigs = map[string]string{storage.ConfigMinInsyncReplicas: "1", storage.ConfigUncleanLeaderElection: "false"}
 
 // partitionDirName matches a partition's directory: the topic, a dash,
 // the partition number. A topic's name may hold dashes; the last one

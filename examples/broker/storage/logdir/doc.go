@@ -16,6 +16,7 @@
 //	  __consumer_offsets/       the group offsets log (package offsetlog; the broker puts it here)
 //	  <topic>-<partition>/
 //	    partition.metadata      "version: 0", "topic_id: <id>": whose directory this is
+//	    leader-epoch-checkpoint "0", the count, then "epoch start_offset" lines (epochs.go)
 //	    00000000000000000000.log    segment: batches back to back
 //	    00000000000000000000.index  its offset index
 //	    00000000000000004242.log    the next segment, whose first offset is 4242
@@ -160,6 +161,16 @@
 // the log refuse every later append (its disk's state is unknown; Kafka
 // takes the log dir offline) until the broker restarts.
 //
+// # Leader epochs
+//
+// Each partition directory keeps Kafka's leader-epoch-checkpoint, the
+// partition's leader-epoch cache (see package storage), replaced
+// atomically whenever the cache changes. Storage rebuilds the cache from
+// the batches when it opens the log (every batch is read then anyway) and
+// checks the checkpoint against it: entries at or past the log end, as a
+// torn tail cut leaves them, are dropped as Kafka's recovery drops them,
+// and a checkpoint that still disagrees is rewritten from the batches.
+//
 // # Deleting a topic
 //
 // Log.Remove renames the partition's directory with a "-delete" suffix,
@@ -179,8 +190,8 @@
 // # Not implemented
 //
 // Kafka's time index (.timeindex: ListOffsets by timestamp scans the batch
-// headers), producer state snapshots and the leader epoch checkpoint (the
-// state is rebuilt from the batches), the log-start checkpoint (see
+// headers), producer state snapshots (the state is rebuilt from the
+// batches), the log-start checkpoint (see
 // Retention), skipping recovery of the segments before the recovery point
 // (every batch is checked at every start), several log dirs, index
 // preallocation and mmap, and compaction.

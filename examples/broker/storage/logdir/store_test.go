@@ -162,7 +162,7 @@ func TestCatalogFile(t *testing.T) {
 	assert.Equal(t, map[string]any{"version": 1.0, "topics": []any{map[string]any{
 		"name": "a.b-c_d", "id": topic.ID.String(), "partitions": 2.0, "replication_factor": 1.0,
 		"configs": map[string]any{"retention.ms": "60000", "retention.bytes": "10", "max.message.bytes": "100",
-			"min.insync.replicas": "1"},
+			"min.insync.replicas": "1", "unclean.leader.election.enable": "false"},
 	}}}, f)
 }
 

@@ -1,0 +1,89 @@
+package server
+
+// OffsetForLeaderEpoch: v0-v4.
+//
+// Answers, per partition, where a leader epoch ends in the leader's log
+// (KIP-101): the largest epoch at or below the one asked that the
+// partition's leader-epoch cache knows, and the start offset of the next
+// larger epoch, or the log end when the epoch asked is the latest
+// (storage.Partition.EndOffsetForEpoch, Kafka's endOffsetFor). A follower
+// truncates to it before fetching (replica_fetcher.go, KIP-101 and
+// KIP-279); a consumer validates its position with it after a leader
+// change and detects truncation (KIP-320). An epoch the cache cannot
+// place answers leader epoch -1, end offset -1.
+//
+// current_leader_epoch (v2+) is checked as Fetch and ListOffsets check it
+// (-1: no check; older than the partition's: FENCED_LEADER_EPOCH; newer:
+// UNKNOWN_LEADER_EPOCH). Only the leader answers (NOT_LEADER_OR_FOLLOWER
+// elsewhere), for consumers (replica_id -1, and every request before v3)
+// and followers alike, as Kafka; a debugging replica id (-2) is answered
+// by any replica. A topic or partition this broker lacks is
+// UNKNOWN_TOPIC_OR_PARTITION.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+)
+
+func init() { serve(kmsg.OffsetForLeaderEpoch, 0, 4, (*Server).handleOffsetForLeaderEpoch) }
+
+// debuggingReplicaID is the replica id of a tool that may read any
+// replica (Kafka's ListOffsetsRequest.DEBUGGING_REPLICA_ID).
+const debuggingReplicaID = -2
+
+func (s *Server) handleOffsetForLeaderEpoch(r *request) {
+	req := r.kreq.(*kmsg.OffsetForLeaderEpochRequest)
+	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		st.Topic = rt.Topic
+		topic, terr := s.data.store.Topic(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LeaderEpoch, sp.EndOffset = storage.UndefinedEpoch, storage.UndefinedEpochOffset
+			if terr != nil {
+				sp.ErrorCode = errorCode(terr)
+			} else {
+				sp.ErrorCode = s.endOffsetForEpoch(topic, req.ReplicaID, rp, &sp)
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	r.respond(resp)
+}
+
+// endOffsetForEpoch answers one partition into sp and returns its error
+// code.
+func (s *Server) endOffsetForEpoch(topic *storage.Topic, replicaID int32, rp kmsg.OffsetForLeaderEpochRequestTopicPartition,
+	sp *kmsg.OffsetForLeaderEpochResponseTopicPartition) int16 {
+	p, err := topic.Partition(rp.Partition)
+	if err != nil {
+		return errorCode(err)
+	}
+	leader := replicaID != debuggingReplicaID
+	if leader {
+		if err := s.leads(p); err != nil {
+			return errorCode(err)
+		}
+	}
+	if code := epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch()); code != 0 {
+		return code
+	}
+	if leader {
+		// A leader records its epoch at its log end when it starts
+		// leading (applied, image.go); this covers a broker that became
+		// able to lead (registered) after the record made it leader.
+		if err := p.AssignLeaderEpoch(p.LeaderEpoch()); err != nil {
+			return errorCode(err)
+		}
+	}
+	epoch, end, err := p.EndOffsetForEpoch(rp.LeaderEpoch)
+	if err != nil {
+		return errorCode(err)
+	}
+	sp.LeaderEpoch, sp.EndOffset = epoch, end
+	return 0
+}
