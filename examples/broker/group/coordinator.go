@@ -181,6 +181,13 @@ func (c *Coordinator) lockGroup(id string, create bool, a *after) (*group, *kerr
 				c.mu.Unlock()
 				return nil, nil
 			}
+			if c.cfg.owns != nil && !c.cfg.owns(id) {
+				// Its offsets partition is not loaded here (any more):
+				// checked under c.mu, which Unload takes after making
+				// it unowned, so no group outlives its unloading.
+				c.mu.Unlock()
+				return nil, errNotCoord
+			}
 			// Locking a group nobody else can see yet cannot wait, so it
 			// is safe under the leaf c.mu.
 			g = newGroup(c, id)

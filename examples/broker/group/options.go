@@ -43,8 +43,9 @@ type config struct {
 	maxMetadata   int
 	purgeInterval int
 	subscriptions func(metadata []byte) ([]string, error)
-	store         OffsetStore      // nil: offsets live in memory
-	wall          func() time.Time // wall clock, for the times a store keeps
+	store         OffsetStore             // nil: offsets live in memory
+	wall          func() time.Time        // wall clock, for the times a store keeps
+	owns          func(group string) bool // nil: every group
 }
 
 func defaultConfig() config {

@@ -20,7 +20,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.OffsetCommit, 1, 9, coordinatorOnly((*Server).handleOffsetCommit)) }
+func init() { serve(kmsg.OffsetCommit, 1, 9, groupRouted((*Server).handleOffsetCommit)) }
 
 func (s *Server) handleOffsetCommit(r *request) {
 	req := r.kreq.(*kmsg.OffsetCommitRequest)

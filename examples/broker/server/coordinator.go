@@ -27,7 +27,7 @@ import (
 // newCoordinator builds the group coordinator from the broker's configs,
 // with its purgatories' metrics on the broker's registry, and, with
 // log.dirs, its committed offsets in dur's offsets log, restored.
-func newCoordinator(cfg Config, log *zap.Logger, reg prometheus.Registerer, dur *durable) (*group.Coordinator, error) {
+func newCoordinator(cfg Config, log *zap.Logger, reg prometheus.Registerer, dur *durable, owns func(string) bool) (*group.Coordinator, error) {
 	opts := []group.Option{
 		group.WithLogger(log.Named("group")),
 		group.WithRegisterer(reg),
@@ -35,6 +35,7 @@ func newCoordinator(cfg Config, log *zap.Logger, reg prometheus.Registerer, dur 
 		group.WithSessionTimeouts(cfg.GroupMinSessionTimeout, cfg.GroupMaxSessionTimeout),
 		group.WithOffsetsRetention(cfg.OffsetsRetention),
 		group.WithSubscriptions(consumerSubscription),
+		group.WithOwner(owns),
 	}
 	if dur != nil {
 		opts = append(opts, group.WithOffsetStore(dur.offsets))

@@ -50,8 +50,9 @@
 // (AlterPartition) and moves the high watermark to the ISR's smallest log
 // end, which completes the acks=all produces and the consumers' fetches
 // waiting on it (replication.go). A broker that stops leading a partition
-// answers those waiting on it at once, NOT_LEADER_OR_FOLLOWER. The groups
-// are coordinated by the broker with the smallest id.
+// answers those waiting on it at once, NOT_LEADER_OR_FOLLOWER. A group is
+// coordinated by the leader of its partition of __consumer_offsets
+// (offsets_topic.go, group_partitions.go), and moves with it.
 //
 // # Durability
 //
