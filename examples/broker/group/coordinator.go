@@ -74,8 +74,8 @@ type Coordinator struct {
 	groups map[string]*group
 }
 
-// New returns a coordinator with its purgatories running and, with an
-// OffsetStore, the groups it holds restored; the store's error fails it.
+// New returns a coordinator with its purgatories running, and no group:
+// Load brings back those of a store.
 func New(opts ...Option) (*Coordinator, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -106,12 +106,6 @@ func New(opts ...Option) (*Coordinator, error) {
 		c.closePurgatories()
 		c.tm.Close()
 		return nil, fmt.Errorf("group: %w", err)
-	}
-	if cfg.store != nil {
-		if err := c.restore(); err != nil {
-			_ = c.Close()
-			return nil, fmt.Errorf("group: restore offsets: %w", err)
-		}
 	}
 	return c, nil
 }

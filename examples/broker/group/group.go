@@ -130,9 +130,14 @@ type group struct {
 	joinDeadline time.Duration // when the current rebalance ends at the latest
 	syncOp       *delayedSync  // the current generation's wait for every SyncGroup
 
-	offsets  map[TopicPartition]*offset
-	expiry   *offsetExpiry // armed while Empty, unless no offset can expire
-	expiryAt time.Duration
+	offsets map[TopicPartition]*offset
+	// commits numbers the group's commits appended to the store;
+	// pendingCommits holds, for each partition with a commit not yet
+	// durable, the latest one's number (Kafka's pendingOffsetCommits).
+	commits        uint64
+	pendingCommits map[TopicPartition]uint64
+	expiry         *offsetExpiry // armed while Empty, unless no offset can expire
+	expiryAt       time.Duration
 }
 
 func newGroup(c *Coordinator, id string) *group {
@@ -141,6 +146,7 @@ func newGroup(c *Coordinator, id string) *group {
 		members: make(map[string]*member), static: make(map[string]string),
 		pending: make(map[string]struct{}), pendingSync: make(map[string]struct{}),
 		supported: make(map[string]int), offsets: make(map[TopicPartition]*offset),
+		pendingCommits: make(map[TopicPartition]uint64),
 	}
 }
 

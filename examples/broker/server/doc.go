@@ -64,7 +64,8 @@
 // only after an unclean shutdown and past the partition's recovery point;
 // the topics with their ids, partition counts and configs; the producer
 // ids handed out, in blocks, so none is handed out twice; the cluster id;
-// and the groups' committed offsets (package offsetlog). A partition's
+// and, in the partitions of __consumer_offsets, the groups' committed
+// offsets, loaded again when the broker leads them. A partition's
 // high watermark is its recovered log end, and its idempotent producers'
 // sequences are rebuilt from its batches, so a retry of a batch
 // acknowledged before the restart is answered with its first offset.

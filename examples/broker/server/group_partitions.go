@@ -1,13 +1,17 @@
 package server
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/broker/group/records"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
 // Where groups live: each group in the partition of the offsets topic that
@@ -136,13 +140,85 @@ func (gp *groupPartitions) follow(im *metadata.Image) {
 	gp.publishLocked()
 }
 
-// startLoadLocked begins loading partition idx, led here at epoch.
+// startLoadLocked begins loading partition idx, led here at epoch: at
+// once if its log is empty, else on a goroutine of its own, which replays
+// it (replayPartition) without a lock and loads the groups unless the
+// partition was unloaded meanwhile. Until then the partition's groups are
+// COORDINATOR_LOAD_IN_PROGRESS.
 //
 // REQUIRES: gp.mu held.
 func (gp *groupPartitions) startLoadLocked(idx, epoch int32) {
-	gp.states[idx] = &partitionState{epoch: epoch}
-	gp.states[idx].loaded = true
-	gp.s.log.Info("coordinating the groups of an offsets partition", zap.Int32("partition", idx), zap.Int32("leader_epoch", epoch))
+	s := gp.s
+	st := &partitionState{epoch: epoch}
+	gp.states[idx] = st
+	p, err := s.data.store.Partition(offsetsTopic, idx)
+	if err != nil {
+		s.log.Error("an offsets partition the image names is not here", zap.Int32("partition", idx), zap.Error(err))
+		return
+	}
+	if o, err := p.Offsets(); err == nil && o.LogStart == o.LogEnd {
+		gp.finishLoadLocked(idx, st, nil)
+		return
+	}
+	s.log.Info("loading the groups of an offsets partition", zap.Int32("partition", idx), zap.Int32("leader_epoch", epoch))
+	gp.wg.Add(1)
+	go func() {
+		defer gp.wg.Done()
+		groups, err := replayPartition(p)
+		gp.mu.Lock()
+		defer gp.mu.Unlock()
+		switch {
+		case gp.states[idx] != st:
+			// Unloaded, or led again at another epoch, meanwhile.
+		case err != nil:
+			// Its groups stay COORDINATOR_LOAD_IN_PROGRESS rather than
+			// forget offsets clients were told are committed.
+			s.log.Error("cannot load an offsets partition", zap.Int32("partition", idx), zap.Error(err))
+		default:
+			gp.finishLoadLocked(idx, st, groups)
+			gp.publishLocked()
+		}
+	}()
+}
+
+// finishLoadLocked loads groups, replayed from partition idx, into the
+// coordinator and marks the partition loaded (published by the caller).
+//
+// REQUIRES: gp.mu held.
+func (gp *groupPartitions) finishLoadLocked(idx int32, st *partitionState, groups []group.StoredGroup) {
+	n, err := gp.s.groups.Load(groups)
+	if err != nil {
+		return // closing
+	}
+	st.loaded = true
+	gp.s.log.Debug("coordinating the groups of an offsets partition", zap.Int32("partition", idx),
+		zap.Int32("leader_epoch", st.epoch), zap.Int("groups", n))
+}
+
+// replayPartition reads p from its log start to its log end, as its
+// leader: a new leader's high watermark may not yet cover commits that
+// the old leader acknowledged, all of which it holds (it was in their
+// ISR), and as leader its log is never truncated. Kafka's coordinator
+// loads to the log end too.
+func replayPartition(p *storage.Partition) ([]group.StoredGroup, error) {
+	o, err := p.Offsets()
+	if err != nil {
+		return nil, err
+	}
+	var r records.Replay
+	for at := o.LogStart; at < o.LogEnd; {
+		res, err := p.Read(at, storage.ReadReplica, 1<<20, true)
+		if err != nil {
+			return nil, err
+		}
+		if len(res.Records) == 0 {
+			break
+		}
+		if at, err = r.Apply(res.Records); err != nil {
+			return nil, fmt.Errorf("%s-%d: %w", offsetsTopic, p.Index(), err)
+		}
+	}
+	return r.Groups(), nil
 }
 
 // unloadLocked forgets partition idx and unloads its groups: the
@@ -155,7 +231,7 @@ func (gp *groupPartitions) unloadLocked(idx int32) {
 	gp.publishLocked()
 	n := gp.n
 	gone := gp.s.groups.Unload(func(group string) bool { return partitionFor(group, n) == idx })
-	gp.s.log.Info("unloaded the groups of an offsets partition", zap.Int32("partition", idx), zap.Int("groups", gone))
+	gp.s.log.Debug("unloaded the groups of an offsets partition", zap.Int32("partition", idx), zap.Int("groups", gone))
 }
 
 // wait waits for the loads under way; the metadata log is closed, so no

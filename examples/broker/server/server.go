@@ -155,7 +155,7 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	}
 	s.files.log(log, cfg)
 	s.gparts = newGroupPartitions(s)
-	if s.groups, err = newCoordinator(cfg, log, s.reg, s.durable, s.gparts.owns); err != nil {
+	if s.groups, err = newCoordinator(cfg, log, s.reg, groupStore{s}, s.gparts.owns); err != nil {
 		s.closePurgatories()
 		_ = s.durable.close()
 		return nil, err
@@ -283,7 +283,7 @@ func (s *Server) isClosed() bool {
 //  3. let each connection write what it owes, up to ctx's deadline, then
 //     close it;
 //  4. close the logs, which answers no longer read, fsyncing what they
-//     hold with log.dirs; then the offsets log and the log dir, whose
+//     hold with log.dirs; then the log dir, whose
 //     lock the next broker on it takes.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
