@@ -37,7 +37,8 @@ func TestPartitionForIsKafkas(t *testing.T) {
 }
 
 // TestOffsetsTopicReplicationIsCapped: offsets.topic.replication.factor
-// (3) is capped at the cluster's size, so a broker alone has one replica.
+// (3) is capped at the cluster's size, so a broker alone has one replica;
+// the topic keeps its records forever.
 func TestOffsetsTopicReplicationIsCapped(t *testing.T) {
 	s := newTestServer(t, func(c *Config) { c.OffsetsTopicPartitions = 3 })
 	assert.Equal(t, int16(1), s.offsetsTopicRF())
@@ -51,11 +52,17 @@ func TestOffsetsTopicReplicationIsCapped(t *testing.T) {
 	info, err := s.Replica(offsetsTopic, partitionFor("g", 3))
 	require.NoError(t, err)
 	assert.Equal(t, []int32{s.cfg.NodeID}, info.Replicas)
+	topic, err := s.data.store.Topic(offsetsTopic)
+	require.NoError(t, err)
+	assert.Negative(t, topic.Config.Retention, "its records are kept forever: no compaction, no retention")
+	assert.Negative(t, topic.Config.RetentionBytes)
 }
 
-// TestGroupErrorFollowsTheOffsetsPartition: a group request for a group
-// whose offsets partition this broker does not lead is NOT_COORDINATOR,
-// whichever API; one loading is COORDINATOR_LOAD_IN_PROGRESS.
+// TestGroupErrorFollowsTheOffsetsPartition: the first group request
+// creates the offsets topic, whose partitions a broker alone leads and
+// loads at once; a group whose partition is loading is answered
+// COORDINATOR_LOAD_IN_PROGRESS. (NOT_COORDINATOR, from a broker that does
+// not lead the partition, is TestClusterGroupsAtTheirPartitionLeader's.)
 func TestGroupErrorFollowsTheOffsetsPartition(t *testing.T) {
 	s := newTestServer(t, func(c *Config) { c.OffsetsTopicPartitions = 4 })
 	c := dialRaw(t, s)
@@ -76,11 +83,5 @@ func TestGroupErrorFollowsTheOffsetsPartition(t *testing.T) {
 		s.gparts.states[idx].loaded = true
 		s.gparts.publishLocked()
 		s.gparts.mu.Unlock()
-	})
-	t.Run("another broker leads it", func(t *testing.T) {
-		assert.Nil(t, s.groupError(nil, "g"))
-		s.cl.self++ // as if the image named another broker: the one it had is not this one any more
-		defer func() { s.cl.self-- }()
-		assert.Equal(t, kerr.NotCoordinator, s.groupError(nil, "g"))
 	})
 }

@@ -38,9 +38,8 @@ import (
 // waking the purgatory may complete a commit, whose answer takes the
 // group's mutex.
 //
-// Compaction by key is not done: the partitions' retention applies (the
-// topic's configs, by default the broker's log.retention.ms), as to any
-// topic.
+// Compaction by key is not done, and the topic keeps its records forever
+// (offsetsTopicConfigs): a replay always finds a group's latest commit.
 type groupStore struct{ s *Server }
 
 // errCoordinatorMoved is wrapped when the group's offsets partition is not

@@ -66,7 +66,7 @@ func (s *Server) ensureOffsetsTopic(r *request) error {
 	if _, err := s.image().Topic(offsetsTopic); err == nil {
 		return nil
 	}
-	_, err := s.createTopicAtController(r, offsetsTopic, s.cfg.OffsetsTopicPartitions, s.offsetsTopicRF())
+	_, err := s.createTopicAtController(r, offsetsTopic, s.cfg.OffsetsTopicPartitions, s.offsetsTopicRF(), offsetsTopicConfigs)
 	switch {
 	case errors.Is(err, metadata.ErrTopicExists), errors.Is(err, storage.ErrTopicExists):
 		return nil
@@ -76,6 +76,15 @@ func (s *Server) ensureOffsetsTopic(r *request) error {
 	}
 	return err
 }
+
+// offsetsTopicConfigs are the offsets topic's own configs: its records are
+// kept forever, since a group's latest commit may be older than any
+// retention and must still be there when a new leader loads the
+// partition. Kafka compacts the topic by key instead (cleanup.policy
+// compact); this broker does not compact, so the topic grows with every
+// commit until it is deleted (offset expiry and group deletion are
+// tombstones, which a compaction would act on).
+var offsetsTopicConfigs = map[string]string{"retention.ms": "-1", "retention.bytes": "-1"}
 
 // offsetsTopicRF is offsets.topic.replication.factor, capped at the
 // cluster's size.
