@@ -157,7 +157,7 @@ func (c *Coordinator) commitLocked(req *CommitRequest, errs []*kerr.Error, a *af
 	for i, o := range req.Offsets {
 		if offs[i] != nil {
 			offs[i].seq = seq
-			g.pendingCommits[TopicPartition{o.Topic, o.Partition}] = seq
+			g.pendingCommits[TopicPartition{o.Topic, o.Partition}]++
 		}
 	}
 	return g, offs, seq, pending
@@ -175,21 +175,39 @@ func (g *group) applyCommitLocked(reqs []CommitOffset, offs []*offset, seq uint6
 		}
 		tp := TopicPartition{o.Topic, o.Partition}
 		if seq != 0 {
-			latest, ok := g.pendingCommits[tp]
-			if !ok {
+			cleared := g.clearedAt[tp]
+			g.settlePendingLocked(tp)
+			if seq <= cleared {
 				continue // deleted since it was appended
 			}
-			if latest == seq {
-				delete(g.pendingCommits, tp)
-			}
 			if cur := g.offsets[tp]; cur != nil && cur.seq > seq {
-				continue
+				continue // a later commit was durable first
 			}
 		}
 		g.offsets[tp] = offs[i]
 	}
 	if g.st == Empty {
 		g.armExpiryLocked(a)
+	}
+}
+
+// settlePendingLocked notes that a pending commit of tp ended.
+//
+// REQUIRES: g.mu held.
+func (g *group) settlePendingLocked(tp TopicPartition) {
+	if g.pendingCommits[tp]--; g.pendingCommits[tp] <= 0 {
+		delete(g.pendingCommits, tp)
+		delete(g.clearedAt, tp)
+	}
+}
+
+// clearPendingLocked notes that tp's offset was deleted: the commits of it
+// pending now are not applied when they become durable.
+//
+// REQUIRES: g.mu held.
+func (g *group) clearPendingLocked(tp TopicPartition) {
+	if g.pendingCommits[tp] > 0 {
+		g.clearedAt[tp] = g.commits
 	}
 }
 
@@ -212,10 +230,7 @@ func (c *Coordinator) settleCommit(g *group, reqs []CommitOffset, offs []*offset
 				continue
 			}
 			errs[i] = code
-			tp := TopicPartition{o.Topic, o.Partition}
-			if g.pendingCommits[tp] == seq {
-				delete(g.pendingCommits, tp)
-			}
+			g.settlePendingLocked(TopicPartition{o.Topic, o.Partition})
 		}
 		c.log.Debug("offset commit not durable", zap.String("group", g.id), zap.Error(err))
 	}
@@ -342,7 +357,7 @@ func (c *Coordinator) DeleteOffsets(group string, partitions []TopicPartition) (
 	}
 	for _, tp := range gone {
 		delete(g.offsets, tp)
-		delete(g.pendingCommits, tp)
+		g.clearPendingLocked(tp)
 	}
 	if len(gone) > 0 && g.st == Empty {
 		g.armExpiryLocked(&a)
@@ -478,7 +493,7 @@ func (e *offsetExpiry) OnExpiration() {
 			_ = g.storeDeleteLocked(expired)
 			for _, tp := range expired {
 				delete(g.offsets, tp)
-				delete(g.pendingCommits, tp)
+				g.clearPendingLocked(tp)
 			}
 			c.log.Debug("expired offsets", zap.String("group", g.id), zap.Int("expired", len(expired)), zap.Int("left", len(g.offsets)))
 			g.armExpiryLocked(&a)

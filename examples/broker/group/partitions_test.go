@@ -51,8 +51,9 @@ func TestPendingCommits(t *testing.T) {
 
 // TestPendingCommitsApplyInLogOrder: two commits of a partition appended
 // in turn and made durable in the other order leave the later one's
-// offset, as a replay of the partition would; one deleted while pending
-// is not brought back when it becomes durable.
+// offset, as a replay of the partition would; an older one durable after
+// a newer one failed is applied; one deleted while pending is not brought
+// back when it becomes durable.
 func TestPendingCommitsApplyInLogOrder(t *testing.T) {
 	store := newMemStore()
 	c, _ := newTestCoordinator(t, WithOffsetStore(store))
@@ -66,11 +67,22 @@ func TestPendingCommitsApplyInLogOrder(t *testing.T) {
 	assert.Equal(t, []*kerr.Error{nil}, second.one(t))
 	assert.Equal(t, []int64{6}, fetch(t, c, "g", 1), "the later commit wins")
 
+	// An older commit durable after a newer one failed is applied: it was
+	// acknowledged.
+	fourth, fifth := new(answers[[]*kerr.Error]), new(answers[[]*kerr.Error])
+	c.CommitOffsets(simpleCommit(8), fourth.respond)
+	c.CommitOffsets(simpleCommit(9), fifth.respond)
+	store.release(3, kerr.RequestTimedOut)
+	store.release(2, nil)
+	assert.Equal(t, []*kerr.Error{kerr.RequestTimedOut}, fifth.one(t))
+	assert.Equal(t, []*kerr.Error{nil}, fourth.one(t))
+	assert.Equal(t, []int64{8}, fetch(t, c, "g", 1), "what the client was told is committed")
+
 	third := new(answers[[]*kerr.Error])
 	c.CommitOffsets(simpleCommit(7), third.respond)
 	gerr, _ := c.DeleteOffsets("g", []TopicPartition{{"t", 0}})
 	require.Nil(t, gerr)
-	store.release(2, nil)
+	store.release(4, nil)
 	assert.Equal(t, []*kerr.Error{nil}, third.one(t))
 	assert.Equal(t, []int64{-1}, fetch(t, c, "g", 1), "deleted after it was appended: the tombstone is later in the log")
 }
