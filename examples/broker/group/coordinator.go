@@ -48,10 +48,10 @@ type Waiter interface {
 	Wait(p *purgatory.Purgatory[RebalanceKey], op operation.Operation, timeout time.Duration, keys []RebalanceKey) error
 }
 
-// Coordinator is the group coordinator of one broker: it owns every group
-// (each broker coordinates the groups it is asked about, there is no
-// partitioning of groups over brokers) and their committed offsets. Its
-// methods never block: a request that has to wait is answered later,
+// Coordinator is the group coordinator of one broker: it holds the groups
+// it owns (WithOwner: in the broker, those of the offsets partitions it
+// leads, loaded with Load and dropped with Unload) and their committed
+// offsets. Its methods never block: a request that has to wait is answered later,
 // through the callback it gave, from whichever goroutine ends the wait.
 type Coordinator struct {
 	cfg config       // immutable, as everything up to closed
