@@ -270,21 +270,22 @@ func TestClusterKill9Controller(t *testing.T) {
 	assert.Equal(t, committed, first, "the group resumes from its committed offsets")
 }
 
-// TestClusterGroupsAtTheController: FindCoordinator, asked of any broker,
-// names the group coordinator (the smallest id, whichever broker is the
-// active controller); group requests sent to another broker are
+// TestClusterGroupsAtTheirPartitionLeader: FindCoordinator, asked of any
+// broker, names the leader of the group's partition of __consumer_offsets
+// (Kafka's abs(hashCode) % 50); group requests sent to another broker are
 // answered NOT_COORDINATOR, so a client finds the coordinator again.
-func TestClusterGroupsAtTheController(t *testing.T) {
+func TestClusterGroupsAtTheirPartitionLeader(t *testing.T) {
 	c := startCluster(t, 3)
 	cl := c.client()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	var coordinator int32
 	for id := int32(1); id <= 3; id++ {
 		req := kmsg.NewPtrFindCoordinatorRequest()
 		req.CoordinatorKey, req.CoordinatorKeys = "g", []string{"g"} // before v4, from v4
 		var fc *kmsg.FindCoordinatorResponse
-		// The coordinator answers COORDINATOR_NOT_AVAILABLE until the
-		// offsets topic it asked the active controller for is here.
+		// COORDINATOR_NOT_AVAILABLE until the offsets topic the broker
+		// asked the active controller for is here.
 		require.Eventually(t, func() bool {
 			resp, err := cl.Broker(int(id)).Request(ctx, req)
 			require.NoError(t, err)
@@ -293,8 +294,14 @@ func TestClusterGroupsAtTheController(t *testing.T) {
 			return fc.Coordinators[0].ErrorCode != kerr.CoordinatorNotAvailable.Code
 		}, 5*time.Second, 20*time.Millisecond)
 		require.NoError(t, kerr.ErrorForCode(fc.Coordinators[0].ErrorCode))
-		assert.Equal(t, int32(1), fc.Coordinators[0].NodeID, "broker %d names the group coordinator", id)
+		if coordinator == 0 {
+			coordinator = fc.Coordinators[0].NodeID
+		}
+		assert.Equal(t, coordinator, fc.Coordinators[0].NodeID, "broker %d names the same coordinator", id)
 	}
+	assert.Equal(t, c.replica(coordinator, "__consumer_offsets", groupPartition("g", 50)).Leader, coordinator,
+		"the leader of the group's partition, %d", groupPartition("g", 50))
+	other := coordinator%3 + 1
 
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Group, hb.MemberID = "g", "m"
@@ -310,7 +317,7 @@ func TestClusterGroupsAtTheController(t *testing.T) {
 
 	code := kerr.NotCoordinator.Code
 	send := func(req kmsg.Request) kmsg.Response {
-		resp, err := cl.Broker(2).Request(ctx, req)
+		resp, err := cl.Broker(int(other)).Request(ctx, req)
 		require.NoError(t, err)
 		return resp
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -497,4 +498,16 @@ func (p *spreadProducer) produced() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.sent)
+}
+
+// groupPartition is Kafka's partition of group among n partitions of
+// __consumer_offsets: abs(String.hashCode) % n, written here again from
+// Java's definition (UTF-16 code units, int32 arithmetic) so that the
+// broker's is checked against it, not against itself.
+func groupPartition(group string, n int) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(group)) {
+		h = 31*h + int32(u)
+	}
+	return int32(int(h&0x7fffffff) % n)
 }

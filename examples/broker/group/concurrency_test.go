@@ -101,7 +101,7 @@ func TestEveryJoinAndSyncIsAnsweredOnce(t *testing.T) {
 						known = JoinResult{Generation: -1}
 					}
 				case 5:
-					commit(c, group, known.MemberID, known.Generation, 1)
+					commit(t, c, group, known.MemberID, known.Generation, 1)
 				case 6:
 					if rng.IntN(4) == 0 {
 						c.LeaveGroup(group, []MemberIdentity{{MemberID: known.MemberID, InstanceID: instance}})

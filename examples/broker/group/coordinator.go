@@ -48,10 +48,10 @@ type Waiter interface {
 	Wait(p *purgatory.Purgatory[RebalanceKey], op operation.Operation, timeout time.Duration, keys []RebalanceKey) error
 }
 
-// Coordinator is the group coordinator of one broker: it owns every group
-// (each broker coordinates the groups it is asked about, there is no
-// partitioning of groups over brokers) and their committed offsets. Its
-// methods never block: a request that has to wait is answered later,
+// Coordinator is the group coordinator of one broker: it holds the groups
+// it owns (WithOwner: in the broker, those of the offsets partitions it
+// leads, loaded with Load and dropped with Unload) and their committed
+// offsets. Its methods never block: a request that has to wait is answered later,
 // through the callback it gave, from whichever goroutine ends the wait.
 type Coordinator struct {
 	cfg config       // immutable, as everything up to closed
@@ -74,8 +74,8 @@ type Coordinator struct {
 	groups map[string]*group
 }
 
-// New returns a coordinator with its purgatories running and, with an
-// OffsetStore, the groups it holds restored; the store's error fails it.
+// New returns a coordinator with its purgatories running, and no group:
+// Load brings back those of a store.
 func New(opts ...Option) (*Coordinator, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -106,12 +106,6 @@ func New(opts ...Option) (*Coordinator, error) {
 		c.closePurgatories()
 		c.tm.Close()
 		return nil, fmt.Errorf("group: %w", err)
-	}
-	if cfg.store != nil {
-		if err := c.restore(); err != nil {
-			_ = c.Close()
-			return nil, fmt.Errorf("group: restore offsets: %w", err)
-		}
 	}
 	return c, nil
 }
@@ -180,6 +174,13 @@ func (c *Coordinator) lockGroup(id string, create bool, a *after) (*group, *kerr
 			if !create {
 				c.mu.Unlock()
 				return nil, nil
+			}
+			if c.cfg.owns != nil && !c.cfg.owns(id) {
+				// Its offsets partition is not loaded here (any more):
+				// checked under c.mu, which Unload takes after making
+				// it unowned, so no group outlives its unloading.
+				c.mu.Unlock()
+				return nil, errNotCoord
 			}
 			// Locking a group nobody else can see yet cannot wait, so it
 			// is safe under the leaf c.mu.

@@ -70,26 +70,36 @@
 // into a purgatory (CheckAndComplete, TryCompleteElseWatch) or answers a
 // request: a section under the lock records what it leaves to do (an
 // after), and that runs once the lock is released. The OffsetStore is
-// called with a group's mutex held, and its own lock is a leaf below it.
+// called with a group's mutex held, and its own locks are leaves below
+// it; its Pending and its done callback run with no group's mutex held.
 //
-// # Persistence
+// # Persistence and placement
 //
-// With an OffsetStore (WithOffsetStore; package offsetlog keeps one in a
-// file) committed offsets outlive the coordinator, as Kafka keeps them in
-// __consumer_offsets. Every commit, offset deletion, expiry and group
-// deletion is handed to the store, under the group's mutex and in the
-// order it happens, and a commit or a deletion takes effect only once the
-// store took it: a refusal answers NOT_COORDINATOR, as Kafka answers when
-// it cannot append to __consumer_offsets, and an expiry the store refuses
-// is logged (the offsets expire again after a restart). The store keeps
-// wall-clock times (WithWallClock), converted from and to the
-// coordinator's clock. New restores each stored group Empty, with its
-// protocol type and offsets, as if its members had all left when the
-// coordinator stopped: a consumer group's offsets expire
-// offsets.retention.minutes after the restart, a simple consumer's after
-// their commit, an explicit retention at its wall-clock deadline.
-// Membership, generations and assignments are not kept: members rejoin,
-// as they do when Kafka's coordinator moves.
+// With an OffsetStore (WithOffsetStore; the broker's appends to
+// __consumer_offsets) committed offsets outlive the coordinator. Every
+// commit, offset deletion, expiry and group deletion is handed to the
+// store under the group's mutex, in the order it happens; the store only
+// appends, quickly. A deletion takes effect once appended (a refusal
+// answers NOT_COORDINATOR, as Kafka answers when it cannot append to
+// __consumer_offsets; an expiry the store refuses is logged, and the
+// offsets expire again after the next load). A commit is pending until the
+// store says it is durable (Pending, called with no lock held): only then
+// is it answered and visible to FetchOffsets, and a later commit of the
+// same partition made durable first, or a deletion appended after it,
+// wins, as a replay of the log would have it (Kafka's pending offset
+// commits). The store keeps wall-clock times (WithWallClock), converted
+// from and to the coordinator's clock.
+//
+// A coordinator serves the groups it owns (WithOwner: in the broker, the
+// groups of the offsets partitions it leads and has loaded). Load brings
+// back a partition's groups, each Empty, with its protocol type and
+// offsets, as if its members had all left when the previous coordinator
+// stopped: a consumer group's offsets expire offsets.retention.minutes
+// after the load, a simple consumer's after their commit, an explicit
+// retention at its wall-clock deadline. Membership, generations and
+// assignments are not kept: members rejoin, as they do when Kafka's
+// coordinator moves. Unload forgets a partition's groups and answers
+// their waiting JoinGroups and SyncGroups NOT_COORDINATOR.
 //
 // # Not implemented
 //

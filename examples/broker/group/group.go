@@ -130,9 +130,18 @@ type group struct {
 	joinDeadline time.Duration // when the current rebalance ends at the latest
 	syncOp       *delayedSync  // the current generation's wait for every SyncGroup
 
-	offsets  map[TopicPartition]*offset
-	expiry   *offsetExpiry // armed while Empty, unless no offset can expire
-	expiryAt time.Duration
+	offsets map[TopicPartition]*offset
+	// commits numbers the group's commits appended to the store;
+	// pendingCommits counts, by partition, the commits not yet durable
+	// (Kafka's pendingOffsetCommits); clearedAt holds, for a partition
+	// whose offset was deleted while commits of it were pending, the
+	// number of the last commit appended before the deletion: those are
+	// not applied when they become durable.
+	commits        uint64
+	pendingCommits map[TopicPartition]int
+	clearedAt      map[TopicPartition]uint64
+	expiry         *offsetExpiry // armed while Empty, unless no offset can expire
+	expiryAt       time.Duration
 }
 
 func newGroup(c *Coordinator, id string) *group {
@@ -141,6 +150,7 @@ func newGroup(c *Coordinator, id string) *group {
 		members: make(map[string]*member), static: make(map[string]string),
 		pending: make(map[string]struct{}), pendingSync: make(map[string]struct{}),
 		supported: make(map[string]int), offsets: make(map[TopicPartition]*offset),
+		pendingCommits: make(map[TopicPartition]int), clearedAt: make(map[TopicPartition]uint64),
 	}
 }
 

@@ -223,3 +223,15 @@ func memberIDs(ms []JoinMember) []string {
 	}
 	return out
 }
+
+// commitNow commits req and returns the answer, which must come before
+// CommitOffsets returns: no store, or one whose commits are durable at
+// once.
+func commitNow(t *testing.T, c *Coordinator, req CommitRequest) []*kerr.Error {
+	t.Helper()
+	var got []*kerr.Error
+	answered := false
+	c.CommitOffsets(req, func(errs []*kerr.Error) { got, answered = errs, true })
+	require.True(t, answered, "the commit was answered at once")
+	return got
+}

@@ -2,6 +2,7 @@ package group
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 	"time"
 
@@ -25,6 +26,7 @@ type offset struct {
 	committed   time.Duration // on the coordinator's clock
 	expireAt    time.Duration // explicit expiry (OffsetCommit v2-v4 retention); valid with explicit
 	explicit    bool
+	seq         uint64 // the group's commit that set it; 0: not a pending commit's
 }
 
 // CommitRequest is an OffsetCommit, whatever its version.
@@ -50,50 +52,78 @@ type CommitOffset struct {
 	Metadata    string
 }
 
-// CommitOffsets stores offsets (Kafka's handleCommitOffsets) and returns
-// one error per offset, in order (nil: committed). A member's commit counts
-// as a heartbeat. Commits with generation -1 and no member id come from
-// simple consumers, which use the group only to store offsets: they are
-// taken while the group is Empty, and create it if need be.
+// CommitOffsets commits offsets (Kafka's handleCommitOffsets) and calls
+// respond once with one error per offset, in order (nil: committed). A
+// member's commit counts as a heartbeat. Commits with generation -1 and no
+// member id come from simple consumers, which use the group only to store
+// offsets: they are taken while the group is Empty, and create it if need
+// be.
 //
-// Errors: COORDINATOR_NOT_AVAILABLE, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+// Without an OffsetStore, respond is called before CommitOffsets returns.
+// With one, the offsets are appended under the group's mutex and are
+// pending until the store says they are durable (see Pending): respond is
+// called then, from the goroutine that ends the wait, and only then do
+// the offsets replace those FetchOffsets returns, unless a later commit's
+// already did or they were deleted meanwhile (Kafka's pending offset
+// commits). respond is called with no lock held.
+//
+// Errors: COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR (the group is not
+// coordinated here), ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
 // FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS (CompletingRebalance: the
 // member knows its generation but not yet its assignment),
 // OFFSET_METADATA_TOO_LARGE; NOT_COORDINATOR when the OffsetStore refuses
-// the offsets, which are then not committed. Whether the topic exists is the caller's
-// check (Kafka makes it in KafkaApis too).
-func (c *Coordinator) CommitOffsets(req CommitRequest) []*kerr.Error {
+// the offsets, and the store's error when they do not become durable
+// (REQUEST_TIMED_OUT, NOT_COORDINATOR): they are then not committed.
+// Whether the topic exists is the caller's check (Kafka makes it in
+// KafkaApis too).
+func (c *Coordinator) CommitOffsets(req CommitRequest, respond func([]*kerr.Error)) {
 	errs := make([]*kerr.Error, len(req.Offsets))
-	all := func(err *kerr.Error) []*kerr.Error {
+	var a after
+	g, offs, seq, pending := c.commitLocked(&req, errs, &a)
+	if g != nil {
+		g.unlock()
+	}
+	a.run()
+	if pending == nil {
+		respond(errs)
+		return
+	}
+	pending(func(err error) { respond(c.settleCommit(g, req.Offsets, offs, seq, errs, err)) })
+}
+
+// commitLocked validates the commit and appends it; it returns the group,
+// locked, unless it answers at once (errs), the offsets it committed
+// (nil where refused), and, with a store, the commit's number in the group
+// and its wait.
+func (c *Coordinator) commitLocked(req *CommitRequest, errs []*kerr.Error, a *after) (*group, []*offset, uint64, Pending) {
+	all := func(err *kerr.Error) {
 		for i := range errs {
 			errs[i] = err
 		}
-		return errs
 	}
-	var a after
-	g, err := c.lockGroup(req.Group, req.Generation < 0, &a)
+	g, err := c.lockGroup(req.Group, req.Generation < 0, a)
 	if g == nil {
-		a.run()
 		if err == nil {
 			// Not a simple consumer's commit: it comes from a
 			// generation the coordinator has forgotten.
 			err = errGeneration
 		}
-		return all(err)
+		all(err)
+		return nil, nil, 0, nil
 	}
-	defer a.run()
-	defer g.unlock()
-	if err := g.validateCommitLocked(&req); err != nil {
-		return all(err)
+	if err := g.validateCommitLocked(req); err != nil {
+		all(err)
+		return g, nil, 0, nil
 	}
 	switch g.st {
 	case CompletingRebalance:
-		return all(errRebalance)
+		all(errRebalance)
+		return g, nil, 0, nil
 	case Stable, PreparingRebalance:
 		// During PreparingRebalance too: the heartbeat tells the member
 		// to rejoin, and its offsets stay its own until then.
 		m := g.members[req.MemberID]
-		c.scheduleSessionLocked(g, m, m.session, &a)
+		c.scheduleSessionLocked(g, m, m.session, a)
 	}
 	now := c.clk.Now()
 	offs := make([]*offset, len(req.Offsets)) // nil where refused
@@ -109,22 +139,103 @@ func (c *Coordinator) CommitOffsets(req CommitRequest) []*kerr.Error {
 	}
 	// The store first: an offset the client is told is committed is
 	// stored.
-	if err := g.storeCommitLocked(req.Offsets, offs); err != nil {
+	pending, serr := g.storeCommitLocked(req.Offsets, offs)
+	if serr != nil {
 		for i := range offs {
 			if offs[i] != nil {
 				errs[i] = errStore
 			}
 		}
-		return errs
+		return g, nil, 0, nil
 	}
+	if pending == nil {
+		g.applyCommitLocked(req.Offsets, offs, 0, a)
+		return g, offs, 0, nil
+	}
+	g.commits++
+	seq := g.commits
 	for i, o := range req.Offsets {
 		if offs[i] != nil {
-			g.offsets[TopicPartition{o.Topic, o.Partition}] = offs[i]
+			offs[i].seq = seq
+			g.pendingCommits[TopicPartition{o.Topic, o.Partition}]++
 		}
 	}
-	if g.st == Empty {
-		g.armExpiryLocked(&a)
+	return g, offs, seq, pending
+}
+
+// applyCommitLocked makes offs (nil where refused) the group's offsets of
+// reqs' partitions, unless a later commit's already are (seq 0: the
+// commit was never pending).
+//
+// REQUIRES: g.mu held.
+func (g *group) applyCommitLocked(reqs []CommitOffset, offs []*offset, seq uint64, a *after) {
+	for i, o := range reqs {
+		if offs[i] == nil {
+			continue
+		}
+		tp := TopicPartition{o.Topic, o.Partition}
+		if seq != 0 {
+			cleared := g.clearedAt[tp]
+			g.settlePendingLocked(tp)
+			if seq <= cleared {
+				continue // deleted since it was appended
+			}
+			if cur := g.offsets[tp]; cur != nil && cur.seq > seq {
+				continue // a later commit was durable first
+			}
+		}
+		g.offsets[tp] = offs[i]
 	}
+	if g.st == Empty {
+		g.armExpiryLocked(a)
+	}
+}
+
+// settlePendingLocked notes that a pending commit of tp ended.
+//
+// REQUIRES: g.mu held.
+func (g *group) settlePendingLocked(tp TopicPartition) {
+	if g.pendingCommits[tp]--; g.pendingCommits[tp] <= 0 {
+		delete(g.pendingCommits, tp)
+		delete(g.clearedAt, tp)
+	}
+}
+
+// clearPendingLocked notes that tp's offset was deleted: the commits of it
+// pending now are not applied when they become durable.
+//
+// REQUIRES: g.mu held.
+func (g *group) clearPendingLocked(tp TopicPartition) {
+	if g.pendingCommits[tp] > 0 {
+		g.clearedAt[tp] = g.commits
+	}
+}
+
+// settleCommit ends a pending commit: durable (err nil), its offsets are
+// applied; otherwise each is answered err. It returns the answers.
+func (c *Coordinator) settleCommit(g *group, reqs []CommitOffset, offs []*offset, seq uint64, errs []*kerr.Error, err error) []*kerr.Error {
+	var a after
+	g.mu.Lock()
+	if err == nil && g.st != Dead {
+		g.applyCommitLocked(reqs, offs, seq, &a)
+	}
+	if err != nil {
+		code := errStore
+		var ke *kerr.Error
+		if errors.As(err, &ke) {
+			code = ke
+		}
+		for i, o := range reqs {
+			if offs[i] == nil {
+				continue
+			}
+			errs[i] = code
+			g.settlePendingLocked(TopicPartition{o.Topic, o.Partition})
+		}
+		c.log.Debug("offset commit not durable", zap.String("group", g.id), zap.Error(err))
+	}
+	g.unlock()
+	a.run()
 	return errs
 }
 
@@ -246,6 +357,7 @@ func (c *Coordinator) DeleteOffsets(group string, partitions []TopicPartition) (
 	}
 	for _, tp := range gone {
 		delete(g.offsets, tp)
+		g.clearPendingLocked(tp)
 	}
 	if len(gone) > 0 && g.st == Empty {
 		g.armExpiryLocked(&a)
@@ -381,6 +493,7 @@ func (e *offsetExpiry) OnExpiration() {
 			_ = g.storeDeleteLocked(expired)
 			for _, tp := range expired {
 				delete(g.offsets, tp)
+				g.clearPendingLocked(tp)
 			}
 			c.log.Debug("expired offsets", zap.String("group", g.id), zap.Int("expired", len(expired)), zap.Int("left", len(g.offsets)))
 			g.armExpiryLocked(&a)

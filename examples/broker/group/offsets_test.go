@@ -10,12 +10,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-func commit(c *Coordinator, group, member string, gen int32, offs ...int64) []*kerr.Error {
+func commit(t *testing.T, c *Coordinator, group, member string, gen int32, offs ...int64) []*kerr.Error {
 	req := CommitRequest{Group: group, MemberID: member, Generation: gen, Retention: -1}
 	for p, o := range offs {
 		req.Offsets = append(req.Offsets, CommitOffset{Topic: "t", Partition: int32(p), Offset: o, LeaderEpoch: 7, Metadata: "m"})
 	}
-	return c.CommitOffsets(req)
+	return commitNow(t, c, req)
 }
 
 func fetch(t *testing.T, c *Coordinator, group string, partitions int) []int64 {
@@ -38,7 +38,7 @@ func TestOffsetCommitAndFetch(t *testing.T) {
 	res := stableGroup(t, c, clk, "g", 2)
 	r := res[0]
 
-	assert.Equal(t, []*kerr.Error{nil, nil}, commit(c, "g", r.MemberID, r.Generation, 10, 20))
+	assert.Equal(t, []*kerr.Error{nil, nil}, commit(t, c, "g", r.MemberID, r.Generation, 10, 20))
 	assert.Equal(t, []int64{10, 20, -1}, fetch(t, c, "g", 3), "-1 where nothing was committed")
 	got, err := c.FetchOffsets("g", []TopicPartition{{"t", 0}})
 	require.Nil(t, err)
@@ -60,23 +60,23 @@ func TestOffsetCommitAndFetch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, []*kerr.Error{tt.want}, commit(c, "g", tt.member, tt.gen, 99))
+			assert.Equal(t, []*kerr.Error{tt.want}, commit(t, c, "g", tt.member, tt.gen, 99))
 		})
 	}
 	assert.Equal(t, []int64{10}, fetch(t, c, "g", 1), "refused commits change nothing")
 
 	join(c, joinReq("g", r.MemberID)) // PreparingRebalance: commits are still taken
-	assert.Equal(t, []*kerr.Error{nil}, commit(c, "g", r.MemberID, r.Generation, 11))
+	assert.Equal(t, []*kerr.Error{nil}, commit(t, c, "g", r.MemberID, r.Generation, 11))
 	join(c, joinReq("g", res[1].MemberID)) // CompletingRebalance: not until the assignment
-	assert.Equal(t, []*kerr.Error{kerr.RebalanceInProgress}, commit(c, "g", r.MemberID, 2, 12))
+	assert.Equal(t, []*kerr.Error{kerr.RebalanceInProgress}, commit(t, c, "g", r.MemberID, 2, 12))
 	assert.Equal(t, []int64{11}, fetch(t, c, "g", 1))
 }
 
 func TestSimpleConsumerCommits(t *testing.T) {
 	c, _ := newTestCoordinator(t)
-	assert.Equal(t, []*kerr.Error{kerr.IllegalGeneration}, commit(c, "g", "someone", 3, 5),
+	assert.Equal(t, []*kerr.Error{kerr.IllegalGeneration}, commit(t, c, "g", "someone", 3, 5),
 		"a generation of a group that does not exist")
-	assert.Equal(t, []*kerr.Error{nil}, commit(c, "g", "", -1, 5), "generation -1: the group only stores offsets")
+	assert.Equal(t, []*kerr.Error{nil}, commit(t, c, "g", "", -1, 5), "generation -1: the group only stores offsets")
 	assert.Equal(t, []int64{5}, fetch(t, c, "g", 1))
 	st, members := state(t, c, "g")
 	assert.Equal(t, Empty, st)
@@ -86,7 +86,7 @@ func TestSimpleConsumerCommits(t *testing.T) {
 		{Topic: "t", Partition: 0, Offset: 6, Metadata: strings.Repeat("x", DefaultMaxMetadataSize+1)},
 		{Topic: "t", Partition: 1, Offset: 7},
 	}}
-	assert.Equal(t, []*kerr.Error{kerr.OffsetMetadataTooLarge, nil}, c.CommitOffsets(big))
+	assert.Equal(t, []*kerr.Error{kerr.OffsetMetadataTooLarge, nil}, commitNow(t, c, big))
 	assert.Equal(t, []int64{5, 7}, fetch(t, c, "g", 2))
 }
 
@@ -95,7 +95,7 @@ func TestOffsetsOfAnEmptyGroupExpire(t *testing.T) {
 	c, clk := newTestCoordinator(t, WithOffsetsRetention(retention))
 	res := stableGroup(t, c, clk, "g", 1)
 	r := res[0]
-	require.Equal(t, []*kerr.Error{nil}, commit(c, "g", r.MemberID, r.Generation, 42))
+	require.Equal(t, []*kerr.Error{nil}, commit(t, c, "g", r.MemberID, r.Generation, 42))
 	for range 2 * retention / (testSession - time.Second) {
 		clk.Advance(testSession - time.Second)
 		require.Nil(t, heartbeat(c, "g", r))
@@ -118,9 +118,9 @@ func TestOffsetsOfAnEmptyGroupExpire(t *testing.T) {
 func TestSimpleConsumerOffsetsExpireFromTheirCommit(t *testing.T) {
 	const retention = time.Hour
 	c, clk := newTestCoordinator(t, WithOffsetsRetention(retention))
-	require.Equal(t, []*kerr.Error{nil}, commit(c, "g", "", -1, 1))
+	require.Equal(t, []*kerr.Error{nil}, commit(t, c, "g", "", -1, 1))
 	clk.Advance(retention / 2)
-	require.Equal(t, []*kerr.Error{nil, nil}, commit(c, "g", "", -1, 2, 3)) // partition 0 again, and 1
+	require.Equal(t, []*kerr.Error{nil, nil}, commit(t, c, "g", "", -1, 2, 3)) // partition 0 again, and 1
 	clk.Advance(retention / 2)
 	assert.Equal(t, []int64{2, 3}, fetch(t, c, "g", 2), "each offset counts from its own commit")
 	clk.Advance(retention/2 - time.Millisecond)
@@ -132,7 +132,7 @@ func TestSimpleConsumerOffsetsExpireFromTheirCommit(t *testing.T) {
 func TestExplicitRetentionOfOldCommits(t *testing.T) {
 	c, clk := newTestCoordinator(t)
 	req := CommitRequest{Group: "g", Generation: -1, Retention: time.Minute, Offsets: []CommitOffset{{Topic: "t", Offset: 1}}}
-	require.Equal(t, []*kerr.Error{nil}, c.CommitOffsets(req))
+	require.Equal(t, []*kerr.Error{nil}, commitNow(t, c, req))
 	clk.Advance(time.Minute - time.Millisecond)
 	assert.Equal(t, []int64{1}, fetch(t, c, "g", 1))
 	clk.Advance(time.Millisecond)
@@ -160,7 +160,7 @@ func TestDeleteOffsets(t *testing.T) {
 	r := res[0]
 	req := CommitRequest{Group: "g", MemberID: r.MemberID, Generation: 1, Retention: -1,
 		Offsets: []CommitOffset{{Topic: "t", Offset: 1}, {Topic: "u", Offset: 2}}}
-	require.Equal(t, []*kerr.Error{nil, nil}, c.CommitOffsets(req))
+	require.Equal(t, []*kerr.Error{nil, nil}, commitNow(t, c, req))
 
 	gerr, errs := c.DeleteOffsets("g", []TopicPartition{{"t", 0}, {"u", 0}})
 	require.Nil(t, gerr)
@@ -176,7 +176,7 @@ func TestDeleteOffsets(t *testing.T) {
 func TestDeleteGroups(t *testing.T) {
 	c, clk := newTestCoordinator(t)
 	stableGroup(t, c, clk, "busy", 1)
-	require.Equal(t, []*kerr.Error{nil}, commit(c, "offsets-only", "", -1, 1))
+	require.Equal(t, []*kerr.Error{nil}, commit(t, c, "offsets-only", "", -1, 1))
 	req := joinReq("pending", "")
 	req.RequireKnownMemberID = true
 	require.Equal(t, kerr.MemberIDRequired, join(c, req).one(t).Err)

@@ -43,8 +43,9 @@ type config struct {
 	maxMetadata   int
 	purgeInterval int
 	subscriptions func(metadata []byte) ([]string, error)
-	store         OffsetStore      // nil: offsets live in memory
-	wall          func() time.Time // wall clock, for the times a store keeps
+	store         OffsetStore             // nil: offsets live in memory
+	wall          func() time.Time        // wall clock, for the times a store keeps
+	owns          func(group string) bool // nil: every group
 }
 
 func defaultConfig() config {
@@ -159,11 +160,11 @@ func WithSubscriptions(decode func(metadata []byte) ([]string, error)) Option {
 	return optionFunc(func(c *config) { c.subscriptions = decode })
 }
 
-// WithOffsetStore makes committed offsets outlive the coordinator: New
-// restores the groups s holds, each Empty with its offsets, and every
-// commit, deletion and expiry is recorded in s before it takes effect (see
-// OffsetStore). Without it, offsets live in memory and die with the
-// coordinator.
+// WithOffsetStore makes committed offsets outlive the coordinator: every
+// commit, deletion and expiry is recorded in s before it takes effect,
+// and a commit is answered once s says it is durable (see OffsetStore);
+// Load brings back the groups s holds. Without it, offsets live in memory
+// and die with the coordinator.
 func WithOffsetStore(s OffsetStore) Option { return optionFunc(func(c *config) { c.store = s }) }
 
 // WithWallClock sets the wall clock that the times given to an

@@ -45,7 +45,7 @@ func TestEveryRequestOfAMemberRefreshesItsSession(t *testing.T) {
 	clk.Advance(step)
 	require.Nil(t, heartbeat(c, "g", r))
 	clk.Advance(step)
-	errs := c.CommitOffsets(CommitRequest{Group: "g", MemberID: r.MemberID, Generation: r.Generation,
+	errs := commitNow(t, c, CommitRequest{Group: "g", MemberID: r.MemberID, Generation: r.Generation,
 		Retention: -1, Offsets: []CommitOffset{{Topic: "t", Partition: 0, Offset: 1, LeaderEpoch: -1}}})
 	require.Equal(t, []*kerr.Error{nil}, errs)
 	clk.Advance(step)

@@ -2,6 +2,7 @@ package group
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"time"
 
@@ -9,29 +10,43 @@ import (
 )
 
 // An OffsetStore keeps what the coordinator must find again when it
-// restarts: each group's committed offsets, and its protocol type, which
-// decides how they expire (KIP-211). Membership is not kept: members rejoin
-// a restarted coordinator, as Kafka's rejoin a coordinator that moved.
-// WithOffsetStore sets one; package offsetlog keeps them in a file.
+// moves or restarts: each group's committed offsets, and its protocol
+// type, which decides how they expire (KIP-211). Membership is not kept:
+// members rejoin a coordinator that moved, as Kafka's do. WithOffsetStore
+// sets one; the broker's appends to the group's partition of
+// __consumer_offsets.
 //
 // The coordinator calls it with the group's mutex held, in the order the
-// changes happen, and applies a commit or a deletion only once the store
-// took it, so that what a client was told is committed is in the store
-// (as durable as the store makes it). A store must therefore not call back
-// into the coordinator, and should be quick. Different groups' changes
-// come concurrently: a store guards itself.
+// changes happen, so each call must be quick and must not call back into
+// the coordinator: it appends the change (to the leader's log) and
+// returns. A commit is not durable yet when Commit returns: it is pending
+// until its record is replicated, which the coordinator waits for with no
+// lock held (Pending), and only then is the offset visible to
+// FetchOffsets and the client told it is committed (Kafka's pending
+// offset commits, acks=-1). Deletions and expiries are tombstones appended
+// without a wait, as Kafka appends them. Different groups' changes come
+// concurrently: a store guards itself.
 type OffsetStore interface {
-	// Load returns every group stored, when New restores them.
-	Load() ([]StoredGroup, error)
-	// Commit records offsets committed to group, whose protocol type is
-	// protocolType ("" for a group that never had members).
-	Commit(group, protocolType string, offsets []StoredOffset) error
-	// Delete records that group's offsets of partitions are gone,
+	// Commit appends offsets committed to group, whose protocol type is
+	// protocolType ("" for a group that never had members), and returns
+	// the wait for them to be durable. An error means nothing was
+	// appended (this broker no longer leads the group's partition, say).
+	Commit(group, protocolType string, offsets []StoredOffset) (Pending, error)
+	// Delete appends that group's offsets of partitions are gone,
 	// deleted (OffsetDelete) or expired.
 	Delete(group string, partitions []TopicPartition) error
-	// DeleteGroup records that group is gone with all its offsets.
-	DeleteGroup(group string) error
+	// DeleteGroup appends that group is gone with its offsets of
+	// partitions.
+	DeleteGroup(group string, partitions []TopicPartition) error
 }
+
+// Pending is a commit appended but not yet durable. The coordinator calls
+// it once, with no lock held; it arranges for done to be called exactly
+// once, with nil when the commit is durable, or with the error the client
+// gets (a *kerr.Error, such as REQUEST_TIMED_OUT or NOT_COORDINATOR; any
+// other error is NOT_COORDINATOR). done may be called before Pending
+// returns, from any goroutine, with no lock of the store's held.
+type Pending func(done func(error))
 
 // StoredOffset is a committed offset as an OffsetStore keeps it. Its times
 // are wall-clock times: they outlive the coordinator's clock.
@@ -72,23 +87,27 @@ func (c *Coordinator) stored(tp TopicPartition, o *offset) StoredOffset {
 	return s
 }
 
-// restore brings back the groups of the store, each Empty, Empty since now
-// (its members left when the coordinator stopped), with its protocol type
-// and offsets, its offsets' expiry armed: offsets past their expiry go at
-// once, with the store told. The group "" is one too: Kafka takes commits
-// to it. A group without offsets is not restored but deleted from the
-// store: Empty and without offsets, it is gone, as Kafka removes such a
-// group, and its record would otherwise outlive every compaction.
-func (c *Coordinator) restore() error {
-	groups, err := c.cfg.store.Load()
-	if err != nil {
-		return err
-	}
+// Load brings back groups, as Kafka's coordinator loads an offsets
+// partition it came to lead (loadGroupsForPartition): each Empty, Empty
+// since now (its members rejoin, as they rejoin a coordinator that
+// moved), with its protocol type and offsets, its offsets' expiry armed:
+// offsets past their expiry go at once, with the store told. The group ""
+// is one too: Kafka takes commits to it. A group without offsets is not
+// restored but deleted in the store: Empty and without offsets, it is
+// gone, as Kafka removes such a group. A group already here (it must not
+// be: the caller loads a partition it unloaded) is replaced. It returns
+// the number of groups loaded, or COORDINATOR_NOT_AVAILABLE once closed.
+func (c *Coordinator) Load(groups []StoredGroup) (int, error) {
 	restored := 0
 	for _, sg := range groups {
+		if c.closed.Load() {
+			return restored, errNotAvailable
+		}
 		if len(sg.Offsets) == 0 {
-			if err := c.cfg.store.DeleteGroup(sg.Group); err != nil {
-				return err
+			if c.cfg.store != nil {
+				if err := c.cfg.store.DeleteGroup(sg.Group, nil); err != nil {
+					c.log.Warn("deleting a group without offsets", zap.String("group", sg.Group), zap.Error(err))
+				}
 			}
 			continue
 		}
@@ -104,26 +123,32 @@ func (c *Coordinator) restore() error {
 			g.offsets[so.TopicPartition] = o
 		}
 		c.mu.Lock()
+		old := c.groups[g.id]
 		c.groups[g.id] = g
 		c.mu.Unlock()
 		g.armExpiryLocked(&a)
 		g.unlock()
 		a.run()
+		if old != nil {
+			c.log.Warn("loaded a group that was here already", zap.String("group", g.id))
+		}
 		restored++
 	}
-	c.log.Info("restored groups' committed offsets", zap.Int("groups", restored))
-	return nil
+	if restored > 0 {
+		c.log.Info("loaded groups' committed offsets", zap.Int("groups", restored))
+	}
+	return restored, nil
 }
 
-// storeCommitLocked records the offsets of reqs whose offs are not nil:
-// nothing to do without a store or without such offsets. A refusal is
-// logged and returned.
+// storeCommitLocked appends the offsets of reqs whose offs are not nil,
+// and returns the wait for them: nil without a store or without such
+// offsets. A refusal is logged and returned.
 //
 // REQUIRES: g.mu held.
-func (g *group) storeCommitLocked(reqs []CommitOffset, offs []*offset) error {
+func (g *group) storeCommitLocked(reqs []CommitOffset, offs []*offset) (Pending, error) {
 	c := g.c
 	if c.cfg.store == nil {
-		return nil
+		return nil, nil
 	}
 	stored := make([]StoredOffset, 0, len(offs))
 	for i, o := range offs {
@@ -132,9 +157,10 @@ func (g *group) storeCommitLocked(reqs []CommitOffset, offs []*offset) error {
 		}
 	}
 	if len(stored) == 0 {
-		return nil
+		return nil, nil
 	}
-	return g.storeErr("commit", c.cfg.store.Commit(g.id, g.ptype, stored))
+	p, err := c.cfg.store.Commit(g.id, g.ptype, stored)
+	return p, g.storeErr("commit", err)
 }
 
 // storeDeleteLocked records that the group's offsets of tps are gone.
@@ -147,14 +173,16 @@ func (g *group) storeDeleteLocked(tps []TopicPartition) error {
 	return g.storeErr("delete offsets", g.c.cfg.store.Delete(g.id, tps))
 }
 
-// storeGoneLocked records that the group is gone.
+// storeGoneLocked records that the group is gone, with its offsets.
 //
 // REQUIRES: g.mu held.
 func (g *group) storeGoneLocked() error {
 	if g.c.cfg.store == nil {
 		return nil
 	}
-	return g.storeErr("delete group", g.c.cfg.store.DeleteGroup(g.id))
+	tps := slices.Collect(maps.Keys(g.offsets))
+	sortPartitions(tps)
+	return g.storeErr("delete group", g.c.cfg.store.DeleteGroup(g.id, tps))
 }
 
 // storeErr logs a store's refusal and returns it.

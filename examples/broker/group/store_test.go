@@ -20,27 +20,33 @@ type memStore struct {
 	groups  map[string]*StoredGroup
 	changes []string
 	fail    error
-	loadErr error
+	hold    bool          // commits wait in held until released
+	held    []func(error) // the waits of commits not yet durable
 }
 
 func newMemStore() *memStore { return &memStore{groups: make(map[string]*StoredGroup)} }
 
-func (s *memStore) Load() ([]StoredGroup, error) {
+// stored returns the groups the store holds, as a partition's replay
+// would.
+func (s *memStore) stored() []StoredGroup {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []StoredGroup
 	for _, g := range s.groups {
 		out = append(out, *g)
 	}
-	return out, s.loadErr
+	return out
 }
 
-func (s *memStore) Commit(group, ptype string, offsets []StoredOffset) error {
+// Commit records the offsets; they are durable at once, unless the store
+// holds commits, when they wait for release.
+func (s *memStore) Commit(group, ptype string, offsets []StoredOffset) (Pending, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail != nil {
-		return s.fail
+		return nil, s.fail
 	}
+	hold := s.hold
 	g := s.groups[group]
 	if g == nil {
 		g = &StoredGroup{Group: group}
@@ -52,7 +58,23 @@ func (s *memStore) Commit(group, ptype string, offsets []StoredOffset) error {
 		g.Offsets = append(g.Offsets, o)
 		s.changes = append(s.changes, fmt.Sprintf("commit %s %s-%d=%d", group, o.Topic, o.Partition, o.Offset))
 	}
-	return nil
+	return func(done func(error)) {
+		if !hold {
+			done(nil)
+			return
+		}
+		s.mu.Lock()
+		s.held = append(s.held, done)
+		s.mu.Unlock()
+	}, nil
+}
+
+// release ends the wait of the i-th commit held with err.
+func (s *memStore) release(i int, err error) {
+	s.mu.Lock()
+	done := s.held[i]
+	s.mu.Unlock()
+	done(err)
 }
 
 func deleteOffset(offs []StoredOffset, tp TopicPartition) []StoredOffset {
@@ -79,7 +101,7 @@ func (s *memStore) Delete(group string, tps []TopicPartition) error {
 	return nil
 }
 
-func (s *memStore) DeleteGroup(group string) error {
+func (s *memStore) DeleteGroup(group string, _ []TopicPartition) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail != nil {
@@ -109,6 +131,8 @@ var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 func restartOn(t *testing.T, store OffsetStore, at time.Time, opts ...Option) (*Coordinator, interface{ Advance(time.Duration) }) {
 	t.Helper()
 	c, clk := newTestCoordinator(t, append([]Option{WithOffsetStore(store), WithWallClock(func() time.Time { return at })}, opts...)...)
+	_, err := c.Load(store.(*memStore).stored())
+	require.NoError(t, err)
 	return c, clk
 }
 
@@ -116,8 +140,8 @@ func TestOffsetsSurviveARestart(t *testing.T) {
 	store := newMemStore()
 	c, clk := newTestCoordinator(t, WithOffsetStore(store), WithWallClock(func() time.Time { return epoch }))
 	res := stableGroup(t, c, clk, "g", 2)
-	require.Equal(t, []*kerr.Error{nil, nil}, commit(c, "g", res[0].MemberID, res[0].Generation, 10, 20))
-	require.Equal(t, []*kerr.Error{nil}, commit(c, "simple", "", -1, 5))
+	require.Equal(t, []*kerr.Error{nil, nil}, commit(t, c, "g", res[0].MemberID, res[0].Generation, 10, 20))
+	require.Equal(t, []*kerr.Error{nil}, commit(t, c, "simple", "", -1, 5))
 	require.NoError(t, c.Close())
 	g := store.groups["g"]
 	require.NotNil(t, g)
@@ -139,15 +163,17 @@ func TestOffsetsSurviveARestart(t *testing.T) {
 
 	// The members of the old generation are gone: their commits are
 	// refused, and a new member takes the group over.
-	assert.Equal(t, []*kerr.Error{kerr.UnknownMemberID}, commit(again, "g", res[0].MemberID, res[0].Generation, 11))
+	assert.Equal(t, []*kerr.Error{kerr.UnknownMemberID}, commit(t, again, "g", res[0].MemberID, res[0].Generation, 11))
 }
 
 // A restart brings back the offsets committed to the group "", which Kafka
 // accepts, and deletes from the store a group left without offsets.
 func TestRestoreKeepsTheEmptyGroupIDAndDropsGroupsWithoutOffsets(t *testing.T) {
 	store := newMemStore()
-	require.NoError(t, store.Commit("", "", []StoredOffset{{TopicPartition: TopicPartition{"t", 0}, Offset: 5, LeaderEpoch: -1, Committed: epoch}}))
-	require.NoError(t, store.Commit("gone", "consumer", nil))
+	_, err := store.Commit("", "", []StoredOffset{{TopicPartition: TopicPartition{"t", 0}, Offset: 5, LeaderEpoch: -1, Committed: epoch}})
+	require.NoError(t, err)
+	_, err = store.Commit("gone", "consumer", nil)
+	require.NoError(t, err)
 	again, _ := restartOn(t, store, epoch)
 	assert.Equal(t, []int64{5}, fetch(t, again, "", 1))
 	assert.Contains(t, store.log(), "delete group gone")
@@ -163,8 +189,8 @@ func TestExpiryAcrossARestart(t *testing.T) {
 	c, clk := newTestCoordinator(t, WithOffsetStore(store), WithWallClock(func() time.Time { return epoch }),
 		WithOffsetsRetention(time.Hour))
 	res := stableGroup(t, c, clk, "g", 1)
-	require.Equal(t, []*kerr.Error{nil}, commit(c, "g", res[0].MemberID, res[0].Generation, 10))
-	explicit := c.CommitOffsets(CommitRequest{Group: "simple", Generation: -1, Retention: 2 * time.Hour,
+	require.Equal(t, []*kerr.Error{nil}, commit(t, c, "g", res[0].MemberID, res[0].Generation, 10))
+	explicit := commitNow(t, c, CommitRequest{Group: "simple", Generation: -1, Retention: 2 * time.Hour,
 		Offsets: []CommitOffset{{Topic: "t", Partition: 0, Offset: 3, LeaderEpoch: -1}}})
 	require.Equal(t, []*kerr.Error{nil}, explicit)
 	require.NoError(t, c.Close())
@@ -191,8 +217,8 @@ func TestExpiryAcrossARestart(t *testing.T) {
 func TestDeletionsAreRecorded(t *testing.T) {
 	store := newMemStore()
 	c, _ := newTestCoordinator(t, WithOffsetStore(store))
-	require.Equal(t, []*kerr.Error{nil, nil, nil}, commit(c, "g", "", -1, 1, 2, 3))
-	require.Equal(t, []*kerr.Error{nil}, commit(c, "h", "", -1, 9))
+	require.Equal(t, []*kerr.Error{nil, nil, nil}, commit(t, c, "g", "", -1, 1, 2, 3))
+	require.Equal(t, []*kerr.Error{nil}, commit(t, c, "h", "", -1, 9))
 	gerr, errs := c.DeleteOffsets("g", []TopicPartition{{"t", 1}, {"t", 7}})
 	require.Nil(t, gerr)
 	assert.Equal(t, []*kerr.Error{nil, nil}, errs)
@@ -212,11 +238,11 @@ func TestDeletionsAreRecorded(t *testing.T) {
 func TestStoreRefusals(t *testing.T) {
 	store := newMemStore()
 	c, _ := newTestCoordinator(t, WithOffsetStore(store))
-	require.Equal(t, []*kerr.Error{nil}, commit(c, "g", "", -1, 1))
+	require.Equal(t, []*kerr.Error{nil}, commit(t, c, "g", "", -1, 1))
 	store.failWith(errors.New("disk full"))
 	big := CommitRequest{Group: "g", Generation: -1, Retention: -1, Offsets: []CommitOffset{
 		{Topic: "t", Partition: 0, Offset: 2}, {Topic: "t", Partition: 1, Offset: 2, Metadata: string(make([]byte, 5000))}}}
-	assert.Equal(t, []*kerr.Error{kerr.NotCoordinator, kerr.OffsetMetadataTooLarge}, c.CommitOffsets(big))
+	assert.Equal(t, []*kerr.Error{kerr.NotCoordinator, kerr.OffsetMetadataTooLarge}, commitNow(t, c, big))
 	assert.Equal(t, []int64{1, -1}, fetch(t, c, "g", 2), "nothing committed")
 	gerr, _ := c.DeleteOffsets("g", []TopicPartition{{"t", 0}})
 	assert.Equal(t, kerr.NotCoordinator, gerr)
@@ -224,11 +250,4 @@ func TestStoreRefusals(t *testing.T) {
 	assert.Equal(t, []int64{1}, fetch(t, c, "g", 1), "nothing deleted")
 	store.failWith(nil)
 	assert.Equal(t, []*kerr.Error{nil}, c.DeleteGroups([]string{"g"}))
-}
-
-func TestNewFailsWhenTheStoreCannotLoad(t *testing.T) {
-	store := newMemStore()
-	store.loadErr = errors.New("corrupt")
-	_, err := New(WithOffsetStore(store))
-	assert.ErrorContains(t, err, "corrupt")
 }

@@ -126,7 +126,7 @@ func (s *Server) autoCreateTopic(r *request, name string) (*metadata.Topic, erro
 	if err := s.checkReplicationFactor(rf); err != nil {
 		return nil, err
 	}
-	t, err := s.createTopicAtController(r, name, partitions, rf)
+	t, err := s.createTopicAtController(r, name, partitions, rf, nil)
 	if errors.Is(err, metadata.ErrTopicExists) {
 		return s.image().Topic(name)
 	}
@@ -141,19 +141,19 @@ func (s *Server) autoCreateTopic(r *request, name string) (*metadata.Topic, erro
 // else by asking the active controller, and answering
 // LEADER_NOT_AVAILABLE, which clients retry, until the metadata log brings
 // the topic here.
-func (s *Server) createTopicAtController(r *request, name string, partitions int32, rf int16) (*metadata.Topic, error) {
+func (s *Server) createTopicAtController(r *request, name string, partitions int32, rf int16, configs map[string]string) (*metadata.Topic, error) {
 	if err := s.data.store.CheckCreate(name, partitions); err != nil {
 		return nil, err
 	}
 	if !s.ctrl.IsActive() {
 		if s.peers != nil {
-			s.peers.createAtController(name, partitions, rf)
+			s.peers.createAtController(name, partitions, rf, configs)
 		}
 		return nil, fmt.Errorf("%w: %s is being created by the controller", errLeaderNotAvailable, name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 	defer cancel()
-	return s.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: rf})
+	return s.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs})
 }
 
 // errReplicationFactor is wrapped for a replication factor the broker

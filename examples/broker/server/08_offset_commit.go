@@ -12,6 +12,13 @@ package server
 // leader epoch, returned by OffsetFetch; v7 static members' instance ids.
 // v0 (offsets in ZooKeeper) and v10 (topic ids instead of names) are not
 // served; v10 needs the data path's topic ids.
+//
+// A commit is a record of the group's partition of __consumer_offsets: it
+// is answered once that record is below the partition's high watermark,
+// waiting in the Produce purgatory as an acks=all produce does, for at
+// most offsets.commit.timeout.ms (REQUEST_TIMED_OUT past it); the
+// committed offsets are visible to OffsetFetch only then
+// (group_store.go).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -20,7 +27,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.OffsetCommit, 1, 9, coordinatorOnly((*Server).handleOffsetCommit)) }
+func init() { serve(kmsg.OffsetCommit, 1, 9, groupRouted((*Server).handleOffsetCommit)) }
 
 func (s *Server) handleOffsetCommit(r *request) {
 	req := r.kreq.(*kmsg.OffsetCommitRequest)
@@ -57,10 +64,16 @@ func (s *Server) handleOffsetCommit(r *request) {
 			committed = append(committed, &rt.Partitions[i])
 		}
 	}
-	if len(cr.Offsets) > 0 {
-		for i, err := range s.groups.CommitOffsets(cr) {
+	if len(cr.Offsets) == 0 {
+		r.respond(resp)
+		return
+	}
+	// Answered once the commit is replicated (group_store.go), from the
+	// goroutine that ends its wait.
+	s.groups.CommitOffsets(cr, func(errs []*kerr.Error) {
+		for i, err := range errs {
 			committed[i].ErrorCode = group.Code(err)
 		}
-	}
-	r.respond(resp)
+		r.respond(resp)
+	})
 }

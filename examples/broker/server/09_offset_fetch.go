@@ -19,7 +19,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.OffsetFetch, 1, 9, coordinatorOnly((*Server).handleOffsetFetch)) }
+func init() { serve(kmsg.OffsetFetch, 1, 9, groupRouted((*Server).handleOffsetFetch)) }
 
 func (s *Server) handleOffsetFetch(r *request) {
 	req := r.kreq.(*kmsg.OffsetFetchRequest)
@@ -32,7 +32,11 @@ func (s *Server) handleOffsetFetch(r *request) {
 					tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p})
 				}
 			}
-			fetched, err := s.fetchOffsets(g.Group, tps, g.Topics == nil)
+			var fetched []fetchedTopic
+			err := s.groupError(r, g.Group) // each group at its own coordinator
+			if err == nil {
+				fetched, err = s.fetchOffsets(g.Group, tps, g.Topics == nil)
+			}
 			rg := kmsg.NewOffsetFetchResponseGroup()
 			rg.Group, rg.ErrorCode = g.Group, group.Code(err)
 			for _, ft := range fetched {

@@ -2,15 +2,16 @@ package server
 
 // FindCoordinator: v0-v6.
 //
-// The broker with the smallest id coordinates every group (cluster.go; a
-// broker alone coordinates its own): a group key (type 0, the only type
-// before v1) is answered with its node id, host and port; it first
-// creates the offsets topic if it does not exist, as Kafka does (see
-// offsets_topic.go), and should that fail, the key is answered
-// COORDINATOR_NOT_AVAILABLE, which clients retry. Group requests sent to
-// another broker of a cluster are answered NOT_COORDINATOR
-// (group_routing.go). v4+ batches keys
-// (KIP-699), each answered on its own.
+// A group key (type 0, the only type before v1) is answered with the
+// leader of the group's partition of the offsets topic (partitionFor,
+// offsets_topic.go): its node id, host and port. The topic is created
+// first if it does not exist, as Kafka does; until it exists, or while the
+// partition has no leader or its leader is not a broker this one knows,
+// the key is answered COORDINATOR_NOT_AVAILABLE, which clients retry. The
+// leader may still be loading the partition: it answers the group's
+// requests COORDINATOR_LOAD_IN_PROGRESS until it is done
+// (group_partitions.go), and any other broker answers them
+// NOT_COORDINATOR. v4+ batches keys (KIP-699), each answered on its own.
 // Transactions are out of scope: a transactional id (type 1) is answered
 // INVALID_REQUEST with a message saying that this broker has no
 // transaction coordinator, which clients report as a fatal error instead of
@@ -19,8 +20,12 @@ package server
 // INVALID_REQUEST, as Kafka answers unknown types.
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 )
 
 func init() { serve(kmsg.FindCoordinator, 0, 6, (*Server).handleFindCoordinator) }
@@ -37,11 +42,15 @@ func (s *Server) handleFindCoordinator(r *request) {
 	if req.Version < 4 {
 		keys = []string{req.CoordinatorKey}
 	}
-	var offsetsErr error
-	if req.CoordinatorType == coordinatorGroup && s.cl.isGroupCoordinator() {
-		offsetsErr = s.ensureOffsetsTopic(r)
+	var (
+		offsets    *metadata.Topic
+		offsetsErr error
+	)
+	if req.CoordinatorType == coordinatorGroup {
+		if offsetsErr = s.ensureOffsetsTopic(r); offsetsErr == nil {
+			offsets, offsetsErr = s.image().Topic(offsetsTopic)
+		}
 	}
-	coordinator, _ := s.cl.node(s.cl.groupCoordinator())
 	for _, key := range keys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
@@ -50,7 +59,14 @@ func (s *Server) handleFindCoordinator(r *request) {
 			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			c.ErrorMessage = errorMessage(offsetsErr)
 		case req.CoordinatorType == coordinatorGroup:
-			c.NodeID, c.Host, c.Port = coordinator.id, coordinator.host, coordinator.port
+			idx := partitionFor(key, len(offsets.Partitions))
+			leader, ok := s.cl.node(offsets.Partitions[idx].Leader)
+			if !ok {
+				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
+				c.ErrorMessage = nilIfEmpty(fmt.Sprintf("partition %d of %s has no leader", idx, offsetsTopic))
+				break
+			}
+			c.NodeID, c.Host, c.Port = leader.id, leader.host, leader.port
 		case req.CoordinatorType == coordinatorTransaction:
 			c.ErrorCode = kerr.InvalidRequest.Code
 			c.ErrorMessage = nilIfEmpty("this broker has no transaction coordinator: transactions are not supported")

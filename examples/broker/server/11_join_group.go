@@ -19,7 +19,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.JoinGroup, 0, 9, coordinatorOnly((*Server).handleJoinGroup)) }
+func init() { serve(kmsg.JoinGroup, 0, 9, groupRouted((*Server).handleJoinGroup)) }
 
 func (s *Server) handleJoinGroup(r *request) {
 	req := r.kreq.(*kmsg.JoinGroupRequest)

@@ -13,7 +13,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.Heartbeat, 0, 4, coordinatorOnly((*Server).handleHeartbeat)) }
+func init() { serve(kmsg.Heartbeat, 0, 4, groupRouted((*Server).handleHeartbeat)) }
 
 func (s *Server) handleHeartbeat(r *request) {
 	req := r.kreq.(*kmsg.HeartbeatRequest)

@@ -13,7 +13,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.LeaveGroup, 0, 5, coordinatorOnly((*Server).handleLeaveGroup)) }
+func init() { serve(kmsg.LeaveGroup, 0, 5, groupRouted((*Server).handleLeaveGroup)) }
 
 func (s *Server) handleLeaveGroup(r *request) {
 	req := r.kreq.(*kmsg.LeaveGroupRequest)

@@ -14,7 +14,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.SyncGroup, 0, 5, coordinatorOnly((*Server).handleSyncGroup)) }
+func init() { serve(kmsg.SyncGroup, 0, 5, groupRouted((*Server).handleSyncGroup)) }
 
 func (s *Server) handleSyncGroup(r *request) {
 	req := r.kreq.(*kmsg.SyncGroupRequest)

@@ -16,7 +16,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.DescribeGroups, 0, 6, coordinatorOnly((*Server).handleDescribeGroups)) }
+func init() { serve(kmsg.DescribeGroups, 0, 6, (*Server).handleDescribeGroups) }
 
 // groupOperations is the bitfield of every ACL operation on a group.
 const groupOperations = 1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe | 1<<kmsg.ACLOperationDelete
@@ -25,10 +25,20 @@ func (s *Server) handleDescribeGroups(r *request) {
 	req := r.kreq.(*kmsg.DescribeGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, id := range req.Groups {
-		d, found, err := s.groups.DescribeGroup(id)
+		var (
+			d     group.Description
+			found bool
+		)
+		err := s.groupError(r, id) // each group at its own coordinator
+		if err == nil {
+			d, found, err = s.groups.DescribeGroup(id)
+		}
 		g := kmsg.NewDescribeGroupsResponseGroup()
 		g.Group, g.ErrorCode = id, group.Code(err)
 		g.State, g.ProtocolType, g.Protocol = d.State.String(), d.ProtocolType, d.Protocol
+		if err != nil {
+			g.State = "" // Kafka's answer for a group it cannot describe
+		}
 		if !found && err == nil && req.Version >= 6 {
 			g.ErrorCode = kerr.GroupIDNotFound.Code
 			g.ErrorMessage = nilIfEmpty("group " + id + " not found")

@@ -13,14 +13,18 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.DeleteGroups, 0, 3, coordinatorOnly((*Server).handleDeleteGroups)) }
+func init() { serve(kmsg.DeleteGroups, 0, 3, (*Server).handleDeleteGroups) }
 
 func (s *Server) handleDeleteGroups(r *request) {
 	req := r.kreq.(*kmsg.DeleteGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
-	for i, err := range s.groups.DeleteGroups(req.Groups) {
+	for _, id := range req.Groups {
+		err := s.groupError(r, id) // each group at its own coordinator
+		if err == nil {
+			err = s.groups.DeleteGroups([]string{id})[0]
+		}
 		g := kmsg.NewDeleteGroupsResponseGroup()
-		g.Group, g.ErrorCode = req.Groups[i], group.Code(err)
+		g.Group, g.ErrorCode = id, group.Code(err)
 		if err != nil {
 			g.ErrorMessage = nilIfEmpty(err.Description)
 		}

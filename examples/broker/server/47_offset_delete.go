@@ -16,7 +16,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
-func init() { serve(kmsg.OffsetDelete, 0, 0, coordinatorOnly((*Server).handleOffsetDelete)) }
+func init() { serve(kmsg.OffsetDelete, 0, 0, groupRouted((*Server).handleOffsetDelete)) }
 
 func (s *Server) handleOffsetDelete(r *request) {
 	req := r.kreq.(*kmsg.OffsetDeleteRequest)

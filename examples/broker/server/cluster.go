@@ -127,14 +127,6 @@ func (c *cluster) ids() []int32 {
 	return out
 }
 
-// groupCoordinator is the broker that coordinates every consumer group:
-// the smallest id. Groups are not yet in a replicated offsets topic, so
-// their coordinator does not move with leadership.
-func (c *cluster) groupCoordinator() int32 { return c.nodes[0].id }
-
-// isGroupCoordinator reports whether this broker coordinates the groups.
-func (c *cluster) isGroupCoordinator() bool { return c.groupCoordinator() == c.self }
-
 // placement returns the replicas the controller gives partition p of a
 // topic with replication factor rf (metadata.Place): the brokers in id
 // order from index p mod n on, wrapping around.

@@ -15,8 +15,6 @@ func TestParseCluster(t *testing.T) {
 	assert.Equal(t, []node{{1, "127.0.0.1", 9092}, {2, "localhost", 9093}, {3, "127.0.0.1", 9094}}, c.nodes, "sorted by id")
 	assert.Equal(t, []metalog.Voter{{ID: 1, Addr: "127.0.0.1:10092"}, {ID: 2, Addr: "localhost:10093"}, {ID: 3, Addr: "127.0.0.1:10094"}},
 		c.voters, "every broker a voter, at its Kafka port + 1000")
-	assert.Equal(t, int32(1), c.groupCoordinator())
-	assert.False(t, c.isGroupCoordinator())
 	assert.Equal(t, 3, c.size())
 
 	c, err = parseCluster("1@h:1,2@h:2", "2@q:20,1@q:10", 1)
@@ -54,6 +52,5 @@ func TestReplicaPlacement(t *testing.T) {
 
 	alone := single(node{7, "127.0.0.1", 9092})
 	assert.Equal(t, []int32{7}, alone.placement(4, 1))
-	assert.True(t, alone.isGroupCoordinator())
 	assert.Empty(t, alone.voters, "a broker alone runs no quorum")
 }

@@ -29,6 +29,8 @@ type Config struct {
 
 	NumPartitions          int32         // num.partitions
 	OffsetsTopicPartitions int32         // offsets.topic.num.partitions
+	OffsetsTopicRF         int16         // offsets.topic.replication.factor, capped at the cluster's size
+	OffsetsCommitTimeout   time.Duration // offsets.commit.timeout.ms: a commit's wait for its replication
 	DefaultReplication     int16         // default.replication.factor
 	AutoCreateTopics       bool          // auto.create.topics.enable
 	SocketRequestMaxBytes  int32         // socket.request.max.bytes
@@ -135,6 +137,8 @@ func Default() Config {
 		NodeID:                 1,
 		NumPartitions:          1,
 		OffsetsTopicPartitions: 50,
+		OffsetsTopicRF:         3,
+		OffsetsCommitTimeout:   5 * time.Second,
 		DefaultReplication:     1,
 		AutoCreateTopics:       true,
 		SocketRequestMaxBytes:  100 << 20,
@@ -190,6 +194,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("num.partitions: %d, must be at least 1", c.NumPartitions)
 	case c.OffsetsTopicPartitions < 1:
 		return fmt.Errorf("offsets.topic.num.partitions: %d, must be at least 1", c.OffsetsTopicPartitions)
+	case c.OffsetsTopicRF < 1:
+		return fmt.Errorf("offsets.topic.replication.factor: %d, must be at least 1", c.OffsetsTopicRF)
+	case c.OffsetsCommitTimeout < time.Millisecond:
+		return fmt.Errorf("offsets.commit.timeout.ms: %v, must be at least 1ms", c.OffsetsCommitTimeout)
 	case c.DefaultReplication < 1:
 		return fmt.Errorf("default.replication.factor: %d, must be at least 1", c.DefaultReplication)
 	case c.SocketRequestMaxBytes < 1024:
@@ -295,6 +303,8 @@ func (c *Config) settings() []setting {
 		stringSetting("metrics.listener", "host:port serving /metrics and /debug/pprof (empty: off)", &c.MetricsAddr),
 		intSetting("num.partitions", "partitions of an auto-created topic", &c.NumPartitions),
 		intSetting("offsets.topic.num.partitions", "partitions of the offsets topic, __consumer_offsets", &c.OffsetsTopicPartitions),
+		intSetting("offsets.topic.replication.factor", "replication factor of the offsets topic, capped at the cluster's size", &c.OffsetsTopicRF),
+		durationSetting("offsets.commit.timeout.ms", "how long an offset commit waits for its record to be replicated", &c.OffsetsCommitTimeout, ms),
 		intSetting("default.replication.factor", "replication factor of an auto-created topic", &c.DefaultReplication),
 		boolSetting("auto.create.topics.enable", "create topics on first metadata or produce request", &c.AutoCreateTopics),
 		intSetting("socket.request.max.bytes", "largest request accepted; a larger one closes the connection", &c.SocketRequestMaxBytes),

@@ -25,9 +25,9 @@ import (
 //	s.topicExists = func(topic string, partition int32) bool { ... }
 
 // newCoordinator builds the group coordinator from the broker's configs,
-// with its purgatories' metrics on the broker's registry, and, with
-// log.dirs, its committed offsets in dur's offsets log, restored.
-func newCoordinator(cfg Config, log *zap.Logger, reg prometheus.Registerer, dur *durable) (*group.Coordinator, error) {
+// with its purgatories' metrics on the broker's registry, its groups in
+// the offsets topic (store), coordinating those that owns says.
+func newCoordinator(cfg Config, log *zap.Logger, reg prometheus.Registerer, store group.OffsetStore, owns func(string) bool) (*group.Coordinator, error) {
 	opts := []group.Option{
 		group.WithLogger(log.Named("group")),
 		group.WithRegisterer(reg),
@@ -35,9 +35,8 @@ func newCoordinator(cfg Config, log *zap.Logger, reg prometheus.Registerer, dur 
 		group.WithSessionTimeouts(cfg.GroupMinSessionTimeout, cfg.GroupMaxSessionTimeout),
 		group.WithOffsetsRetention(cfg.OffsetsRetention),
 		group.WithSubscriptions(consumerSubscription),
-	}
-	if dur != nil {
-		opts = append(opts, group.WithOffsetStore(dur.offsets))
+		group.WithOwner(owns),
+		group.WithOffsetStore(store),
 	}
 	return group.New(opts...)
 }

@@ -52,8 +52,9 @@
 // (AlterPartition) and moves the high watermark to the ISR's smallest log
 // end, which completes the acks=all produces and the consumers' fetches
 // waiting on it (replication.go). A broker that stops leading a partition
-// answers those waiting on it at once, NOT_LEADER_OR_FOLLOWER. The groups
-// are coordinated by the broker with the smallest id.
+// answers those waiting on it at once, NOT_LEADER_OR_FOLLOWER. A group is
+// coordinated by the leader of its partition of __consumer_offsets
+// (offsets_topic.go, group_partitions.go), and moves with it.
 //
 // # Durability
 //
@@ -65,7 +66,8 @@
 // only after an unclean shutdown and past the partition's recovery point;
 // the topics with their ids, partition counts and configs; the producer
 // ids handed out, in blocks, so none is handed out twice; the cluster id;
-// and the groups' committed offsets (package offsetlog). A partition's
+// and, in the partitions of __consumer_offsets, the groups' committed
+// offsets, loaded again when the broker leads them. A partition's
 // high watermark is its recovered log end, and its idempotent producers'
 // sequences are rebuilt from its batches, so a retry of a batch
 // acknowledged before the restart is answered with its first offset.

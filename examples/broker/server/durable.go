@@ -1,35 +1,27 @@
 package server
 
 import (
-	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 
 	"go.uber.org/zap"
 
-	"github.com/gopurgatory/purgatory/examples/broker/group/offsetlog"
 	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
 )
 
 // durable is what the broker keeps in log.dirs: the log dir (partitions in
-// segment files, the topic catalog, producer ids, the cluster id) and the
-// group coordinator's offsets log, in its __consumer_offsets directory.
-// Opened first (the log dir's lock keeps a second broker out), closed
-// last, once the coordinator and the logs are.
+// segment files, the topic catalog, producer ids, the cluster id). The
+// groups' commits are records of __consumer_offsets, whose partitions are
+// logs like any other's there. Opened first (the log dir's lock keeps a
+// second broker out), closed last, once the coordinator and the logs are.
 type durable struct {
-	dir     *logdir.Dir
-	offsets *offsetlog.Log
+	dir *logdir.Dir
 }
 
-// offsetsDir is the offsets log's directory in the log dir: Kafka's topic
-// name, without a partition number, so that it is not taken for one.
-const offsetsDir = offsetsTopic
-
 // openDurable opens cfg.LogDirs: the log dir, with its recovery done
-// partition by partition later by the store, and the offsets log, replayed
-// now; openSealed bounds the sealed segment files its logs keep open (see
-// limits.go). It returns nil without log.dirs.
+// partition by partition later by the store; openSealed bounds the sealed
+// segment files its logs keep open (see limits.go). It returns nil without
+// log.dirs.
 func openDurable(cfg Config, log *zap.Logger, openSealed int) (*durable, error) {
 	if cfg.LogDirs == "" {
 		return nil, nil
@@ -46,17 +38,9 @@ func openDurable(cfg Config, log *zap.Logger, openSealed int) (*durable, error) 
 	if err != nil {
 		return nil, fmt.Errorf("log.dirs: %w", err)
 	}
-	offsets, err := offsetlog.Open(filepath.Join(cfg.LogDirs, offsetsDir),
-		offsetlog.WithFlush(cfg.LogFlushIntervalMessages, cfg.LogFlushInterval),
-		offsetlog.WithCleanShutdown(dir.CleanShutdown()),
-		offsetlog.WithLogger(log.Named("offsetlog")))
-	if err != nil {
-		_ = dir.Close()
-		return nil, fmt.Errorf("log.dirs: %w", err)
-	}
 	log.Info("opened log dir", zap.String("log_dirs", cfg.LogDirs), zap.String("cluster_id", dir.ClusterID()),
 		zap.Bool("clean_shutdown", dir.CleanShutdown()))
-	return &durable{dir: dir, offsets: offsets}, nil
+	return &durable{dir: dir}, nil
 }
 
 // partitions returns how many partitions the log dir's topics have, all
@@ -73,17 +57,12 @@ func (d *durable) partitions() (int, error) {
 	return n, nil
 }
 
-// close closes the offsets log, then the log dir, which records a clean
-// shutdown unless the offsets log failed to close. Nil-safe.
+// close closes the log dir, which records a clean shutdown. Nil-safe.
 func (d *durable) close() error {
 	if d == nil {
 		return nil
 	}
-	err := d.offsets.Close()
-	if err != nil {
-		d.dir.MarkUnclean()
-	}
-	return errors.Join(err, d.dir.Close())
+	return d.dir.Close()
 }
 
 // producerIDBlock is how many producer ids the broker reserves on disk at

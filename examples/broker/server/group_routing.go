@@ -5,20 +5,45 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// coordinatorOnly wraps the handler of a group API: in a cluster, a broker
-// other than the group coordinator (the smallest id, cluster.go)
-// coordinates no group (FindCoordinator names it for every group), and
-// answers the request
-// NOT_COORDINATOR, which tells clients to find the coordinator again, as a
-// Kafka broker answers for a group it does not own.
-func coordinatorOnly(handle func(*Server, *request)) func(*Server, *request) {
+// groupRouted wraps the handler of a group API that names one group: a
+// broker that is not the group's coordinator (the leader of its offsets
+// partition, group_partitions.go) answers NOT_COORDINATOR, which tells
+// clients to find the coordinator again; one still loading the partition
+// answers COORDINATOR_LOAD_IN_PROGRESS, which they retry, as a Kafka broker
+// answers. The APIs that name several groups (DescribeGroups,
+// DeleteGroups, OffsetFetch v8+) check each group themselves (groupError).
+func groupRouted(handle func(*Server, *request)) func(*Server, *request) {
 	return func(s *Server, r *request) {
-		if s.cl.isGroupCoordinator() {
-			handle(s, r)
-			return
+		if id, ok := requestGroup(r.kreq); ok {
+			if err := s.groupError(r, id); err != nil {
+				r.respond(groupErrorResponse(r.kreq, err.Code))
+				return
+			}
 		}
-		r.respond(notCoordinator(r.kreq))
+		handle(s, r)
 	}
+}
+
+// requestGroup returns the one group req names; false for a request that
+// names several (or none).
+func requestGroup(req kmsg.Request) (string, bool) {
+	switch req := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		return req.Group, true
+	case *kmsg.SyncGroupRequest:
+		return req.Group, true
+	case *kmsg.HeartbeatRequest:
+		return req.Group, true
+	case *kmsg.LeaveGroupRequest:
+		return req.Group, true
+	case *kmsg.OffsetCommitRequest:
+		return req.Group, true
+	case *kmsg.OffsetDeleteRequest:
+		return req.Group, true
+	case *kmsg.OffsetFetchRequest:
+		return req.Group, req.Version < 8
+	}
+	return "", false
 }
 
 // notCoordinator returns req's response with NOT_COORDINATOR wherever the

@@ -253,6 +253,8 @@ func (s *Server) applied(before, after *metadata.Image, rec *metadata.Record) {
 		s.leaders.afterAppend(p)
 		s.wake(p)
 	}
+	// The groups follow their offsets partitions' leaders.
+	s.gparts.follow(after)
 }
 
 // ensureLocalTopic creates t's logs here unless they exist under its id;

@@ -21,7 +21,7 @@ import (
 //
 // The reserve (fdReserve, plus fdPerPeer per other broker of a cluster)
 // covers what the broker opens besides: its listeners, the log dir's lock
-// and offsets log, the files it writes and fsyncs, the connections to its
+// the files it writes and fsyncs, the connections to its
 // peers. max.connections defaults to what is left without log.dirs, and to
 // half of it with them; the other half holds the logs: a quarter of it
 // (fdSealedShare, between fdSealedMin and fdSealedMax) for sealed segments,

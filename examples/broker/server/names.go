@@ -20,8 +20,8 @@ import (
 //   - A group id, and the other strings of the group APIs (member and
 //     instance ids, protocol type and names, reasons): 32,767 bytes, the
 //     most Kafka can write, since its offsets topic keeps group ids,
-//     member ids and protocol names in int16-length strings (this broker's
-//     offsets log too: a longer one would be cut there). A longer group id
+//     member ids and protocol names in int16-length strings (so does this
+//     broker's: a longer one would be cut there). A longer group id
 //     is INVALID_GROUP_ID, any other string INVALID_REQUEST, for the whole
 //     request.
 //   - ApiVersions' client_software_name and client_software_version (v3+):

@@ -2,25 +2,35 @@ package server
 
 // The offsets topic.
 //
-// Kafka keeps its groups' commits in an internal topic, __consumer_offsets,
-// which it creates with offsets.topic.num.partitions partitions the first
-// time a client looks a group coordinator up (or names the topic in a
-// Metadata request that may auto-create). Clients see it: Metadata lists it
-// with is_internal set, and a consumer subscribed by regular expression
-// skips a topic for that flag; kgo logs it as skipped_internal.
+// Kafka keeps its groups in an internal topic, __consumer_offsets, which
+// it creates with offsets.topic.num.partitions partitions (50) and
+// offsets.topic.replication.factor replicas (3) the first time a client
+// looks a group coordinator up (or names the topic in a Metadata request
+// that may auto-create). Clients see it: Metadata lists it with
+// is_internal set, and a consumer subscribed by regular expression skips
+// a topic for that flag; kgo logs it as skipped_internal.
 //
-// Without log.dirs this broker keeps commits in its group coordinator's
-// memory, not in a log (with them, in an offsets log of its own). It still creates the topic when Kafka would, so that clients see the
-// cluster they expect, but its partitions stay empty: a produce to an
-// internal topic is refused, as Kafka refuses one from a client
-// (INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic"), and a fetch
-// from it reads nothing. Deleting it is allowed, as in Kafka; the next
-// FindCoordinator creates it again, and no commit is lost, since none was
-// in it.
+// So does this broker: the topic is a partitioned, replicated topic like
+// any other, and each group lives in one partition of it, partitionFor
+// (Kafka's abs(groupId.hashCode) % partitions, with Java's String
+// hashCode), whose leader is the group's coordinator (group_partitions.go).
+// Its replication factor is capped at the cluster's size (the brokers of
+// --cluster, live or not): a broker alone gets one replica, a cluster of
+// three gets three. Kafka does not cap it, and refuses to create the topic
+// (COORDINATOR_NOT_AVAILABLE, until enough brokers are up) instead; a
+// broker here places replicas on the brokers that --cluster names, whether
+// they have registered yet or not, so there is nothing to wait for.
+//
+// A produce to an internal topic from a client is refused, as Kafka
+// refuses one (INVALID_TOPIC_EXCEPTION, "Cannot append to internal
+// topic"); the coordinator appends to it itself. Deleting it is allowed, as
+// in Kafka: every group goes with it (its partitions are unloaded), and
+// the next FindCoordinator creates it again, empty.
 
 import (
 	"errors"
 	"fmt"
+	"unicode/utf16"
 
 	"go.uber.org/zap"
 
@@ -56,13 +66,53 @@ func (s *Server) ensureOffsetsTopic(r *request) error {
 	if _, err := s.image().Topic(offsetsTopic); err == nil {
 		return nil
 	}
-	_, err := s.createTopicAtController(r, offsetsTopic, s.cfg.OffsetsTopicPartitions, 1)
+	_, err := s.createTopicAtController(r, offsetsTopic, s.cfg.OffsetsTopicPartitions, s.offsetsTopicRF(), offsetsTopicConfigs)
 	switch {
 	case errors.Is(err, metadata.ErrTopicExists), errors.Is(err, storage.ErrTopicExists):
 		return nil
 	case err == nil:
 		r.log().Info("created the offsets topic", zap.String("topic", offsetsTopic),
-			zap.Int32("partitions", s.cfg.OffsetsTopicPartitions))
+			zap.Int32("partitions", s.cfg.OffsetsTopicPartitions), zap.Int16("replication_factor", s.offsetsTopicRF()))
 	}
 	return err
+}
+
+// offsetsTopicConfigs are the offsets topic's own configs: its records are
+// kept forever, since a group's latest commit may be older than any
+// retention and must still be there when a new leader loads the
+// partition. Kafka compacts the topic by key instead (cleanup.policy
+// compact); this broker does not compact, so the topic grows with every
+// commit until it is deleted (offset expiry and group deletion are
+// tombstones, which a compaction would act on).
+var offsetsTopicConfigs = map[string]string{"retention.ms": "-1", "retention.bytes": "-1"}
+
+// offsetsTopicRF is offsets.topic.replication.factor, capped at the
+// cluster's size.
+func (s *Server) offsetsTopicRF() int16 {
+	return int16(min(int(s.cfg.OffsetsTopicRF), s.cl.size()))
+}
+
+// partitionFor returns the offsets partition of group among n: Kafka's
+// Utils.abs(groupId.hashCode) % n, so that a group has the partition it
+// would have in Kafka.
+func partitionFor(group string, n int) int32 {
+	return int32(int(javaStringHash(group)&0x7fffffff) % n)
+}
+
+// javaStringHash is Java's String.hashCode: s[0]*31^(n-1) + ... + s[n-1]
+// over the UTF-16 code units of s, in int32 arithmetic that wraps. A rune
+// outside the basic plane counts as its two surrogates, as in Java; an
+// invalid UTF-8 byte as U+FFFD, as Kafka would have decoded it.
+func javaStringHash(s string) int32 {
+	var h int32
+	for _, r := range s {
+		if r >= 0x10000 {
+			r1, r2 := utf16.EncodeRune(r)
+			h = 31*h + r1
+			h = 31*h + r2
+			continue
+		}
+		h = 31*h + r
+	}
+	return h
 }

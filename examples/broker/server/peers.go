@@ -185,7 +185,7 @@ func (ps *peers) sendAlterPartition(ctx context.Context, pr *partitionReplicas, 
 // a metadata request that auto-creates it on this broker needs. Its answer
 // is only logged: the topic reaches this broker through the metadata log,
 // and the client, answered LEADER_NOT_AVAILABLE meanwhile, retries.
-func (ps *peers) createAtController(name string, partitions int32, rf int16) {
+func (ps *peers) createAtController(name string, partitions int32, rf int16, configs map[string]string) {
 	leader, _ := ps.s.meta.Leader()
 	if leader < 0 {
 		return
@@ -193,6 +193,11 @@ func (ps *peers) createAtController(name string, partitions int32, rf int16) {
 	req := kmsg.NewPtrCreateTopicsRequest()
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions, rf
+	for k, v := range configs {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		rt.Configs = append(rt.Configs, c)
+	}
 	req.Topics = append(req.Topics, rt)
 	req.TimeoutMillis = 5000
 	ctx, cancel := context.WithTimeout(ps.ctx, 5*time.Second)

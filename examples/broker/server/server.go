@@ -69,6 +69,9 @@ type Server struct {
 	// groups is the group coordinator (package group), with its
 	// "Rebalance", "Heartbeat" and "OffsetExpiration" purgatories.
 	groups *group.Coordinator
+	// gparts is the offsets partitions this broker leads, whose groups
+	// it coordinates (group_partitions.go).
+	gparts *groupPartitions
 	// topicExists reports whether a partition exists, for OffsetCommit's
 	// UNKNOWN_TOPIC_OR_PARTITION. Nil accepts every partition: topics are
 	// the data path's; wire its registry here (see coordinator.go).
@@ -151,7 +154,8 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		}
 	}
 	s.files.log(log, cfg)
-	if s.groups, err = newCoordinator(cfg, log, s.reg, s.durable); err != nil {
+	s.gparts = newGroupPartitions(s)
+	if s.groups, err = newCoordinator(cfg, log, s.reg, groupStore{s}, s.gparts.owns); err != nil {
 		s.closePurgatories()
 		_ = s.durable.close()
 		return nil, err
@@ -279,7 +283,7 @@ func (s *Server) isClosed() bool {
 //  3. let each connection write what it owes, up to ctx's deadline, then
 //     close it;
 //  4. close the logs, which answers no longer read, fsyncing what they
-//     hold with log.dirs; then the offsets log and the log dir, whose
+//     hold with log.dirs; then the log dir, whose
 //     lock the next broker on it takes.
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
@@ -305,6 +309,7 @@ func (s *Server) Close(ctx context.Context) error {
 	// The controller, then the metadata log: nothing is applied to the
 	// store past this point.
 	err = errors.Join(err, s.ctrl.Close(), s.meta.Close())
+	s.gparts.wait() // the offsets partitions being loaded
 	s.closePurgatories()
 
 	s.mu.Lock()

@@ -261,11 +261,9 @@ func (d *Dir) markClean() error {
 
 // CleanShutdown reports whether the directory was closed cleanly before
 // this Open: every log fsynced and closed, nothing failed. Then no file in
-// it may have a torn tail, and one that does is corruption; package
-// offsetlog's log, kept beside the partitions, is told so by the broker.
+// it may have a torn tail, and one that does is corruption.
 func (d *Dir) CleanShutdown() bool { return d.clean }
 
 // MarkUnclean makes Close leave no clean-shutdown marker: something kept
-// in the directory besides its logs (the broker's offsets log) failed to
-// close cleanly.
+// in the directory besides its logs failed to close cleanly.
 func (d *Dir) MarkUnclean() { d.unclean.Store(true) }

@@ -13,7 +13,6 @@
 //	  meta.properties           version=1, cluster.id, node.id
 //	  topics.json               the topic catalog: names, ids, partitions, configs
 //	  producer-ids              the first producer id not yet reserved
-//	  __consumer_offsets/       the group offsets log (package offsetlog; the broker puts it here)
 //	  <topic>-<partition>/
 //	    partition.metadata      "version: 0", "topic_id: <id>": whose directory this is
 //	    leader-epoch-checkpoint "0", the count, then "epoch start_offset" lines (epochs.go)

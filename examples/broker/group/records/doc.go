@@ -1,0 +1,32 @@
+// Package records is the format of Kafka's __consumer_offsets topic, as
+// the group coordinator writes it there and reads it back: the records of
+// a group's commits, offset deletions and group deletions, encoded by
+// kmsg, and their replay into the groups they add up to.
+//
+// # Records
+//
+// A key's version says what it keys (0 and 1: a committed offset, 2: a
+// group's metadata); a null value is a tombstone:
+//
+//   - key OffsetCommitKey v1 (group, topic, partition), value
+//     OffsetCommitValue v3 (offset, leader epoch, metadata, commit time),
+//     or v1 (with an expiry time of its own instead of a leader epoch) for
+//     a commit that set its retention, as Kafka writes them; a tombstone:
+//     the offset was deleted or expired;
+//   - key GroupMetadataKey v2 (group), value GroupMetadataValue v0 holding
+//     the protocol type alone (members, generations and assignments are not
+//     kept: members rejoin a coordinator that moved, as in Kafka); a
+//     tombstone: the group is gone.
+//
+// The latest record of a key wins; times are wall-clock milliseconds.
+// Each change is one batch (Batch): uncompressed, from no producer, so
+// that a change is whole or absent in the partition.
+//
+// # Replay
+//
+// A Replay applies batches in log order and returns the groups that are
+// left (Groups): a group with neither offsets nor live metadata is gone.
+// A batch that holds a record this package does not write fails the
+// replay with ErrRecord, rather than forget offsets that clients were told
+// are committed.
+package records

@@ -1,0 +1,253 @@
+package records
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/group"
+)
+
+// ErrRecord is wrapped for a batch or record that is not one this package
+// writes.
+var ErrRecord = errors.New("records: not an offsets record")
+
+const (
+	offsetKeyVersion = 1
+	groupKeyVersion  = 2
+)
+
+// Offset is the record of group's commit of o.
+func Offset(g string, o group.StoredOffset) kmsg.Record {
+	return kmsg.Record{Key: offsetKey(g, o.TopicPartition), Value: offsetValue(o)}
+}
+
+// OffsetTombstone is the record of group's offset of tp deleted or
+// expired.
+func OffsetTombstone(g string, tp group.TopicPartition) kmsg.Record {
+	return kmsg.Record{Key: offsetKey(g, tp)}
+}
+
+// Group is the record of group's metadata: its protocol type alone.
+func Group(g, protocolType string) kmsg.Record {
+	v := kmsg.NewGroupMetadataValue()
+	v.ProtocolType = protocolType
+	return kmsg.Record{Key: groupKey(g), Value: v.AppendTo(nil)}
+}
+
+// GroupTombstone is the record of group gone, with its offsets.
+func GroupTombstone(g string) kmsg.Record { return kmsg.Record{Key: groupKey(g)} }
+
+func offsetKey(g string, tp group.TopicPartition) []byte {
+	k := kmsg.NewOffsetCommitKey()
+	k.Version, k.Group, k.Topic, k.Partition = offsetKeyVersion, g, tp.Topic, tp.Partition
+	return k.AppendTo(nil)
+}
+
+// offsetValue encodes o as Kafka does: version 1 when it has an expiry of
+// its own (a field later versions dropped, along with v1's want of a
+// leader epoch: commits that set an expiry, v2 to v4, carry none),
+// version 3 otherwise.
+func offsetValue(o group.StoredOffset) []byte {
+	v := kmsg.NewOffsetCommitValue()
+	v.Version, v.Offset, v.LeaderEpoch, v.Metadata = 3, o.Offset, o.LeaderEpoch, o.Metadata
+	v.CommitTimestamp = o.Committed.UnixMilli()
+	if !o.ExpireAt.IsZero() {
+		v.Version, v.ExpireTimestamp = 1, o.ExpireAt.UnixMilli()
+	}
+	return v.AppendTo(nil)
+}
+
+func groupKey(g string) []byte {
+	k := kmsg.NewGroupMetadataKey()
+	k.Version, k.Group = groupKeyVersion, g
+	return k.AppendTo(nil)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Batch returns recs as one v2 record batch at base offset 0 (the
+// partition places it), timestamped now, from no producer, uncompressed.
+func Batch(now time.Time, recs []kmsg.Record) []byte {
+	var body []byte
+	for i, r := range recs {
+		r.OffsetDelta = int32(i)
+		r.Length = 0
+		r.Length = int32(len(r.AppendTo(nil)) - 1) // the zero length took one varint byte
+		body = r.AppendTo(body)
+	}
+	ms := now.UnixMilli()
+	b := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, LastOffsetDelta: int32(len(recs) - 1),
+		FirstTimestamp: ms, MaxTimestamp: ms, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
+		NumRecords: int32(len(recs)), Records: body}
+	b.Length = int32(49 + len(body)) // the header after the length field, then the records
+	raw := b.AppendTo(nil)
+	b.CRC = int32(crc32.Checksum(raw[21:], castagnoli)) // attributes to the end
+	return b.AppendTo(raw[:0])
+}
+
+// A change is one record decoded: a group's offset, or its metadata, set
+// or deleted.
+type change struct {
+	group    string
+	isOffset bool
+	tp       group.TopicPartition
+	offset   group.StoredOffset // when set
+	ptype    string             // when set
+	deleted  bool               // a tombstone
+}
+
+// decode reads one record.
+func decode(r kmsg.Record) (change, error) {
+	if len(r.Key) < 2 {
+		return change{}, fmt.Errorf("%w: a key of %d bytes", ErrRecord, len(r.Key))
+	}
+	switch version := int16(binary.BigEndian.Uint16(r.Key)); version {
+	case 0, 1:
+		var k kmsg.OffsetCommitKey
+		if err := k.ReadFrom(r.Key); err != nil {
+			return change{}, fmt.Errorf("%w: %v", ErrRecord, err)
+		}
+		c := change{group: k.Group, isOffset: true, tp: group.TopicPartition{Topic: k.Topic, Partition: k.Partition}, deleted: r.Value == nil}
+		if c.deleted {
+			return c, nil
+		}
+		var v kmsg.OffsetCommitValue
+		if err := v.ReadFrom(r.Value); err != nil {
+			return change{}, fmt.Errorf("%w: %v", ErrRecord, err)
+		}
+		c.offset = group.StoredOffset{TopicPartition: c.tp, Offset: v.Offset, LeaderEpoch: -1, Metadata: v.Metadata,
+			Committed: time.UnixMilli(v.CommitTimestamp)}
+		if v.Version >= 3 {
+			c.offset.LeaderEpoch = v.LeaderEpoch
+		}
+		if v.Version == 1 && v.ExpireTimestamp >= 0 {
+			c.offset.ExpireAt = time.UnixMilli(v.ExpireTimestamp)
+		}
+		return c, nil
+	case groupKeyVersion:
+		var k kmsg.GroupMetadataKey
+		if err := k.ReadFrom(r.Key); err != nil {
+			return change{}, fmt.Errorf("%w: %v", ErrRecord, err)
+		}
+		c := change{group: k.Group, deleted: r.Value == nil}
+		if c.deleted {
+			return c, nil
+		}
+		var v kmsg.GroupMetadataValue
+		if err := v.ReadFrom(r.Value); err != nil {
+			return change{}, fmt.Errorf("%w: %v", ErrRecord, err)
+		}
+		c.ptype = v.ProtocolType
+		return c, nil
+	default:
+		return change{}, fmt.Errorf("%w: key version %d", ErrRecord, version)
+	}
+}
+
+// Replay is what a partition's records add up to: the latest value of
+// each key. The zero Replay is empty and ready.
+type Replay struct {
+	groups map[string]*groupState
+	next   int64 // the offset after the last batch applied
+}
+
+type groupState struct {
+	ptype   string // "" when no group record is live
+	offsets map[group.TopicPartition]group.StoredOffset
+}
+
+// Apply applies raw, whole batches as a partition's Read returns them,
+// concatenated, and returns the offset after the last one. O(records).
+func (r *Replay) Apply(raw []byte) (next int64, err error) {
+	for len(raw) > 0 {
+		if len(raw) < 12 {
+			return r.next, fmt.Errorf("%w: %d bytes left, less than a batch header", ErrRecord, len(raw))
+		}
+		size := 12 + int(int32(binary.BigEndian.Uint32(raw[8:12])))
+		if size < 12+49 || size > len(raw) {
+			return r.next, fmt.Errorf("%w: a batch of %d bytes, %d left", ErrRecord, size, len(raw))
+		}
+		var b kmsg.RecordBatch
+		if err := b.ReadFrom(raw[:size]); err != nil {
+			return r.next, fmt.Errorf("%w: %v", ErrRecord, err)
+		}
+		if b.Attributes&0x07 != 0 {
+			return r.next, fmt.Errorf("%w: a compressed batch", ErrRecord)
+		}
+		rest := b.Records
+		for range b.NumRecords {
+			length, n := kbin.Varint(rest)
+			end := n + int(length)
+			if n == 0 || length < 0 || end > len(rest) {
+				return r.next, fmt.Errorf("%w: a record cut short", ErrRecord)
+			}
+			var rec kmsg.Record
+			if err := rec.ReadFrom(rest[:end]); err != nil {
+				return r.next, fmt.Errorf("%w: %v", ErrRecord, err)
+			}
+			c, err := decode(rec)
+			if err != nil {
+				return r.next, err
+			}
+			r.apply(c)
+			rest = rest[end:]
+		}
+		r.next = b.FirstOffset + int64(b.LastOffsetDelta) + 1
+		raw = raw[size:]
+	}
+	return r.next, nil
+}
+
+// apply applies one record's change.
+func (r *Replay) apply(c change) {
+	if r.groups == nil {
+		r.groups = make(map[string]*groupState)
+	}
+	gs := r.groups[c.group]
+	if gs == nil {
+		gs = &groupState{offsets: make(map[group.TopicPartition]group.StoredOffset)}
+		r.groups[c.group] = gs
+	}
+	switch {
+	case c.isOffset && c.deleted:
+		delete(gs.offsets, c.tp)
+	case c.isOffset:
+		gs.offsets[c.tp] = c.offset
+	case c.deleted:
+		// The group is gone, and its offsets with it (Kafka writes
+		// their tombstones too; an older writer may not have).
+		delete(r.groups, c.group)
+		return
+	default:
+		gs.ptype = c.ptype
+	}
+	if gs.ptype == "" && len(gs.offsets) == 0 {
+		delete(r.groups, c.group)
+	}
+}
+
+// Groups returns the groups replayed, by name, each with its offsets by
+// topic and partition.
+func (r *Replay) Groups() []group.StoredGroup {
+	out := make([]group.StoredGroup, 0, len(r.groups))
+	for name, gs := range r.groups {
+		sg := group.StoredGroup{Group: name, ProtocolType: gs.ptype}
+		for _, o := range gs.offsets {
+			sg.Offsets = append(sg.Offsets, o)
+		}
+		slices.SortFunc(sg.Offsets, func(x, y group.StoredOffset) int {
+			return cmp.Or(cmp.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))
+		})
+		out = append(out, sg)
+	}
+	slices.SortFunc(out, func(x, y group.StoredGroup) int { return cmp.Compare(x.Group, y.Group) })
+	return out
+}

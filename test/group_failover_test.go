@@ -1,0 +1,443 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The groups' failover: a group lives in its partition of
+// __consumer_offsets, coordinated by that partition's leader; when the
+// leader is killed, the partition's new leader loads the group's commits
+// and the members rejoin there.
+
+// groupFailoverArgs are the brokers' settings of these tests: a broker
+// fenced 1.5s after its last heartbeat, a quick quorum election, no
+// initial rebalance delay.
+var groupFailoverArgs = []string{"--broker.heartbeat.interval.ms", "250", "--broker.session.timeout.ms", "1500",
+	"--controller.quorum.election.timeout.ms", "300", "--replica.fetch.backoff.ms", "50",
+	"--group.initial.rebalance.delay.ms", "0"}
+
+// findCoordinator returns the coordinator of group, as broker id answers
+// FindCoordinator, or -1 while it answers an error.
+func (c *processCluster) findCoordinator(cl *kgo.Client, id int32, group string) int32 {
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorKey, req.CoordinatorKeys = group, []string{group}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl.Broker(int(id)))
+	if err != nil || len(resp.Coordinators) != 1 || resp.Coordinators[0].ErrorCode != 0 {
+		return -1
+	}
+	return resp.Coordinators[0].NodeID
+}
+
+// describeAt describes group at broker id; ok is false on any error.
+func (c *processCluster) describeAt(cl *kgo.Client, id int32, group string) (kmsg.DescribeGroupsResponseGroup, bool) {
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{group}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl.Broker(int(id)))
+	if err != nil || len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 {
+		return kmsg.DescribeGroupsResponseGroup{}, false
+	}
+	return resp.Groups[0], true
+}
+
+// stableWith reports whether d is a Stable group of n members whose
+// assignments cover topic's partitions, each once.
+func stableWith(d kmsg.DescribeGroupsResponseGroup, n int, topic string, partitions int32) bool {
+	if d.State != "Stable" || len(d.Members) != n {
+		return false
+	}
+	seen := make(map[int32]bool)
+	for _, m := range d.Members {
+		var a kmsg.ConsumerMemberAssignment
+		if err := a.ReadFrom(m.MemberAssignment); err != nil {
+			return false
+		}
+		for _, t := range a.Topics {
+			if t.Topic != topic {
+				return false
+			}
+			for _, p := range t.Partitions {
+				if seen[p] {
+					return false
+				}
+				seen[p] = true
+			}
+		}
+	}
+	return len(seen) == int(partitions)
+}
+
+// fetchCommitted returns group's committed offsets of topic's partitions as
+// broker id answers OffsetFetch; ok is false on any error.
+func (c *processCluster) fetchCommitted(cl *kgo.Client, id int32, group, topic string, partitions int32) (map[int32]int64, bool) {
+	req := kmsg.NewPtrOffsetFetchRequest()
+	rg := kmsg.NewOffsetFetchRequestGroup()
+	rg.Group = group
+	rt := kmsg.NewOffsetFetchRequestGroupTopic()
+	rt.Topic = topic
+	for p := range partitions {
+		rt.Partitions = append(rt.Partitions, p)
+	}
+	rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{rt}
+	req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl.Broker(int(id)))
+	if err != nil || len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 {
+		return nil, false
+	}
+	out := make(map[int32]int64)
+	for _, t := range resp.Groups[0].Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return nil, false
+			}
+			out[p.Partition] = p.Offset
+		}
+	}
+	return out, true
+}
+
+// consumedLog is what a group's members consumed, by partition and
+// offset, and the offsets their commits were acknowledged at.
+type consumedLog struct {
+	mu        sync.Mutex
+	offsets   map[int32]map[int64]int // partition → offset → times consumed
+	committed map[int32]int64         // partition → the highest offset a commit of it was acknowledged at
+}
+
+func newConsumedLog() *consumedLog {
+	return &consumedLog{offsets: make(map[int32]map[int64]int), committed: make(map[int32]int64)}
+}
+
+func (l *consumedLog) consume(rs []*kgo.Record) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range rs {
+		if l.offsets[r.Partition] == nil {
+			l.offsets[r.Partition] = make(map[int64]int)
+		}
+		l.offsets[r.Partition][r.Offset]++
+	}
+}
+
+// commitDone notes the partitions of an acknowledged commit.
+func (l *consumedLog) commitDone(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, t := range resp.Topics {
+		for j, p := range t.Partitions {
+			if p.ErrorCode == 0 && i < len(req.Topics) && j < len(req.Topics[i].Partitions) {
+				l.committed[p.Partition] = max(l.committed[p.Partition], req.Topics[i].Partitions[j].Offset)
+			}
+		}
+	}
+}
+
+// acknowledged returns a copy of the acknowledged commits.
+func (l *consumedLog) acknowledged() map[int32]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[int32]int64, len(l.committed))
+	for p, o := range l.committed {
+		out[p] = o
+	}
+	return out
+}
+
+// upTo reports whether every offset below ends[p] of every partition was
+// consumed.
+func (l *consumedLog) upTo(ends map[int32]int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for p, end := range ends {
+		if int64(len(l.offsets[p])) < end {
+			return false
+		}
+	}
+	return true
+}
+
+// gaps returns, by partition, the offsets below ends[p] never consumed,
+// and how many records were consumed more than once.
+func (l *consumedLog) gaps(ends map[int32]int64) (map[int32][]int64, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	missing, dups := make(map[int32][]int64), 0
+	for p, end := range ends {
+		for o := range end {
+			switch n := l.offsets[p][o]; {
+			case n == 0:
+				missing[p] = append(missing[p], o)
+			case n > 1:
+				dups++
+			}
+		}
+	}
+	return missing, dups
+}
+
+// memberSession is the session timeout of the members of these tests.
+const memberSession = 10 * time.Second
+
+// startMember starts a member of group consuming topic into l, committing
+// what it consumed every 200ms (kgo's autocommit of polled records, whose
+// answers l notes), closed at the end of the test.
+func (c *processCluster) startMember(t *testing.T, name, group, topic string, l *consumedLog) {
+	t.Helper()
+	cl := c.client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.SessionTimeout(memberSession), kgo.HeartbeatInterval(250*time.Millisecond),
+		kgo.RebalanceTimeout(10*time.Second), kgo.FetchMaxWait(200*time.Millisecond),
+		kgo.AutoCommitInterval(200*time.Millisecond),
+		// A flat backoff: kgo's grows with consecutive errors (to 2.5s),
+		// and a member retrying the dead coordinator for a broker
+		// session (1.5s) would otherwise come back seconds late.
+		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }),
+		kgo.AutoCommitCallback(func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+			l.commitDone(req, resp, err)
+		}),
+		kgo.WithLogger(kgo.BasicLogger(testWriter{t}, kgo.LogLevelError, func() string { return name + ": " })))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			fs := cl.PollRecords(ctx, 500)
+			if ctx.Err() != nil || fs.IsClientClosed() {
+				return
+			}
+			l.consume(fs.Records())
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// TestGroupCoordinatorKill9: three kgo members of a group consume a topic
+// of 12 partitions (replication factor 3) that an acks=all producer
+// writes to, committing every 200ms. The group's coordinator, as
+// FindCoordinator names it, is killed with SIGKILL. The group re-forms on
+// the new leader of its offsets partition within the members' session
+// timeout (10s; it takes 2-3.5s: the broker's 1.5s session, the load,
+// then the members' rejoins); every commit acknowledged before the kill
+// is there, at least, on the new coordinator; and once the producer
+// stops, the members have consumed every offset of every partition at
+// least once: no gap.
+func TestGroupCoordinatorKill9(t *testing.T) {
+	const (
+		topic      = "group-failover"
+		group      = "failover-group"
+		partitions = 12
+	)
+	c := startProcessCluster(t, groupFailoverArgs...)
+	admin, prod, load, _ := c.startLoad(topic, partitions)
+
+	var coordinator int32
+	c.eventually(func() bool { coordinator = c.findCoordinator(admin, 1, group); return coordinator > 0 },
+		30*time.Second, 10*time.Millisecond, "the group has a coordinator")
+	l := newConsumedLog()
+	for i := range 3 {
+		c.startMember(t, fmt.Sprintf("member-%d", i), group, topic, l)
+	}
+	c.eventually(func() bool {
+		d, ok := c.describeAt(admin, coordinator, group)
+		return ok && stableWith(d, 3, topic, partitions) && len(l.acknowledged()) == partitions
+	}, 30*time.Second, 10*time.Millisecond, "the group is Stable, with commits on every partition")
+
+	before := l.acknowledged()
+	require.NoError(t, c.procs[coordinator].cmd.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
+	t.Logf("killed broker %d, the group's coordinator", coordinator)
+
+	survivor := coordinator%3 + 1
+	var (
+		next          int32
+		named, loaded time.Duration // when FindCoordinator named the new one; when it first described the group
+		state         string
+	)
+	c.eventually(func() bool {
+		next = c.findCoordinator(admin, survivor, group)
+		if next <= 0 || next == coordinator {
+			return false
+		}
+		if named == 0 {
+			named = time.Since(killed)
+		}
+		d, ok := c.describeAt(admin, next, group)
+		if ok && loaded == 0 {
+			loaded = time.Since(killed)
+		}
+		if ok {
+			state = d.State
+		}
+		return ok && stableWith(d, 3, topic, partitions)
+	}, 30*time.Second, 10*time.Millisecond, "the group re-forms at a new coordinator")
+	reformed := time.Since(killed)
+	t.Logf("after the kill: broker %d named coordinator at %v, described the group at %v, Stable with 3 members at %v (%s)",
+		next, named, loaded, reformed, state)
+	assert.Less(t, reformed, memberSession, "within the members' session timeout")
+
+	committed, ok := c.fetchCommitted(admin, next, group, topic, partitions)
+	require.True(t, ok, "the new coordinator answers OffsetFetch")
+	for p, o := range before {
+		assert.GreaterOrEqual(t, committed[p], o, "partition %d: the commit acknowledged before the kill is kept", p)
+	}
+
+	load.stopAndFlush(t, prod)
+	ends := make(map[int32]int64, partitions)
+	alive := c.client(kgo.ConsumeTopics(topic))
+	for p, end := range endOffsets(t, alive, topic, partitions) {
+		ends[p] = end
+	}
+	c.eventually(func() bool { return l.upTo(ends) }, 60*time.Second, 20*time.Millisecond,
+		"the members consume every partition to its end")
+	missing, dups := l.gaps(ends)
+	assert.Empty(t, missing, "no record was skipped")
+	total := int64(0)
+	for _, end := range ends {
+		total += end
+	}
+	t.Logf("%d records consumed, %d of them more than once (at least once across the failover)", total, dups)
+}
+
+// stopAndFlush stops the load and waits for every produce to be answered.
+func (l *failoverLoad) stopAndFlush(t *testing.T, prod *kgo.Client) {
+	t.Helper()
+	close(l.stop)
+	<-l.done
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, prod.Flush(ctx), "every record is answered")
+}
+
+// TestGroupCommitRacingCoordinatorKill: a client commits offsets 1, 2,
+// 3... to a group, one commit at a time, while the group's coordinator is
+// killed with SIGKILL. Each commit either is acknowledged, or the client
+// is told it failed (an error, or an error code). Once the group's
+// partition has a new leader, the offset committed there is at least the
+// last acknowledged one (no acknowledged commit is lost), and at most the
+// last attempted (a failed commit may have been replicated: the client
+// was told it failed, which for a commit whose answer was lost means "not
+// known to be committed", as in Kafka).
+func TestGroupCommitRacingCoordinatorKill(t *testing.T) {
+	const (
+		topic      = "race"
+		group      = "race-group"
+		partitions = 3
+	)
+	c := startProcessCluster(t, groupFailoverArgs...)
+	admin := c.client()
+	c.createTopic(admin, topic, partitions, nil)
+	committer := c.client(kgo.RetryTimeout(2 * time.Second))
+
+	var coordinator int32
+	c.eventually(func() bool { coordinator = c.findCoordinator(admin, 1, group); return coordinator > 0 },
+		30*time.Second, 10*time.Millisecond, "the group has a coordinator")
+
+	var (
+		mu        sync.Mutex
+		acked     int64 // the last offset acknowledged
+		attempted int64 // the last offset sent
+		failed    int
+		afterKill int // acknowledgements after the kill
+		killedAt  int64
+	)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for offset := int64(1); ; offset++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			req := kmsg.NewPtrOffsetCommitRequest()
+			req.Group, req.Generation = group, -1
+			rt := kmsg.NewOffsetCommitRequestTopic()
+			rt.Topic = topic
+			for p := range int32(partitions) {
+				rp := kmsg.NewOffsetCommitRequestTopicPartition()
+				rp.Partition, rp.Offset = p, offset
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			req.Topics = []kmsg.OffsetCommitRequestTopic{rt}
+			mu.Lock()
+			attempted = offset
+			mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			resp, err := req.RequestWith(ctx, committer)
+			cancel()
+			ok := err == nil
+			if ok {
+				for _, t := range resp.Topics {
+					for _, p := range t.Partitions {
+						ok = ok && p.ErrorCode == 0
+					}
+				}
+			}
+			mu.Lock()
+			if ok {
+				acked = offset
+				if killedAt > 0 {
+					afterKill++
+				}
+			} else {
+				failed++
+			}
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		<-done
+	}()
+	c.eventually(func() bool { mu.Lock(); defer mu.Unlock(); return acked >= 100 }, 30*time.Second, 5*time.Millisecond,
+		"commits are acknowledged")
+	mu.Lock()
+	killedAt = attempted
+	mu.Unlock()
+	require.NoError(t, c.procs[coordinator].cmd.Process.Signal(syscall.SIGKILL))
+	t.Logf("killed broker %d, the group's coordinator, at commit %d", coordinator, killedAt)
+	c.eventually(func() bool { mu.Lock(); defer mu.Unlock(); return afterKill >= 100 }, 30*time.Second, 5*time.Millisecond,
+		"commits are acknowledged by the new coordinator")
+	close(stop)
+	<-done
+
+	survivor := coordinator%3 + 1
+	next := c.findCoordinator(admin, survivor, group)
+	require.Greater(t, next, int32(0))
+	require.NotEqual(t, coordinator, next)
+	committed, ok := c.fetchCommitted(admin, next, group, topic, partitions)
+	require.True(t, ok)
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("last acknowledged %d, last attempted %d, %d failed; committed at broker %d: %v", acked, attempted, failed, next, committed)
+	for p := range int32(partitions) {
+		assert.GreaterOrEqual(t, committed[p], acked, "partition %d: no acknowledged commit is lost", p)
+		assert.LessOrEqual(t, committed[p], attempted, "partition %d: nothing was committed that was not sent", p)
+	}
+}
