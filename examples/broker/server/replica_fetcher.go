@@ -142,7 +142,8 @@ func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled 
 			if p == nil {
 				continue
 			}
-			if at, ok := reconciled[p]; !ok || at != p.LeaderEpoch() {
+			at, ok := reconciled[p]
+			if !ok || at != p.LeaderEpoch() {
 				// Leadership moved while the fetch was in flight: its
 				// batches are of a log this replica no longer follows
 				// at that epoch (it may even lead now). It reconciles
@@ -153,8 +154,16 @@ func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled 
 			}
 			switch rp.ErrorCode {
 			case 0:
+				// The epoch may still move between the check above
+				// and the append: AppendReplicaAt checks it again
+				// under the lock it appends with, and refuses.
+				_, err := p.AppendReplicaAt(at, rp.RecordBatches)
+				if errors.Is(err, storage.ErrLeaderEpochMoved) {
+					delete(reconciled, p) // dropped, as above
+					continue
+				}
 				appended = appended || len(rp.RecordBatches) > 0
-				if _, err := p.AppendReplica(rp.RecordBatches); err != nil {
+				if err != nil {
 					delete(reconciled, p)
 					ps.s.log.Warn("appending a leader's batches", zap.String("topic", name), zap.Int32("partition", rp.Partition), zap.Error(err))
 				}
