@@ -48,7 +48,7 @@
 // replica id (replica_fetcher.go), after truncating their logs by leader
 // epoch to where they agree with the leader's (OffsetForLeaderEpoch,
 // 23_offset_for_leader_epoch.go); the leader keeps each follower's fetch
-// position (leader_replicas.go), asks the controller to change the ISR
+// position (package replica: Leaders), asks the controller to change the ISR
 // (AlterPartition) and moves the high watermark to the ISR's smallest log
 // end, which completes the acks=all produces and the consumers' fetches
 // waiting on it (replication.go). A broker that stops leading a partition

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
 )
 
 // peers is this broker's side of the cluster's conversation in the Kafka
@@ -122,7 +123,7 @@ func (ps *peers) sleep(d time.Duration) bool {
 // broker leads whose followers lag.
 func (ps *peers) checkISR() {
 	for ps.sleep(ps.s.cfg.ReplicaLagTimeMax / 2) {
-		ps.s.leaders.shrink()
+		ps.s.leaders.Shrink()
 	}
 }
 
@@ -130,12 +131,12 @@ func (ps *peers) checkISR() {
 // ISR of pr's partition, which this broker leads at st, to isr; pr's
 // change in flight ends with the answer. What the controller commits
 // reaches this broker through the metadata log.
-func (ps *peers) alterPartition(pr *partitionReplicas, st metadata.Partition, isr []int32) {
-	p := pr.p
+func (ps *peers) alterPartition(pr *replica.Followers, st metadata.Partition, isr []int32) {
+	p := pr.Partition()
 	ps.s.log.Info("asking the controller to change an ISR", zap.String("topic", p.Topic().Name),
 		zap.Int32("partition", p.Index()), zap.Int32s("isr", st.ISR), zap.Int32s("new_isr", isr))
 	ps.run(func() {
-		defer pr.done(st.PartitionEpoch)
+		defer pr.Done(st.PartitionEpoch)
 		ctx, cancel := context.WithTimeout(ps.ctx, controllerTimeout)
 		defer cancel()
 		var err error
@@ -154,7 +155,7 @@ func (ps *peers) alterPartition(pr *partitionReplicas, st metadata.Partition, is
 
 // sendAlterPartition sends the AlterPartition request to the active
 // controller.
-func (ps *peers) sendAlterPartition(ctx context.Context, pr *partitionReplicas, st metadata.Partition, isr []int32) error {
+func (ps *peers) sendAlterPartition(ctx context.Context, pr *replica.Followers, st metadata.Partition, isr []int32) error {
 	leader, _ := ps.s.meta.Leader()
 	if leader < 0 {
 		return errors.New("no active controller")
@@ -162,9 +163,9 @@ func (ps *peers) sendAlterPartition(ctx context.Context, pr *partitionReplicas, 
 	req := kmsg.NewPtrAlterPartitionRequest()
 	req.BrokerID, req.BrokerEpoch = ps.s.cl.self, ps.epoch
 	rt := kmsg.NewAlterPartitionRequestTopic()
-	rt.Topic, rt.TopicID = pr.p.Topic().Name, pr.p.Topic().ID
+	rt.Topic, rt.TopicID = pr.Partition().Topic().Name, pr.Partition().Topic().ID
 	rp := kmsg.NewAlterPartitionRequestTopicPartition()
-	rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch, rp.NewISR = pr.p.Index(), st.LeaderEpoch, st.PartitionEpoch, isr
+	rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch, rp.NewISR = pr.Partition().Index(), st.LeaderEpoch, st.PartitionEpoch, isr
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	resp, err := ps.request(ctx, leader, req)

@@ -1,0 +1,26 @@
+package server
+
+import (
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+)
+
+// leaderEnv is the broker as replica.Leaders sees it: the image as this
+// broker may act on it (leaderState), and the peers to send the
+// controller its ISR changes.
+type leaderEnv struct{ s *Server }
+
+var _ replica.LeaderEnv = leaderEnv{}
+
+func (e leaderEnv) State(p *storage.Partition) (metadata.Partition, bool) { return e.s.leaderState(p) }
+
+func (e leaderEnv) Fenced(broker int32) bool { return e.s.image().Fenced(broker) }
+
+func (e leaderEnv) AskISR(f *replica.Followers, st metadata.Partition, isr []int32) bool {
+	if e.s.peers == nil {
+		return false // a broker alone has no followers
+	}
+	e.s.peers.alterPartition(f, st, isr)
+	return true
+}
