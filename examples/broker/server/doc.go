@@ -45,7 +45,7 @@
 // topics, fences a broker whose heartbeats (heartbeat.go) stop, and elects
 // new leaders from the ISR with a bumped leader epoch. Followers fetch
 // from the leader the image names, with the Fetch protocol and their
-// replica id (replica_fetcher.go), after truncating their logs by leader
+// replica id (replica.Fetcher), after truncating their logs by leader
 // epoch to where they agree with the leader's (OffsetForLeaderEpoch,
 // 23_offset_for_leader_epoch.go); the leader keeps each follower's fetch
 // position (package replica: Leaders), asks the controller to change the ISR

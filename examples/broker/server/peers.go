@@ -24,7 +24,7 @@ import (
 // (package metalog):
 //
 //   - a replica fetcher per broker, for the partitions it leads that this
-//     one follows (replica_fetcher.go);
+//     one follows (replica.Fetcher);
 //   - the heartbeat to the active controller, every
 //     broker.heartbeat.interval.ms, and at once when the quorum's leader
 //     changes (heartbeat.go);
@@ -46,6 +46,7 @@ type peers struct {
 	epoch   int64         // this broker's incarnation, its broker epoch; immutable
 	// stopping is set by a controlled shutdown: no more heartbeats.
 	stopping atomic.Bool
+	fetcher  *replica.Fetcher // immutable
 }
 
 func newPeers(s *Server) (*peers, error) {
@@ -63,6 +64,11 @@ func newPeers(s *Server) (*peers, error) {
 		}
 		ps.clients[n.id] = cl
 	}
+	ps.fetcher = replica.NewFetcher(replica.FetcherConfig{
+		Self: s.cl.self, BrokerEpoch: ps.epoch,
+		WaitMax: s.cfg.ReplicaFetchWaitMax, MinBytes: s.cfg.ReplicaFetchMinBytes,
+		MaxBytes: s.cfg.ReplicaFetchMaxBytes, Backoff: s.cfg.ReplicaFetchBackoff,
+	}, fetcherEnv{ps}, s.data.store, s.log)
 	ps.ctx, ps.stop = context.WithCancel(context.Background())
 	return ps, nil
 }
@@ -72,7 +78,7 @@ func (ps *peers) start() {
 	ps.run(ps.heartbeat)
 	ps.run(ps.checkISR)
 	for id := range ps.clients {
-		ps.run(func() { ps.fetchFrom(id) })
+		ps.run(func() { ps.fetcher.Run(ps.ctx, id) })
 	}
 }
 

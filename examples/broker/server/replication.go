@@ -13,7 +13,7 @@ import (
 //     acks=all it waits in the Produce purgatory under the partition until
 //     the high watermark passes it (delayed_produce.go);
 //   - each follower fetches from the leader with Fetch requests carrying
-//     its replica id (replica_fetcher.go). A follower's fetch with nothing
+//     its replica id (replica.Fetcher). A follower's fetch with nothing
 //     new waits in the leader's Fetch purgatory, and the append completes
 //     it: the follower receives the batch within a round trip;
 //   - the follower appends the batch, keeping the leader's offsets, and

@@ -1,6 +1,10 @@
 package server
 
 import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
@@ -23,4 +27,16 @@ func (e leaderEnv) AskISR(f *replica.Followers, st metadata.Partition, isr []int
 	}
 	e.s.peers.alterPartition(f, st, isr)
 	return true
+}
+
+// fetcherEnv is the broker as its replica.Fetcher sees it: the image, and
+// the peers to send its requests.
+type fetcherEnv struct{ ps *peers }
+
+var _ replica.FetcherEnv = fetcherEnv{}
+
+func (e fetcherEnv) Image() *metadata.Image { return e.ps.s.image() }
+
+func (e fetcherEnv) Request(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error) {
+	return e.ps.request(ctx, broker, req)
 }
