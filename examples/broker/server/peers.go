@@ -134,9 +134,10 @@ func (ps *peers) checkISR() {
 }
 
 // alterPartition asks the active controller, in the background, to set the
-// ISR of pr's partition, which this broker leads at st, to isr; pr's
-// change in flight ends with the answer. What the controller commits
-// reaches this broker through the metadata log.
+// ISR of pr's partition, which this broker leads at st, to isr
+// (replica.AlterPartition); pr's change in flight ends with the answer.
+// What the controller commits reaches this broker through the metadata
+// log.
 func (ps *peers) alterPartition(pr *replica.Followers, st metadata.Partition, isr []int32) {
 	p := pr.Partition()
 	ps.s.log.Info("asking the controller to change an ISR", zap.String("topic", p.Topic().Name),
@@ -145,47 +146,12 @@ func (ps *peers) alterPartition(pr *replica.Followers, st metadata.Partition, is
 		defer pr.Done(st.PartitionEpoch)
 		ctx, cancel := context.WithTimeout(ps.ctx, controllerTimeout)
 		defer cancel()
-		var err error
-		if ps.s.ctrl.IsActive() {
-			_, err = ps.s.ctrl.AlterPartition(ctx, metadata.TopicID(p.Topic().ID), p.Index(), ps.s.cl.self,
-				st.LeaderEpoch, st.PartitionEpoch, isr)
-		} else {
-			err = ps.sendAlterPartition(ctx, pr, st, isr)
-		}
+		err := replica.AlterPartition(ctx, controllerEnv{ps}, ps.s.cl.self, ps.epoch, pr, st, isr)
 		if err != nil && ps.ctx.Err() == nil {
 			ps.s.log.Info("the controller did not change an ISR", zap.String("topic", p.Topic().Name),
 				zap.Int32("partition", p.Index()), zap.Error(err))
 		}
 	})
-}
-
-// sendAlterPartition sends the AlterPartition request to the active
-// controller.
-func (ps *peers) sendAlterPartition(ctx context.Context, pr *replica.Followers, st metadata.Partition, isr []int32) error {
-	leader, _ := ps.s.meta.Leader()
-	if leader < 0 {
-		return errors.New("no active controller")
-	}
-	req := kmsg.NewPtrAlterPartitionRequest()
-	req.BrokerID, req.BrokerEpoch = ps.s.cl.self, ps.epoch
-	rt := kmsg.NewAlterPartitionRequestTopic()
-	rt.Topic, rt.TopicID = pr.Partition().Topic().Name, pr.Partition().Topic().ID
-	rp := kmsg.NewAlterPartitionRequestTopicPartition()
-	rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch, rp.NewISR = pr.Partition().Index(), st.LeaderEpoch, st.PartitionEpoch, isr
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := ps.request(ctx, leader, req)
-	if err != nil {
-		return err
-	}
-	ar := resp.(*kmsg.AlterPartitionResponse)
-	if err := kerr.ErrorForCode(ar.ErrorCode); err != nil {
-		return err
-	}
-	if len(ar.Topics) == 1 && len(ar.Topics[0].Partitions) == 1 {
-		return kerr.ErrorForCode(ar.Topics[0].Partitions[0].ErrorCode)
-	}
-	return errors.New("alter partition: the answer does not match the request")
 }
 
 // createAtController asks the active controller to create topic name, as

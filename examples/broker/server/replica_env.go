@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
@@ -38,5 +39,27 @@ var _ replica.FetcherEnv = fetcherEnv{}
 func (e fetcherEnv) Image() *metadata.Image { return e.ps.s.image() }
 
 func (e fetcherEnv) Request(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error) {
+	return e.ps.request(ctx, broker, req)
+}
+
+// controllerEnv is the active controller as replica.AlterPartition
+// reaches it: this broker's own, or the quorum leader's through the peers.
+type controllerEnv struct{ ps *peers }
+
+var _ replica.ControllerEnv = controllerEnv{}
+
+func (e controllerEnv) Local() *controller.Controller {
+	if e.ps.s.ctrl.IsActive() {
+		return e.ps.s.ctrl
+	}
+	return nil
+}
+
+func (e controllerEnv) Leader() int32 {
+	leader, _ := e.ps.s.meta.Leader()
+	return leader
+}
+
+func (e controllerEnv) Request(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error) {
 	return e.ps.request(ctx, broker, req)
 }
