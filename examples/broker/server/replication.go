@@ -18,14 +18,14 @@ import (
 //     it: the follower receives the batch within a round trip;
 //   - the follower appends the batch, keeping the leader's offsets, and
 //     its next fetch, from the offset after it, tells the leader it has
-//     the batch (package replica: Leaders). When every in-sync replica has it,
+//     the batch (replica.Leaders). When every in-sync replica has it,
 //     the high watermark moves, and wake completes the waiting produce
 //     and the consumers' fetches waiting for it;
 //   - the leader changes the ISR through the controller
-//     (package replica: Leaders): a follower that lags leaves it, one that has
-//     caught up joins it, each an AlterPartition checked against the
-//     partition epoch; a follower whose broker is fenced leaves it at
-//     once, by the controller's own decision.
+//     (replica.Leaders, replica.AlterPartition): a follower that lags
+//     leaves it, one that has caught up joins it, each an AlterPartition
+//     checked against the partition epoch; a follower whose broker is
+//     fenced leaves it at once, by the controller's own decision.
 
 var (
 	// errNotLeader is wrapped when this broker does not lead a partition
