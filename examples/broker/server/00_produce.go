@@ -105,7 +105,7 @@ func (s *Server) handleProduce(r *request) {
 				}
 				state, _ := s.partitionState(p) // the leader epoch the produce waits under
 				if req.Acks == -1 {
-					if ok, n := s.leaders.enoughReplicas(p); !ok {
+					if ok, n := s.leaders.EnoughReplicas(p); !ok {
 						err = fmt.Errorf("%w: %s-%d has %d, min.insync.replicas is %d", errNotEnoughReplicas,
 							topic.Name, p.Index(), n, p.Topic().Config.MinISR())
 						break
@@ -118,7 +118,7 @@ func (s *Server) handleProduce(r *request) {
 				}
 				sp.BaseOffset, sp.LogStartOffset = res.BaseOffset, res.LogStartOffset
 				if !res.Duplicate {
-					s.leaders.afterAppend(p) // a leader alone in its ISR moves the high watermark now
+					s.leaders.AfterAppend(p) // a leader alone in its ISR moves the high watermark now
 					s.wake(p)
 				}
 				waits = append(waits, produceWait{p: p, epoch: state.LeaderEpoch, required: res.LastOffset + 1,

@@ -50,7 +50,7 @@ package server
 // divergence checks against last_fetched_epoch (KIP-595's diverging_epoch
 // in the answer: a follower asks OffsetForLeaderEpoch before it fetches at
 // a new leader epoch instead, and truncates by epoch, see
-// replica_fetcher.go); quotas.
+// replica.Fetcher); quotas.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

@@ -7,7 +7,7 @@ package server
 // partition's leader-epoch cache knows, and the start offset of the next
 // larger epoch, or the log end when the epoch asked is the latest
 // (storage.Partition.EndOffsetForEpoch, Kafka's endOffsetFor). A follower
-// truncates to it before fetching (replica_fetcher.go, KIP-101 and
+// truncates to it before fetching (replica.Fetcher, KIP-101 and
 // KIP-279); a consumer validates its position with it after a leader
 // change and detects truncation (KIP-320). An epoch the cache cannot
 // place answers leader epoch -1, end offset -1.

@@ -133,7 +133,7 @@ func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFet
 					// move the high watermark.
 					part.p = p
 					part.code = epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
-					if part.code == 0 && s.leaders.followerFetched(p, replica, rp.FetchOffset) {
+					if part.code == 0 && s.leaders.FollowerFetched(p, replica, rp.FetchOffset) {
 						f.moved = append(f.moved, p)
 					}
 				default:

@@ -94,7 +94,7 @@ func (d *delayedProduce) OnComplete() {
 			// deduplicated).
 			sp.ErrorCode = d.s.notLeadingCode(w.p, false)
 		case o.HighWatermark >= w.required:
-			if ok, _ := d.s.leaders.enoughReplicas(w.p); ok {
+			if ok, _ := d.s.leaders.EnoughReplicas(w.p); ok {
 				continue
 			}
 			sp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code

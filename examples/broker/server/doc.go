@@ -43,18 +43,23 @@
 // here to the storage and served by Metadata (image.go). The quorum's
 // leader is the active controller (package controller): it creates
 // topics, fences a broker whose heartbeats (heartbeat.go) stop, and elects
-// new leaders from the ISR with a bumped leader epoch. Followers fetch
-// from the leader the image names, with the Fetch protocol and their
-// replica id (replica_fetcher.go), after truncating their logs by leader
-// epoch to where they agree with the leader's (OffsetForLeaderEpoch,
-// 23_offset_for_leader_epoch.go); the leader keeps each follower's fetch
-// position (leader_replicas.go), asks the controller to change the ISR
-// (AlterPartition) and moves the high watermark to the ISR's smallest log
-// end, which completes the acks=all produces and the consumers' fetches
-// waiting on it (replication.go). A broker that stops leading a partition
-// answers those waiting on it at once, NOT_LEADER_OR_FOLLOWER. A group is
-// coordinated by the leader of its partition of __consumer_offsets
-// (offsets_topic.go, group_partitions.go), and moves with it.
+// new leaders from the ISR with a bumped leader epoch. Replica management
+// is package replica's, which this package wires in (replica_env.go,
+// peers.go) and calls from its handlers: followers fetch from the leader
+// the image names, with the Fetch protocol and their replica id
+// (replica.Fetcher, one goroutine per other broker), after truncating
+// their logs by leader epoch to where they agree with the leader's
+// (OffsetForLeaderEpoch, 23_offset_for_leader_epoch.go), and drop an
+// answer to a fetch made at a leader epoch that has since moved; the
+// leader keeps each follower's fetch position (replica.Leaders, fed by
+// Fetch and Produce), asks the controller to change the ISR
+// (replica.AlterPartition) and moves the high watermark to the ISR's
+// smallest log end, which completes the acks=all produces and the
+// consumers' fetches waiting on it (replication.go). A broker that stops
+// leading a partition answers those waiting on it at once,
+// NOT_LEADER_OR_FOLLOWER. A group is coordinated by the leader of its
+// partition of __consumer_offsets (offsets_topic.go, group_partitions.go),
+// and moves with it.
 //
 // # Durability
 //

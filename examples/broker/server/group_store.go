@@ -85,7 +85,7 @@ func (gs groupStore) Commit(g, protocolType string, offsets []group.StoredOffset
 	}
 	s := gs.s
 	return func(done func(error)) {
-		s.leaders.afterAppend(p) // a leader alone in its ISR moves the high watermark now
+		s.leaders.AfterAppend(p) // a leader alone in its ISR moves the high watermark now
 		s.wake(p)                // followers waiting for data fetch it
 		op := &delayedCommit{s: s, p: p, epoch: epoch, required: required, done: done}
 		if _, err := s.produces.TryCompleteElseWatch(op, s.cfg.OffsetsCommitTimeout, tp{offsetsTopic, p.Index()}); err != nil {

@@ -250,7 +250,7 @@ func (s *Server) applied(before, after *metadata.Image, rec *metadata.Record) {
 		}
 		// A new leader's high watermark may move with its ISR; a former
 		// leader's waiting requests see it no longer leads.
-		s.leaders.afterAppend(p)
+		s.leaders.AfterAppend(p)
 		s.wake(p)
 	}
 	// The groups follow their offsets partitions' leaders.

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
 )
 
 // peers is this broker's side of the cluster's conversation in the Kafka
@@ -23,7 +24,7 @@ import (
 // (package metalog):
 //
 //   - a replica fetcher per broker, for the partitions it leads that this
-//     one follows (replica_fetcher.go);
+//     one follows (replica.Fetcher);
 //   - the heartbeat to the active controller, every
 //     broker.heartbeat.interval.ms, and at once when the quorum's leader
 //     changes (heartbeat.go);
@@ -45,6 +46,7 @@ type peers struct {
 	epoch   int64         // this broker's incarnation, its broker epoch; immutable
 	// stopping is set by a controlled shutdown: no more heartbeats.
 	stopping atomic.Bool
+	fetcher  *replica.Fetcher // immutable
 }
 
 func newPeers(s *Server) (*peers, error) {
@@ -62,6 +64,11 @@ func newPeers(s *Server) (*peers, error) {
 		}
 		ps.clients[n.id] = cl
 	}
+	ps.fetcher = replica.NewFetcher(replica.FetcherConfig{
+		Self: s.cl.self, BrokerEpoch: ps.epoch,
+		WaitMax: s.cfg.ReplicaFetchWaitMax, MinBytes: s.cfg.ReplicaFetchMinBytes,
+		MaxBytes: s.cfg.ReplicaFetchMaxBytes, Backoff: s.cfg.ReplicaFetchBackoff,
+	}, fetcherEnv{ps}, s.data.store, s.log)
 	ps.ctx, ps.stop = context.WithCancel(context.Background())
 	return ps, nil
 }
@@ -71,7 +78,7 @@ func (ps *peers) start() {
 	ps.run(ps.heartbeat)
 	ps.run(ps.checkISR)
 	for id := range ps.clients {
-		ps.run(func() { ps.fetchFrom(id) })
+		ps.run(func() { ps.fetcher.Run(ps.ctx, id) })
 	}
 }
 
@@ -122,63 +129,29 @@ func (ps *peers) sleep(d time.Duration) bool {
 // broker leads whose followers lag.
 func (ps *peers) checkISR() {
 	for ps.sleep(ps.s.cfg.ReplicaLagTimeMax / 2) {
-		ps.s.leaders.shrink()
+		ps.s.leaders.Shrink()
 	}
 }
 
 // alterPartition asks the active controller, in the background, to set the
-// ISR of pr's partition, which this broker leads at st, to isr; pr's
-// change in flight ends with the answer. What the controller commits
-// reaches this broker through the metadata log.
-func (ps *peers) alterPartition(pr *partitionReplicas, st metadata.Partition, isr []int32) {
-	p := pr.p
+// ISR of pr's partition, which this broker leads at st, to isr
+// (replica.AlterPartition); pr's change in flight ends with the answer.
+// What the controller commits reaches this broker through the metadata
+// log.
+func (ps *peers) alterPartition(pr *replica.Followers, st metadata.Partition, isr []int32) {
+	p := pr.Partition()
 	ps.s.log.Info("asking the controller to change an ISR", zap.String("topic", p.Topic().Name),
 		zap.Int32("partition", p.Index()), zap.Int32s("isr", st.ISR), zap.Int32s("new_isr", isr))
 	ps.run(func() {
-		defer pr.done(st.PartitionEpoch)
+		defer pr.Done(st.PartitionEpoch)
 		ctx, cancel := context.WithTimeout(ps.ctx, controllerTimeout)
 		defer cancel()
-		var err error
-		if ps.s.ctrl.IsActive() {
-			_, err = ps.s.ctrl.AlterPartition(ctx, metadata.TopicID(p.Topic().ID), p.Index(), ps.s.cl.self,
-				st.LeaderEpoch, st.PartitionEpoch, isr)
-		} else {
-			err = ps.sendAlterPartition(ctx, pr, st, isr)
-		}
+		err := replica.AlterPartition(ctx, controllerEnv{ps}, ps.s.cl.self, ps.epoch, pr, st, isr)
 		if err != nil && ps.ctx.Err() == nil {
 			ps.s.log.Info("the controller did not change an ISR", zap.String("topic", p.Topic().Name),
 				zap.Int32("partition", p.Index()), zap.Error(err))
 		}
 	})
-}
-
-// sendAlterPartition sends the AlterPartition request to the active
-// controller.
-func (ps *peers) sendAlterPartition(ctx context.Context, pr *partitionReplicas, st metadata.Partition, isr []int32) error {
-	leader, _ := ps.s.meta.Leader()
-	if leader < 0 {
-		return errors.New("no active controller")
-	}
-	req := kmsg.NewPtrAlterPartitionRequest()
-	req.BrokerID, req.BrokerEpoch = ps.s.cl.self, ps.epoch
-	rt := kmsg.NewAlterPartitionRequestTopic()
-	rt.Topic, rt.TopicID = pr.p.Topic().Name, pr.p.Topic().ID
-	rp := kmsg.NewAlterPartitionRequestTopicPartition()
-	rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch, rp.NewISR = pr.p.Index(), st.LeaderEpoch, st.PartitionEpoch, isr
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := ps.request(ctx, leader, req)
-	if err != nil {
-		return err
-	}
-	ar := resp.(*kmsg.AlterPartitionResponse)
-	if err := kerr.ErrorForCode(ar.ErrorCode); err != nil {
-		return err
-	}
-	if len(ar.Topics) == 1 && len(ar.Topics[0].Partitions) == 1 {
-		return kerr.ErrorForCode(ar.Topics[0].Partitions[0].ErrorCode)
-	}
-	return errors.New("alter partition: the answer does not match the request")
 }
 
 // createAtController asks the active controller to create topic name, as

@@ -13,19 +13,19 @@ import (
 //     acks=all it waits in the Produce purgatory under the partition until
 //     the high watermark passes it (delayed_produce.go);
 //   - each follower fetches from the leader with Fetch requests carrying
-//     its replica id (replica_fetcher.go). A follower's fetch with nothing
+//     its replica id (replica.Fetcher). A follower's fetch with nothing
 //     new waits in the leader's Fetch purgatory, and the append completes
 //     it: the follower receives the batch within a round trip;
 //   - the follower appends the batch, keeping the leader's offsets, and
 //     its next fetch, from the offset after it, tells the leader it has
-//     the batch (leader_replicas.go). When every in-sync replica has it,
+//     the batch (replica.Leaders). When every in-sync replica has it,
 //     the high watermark moves, and wake completes the waiting produce
 //     and the consumers' fetches waiting for it;
 //   - the leader changes the ISR through the controller
-//     (leader_replicas.go): a follower that lags leaves it, one that has
-//     caught up joins it, each an AlterPartition checked against the
-//     partition epoch; a follower whose broker is fenced leaves it at
-//     once, by the controller's own decision.
+//     (replica.Leaders, replica.AlterPartition): a follower that lags
+//     leaves it, one that has caught up joins it, each an AlterPartition
+//     checked against the partition epoch; a follower whose broker is
+//     fenced leaves it at once, by the controller's own decision.
 
 var (
 	// errNotLeader is wrapped when this broker does not lead a partition

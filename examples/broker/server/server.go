@@ -19,6 +19,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/metalog"
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/purgatory"
 )
 
@@ -54,9 +55,9 @@ type Server struct {
 	host string // advertised host and port
 	port int32
 
-	cl      *cluster        // the brokers, this one among them; immutable
-	leaders *leaderReplicas // followers' state of the partitions this broker leads
-	peers   *peers          // the other brokers; nil for a broker alone
+	cl      *cluster         // the brokers, this one among them; immutable
+	leaders *replica.Leaders // followers' state of the partitions this broker leads
+	peers   *peers           // the other brokers; nil for a broker alone
 
 	// meta is the cluster's metadata log, which every broker applies
 	// (image.go); ctrl the controller, active while this broker leads the
@@ -196,7 +197,7 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if s.cl == nil {
 		s.cl = single(node{id: cfg.NodeID, host: s.host, port: s.port})
 	}
-	s.leaders = newLeaderReplicas(serverLeaderEnv(s), cfg, time.Now)
+	s.leaders = replica.NewLeaders(cfg.NodeID, leaderEnv{s}, cfg.ReplicaLagTimeMax, time.Now)
 	if s.data, err = newData(cfg, log, s.durable, s.files.maxPartitions); err != nil {
 		_ = s.ln.Close()
 		s.closePurgatories()

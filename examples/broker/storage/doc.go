@@ -39,7 +39,9 @@
 // its replica manager (SetHighWatermarkManaged): Append leaves it, and
 // AdvanceHighWatermark moves it forward, never back, to the smallest log
 // end of the in-sync replicas. A follower appends its leader's batches as
-// they are, offsets and leader epochs kept (AppendReplica), takes its high
+// they are, offsets and leader epochs kept (AppendReplica; AppendReplicaAt
+// refuses them if the partition's leader epoch moved since the fetch was
+// made, checked and appended under one lock), takes its high
 // watermark from its leader's (SetHighWatermark), cuts its log back where
 // it diverged (TruncateTo, which rebuilds the producers' state from the
 // batches left), or empties it and starts again at its leader's log start

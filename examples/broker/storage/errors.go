@@ -50,6 +50,13 @@ var (
 	// its log end.
 	ErrOffsetMismatch = errors.New("storage: batch base offset is not the log end offset")
 
+	// ErrLeaderEpochMoved is wrapped by Partition.AppendReplicaAt when the
+	// partition's leader epoch is no longer the one the follower's fetch
+	// was made at: leadership moved while the fetch was in flight. It maps
+	// to no Kafka error code: the follower drops the answer and reconciles
+	// with the new leader.
+	ErrLeaderEpochMoved = errors.New("storage: the partition's leader epoch moved")
+
 	// ErrDeleted is wrapped when a partition's topic was deleted.
 	ErrDeleted = errors.New("storage: partition deleted")
 

@@ -57,7 +57,8 @@ type Partition struct {
 	// leaderEpoch is the epoch of the partition's leadership, as the
 	// cluster's metadata last said (SetLeaderEpoch): Append writes it into
 	// the batches it places. A follower's batches keep the epoch their
-	// leader wrote (AppendReplica).
+	// leader wrote (AppendReplica). It is read lock-free, and stored only
+	// under mu, so that AppendReplicaAt's check holds through its append.
 	leaderEpoch atomic.Int32
 
 	mu            sync.RWMutex // guards the following
@@ -189,8 +190,14 @@ func (p *Partition) Index() int32 { return p.index }
 func (p *Partition) LeaderEpoch() int32 { return p.leaderEpoch.Load() }
 
 // SetLeaderEpoch sets the epoch of the partition's leadership, which the
-// cluster's metadata gives it (0 for a broker alone). O(1), lock-free.
-func (p *Partition) SetLeaderEpoch(epoch int32) { p.leaderEpoch.Store(epoch) }
+// cluster's metadata gives it (0 for a broker alone). It takes the
+// partition's lock, so that it never lands inside an AppendReplicaAt (which
+// checks the epoch and appends in one step); O(1) once the lock is held.
+func (p *Partition) SetLeaderEpoch(epoch int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.leaderEpoch.Store(epoch)
+}
 
 // Deleted reports whether the partition's topic was deleted.
 func (p *Partition) Deleted() bool {

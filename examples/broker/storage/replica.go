@@ -39,6 +39,24 @@ import (
 // ErrDeleted or the Log's error. The checksums are computed before the
 // lock is taken. O(len(records)).
 func (p *Partition) AppendReplica(records []byte) (AppendResult, error) {
+	return p.appendReplica(records, false, 0)
+}
+
+// AppendReplicaAt is AppendReplica for a follower's fetch made at leader
+// epoch fetchedAt: it appends only if the partition's leader epoch
+// (SetLeaderEpoch) is still fetchedAt, checked under the lock the append
+// holds, so that a change of leadership lands either before the append,
+// which it then refuses, or after it, never between the check and the
+// append. A refusal wraps ErrLeaderEpochMoved, and nothing is appended: the
+// fetch was answered by a leader this replica no longer follows at that
+// epoch, and the follower drops it (Kafka's fetcher drops a response whose
+// partition state changed while it was in flight). O(len(records)).
+func (p *Partition) AppendReplicaAt(fetchedAt int32, records []byte) (AppendResult, error) {
+	return p.appendReplica(records, true, fetchedAt)
+}
+
+// appendReplica is AppendReplica, and AppendReplicaAt when checkEpoch.
+func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int32) (AppendResult, error) {
 	batches, err := parseFetched(records)
 	if err != nil {
 		return AppendResult{}, fmt.Errorf("storage: replicate to %s-%d: %w", p.topic.Name, p.index, err)
@@ -49,6 +67,13 @@ func (p *Partition) AppendReplica(records []byte) (AppendResult, error) {
 	defer p.mu.Unlock()
 	if p.deleted {
 		return AppendResult{}, p.errDeleted()
+	}
+	// SetLeaderEpoch stores under p.mu, so the epoch cannot move between
+	// this check and the append below.
+	if at := p.leaderEpoch.Load(); checkEpoch && at != fetchedAt {
+		end := p.log.Bounds().End
+		return AppendResult{BaseOffset: end, LastOffset: end - 1, LogStartOffset: p.log.Bounds().Start},
+			fmt.Errorf("%w: %s-%d fetched at leader epoch %d, now at %d", ErrLeaderEpochMoved, p.topic.Name, p.index, fetchedAt, at)
 	}
 	end := p.log.Bounds().End
 	res := AppendResult{BaseOffset: end, LastOffset: end - 1}

@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"slices"
@@ -9,10 +9,10 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
-// leaderReplicas is what a leader knows of its partitions' followers
+// Leaders is what a leader knows of its partitions' followers
 // (Kafka's Partition and its Replica states): each follower's log end
 // offset, as its fetches report it, and when it was last caught up. The
-// ISR itself is the metadata log's (image.go): the leader only asks the
+// ISR itself is the metadata log's (LeaderEnv.State): the leader only asks the
 // controller to change it (AlterPartition, with the partition epoch it
 // saw), shrinking it when a follower has not caught up for
 // replica.lag.time.max.ms and growing it when one has everything below the
@@ -24,55 +24,46 @@ import (
 // hold everything below the high watermark, or a leader elected from it
 // could miss an acknowledged record. When the high watermark moves, the
 // produces waiting for acks=all and the fetches waiting for committed data
-// are checked (see Server.wake).
+// are checked (the caller wakes them: see server.Server.wake).
 //
 // A partition's state is made the first time it is needed at a leader
 // epoch (a produce to it, a follower's fetch, a record applied) with every
 // follower caught up now, as Kafka starts a new leader's followers; a new
 // leader epoch starts it afresh.
 //
-// Lock order: leaderReplicas.mu, then a partitionReplicas' mu, then the
+// Lock order: Leaders.mu, then a Followers' mu, then the
 // storage Partition's lock (taken inside its methods). No purgatory is
 // called with any of them held.
-type leaderReplicas struct {
-	env    leaderEnv     // immutable
-	lagMax time.Duration // replica.lag.time.max.ms
+type Leaders struct {
+	self   int32         // this broker's id; immutable
+	env    LeaderEnv     // immutable
+	lagMax time.Duration // replica.lag.time.max.ms; immutable
 	now    func() time.Time
-	mu     sync.Mutex
-	byPart map[*storage.Partition]*partitionReplicas
+
+	mu     sync.Mutex // guards the following
+	byPart map[*storage.Partition]*Followers
 }
 
-// leaderEnv is what leaderReplicas needs of the broker: its id, the
-// metadata image, and a way to ask the controller for an ISR change.
-type leaderEnv struct {
-	self   int32
-	state  func(*storage.Partition) (metadata.Partition, bool) // p's state in the image
-	fenced func(broker int32) bool
-	// ask sends the controller an ISR change for pr's partition, asked
-	// against st, in the background, and calls pr.done when answered; it
-	// reports whether it sent it. It must not call pr.done itself.
-	ask func(pr *partitionReplicas, st metadata.Partition, isr []int32) bool
+// LeaderEnv is what Leaders needs of the broker: the metadata image, and
+// a way to ask the controller for an ISR change.
+type LeaderEnv interface {
+	// State returns p's state in the image as this broker may act on it
+	// (a broker not yet registered leads nothing); ok is false for a
+	// partition the image lacks.
+	State(p *storage.Partition) (st metadata.Partition, ok bool)
+	// Fenced reports whether broker is fenced in the image.
+	Fenced(broker int32) bool
+	// AskISR sends the controller an ISR change for f's partition, asked
+	// against st, in the background, and calls f.Done when answered; it
+	// reports whether it sent it. It must not call f.Done itself: it is
+	// called with f's lock held.
+	AskISR(f *Followers, st metadata.Partition, isr []int32) bool
 }
 
-// serverLeaderEnv is the broker's leaderEnv.
-func serverLeaderEnv(s *Server) leaderEnv {
-	return leaderEnv{
-		self:   s.cfg.NodeID,
-		state:  s.leaderState,
-		fenced: func(id int32) bool { return s.image().Fenced(id) },
-		ask: func(pr *partitionReplicas, st metadata.Partition, isr []int32) bool {
-			if s.peers == nil {
-				return false // a broker alone has no followers
-			}
-			s.peers.alterPartition(pr, st, isr)
-			return true
-		},
-	}
-}
-
-// partitionReplicas is the replica state of one partition this broker
-// leads, at one leader epoch.
-type partitionReplicas struct {
+// Followers is the replica state of one partition this broker leads, at
+// one leader epoch: its followers' fetch states and the ISR change in
+// flight.
+type Followers struct {
 	p     *storage.Partition
 	epoch int32 // the leader epoch it was made at; immutable
 
@@ -92,17 +83,20 @@ type followerState struct {
 	lastFetchTime time.Time
 }
 
-func newLeaderReplicas(env leaderEnv, cfg Config, now func() time.Time) *leaderReplicas {
-	return &leaderReplicas{env: env, lagMax: cfg.ReplicaLagTimeMax, now: now,
-		byPart: make(map[*storage.Partition]*partitionReplicas)}
+// NewLeaders returns the replica state of the partitions broker self
+// leads: empty, each partition's made when first needed. lagMax is
+// replica.lag.time.max.ms, now the clock.
+func NewLeaders(self int32, env LeaderEnv, lagMax time.Duration, now func() time.Time) *Leaders {
+	return &Leaders{self: self, env: env, lagMax: lagMax, now: now,
+		byPart: make(map[*storage.Partition]*Followers)}
 }
 
 // of returns p's replica state and its state in the image if this broker
 // leads p with followers, or nil: a partition of one replica, or one this
 // broker does not lead.
-func (l *leaderReplicas) of(p *storage.Partition) (*partitionReplicas, metadata.Partition) {
-	st, ok := l.env.state(p)
-	if !ok || st.Leader != l.env.self || len(st.Replicas) <= 1 {
+func (l *Leaders) of(p *storage.Partition) (*Followers, metadata.Partition) {
+	st, ok := l.env.State(p)
+	if !ok || st.Leader != l.self || len(st.Replicas) <= 1 {
 		return nil, st
 	}
 	l.mu.Lock()
@@ -110,10 +104,10 @@ func (l *leaderReplicas) of(p *storage.Partition) (*partitionReplicas, metadata.
 	if pr := l.byPart[p]; pr != nil && pr.epoch == st.LeaderEpoch {
 		return pr, st
 	}
-	pr := &partitionReplicas{p: p, epoch: st.LeaderEpoch, followers: make(map[int32]*followerState)}
+	pr := &Followers{p: p, epoch: st.LeaderEpoch, followers: make(map[int32]*followerState)}
 	now := l.now()
 	for _, id := range st.Replicas {
-		if id != l.env.self {
+		if id != l.self {
 			pr.followers[id] = &followerState{lastCaughtUp: now, lastFetchTime: now}
 		}
 	}
@@ -121,16 +115,16 @@ func (l *leaderReplicas) of(p *storage.Partition) (*partitionReplicas, metadata.
 	return pr, st
 }
 
-// enoughReplicas reports whether p's ISR is large enough for acks=all, and
+// EnoughReplicas reports whether p's ISR is large enough for acks=all, and
 // its size: at least its topic's min.insync.replicas, which is the
 // broker's unless the topic was created with its own.
-func (l *leaderReplicas) enoughReplicas(p *storage.Partition) (bool, int) {
-	st, _ := l.env.state(p)
+func (l *Leaders) EnoughReplicas(p *storage.Partition) (bool, int) {
+	st, _ := l.env.State(p)
 	n := len(st.ISR)
 	return int32(n) >= p.Topic().Config.MinISR(), n
 }
 
-// followerFetched records that replica fetched p from offset (Kafka's
+// FollowerFetched records that replica fetched p from offset (Kafka's
 // updateFollowerFetchState): its log end is offset, it is caught up if
 // offset reaches the leader's log end now, or the leader's log end at its
 // previous fetch (then it was caught up as of that fetch). A follower out
@@ -141,7 +135,7 @@ func (l *leaderReplicas) enoughReplicas(p *storage.Partition) (bool, int) {
 // restarted without them), its fetch fails with OFFSET_OUT_OF_RANGE, and
 // it truncates before it counts, as in Kafka, where a failed fetch
 // updates no fetch state.
-func (l *leaderReplicas) followerFetched(p *storage.Partition, replica int32, offset int64) (moved bool) {
+func (l *Leaders) FollowerFetched(p *storage.Partition, replica int32, offset int64) (moved bool) {
 	pr, st := l.of(p)
 	if pr == nil {
 		return false
@@ -169,15 +163,15 @@ func (l *leaderReplicas) followerFetched(p *storage.Partition, replica int32, of
 	}
 	f.lastFetchEnd, f.lastFetchTime = o.LogEnd, now
 	pr.settleLocked(st)
-	if !st.InISR(replica) && pr.pending == nil && offset >= o.HighWatermark && !l.env.fenced(replica) {
+	if !st.InISR(replica) && pr.pending == nil && offset >= o.HighWatermark && !l.env.Fenced(replica) {
 		pr.askLocked(l.env, st, append(slices.Clone(st.ISR), replica))
 	}
 	return pr.advanceLocked(st)
 }
 
-// afterAppend moves p's high watermark after the leader appended to it, or
+// AfterAppend moves p's high watermark after the leader appended to it, or
 // after its ISR changed in the image. The caller wakes what waits on p.
-func (l *leaderReplicas) afterAppend(p *storage.Partition) {
+func (l *Leaders) AfterAppend(p *storage.Partition) {
 	pr, st := l.of(p)
 	if pr == nil {
 		return // a partition of one replica: Append moves its high watermark
@@ -188,16 +182,16 @@ func (l *leaderReplicas) afterAppend(p *storage.Partition) {
 	pr.advanceLocked(st)
 }
 
-// shrink asks the controller to drop from each partition's ISR the
+// Shrink asks the controller to drop from each partition's ISR the
 // followers not caught up for replica.lag.time.max.ms (Kafka's
 // maybeShrinkIsr), and forgets partitions deleted or no longer led here.
 // The ISR changes when the controller's record is applied.
-func (l *leaderReplicas) shrink() {
+func (l *Leaders) Shrink() {
 	now := l.now()
 	l.mu.Lock()
-	all := make([]*partitionReplicas, 0, len(l.byPart))
+	all := make([]*Followers, 0, len(l.byPart))
 	for p, pr := range l.byPart {
-		if st, ok := l.env.state(p); p.Deleted() || !ok || st.Leader != l.env.self || st.LeaderEpoch != pr.epoch {
+		if st, ok := l.env.State(p); p.Deleted() || !ok || st.Leader != l.self || st.LeaderEpoch != pr.epoch {
 			delete(l.byPart, p)
 			continue
 		}
@@ -205,7 +199,7 @@ func (l *leaderReplicas) shrink() {
 	}
 	l.mu.Unlock()
 	for _, pr := range all {
-		st, ok := l.env.state(pr.p)
+		st, ok := l.env.State(pr.p)
 		if !ok {
 			continue
 		}
@@ -227,7 +221,7 @@ func (l *leaderReplicas) shrink() {
 // it, one way or another.
 //
 // REQUIRES: pr.mu held.
-func (pr *partitionReplicas) settleLocked(st metadata.Partition) {
+func (pr *Followers) settleLocked(st metadata.Partition) {
 	if pr.pending != nil && st.PartitionEpoch != pr.pendingAt {
 		pr.pending = nil
 	}
@@ -236,17 +230,20 @@ func (pr *partitionReplicas) settleLocked(st metadata.Partition) {
 // askLocked sends the controller an ISR change, in the background.
 //
 // REQUIRES: pr.mu held.
-func (pr *partitionReplicas) askLocked(env leaderEnv, st metadata.Partition, isr []int32) {
+func (pr *Followers) askLocked(env LeaderEnv, st metadata.Partition, isr []int32) {
 	pr.pending, pr.pendingAt = isr, st.PartitionEpoch
-	if !env.ask(pr, st, isr) {
+	if !env.AskISR(pr, st, isr) {
 		pr.pending = nil
 	}
 }
 
-// done ends the change in flight asked against partition epoch at, if it
+// Partition returns the partition whose followers f holds.
+func (pr *Followers) Partition() *storage.Partition { return pr.p }
+
+// Done ends the change in flight asked against partition epoch at, if it
 // is still the one: the controller answered (or could not be reached),
 // and the next check may ask again.
-func (pr *partitionReplicas) done(at int32) {
+func (pr *Followers) Done(at int32) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if pr.pending != nil && pr.pendingAt == at {
@@ -259,7 +256,7 @@ func (pr *partitionReplicas) done(at int32) {
 // log's).
 //
 // REQUIRES: pr.mu held.
-func (pr *partitionReplicas) advanceLocked(st metadata.Partition) bool {
+func (pr *Followers) advanceLocked(st metadata.Partition) bool {
 	o, err := pr.p.Offsets()
 	if err != nil {
 		return false

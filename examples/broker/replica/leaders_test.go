@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"slices"
@@ -18,12 +18,12 @@ import (
 // the test commits the leader's ISR changes to, as the controller would.
 type leaderFixture struct {
 	now     time.Time
-	leaders *leaderReplicas
+	leaders *Leaders
 	p       *storage.Partition
 	id      metadata.TopicID
 	im      *metadata.Image
 	asked   [][]int32 // the ISR changes asked, in order
-	pending *partitionReplicas
+	pending *Followers
 }
 
 func newLeaderFixture(t *testing.T, minISR int32) *leaderFixture {
@@ -39,23 +39,25 @@ func newLeaderFixture(t *testing.T, minISR int32) *leaderFixture {
 	mt, err := metadata.Place(f.im, []int32{1, 2, 3}, "t", f.id, 1, 3, nil)
 	require.NoError(t, err)
 	f.im = f.im.Apply(1, &metadata.Record{CreateTopics: []*metadata.Topic{mt}})
-	cfg := Default()
-	cfg.ReplicaLagTimeMax = 10 * time.Second
-	env := leaderEnv{
-		self: 1,
-		state: func(p *storage.Partition) (metadata.Partition, bool) {
-			st, err := f.im.Partition(f.id, p.Index())
-			return st, err == nil
-		},
-		fenced: f.im.Fenced,
-		ask: func(pr *partitionReplicas, _ metadata.Partition, isr []int32) bool {
-			f.asked = append(f.asked, slices.Clone(isr))
-			f.pending = pr
-			return true
-		},
-	}
-	f.leaders = newLeaderReplicas(env, cfg, func() time.Time { return f.now })
+	f.leaders = NewLeaders(1, fixtureEnv{f}, 10*time.Second, func() time.Time { return f.now })
 	return f
+}
+
+// fixtureEnv is the fixture's LeaderEnv: its image, and the ISR changes
+// asked recorded rather than sent.
+type fixtureEnv struct{ f *leaderFixture }
+
+func (e fixtureEnv) State(p *storage.Partition) (metadata.Partition, bool) {
+	st, err := e.f.im.Partition(e.f.id, p.Index())
+	return st, err == nil
+}
+
+func (e fixtureEnv) Fenced(broker int32) bool { return e.f.im.Fenced(broker) }
+
+func (e fixtureEnv) AskISR(pr *Followers, _ metadata.Partition, isr []int32) bool {
+	e.f.asked = append(e.f.asked, slices.Clone(isr))
+	e.f.pending = pr
+	return true
 }
 
 // commit has the controller commit the last ISR change asked, and the
@@ -67,8 +69,8 @@ func (f *leaderFixture) commit(t *testing.T) {
 	rec, err := metadata.AlterISR(f.im, f.id, 0, 1, st.LeaderEpoch, st.PartitionEpoch, f.asked[len(f.asked)-1])
 	require.NoError(t, err)
 	f.im = f.im.Apply(f.im.Index+1, &rec)
-	f.pending.done(st.PartitionEpoch)
-	f.leaders.afterAppend(f.p)
+	f.pending.Done(st.PartitionEpoch)
+	f.leaders.AfterAppend(f.p)
 }
 
 func (f *leaderFixture) state(t *testing.T) metadata.Partition {
@@ -84,7 +86,7 @@ func (f *leaderFixture) appendRecords(t *testing.T, n int) {
 	for range n {
 		_, err := f.p.Append(batchtest.Values(time.Now().UnixMilli(), "v"))
 		require.NoError(t, err)
-		f.leaders.afterAppend(f.p)
+		f.leaders.AfterAppend(f.p)
 	}
 }
 
@@ -101,13 +103,13 @@ func TestHighWatermarkIsTheISRMinimum(t *testing.T) {
 	f := newLeaderFixture(t, 1)
 	f.appendRecords(t, 3)
 	assert.Equal(t, int64(0), f.hw(t), "no follower has anything yet")
-	assert.False(t, f.leaders.followerFetched(f.p, 2, 3))
+	assert.False(t, f.leaders.FollowerFetched(f.p, 2, 3))
 	assert.Equal(t, int64(0), f.hw(t), "follower 3 has nothing yet")
-	assert.True(t, f.leaders.followerFetched(f.p, 3, 2))
+	assert.True(t, f.leaders.FollowerFetched(f.p, 3, 2))
 	assert.Equal(t, int64(2), f.hw(t))
-	assert.True(t, f.leaders.followerFetched(f.p, 3, 3))
+	assert.True(t, f.leaders.FollowerFetched(f.p, 3, 3))
 	assert.Equal(t, int64(3), f.hw(t))
-	assert.False(t, f.leaders.followerFetched(f.p, 4, 3), "a broker without a replica is ignored")
+	assert.False(t, f.leaders.FollowerFetched(f.p, 4, 3), "a broker without a replica is ignored")
 	assert.Empty(t, f.asked, "nothing to change in the ISR")
 }
 
@@ -120,42 +122,42 @@ func TestHighWatermarkIsTheISRMinimum(t *testing.T) {
 func TestLaggingFollowerLeavesAndRejoins(t *testing.T) {
 	f := newLeaderFixture(t, 2)
 	f.appendRecords(t, 2)
-	f.leaders.followerFetched(f.p, 2, 2)
+	f.leaders.FollowerFetched(f.p, 2, 2)
 	assert.Equal(t, int64(0), f.hw(t), "follower 3 holds it back")
-	ok, n := f.leaders.enoughReplicas(f.p)
+	ok, n := f.leaders.EnoughReplicas(f.p)
 	assert.True(t, ok)
 	assert.Equal(t, 3, n)
 
 	f.now = f.now.Add(5 * time.Second)
-	f.leaders.followerFetched(f.p, 2, 2) // caught up: it has the log end
-	f.leaders.shrink()
+	f.leaders.FollowerFetched(f.p, 2, 2) // caught up: it has the log end
+	f.leaders.Shrink()
 	assert.Empty(t, f.asked, "within the lag time nothing changes")
 
 	f.now = f.now.Add(6 * time.Second) // follower 3: 11s without catching up
-	f.leaders.shrink()
+	f.leaders.Shrink()
 	require.Equal(t, [][]int32{{1, 2}}, f.asked, "the leader asks the controller to drop it")
-	f.leaders.shrink()
+	f.leaders.Shrink()
 	assert.Len(t, f.asked, 1, "one change in flight at a time")
 	assert.Equal(t, int64(0), f.hw(t), "not before the controller commits it")
 	f.commit(t)
 	assert.Equal(t, []int32{1, 2}, f.state(t).ISR)
 	assert.Equal(t, int64(2), f.hw(t), "the ISR left has it all")
-	ok, n = f.leaders.enoughReplicas(f.p)
+	ok, n = f.leaders.EnoughReplicas(f.p)
 	assert.True(t, ok, "min.insync.replicas 2")
 	assert.Equal(t, 2, n)
 
 	f.now = f.now.Add(11 * time.Second) // follower 2 lags too
-	f.leaders.shrink()
+	f.leaders.Shrink()
 	f.commit(t)
 	assert.Equal(t, []int32{1}, f.state(t).ISR)
-	ok, _ = f.leaders.enoughReplicas(f.p)
+	ok, _ = f.leaders.EnoughReplicas(f.p)
 	assert.False(t, ok)
 	f.appendRecords(t, 1)
 	assert.Equal(t, int64(3), f.hw(t), "the leader alone moves it on append")
 
-	f.leaders.followerFetched(f.p, 3, 1)
+	f.leaders.FollowerFetched(f.p, 3, 1)
 	assert.Len(t, f.asked, 2, "below the high watermark: not proposed yet")
-	f.leaders.followerFetched(f.p, 3, 3)
+	f.leaders.FollowerFetched(f.p, 3, 3)
 	require.Len(t, f.asked, 3)
 	assert.Equal(t, []int32{1, 3}, f.asked[2], "caught up: proposed back")
 	f.appendRecords(t, 1)
@@ -170,8 +172,8 @@ func TestLaggingFollowerLeavesAndRejoins(t *testing.T) {
 func TestNewLeaderEpochStartsAfresh(t *testing.T) {
 	f := newLeaderFixture(t, 1)
 	f.appendRecords(t, 2)
-	f.leaders.followerFetched(f.p, 2, 2)
-	f.leaders.followerFetched(f.p, 3, 2)
+	f.leaders.FollowerFetched(f.p, 2, 2)
+	f.leaders.FollowerFetched(f.p, 3, 2)
 	assert.Equal(t, int64(2), f.hw(t))
 	first, _ := f.leaders.of(f.p)
 	require.NotNil(t, first)
@@ -187,9 +189,9 @@ func TestNewLeaderEpochStartsAfresh(t *testing.T) {
 	require.NotNil(t, again)
 	assert.NotSame(t, first, again, "a new epoch, a new state")
 	f.appendRecords(t, 1)
-	f.leaders.followerFetched(f.p, 2, 3)
+	f.leaders.FollowerFetched(f.p, 2, 3)
 	assert.Equal(t, int64(2), f.hw(t), "follower 3 has not fetched at this epoch yet")
-	f.leaders.followerFetched(f.p, 3, 3)
+	f.leaders.FollowerFetched(f.p, 3, 3)
 	assert.Equal(t, int64(3), f.hw(t))
 }
 
@@ -201,9 +203,9 @@ func TestNewLeaderEpochStartsAfresh(t *testing.T) {
 func TestFollowerAheadOfLeaderDoesNotCount(t *testing.T) {
 	f := newLeaderFixture(t, 1)
 	f.appendRecords(t, 1)
-	assert.False(t, f.leaders.followerFetched(f.p, 2, 5), "past the log end")
-	assert.False(t, f.leaders.followerFetched(f.p, 3, 1))
+	assert.False(t, f.leaders.FollowerFetched(f.p, 2, 5), "past the log end")
+	assert.False(t, f.leaders.FollowerFetched(f.p, 3, 1))
 	assert.Equal(t, int64(0), f.hw(t), "follower 2 has not shown it holds offset 0")
-	assert.True(t, f.leaders.followerFetched(f.p, 2, 1))
+	assert.True(t, f.leaders.FollowerFetched(f.p, 2, 1))
 	assert.Equal(t, int64(1), f.hw(t))
 }
