@@ -38,8 +38,9 @@ import (
 // waking the purgatory may complete a commit, whose answer takes the
 // group's mutex.
 //
-// Compaction by key is not done, and the topic keeps its records forever
-// (offsetsTopicConfigs): a replay always finds a group's latest commit.
+// Appends go through the partition's compaction (offsets_compaction.go),
+// which follows them and rewrites the live records once the dead ones
+// call for it: the partition's size stays bounded.
 type groupStore struct{ s *Server }
 
 // errCoordinatorMoved is wrapped when the group's offsets partition is not
@@ -63,10 +64,13 @@ func (gs groupStore) append(group string, recs []kmsg.Record) (*storage.Partitio
 	if st.Leader != s.cl.self {
 		return nil, 0, 0, fmt.Errorf("%w: %s-%d is not led here", errCoordinatorMoved, offsetsTopic, idx)
 	}
-	res, err := p.Append(records.Batch(time.Now(), recs))
+	res, rw, err := s.compactor.append(p, st.LeaderEpoch, records.Batch(time.Now(), recs))
 	if err != nil {
 		s.log.Warn("appending to the offsets topic", zap.String("group", group), zap.Error(err))
 		return nil, 0, 0, fmt.Errorf("%w: %v", errCoordinatorMoved, err)
+	}
+	if rw != nil {
+		rw.submit()
 	}
 	return p, st.LeaderEpoch, res.LastOffset + 1, nil
 }
