@@ -159,6 +159,13 @@ func (ps *peers) fetchOnce(leader int32, parts []*storage.Partition, reconciled 
 					ps.s.log.Warn("appending a leader's batches", zap.String("topic", name), zap.Int32("partition", rp.Partition), zap.Error(err))
 				}
 				p.SetHighWatermark(rp.HighWatermark)
+				// The leader's log start, never past this replica's high
+				// watermark, as Kafka's follower takes it: what the leader
+				// dropped (retention, a compacted offsets partition) goes
+				// here too.
+				if _, err := p.AdvanceLogStart(rp.LogStartOffset); err != nil {
+					ps.s.log.Warn("following a leader's log start", zap.String("topic", name), zap.Int32("partition", rp.Partition), zap.Error(err))
+				}
 			case kerr.OffsetOutOfRange.Code:
 				delete(reconciled, p)
 				failed = true
