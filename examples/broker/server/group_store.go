@@ -48,8 +48,10 @@ type groupStore struct{ s *Server }
 var errCoordinatorMoved = kerr.NotCoordinator
 
 // append appends recs to group's offsets partition, and returns it, the
-// leader epoch appended under and the offset after the batch.
-func (gs groupStore) append(group string, recs []kmsg.Record) (*storage.Partition, int32, int64, error) {
+// leader epoch appended under and the offset after the batch. With
+// minISR, a partition whose ISR is below its min.insync.replicas is
+// refused, COORDINATOR_NOT_AVAILABLE.
+func (gs groupStore) append(group string, recs []kmsg.Record, minISR bool) (*storage.Partition, int32, int64, error) {
 	s := gs.s
 	t, err := s.image().Topic(offsetsTopic)
 	if err != nil {
@@ -64,6 +66,10 @@ func (gs groupStore) append(group string, recs []kmsg.Record) (*storage.Partitio
 	if st.Leader != s.cl.self {
 		return nil, 0, 0, fmt.Errorf("%w: %s-%d is not led here", errCoordinatorMoved, offsetsTopic, idx)
 	}
+	if ok, n := s.leaders.enoughReplicas(p); minISR && !ok {
+		return nil, 0, 0, fmt.Errorf("%w: %s-%d has %d in-sync replicas, min.insync.replicas is %d",
+			kerr.CoordinatorNotAvailable, offsetsTopic, idx, n, p.Topic().Config.MinISR())
+	}
 	res, rw, err := s.compactor.append(p, st.LeaderEpoch, records.Batch(time.Now(), recs))
 	if err != nil {
 		s.log.Warn("appending to the offsets topic", zap.String("group", group), zap.Error(err))
@@ -76,14 +82,17 @@ func (gs groupStore) append(group string, recs []kmsg.Record) (*storage.Partitio
 }
 
 // Commit appends the offsets, with the group's metadata record first (its
-// protocol type), and returns the wait for their replication.
+// protocol type), and returns the wait for their replication. A partition
+// whose ISR is below its min.insync.replicas refuses the commit before
+// appending it, COORDINATOR_NOT_AVAILABLE, as Kafka maps the
+// NOT_ENOUGH_REPLICAS of its acks=-1 append for a commit.
 func (gs groupStore) Commit(g, protocolType string, offsets []group.StoredOffset) (group.Pending, error) {
 	recs := make([]kmsg.Record, 0, len(offsets)+1)
 	recs = append(recs, records.Group(g, protocolType))
 	for _, o := range offsets {
 		recs = append(recs, records.Offset(g, o))
 	}
-	p, epoch, required, err := gs.append(g, recs)
+	p, epoch, required, err := gs.append(g, recs, true)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +116,7 @@ func (gs groupStore) Delete(g string, tps []group.TopicPartition) error {
 	for i, tp := range tps {
 		recs[i] = records.OffsetTombstone(g, tp)
 	}
-	_, _, _, err := gs.append(g, recs)
+	_, _, _, err := gs.append(g, recs, false)
 	return err
 }
 
@@ -119,7 +128,7 @@ func (gs groupStore) DeleteGroup(g string, tps []group.TopicPartition) error {
 		recs = append(recs, records.OffsetTombstone(g, tp))
 	}
 	recs = append(recs, records.GroupTombstone(g))
-	_, _, _, err := gs.append(g, recs)
+	_, _, _, err := gs.append(g, recs, false)
 	return err
 }
 
@@ -140,15 +149,21 @@ func (d *delayedCommit) TryComplete() bool {
 	return err != nil || o.HighWatermark >= d.required || !d.s.leadsAt(d.p, d.epoch)
 }
 
-// OnComplete answers: replicated, nil; leadership moved or the partition
-// deleted, NOT_COORDINATOR; at the deadline, REQUEST_TIMED_OUT; cut short by
-// the broker closing, NOT_COORDINATOR.
+// OnComplete answers: replicated, nil, unless the ISR fell below
+// min.insync.replicas meanwhile (Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+// which it answers a commit COORDINATOR_NOT_AVAILABLE); leadership moved
+// or the partition deleted, NOT_COORDINATOR; at the deadline,
+// REQUEST_TIMED_OUT; cut short by the broker closing, NOT_COORDINATOR.
 func (d *delayedCommit) OnComplete() {
 	o, err := d.p.Offsets()
 	switch {
 	case err != nil, !d.s.leadsAt(d.p, d.epoch):
 		d.done(errCoordinatorMoved)
 	case o.HighWatermark >= d.required:
+		if ok, _ := d.s.leaders.enoughReplicas(d.p); !ok {
+			d.done(kerr.CoordinatorNotAvailable)
+			return
+		}
 		d.done(nil)
 	case d.Outcome() == operation.Expired:
 		d.done(kerr.RequestTimedOut)
