@@ -56,11 +56,12 @@ import (
 const rewriteBatchRecords = 1000
 
 // offsetsCompactor holds the compaction of each offsets partition led
-// here.
+// here: one per partition index, kept for the broker's life (at most
+// offsets.topic.num.partitions).
 type offsetsCompactor struct {
 	s *Server // immutable
 
-	mu    sync.Mutex // guards parts (the map, not its values)
+	mu    sync.Mutex // guards parts (the map, not its values); taken last
 	parts map[int32]*compaction
 }
 
@@ -121,11 +122,16 @@ func (oc *offsetsCompactor) loaded(p *storage.Partition, epoch int32, state *rec
 	}
 }
 
-// forget drops partition idx's compaction: it is no longer led here.
+// forget resets partition idx's compaction: it is no longer led here. The
+// compaction itself stays, so that an append still under way from before
+// and those of a later leadership serialize on the same mutex; the next
+// append rebuilds its state from the log.
 func (oc *offsetsCompactor) forget(idx int32) {
-	oc.mu.Lock()
-	defer oc.mu.Unlock()
-	delete(oc.parts, idx)
+	c := oc.of(idx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.p, c.ok, c.rewrite = nil, false, nil
+	c.state = records.Replay{}
 }
 
 // append appends batch to p, led here at epoch, follows it, and rewrites
