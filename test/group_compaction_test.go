@@ -163,10 +163,11 @@ func offsetsBounds(cl *kgo.Client, idx int32) (start, hw int64, ok bool) {
 }
 
 // TestOffsetsCompactedThenCoordinatorKill9: on three broker processes
-// with log.dirs (segments rolled small, so that the log start moves by
-// whole files), thousands of commits of the same offsets keep the group's
-// offsets partition small; its coordinator killed with -9, the new one
-// loads the compacted partition and has the last acknowledged commit.
+// with log.dirs (the offsets topic's segments rolled small, so that its
+// log start moves by whole files), thousands of commits of the same
+// offsets keep the group's offsets partition small; its coordinator
+// killed with -9, the new one loads the compacted partition and has the
+// last acknowledged commit.
 func TestOffsetsCompactedThenCoordinatorKill9(t *testing.T) {
 	const (
 		topic      = "kill-bounded"
@@ -175,7 +176,7 @@ func TestOffsetsCompactedThenCoordinatorKill9(t *testing.T) {
 		commits    = 3000
 	)
 	c := startProcessCluster(t, append([]string{"--offsets.topic.num.partitions", "3",
-		"--offsets.topic.compaction.dead.records", "50", "--log.segment.bytes", "4096"}, groupFailoverArgs...)...)
+		"--offsets.topic.compaction.dead.records", "50", "--offsets.topic.segment.bytes", "4096"}, groupFailoverArgs...)...)
 	admin := c.client()
 	c.createTopic(admin, topic, partitions, nil)
 	committer := c.client(kgo.RetryTimeout(10 * time.Second))

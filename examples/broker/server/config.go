@@ -36,24 +36,28 @@ type Config struct {
 	// at least before its leader rewrites the live ones and drops the
 	// rest, once they also outnumber the live (offsets_compaction.go).
 	OffsetsCompactionDeadRecords int64
-	DefaultReplication           int16         // default.replication.factor
-	AutoCreateTopics             bool          // auto.create.topics.enable
-	SocketRequestMaxBytes        int32         // socket.request.max.bytes
-	MaxInFlightPerConn           int           // requests read ahead of their responses, per connection
-	LogRetention                 time.Duration // log.retention.ms (-1: forever)
-	LogRetentionBytes            int64         // log.retention.bytes (-1: unbounded)
-	LogRetentionCheck            time.Duration // log.retention.check.interval.ms
-	MessageMaxBytes              int32         // message.max.bytes: the largest record batch accepted
-	FetchPurgeInterval           int           // fetch.purgatory.purge.interval.requests
-	ProducePurgeInterval         int           // producer.purgatory.purge.interval.requests
-	DeleteRecordsPurge           int           // delete.records.purgatory.purge.interval.requests
-	GroupInitialRebalance        time.Duration // group.initial.rebalance.delay.ms
-	GroupMinSessionTimeout       time.Duration // group.min.session.timeout.ms
-	GroupMaxSessionTimeout       time.Duration // group.max.session.timeout.ms
-	OffsetsRetention             time.Duration // offsets.retention.minutes
-	TransactionalIDExpiry        time.Duration // transactional.id.expiration.ms (producer ids)
-	MaxIdempotentInFlight        int           // batches a producer may have in flight per partition (Kafka: 5)
-	ConnectionsMaxIdle           time.Duration // connections.max.idle.ms
+	// OffsetsTopicSegmentBytes is the segment size of the offsets topic's
+	// partitions in log.dirs (offsets.topic.segment.bytes): the unit its
+	// compaction's dropped records leave the disk in.
+	OffsetsTopicSegmentBytes int64
+	DefaultReplication       int16         // default.replication.factor
+	AutoCreateTopics         bool          // auto.create.topics.enable
+	SocketRequestMaxBytes    int32         // socket.request.max.bytes
+	MaxInFlightPerConn       int           // requests read ahead of their responses, per connection
+	LogRetention             time.Duration // log.retention.ms (-1: forever)
+	LogRetentionBytes        int64         // log.retention.bytes (-1: unbounded)
+	LogRetentionCheck        time.Duration // log.retention.check.interval.ms
+	MessageMaxBytes          int32         // message.max.bytes: the largest record batch accepted
+	FetchPurgeInterval       int           // fetch.purgatory.purge.interval.requests
+	ProducePurgeInterval     int           // producer.purgatory.purge.interval.requests
+	DeleteRecordsPurge       int           // delete.records.purgatory.purge.interval.requests
+	GroupInitialRebalance    time.Duration // group.initial.rebalance.delay.ms
+	GroupMinSessionTimeout   time.Duration // group.min.session.timeout.ms
+	GroupMaxSessionTimeout   time.Duration // group.max.session.timeout.ms
+	OffsetsRetention         time.Duration // offsets.retention.minutes
+	TransactionalIDExpiry    time.Duration // transactional.id.expiration.ms (producer ids)
+	MaxIdempotentInFlight    int           // batches a producer may have in flight per partition (Kafka: 5)
+	ConnectionsMaxIdle       time.Duration // connections.max.idle.ms
 
 	// MaxConnections bounds the connections open at once
 	// (max.connections): a connection past it is closed as soon as it is
@@ -146,6 +150,7 @@ func Default() Config {
 		OffsetsCommitTimeout:   5 * time.Second,
 
 		OffsetsCompactionDeadRecords: 10_000,
+		OffsetsTopicSegmentBytes:     100 << 20,
 		DefaultReplication:           1,
 		AutoCreateTopics:             true,
 		SocketRequestMaxBytes:        100 << 20,
@@ -314,6 +319,7 @@ func (c *Config) settings() []setting {
 		intSetting("offsets.topic.num.partitions", "partitions of the offsets topic, __consumer_offsets", &c.OffsetsTopicPartitions),
 		intSetting("offsets.topic.replication.factor", "replication factor of the offsets topic, capped at the cluster's size", &c.OffsetsTopicRF),
 		durationSetting("offsets.commit.timeout.ms", "how long an offset commit waits for its record to be replicated", &c.OffsetsCommitTimeout, ms),
+		intSetting("offsets.topic.segment.bytes", "segment file size of the offsets topic's partitions in log.dirs", &c.OffsetsTopicSegmentBytes),
 		intSetting("offsets.topic.compaction.dead.records", "dead records an offsets partition holds, once they outnumber the live, before its leader rewrites the live ones and drops the rest", &c.OffsetsCompactionDeadRecords),
 		intSetting("default.replication.factor", "replication factor of an auto-created topic", &c.DefaultReplication),
 		boolSetting("auto.create.topics.enable", "create topics on first metadata or produce request", &c.AutoCreateTopics),
