@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,4 +77,41 @@ func TestKcatCluster(t *testing.T) {
 	meta := kcat(t, path, "", "-b", b, "-L", "-t", "rdk")
 	assert.Contains(t, meta, "3 brokers")
 	assert.Contains(t, meta, "partition 0, leader 1, replicas: 1,2,3, isrs: 1,2,3")
+}
+
+// TestKcatGroupThroughCoordinatorChange: a librdkafka consumer group
+// (kcat -G) consumes a topic and commits on exit; its coordinator, the
+// leader of the group's offsets partition, is stopped; a new kcat of the
+// group, bootstrapped from a survivor, finds the new coordinator and goes
+// on from the committed offsets: exactly the records produced since.
+func TestKcatGroupThroughCoordinatorChange(t *testing.T) {
+	path := kcatPath(t)
+	const group = "rdk-failover"
+	c := startCluster(t, 3, func(cfg *server.Config) {
+		cfg.DefaultReplication, cfg.OffsetsTopicPartitions = 3, 3
+	})
+	lines := func(from, to int) string {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			b.WriteString("r" + strconv.Itoa(i) + "\n")
+		}
+		return b.String()
+	}
+	kcat(t, path, lines(0, 100), "-b", c.cfgs[0].Listener, "-P", "-t", "rdk", "-X", "acks=all")
+	assert.Equal(t, lines(0, 100), kcat(t, path, "", "-b", c.cfgs[0].Listener, "-G", group, "rdk", "-o", "beginning", "-e", "-q"))
+
+	idx := groupPartition(group, 3)
+	coordinator := c.replica(1, "__consumer_offsets", idx).Leader
+	require.Greater(t, coordinator, int32(0))
+	c.stop(coordinator)
+	survivor := coordinator%3 + 1
+	require.Eventually(t, func() bool {
+		ri, err := c.broker(survivor).Replica("__consumer_offsets", idx)
+		return err == nil && ri.Leader > 0 && ri.Leader != coordinator
+	}, 10*time.Second, 5*time.Millisecond, "the offsets partition has a new leader")
+
+	b := c.cfgs[survivor-1].Listener
+	kcat(t, path, lines(100, 150), "-b", b, "-P", "-t", "rdk", "-X", "acks=all")
+	assert.Equal(t, lines(100, 150), kcat(t, path, "", "-b", b, "-G", group, "rdk", "-e", "-q"),
+		"the group goes on from its commits, at the new coordinator")
 }

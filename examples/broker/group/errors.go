@@ -31,6 +31,15 @@ var (
 	errStore = kerr.NotCoordinator
 )
 
+// storeCode is the answer to a change an OffsetStore refused with err, or
+// did not make durable: the *kerr.Error it wraps, else errStore.
+func storeCode(err error) *kerr.Error {
+	if ke := (*kerr.Error)(nil); errors.As(err, &ke) {
+		return ke
+	}
+	return errStore
+}
+
 // Code returns err's Kafka error code; nil is NONE (0). Unlike converting
 // err to an error first, it never mistakes a typed nil for an error.
 func Code(err *kerr.Error) int16 {

@@ -2,7 +2,6 @@ package group
 
 import (
 	"cmp"
-	"errors"
 	"slices"
 	"time"
 
@@ -71,9 +70,10 @@ type CommitOffset struct {
 // coordinated here), ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
 // FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS (CompletingRebalance: the
 // member knows its generation but not yet its assignment),
-// OFFSET_METADATA_TOO_LARGE; NOT_COORDINATOR when the OffsetStore refuses
-// the offsets, and the store's error when they do not become durable
-// (REQUEST_TIMED_OUT, NOT_COORDINATOR): they are then not committed.
+// OFFSET_METADATA_TOO_LARGE; the store's error when it refuses the offsets
+// or they do not become durable (a *kerr.Error it returns, such as
+// COORDINATOR_NOT_AVAILABLE or REQUEST_TIMED_OUT; NOT_COORDINATOR for any
+// other): they are then not committed.
 // Whether the topic exists is the caller's check (Kafka makes it in
 // KafkaApis too).
 func (c *Coordinator) CommitOffsets(req CommitRequest, respond func([]*kerr.Error)) {
@@ -141,9 +141,10 @@ func (c *Coordinator) commitLocked(req *CommitRequest, errs []*kerr.Error, a *af
 	// stored.
 	pending, serr := g.storeCommitLocked(req.Offsets, offs)
 	if serr != nil {
+		code := storeCode(serr)
 		for i := range offs {
 			if offs[i] != nil {
-				errs[i] = errStore
+				errs[i] = code
 			}
 		}
 		return g, nil, 0, nil
@@ -220,11 +221,7 @@ func (c *Coordinator) settleCommit(g *group, reqs []CommitOffset, offs []*offset
 		g.applyCommitLocked(reqs, offs, seq, &a)
 	}
 	if err != nil {
-		code := errStore
-		var ke *kerr.Error
-		if errors.As(err, &ke) {
-			code = ke
-		}
+		code := storeCode(err)
 		for i, o := range reqs {
 			if offs[i] == nil {
 				continue

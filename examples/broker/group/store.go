@@ -30,7 +30,9 @@ type OffsetStore interface {
 	// Commit appends offsets committed to group, whose protocol type is
 	// protocolType ("" for a group that never had members), and returns
 	// the wait for them to be durable. An error means nothing was
-	// appended (this broker no longer leads the group's partition, say).
+	// appended (this broker no longer leads the group's partition, say);
+	// the client is answered the *kerr.Error it wraps (such as
+	// COORDINATOR_NOT_AVAILABLE), or NOT_COORDINATOR.
 	Commit(group, protocolType string, offsets []StoredOffset) (Pending, error)
 	// Delete appends that group's offsets of partitions are gone,
 	// deleted (OffsetDelete) or expired.

@@ -211,6 +211,13 @@ func (fe *Fetcher) fetchOnce(ctx context.Context, leader int32, parts []*storage
 					fe.log.Warn("appending a leader's batches", zap.String("topic", name), zap.Int32("partition", rp.Partition), zap.Error(err))
 				}
 				p.SetHighWatermark(rp.HighWatermark)
+				// The leader's log start, never past this replica's high
+				// watermark, as Kafka's follower takes it: what the leader
+				// dropped (retention, a compacted offsets partition) goes
+				// here too.
+				if _, err := p.AdvanceLogStart(rp.LogStartOffset); err != nil {
+					fe.log.Warn("following a leader's log start", zap.String("topic", name), zap.Int32("partition", rp.Partition), zap.Error(err))
+				}
 			case kerr.OffsetOutOfRange.Code:
 				delete(reconciled, p)
 				failed = true

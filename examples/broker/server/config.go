@@ -31,24 +31,33 @@ type Config struct {
 	OffsetsTopicPartitions int32         // offsets.topic.num.partitions
 	OffsetsTopicRF         int16         // offsets.topic.replication.factor, capped at the cluster's size
 	OffsetsCommitTimeout   time.Duration // offsets.commit.timeout.ms: a commit's wait for its replication
-	DefaultReplication     int16         // default.replication.factor
-	AutoCreateTopics       bool          // auto.create.topics.enable
-	SocketRequestMaxBytes  int32         // socket.request.max.bytes
-	MaxInFlightPerConn     int           // requests read ahead of their responses, per connection
-	LogRetention           time.Duration // log.retention.ms (-1: forever)
-	LogRetentionBytes      int64         // log.retention.bytes (-1: unbounded)
-	LogRetentionCheck      time.Duration // log.retention.check.interval.ms
-	MessageMaxBytes        int32         // message.max.bytes: the largest record batch accepted
-	FetchPurgeInterval     int           // fetch.purgatory.purge.interval.requests
-	ProducePurgeInterval   int           // producer.purgatory.purge.interval.requests
-	DeleteRecordsPurge     int           // delete.records.purgatory.purge.interval.requests
-	GroupInitialRebalance  time.Duration // group.initial.rebalance.delay.ms
-	GroupMinSessionTimeout time.Duration // group.min.session.timeout.ms
-	GroupMaxSessionTimeout time.Duration // group.max.session.timeout.ms
-	OffsetsRetention       time.Duration // offsets.retention.minutes
-	TransactionalIDExpiry  time.Duration // transactional.id.expiration.ms (producer ids)
-	MaxIdempotentInFlight  int           // batches a producer may have in flight per partition (Kafka: 5)
-	ConnectionsMaxIdle     time.Duration // connections.max.idle.ms
+	// OffsetsCompactionDeadRecords is how many dead records (offsets
+	// overwritten or deleted, groups deleted) an offsets partition holds
+	// at least before its leader rewrites the live ones and drops the
+	// rest, once they also outnumber the live (offsets_compaction.go).
+	OffsetsCompactionDeadRecords int64
+	// OffsetsTopicSegmentBytes is the segment size of the offsets topic's
+	// partitions in log.dirs (offsets.topic.segment.bytes): the unit its
+	// compaction's dropped records leave the disk in.
+	OffsetsTopicSegmentBytes int64
+	DefaultReplication       int16         // default.replication.factor
+	AutoCreateTopics         bool          // auto.create.topics.enable
+	SocketRequestMaxBytes    int32         // socket.request.max.bytes
+	MaxInFlightPerConn       int           // requests read ahead of their responses, per connection
+	LogRetention             time.Duration // log.retention.ms (-1: forever)
+	LogRetentionBytes        int64         // log.retention.bytes (-1: unbounded)
+	LogRetentionCheck        time.Duration // log.retention.check.interval.ms
+	MessageMaxBytes          int32         // message.max.bytes: the largest record batch accepted
+	FetchPurgeInterval       int           // fetch.purgatory.purge.interval.requests
+	ProducePurgeInterval     int           // producer.purgatory.purge.interval.requests
+	DeleteRecordsPurge       int           // delete.records.purgatory.purge.interval.requests
+	GroupInitialRebalance    time.Duration // group.initial.rebalance.delay.ms
+	GroupMinSessionTimeout   time.Duration // group.min.session.timeout.ms
+	GroupMaxSessionTimeout   time.Duration // group.max.session.timeout.ms
+	OffsetsRetention         time.Duration // offsets.retention.minutes
+	TransactionalIDExpiry    time.Duration // transactional.id.expiration.ms (producer ids)
+	MaxIdempotentInFlight    int           // batches a producer may have in flight per partition (Kafka: 5)
+	ConnectionsMaxIdle       time.Duration // connections.max.idle.ms
 
 	// MaxConnections bounds the connections open at once
 	// (max.connections): a connection past it is closed as soon as it is
@@ -139,30 +148,33 @@ func Default() Config {
 		OffsetsTopicPartitions: 50,
 		OffsetsTopicRF:         3,
 		OffsetsCommitTimeout:   5 * time.Second,
-		DefaultReplication:     1,
-		AutoCreateTopics:       true,
-		SocketRequestMaxBytes:  100 << 20,
-		MaxInFlightPerConn:     100,
-		LogRetention:           168 * time.Hour,
-		LogRetentionBytes:      -1,
-		LogRetentionCheck:      5 * time.Minute,
-		MessageMaxBytes:        1048588,
-		FetchPurgeInterval:     1000,
-		ProducePurgeInterval:   1000,
-		DeleteRecordsPurge:     1,
-		GroupInitialRebalance:  3 * time.Second,
-		GroupMinSessionTimeout: 6 * time.Second,
-		GroupMaxSessionTimeout: 30 * time.Minute,
-		OffsetsRetention:       7 * 24 * time.Hour,
-		TransactionalIDExpiry:  7 * 24 * time.Hour,
-		MaxIdempotentInFlight:  5,
-		ConnectionsMaxIdle:     10 * time.Minute,
-		MaxConnections:         -1,
-		MaxConnectionsPerIP:    math.MaxInt32,
-		MaxBrokerPartitions:    -1,
-		QueuedMaxRequestBytes:  512 << 20,
-		SocketReadTimeout:      30 * time.Second,
-		FetchMaxBytes:          55 << 20,
+
+		OffsetsCompactionDeadRecords: 10_000,
+		OffsetsTopicSegmentBytes:     100 << 20,
+		DefaultReplication:           1,
+		AutoCreateTopics:             true,
+		SocketRequestMaxBytes:        100 << 20,
+		MaxInFlightPerConn:           100,
+		LogRetention:                 168 * time.Hour,
+		LogRetentionBytes:            -1,
+		LogRetentionCheck:            5 * time.Minute,
+		MessageMaxBytes:              1048588,
+		FetchPurgeInterval:           1000,
+		ProducePurgeInterval:         1000,
+		DeleteRecordsPurge:           1,
+		GroupInitialRebalance:        3 * time.Second,
+		GroupMinSessionTimeout:       6 * time.Second,
+		GroupMaxSessionTimeout:       30 * time.Minute,
+		OffsetsRetention:             7 * 24 * time.Hour,
+		TransactionalIDExpiry:        7 * 24 * time.Hour,
+		MaxIdempotentInFlight:        5,
+		ConnectionsMaxIdle:           10 * time.Minute,
+		MaxConnections:               -1,
+		MaxConnectionsPerIP:          math.MaxInt32,
+		MaxBrokerPartitions:          -1,
+		QueuedMaxRequestBytes:        512 << 20,
+		SocketReadTimeout:            30 * time.Second,
+		FetchMaxBytes:                55 << 20,
 
 		LogSegmentBytes:          logdir.DefaultSegmentBytes,
 		LogRoll:                  logdir.DefaultRollAfter,
@@ -198,6 +210,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("offsets.topic.replication.factor: %d, must be at least 1", c.OffsetsTopicRF)
 	case c.OffsetsCommitTimeout < time.Millisecond:
 		return fmt.Errorf("offsets.commit.timeout.ms: %v, must be at least 1ms", c.OffsetsCommitTimeout)
+	case c.OffsetsCompactionDeadRecords < 1:
+		return fmt.Errorf("offsets.topic.compaction.dead.records: %d, must be at least 1", c.OffsetsCompactionDeadRecords)
 	case c.DefaultReplication < 1:
 		return fmt.Errorf("default.replication.factor: %d, must be at least 1", c.DefaultReplication)
 	case c.SocketRequestMaxBytes < 1024:
@@ -305,6 +319,8 @@ func (c *Config) settings() []setting {
 		intSetting("offsets.topic.num.partitions", "partitions of the offsets topic, __consumer_offsets", &c.OffsetsTopicPartitions),
 		intSetting("offsets.topic.replication.factor", "replication factor of the offsets topic, capped at the cluster's size", &c.OffsetsTopicRF),
 		durationSetting("offsets.commit.timeout.ms", "how long an offset commit waits for its record to be replicated", &c.OffsetsCommitTimeout, ms),
+		intSetting("offsets.topic.segment.bytes", "segment file size of the offsets topic's partitions in log.dirs", &c.OffsetsTopicSegmentBytes),
+		intSetting("offsets.topic.compaction.dead.records", "dead records an offsets partition holds, once they outnumber the live, before its leader rewrites the live ones and drops the rest", &c.OffsetsCompactionDeadRecords),
 		intSetting("default.replication.factor", "replication factor of an auto-created topic", &c.DefaultReplication),
 		boolSetting("auto.create.topics.enable", "create topics on first metadata or produce request", &c.AutoCreateTopics),
 		intSetting("socket.request.max.bytes", "largest request accepted; a larger one closes the connection", &c.SocketRequestMaxBytes),

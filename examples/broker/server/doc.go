@@ -59,7 +59,9 @@
 // leading a partition answers those waiting on it at once,
 // NOT_LEADER_OR_FOLLOWER. A group is coordinated by the leader of its
 // partition of __consumer_offsets (offsets_topic.go, group_partitions.go),
-// and moves with it.
+// and moves with it; the leader keeps the partition bounded by rewriting
+// its live records and moving its log start past the dead ones
+// (offsets_compaction.go), and followers follow the leader's log start.
 //
 // # Durability
 //
@@ -109,7 +111,8 @@
 // # Lock order
 //
 // An operation's lock, then the broker's data locks (the leader replica
-// state's, then a partition's; a group's), then a connection's lock; a
+// state's, then a partition's; a group's, then its offsets partition's
+// compaction, then that partition's), then a connection's lock; a
 // connection's lock is never held while calling out. Purgatory callbacks
 // run with no purgatory lock held, and nothing calls CheckAndComplete with
 // a lock held. The peers' goroutines (fetchers, heartbeat, ISR check,

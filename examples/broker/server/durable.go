@@ -29,6 +29,7 @@ func openDurable(cfg Config, log *zap.Logger, openSealed int) (*durable, error) 
 	dir, err := logdir.Open(cfg.LogDirs,
 		logdir.WithNodeID(cfg.NodeID),
 		logdir.WithSegmentBytes(cfg.LogSegmentBytes),
+		logdir.WithTopicSegmentBytes(offsetsTopic, cfg.OffsetsTopicSegmentBytes),
 		logdir.WithIndexIntervalBytes(cfg.LogIndexIntervalBytes),
 		logdir.WithRollAfter(cfg.LogRoll),
 		logdir.WithFlush(cfg.LogFlushIntervalMessages, cfg.LogFlushInterval),

@@ -164,7 +164,7 @@ func (gp *groupPartitions) startLoadLocked(idx, epoch int32) {
 	gp.wg.Add(1)
 	go func() {
 		defer gp.wg.Done()
-		groups, err := replayPartition(p)
+		state, next, err := replayPartition(p)
 		gp.mu.Lock()
 		defer gp.mu.Unlock()
 		switch {
@@ -175,7 +175,9 @@ func (gp *groupPartitions) startLoadLocked(idx, epoch int32) {
 			// forget offsets clients were told are committed.
 			s.log.Error("cannot load an offsets partition", zap.Int32("partition", idx), zap.Error(err))
 		default:
-			gp.finishLoadLocked(idx, st, groups)
+			// The compaction follows the log from what the load read.
+			gp.s.compactor.loaded(p, epoch, state, next)
+			gp.finishLoadLocked(idx, st, state.Groups())
 			gp.publishLocked()
 		}
 	}()
@@ -199,26 +201,28 @@ func (gp *groupPartitions) finishLoadLocked(idx int32, st *partitionState, group
 // leader: a new leader's high watermark may not yet cover commits that
 // the old leader acknowledged, all of which it holds (it was in their
 // ISR), and as leader its log is never truncated. Kafka's coordinator
-// loads to the log end too.
-func replayPartition(p *storage.Partition) ([]group.StoredGroup, error) {
+// loads to the log end too. It returns the replay and the offset after
+// the last batch read.
+func replayPartition(p *storage.Partition) (*records.Replay, int64, error) {
 	o, err := p.Offsets()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var r records.Replay
-	for at := o.LogStart; at < o.LogEnd; {
+	at := o.LogStart
+	for at < o.LogEnd {
 		res, err := p.Read(at, storage.ReadReplica, 1<<20, true)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if len(res.Records) == 0 {
 			break
 		}
 		if at, err = r.Apply(res.Records); err != nil {
-			return nil, fmt.Errorf("%s-%d: %w", offsetsTopic, p.Index(), err)
+			return nil, 0, fmt.Errorf("%s-%d: %w", offsetsTopic, p.Index(), err)
 		}
 	}
-	return r.Groups(), nil
+	return &r, at, nil
 }
 
 // unloadLocked forgets partition idx and unloads its groups: the
@@ -229,6 +233,7 @@ func replayPartition(p *storage.Partition) ([]group.StoredGroup, error) {
 func (gp *groupPartitions) unloadLocked(idx int32) {
 	delete(gp.states, idx)
 	gp.publishLocked()
+	gp.s.compactor.forget(idx)
 	n := gp.n
 	gone := gp.s.groups.Unload(func(group string) bool { return partitionFor(group, n) == idx })
 	gp.s.log.Debug("unloaded the groups of an offsets partition", zap.Int32("partition", idx), zap.Int("groups", gone))

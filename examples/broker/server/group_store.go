@@ -38,8 +38,9 @@ import (
 // waking the purgatory may complete a commit, whose answer takes the
 // group's mutex.
 //
-// Compaction by key is not done, and the topic keeps its records forever
-// (offsetsTopicConfigs): a replay always finds a group's latest commit.
+// Appends go through the partition's compaction (offsets_compaction.go),
+// which follows them and rewrites the live records once the dead ones
+// call for it: the partition's size stays bounded.
 type groupStore struct{ s *Server }
 
 // errCoordinatorMoved is wrapped when the group's offsets partition is not
@@ -47,8 +48,10 @@ type groupStore struct{ s *Server }
 var errCoordinatorMoved = kerr.NotCoordinator
 
 // append appends recs to group's offsets partition, and returns it, the
-// leader epoch appended under and the offset after the batch.
-func (gs groupStore) append(group string, recs []kmsg.Record) (*storage.Partition, int32, int64, error) {
+// leader epoch appended under and the offset after the batch. With
+// minISR, a partition whose ISR is below its min.insync.replicas is
+// refused, COORDINATOR_NOT_AVAILABLE.
+func (gs groupStore) append(group string, recs []kmsg.Record, minISR bool) (*storage.Partition, int32, int64, error) {
 	s := gs.s
 	t, err := s.image().Topic(offsetsTopic)
 	if err != nil {
@@ -63,23 +66,33 @@ func (gs groupStore) append(group string, recs []kmsg.Record) (*storage.Partitio
 	if st.Leader != s.cl.self {
 		return nil, 0, 0, fmt.Errorf("%w: %s-%d is not led here", errCoordinatorMoved, offsetsTopic, idx)
 	}
-	res, err := p.Append(records.Batch(time.Now(), recs))
+	if ok, n := s.leaders.EnoughReplicas(p); minISR && !ok {
+		return nil, 0, 0, fmt.Errorf("%w: %s-%d has %d in-sync replicas, min.insync.replicas is %d",
+			kerr.CoordinatorNotAvailable, offsetsTopic, idx, n, p.Topic().Config.MinISR())
+	}
+	res, rw, err := s.compactor.append(p, st.LeaderEpoch, records.Batch(time.Now(), recs))
 	if err != nil {
 		s.log.Warn("appending to the offsets topic", zap.String("group", group), zap.Error(err))
 		return nil, 0, 0, fmt.Errorf("%w: %v", errCoordinatorMoved, err)
+	}
+	if rw != nil {
+		rw.submit()
 	}
 	return p, st.LeaderEpoch, res.LastOffset + 1, nil
 }
 
 // Commit appends the offsets, with the group's metadata record first (its
-// protocol type), and returns the wait for their replication.
+// protocol type), and returns the wait for their replication. A partition
+// whose ISR is below its min.insync.replicas refuses the commit before
+// appending it, COORDINATOR_NOT_AVAILABLE, as Kafka maps the
+// NOT_ENOUGH_REPLICAS of its acks=-1 append for a commit.
 func (gs groupStore) Commit(g, protocolType string, offsets []group.StoredOffset) (group.Pending, error) {
 	recs := make([]kmsg.Record, 0, len(offsets)+1)
 	recs = append(recs, records.Group(g, protocolType))
 	for _, o := range offsets {
 		recs = append(recs, records.Offset(g, o))
 	}
-	p, epoch, required, err := gs.append(g, recs)
+	p, epoch, required, err := gs.append(g, recs, true)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +116,7 @@ func (gs groupStore) Delete(g string, tps []group.TopicPartition) error {
 	for i, tp := range tps {
 		recs[i] = records.OffsetTombstone(g, tp)
 	}
-	_, _, _, err := gs.append(g, recs)
+	_, _, _, err := gs.append(g, recs, false)
 	return err
 }
 
@@ -115,7 +128,7 @@ func (gs groupStore) DeleteGroup(g string, tps []group.TopicPartition) error {
 		recs = append(recs, records.OffsetTombstone(g, tp))
 	}
 	recs = append(recs, records.GroupTombstone(g))
-	_, _, _, err := gs.append(g, recs)
+	_, _, _, err := gs.append(g, recs, false)
 	return err
 }
 
@@ -136,15 +149,21 @@ func (d *delayedCommit) TryComplete() bool {
 	return err != nil || o.HighWatermark >= d.required || !d.s.leadsAt(d.p, d.epoch)
 }
 
-// OnComplete answers: replicated, nil; leadership moved or the partition
-// deleted, NOT_COORDINATOR; at the deadline, REQUEST_TIMED_OUT; cut short by
-// the broker closing, NOT_COORDINATOR.
+// OnComplete answers: replicated, nil, unless the ISR fell below
+// min.insync.replicas meanwhile (Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+// which it answers a commit COORDINATOR_NOT_AVAILABLE); leadership moved
+// or the partition deleted, NOT_COORDINATOR; at the deadline,
+// REQUEST_TIMED_OUT; cut short by the broker closing, NOT_COORDINATOR.
 func (d *delayedCommit) OnComplete() {
 	o, err := d.p.Offsets()
 	switch {
 	case err != nil, !d.s.leadsAt(d.p, d.epoch):
 		d.done(errCoordinatorMoved)
 	case o.HighWatermark >= d.required:
+		if ok, _ := d.s.leaders.EnoughReplicas(d.p); !ok {
+			d.done(kerr.CoordinatorNotAvailable)
+			return
+		}
 		d.done(nil)
 	case d.Outcome() == operation.Expired:
 		d.done(kerr.RequestTimedOut)

@@ -127,3 +127,22 @@ func TestOffsetsPartitionLoadsAgain(t *testing.T) {
 	assert.Equal(t, int16(2), k.Version)
 	assert.Equal(t, "g", k.Group, "a commit's batch starts with its group's metadata record")
 }
+
+// TestOffsetCommitBelowMinISR: a commit to an offsets partition whose ISR
+// is below min.insync.replicas is refused COORDINATOR_NOT_AVAILABLE, as
+// Kafka maps its NOT_ENOUGH_REPLICAS, and nothing is appended.
+func TestOffsetCommitBelowMinISR(t *testing.T) {
+	s := newTestServer(t, func(c *Config) {
+		c.GroupInitialRebalance, c.OffsetsTopicPartitions, c.MinInsyncReplicas = 0, 1, 2 // one replica, never enough
+	})
+	createTopic(t, s, "orders", 3)
+	c := dialRaw(t, s)
+	code := kerr.CoordinatorNotAvailable.Code
+	assert.Equal(t, []int16{code, code}, commitCodes(c.roundTrip(commitReq(8, "g", "", -1, 1))))
+	p, err := s.data.store.Partition(offsetsTopic, 0)
+	require.NoError(t, err)
+	o, err := p.Offsets()
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), o.LogEnd, "nothing appended")
+	assert.Equal(t, []int64{-1, -1}, fetchOffsets(t, c, 8, "g", "orders", 0, 1))
+}

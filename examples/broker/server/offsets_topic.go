@@ -77,13 +77,12 @@ func (s *Server) ensureOffsetsTopic(r *request) error {
 	return err
 }
 
-// offsetsTopicConfigs are the offsets topic's own configs: its records are
-// kept forever, since a group's latest commit may be older than any
-// retention and must still be there when a new leader loads the
-// partition. Kafka compacts the topic by key instead (cleanup.policy
-// compact); this broker does not compact, so the topic grows with every
-// commit until it is deleted (offset expiry and group deletion are
-// tombstones, which a compaction would act on).
+// offsetsTopicConfigs are the offsets topic's own configs: no retention,
+// since a group's latest commit may be older than any retention and must
+// still be there when a new leader loads the partition. Kafka compacts the
+// topic by key instead (cleanup.policy compact); here the leader of each
+// partition rewrites its live records and moves its log start past the
+// dead ones (offsets_compaction.go), and followers follow that log start.
 var offsetsTopicConfigs = map[string]string{"retention.ms": "-1", "retention.bytes": "-1"}
 
 // offsetsTopicRF is offsets.topic.replication.factor, capped at the

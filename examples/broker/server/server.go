@@ -73,6 +73,9 @@ type Server struct {
 	// gparts is the offsets partitions this broker leads, whose groups
 	// it coordinates (group_partitions.go).
 	gparts *groupPartitions
+	// compactor bounds the offsets partitions this broker leads
+	// (offsets_compaction.go).
+	compactor *offsetsCompactor
 	// topicExists reports whether a partition exists, for OffsetCommit's
 	// UNKNOWN_TOPIC_OR_PARTITION. Nil accepts every partition: topics are
 	// the data path's; wire its registry here (see coordinator.go).
@@ -156,6 +159,7 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	}
 	s.files.log(log, cfg)
 	s.gparts = newGroupPartitions(s)
+	s.compactor = newOffsetsCompactor(s)
 	if s.groups, err = newCoordinator(cfg, log, s.reg, groupStore{s}, s.gparts.owns); err != nil {
 		s.closePurgatories()
 		_ = s.durable.close()

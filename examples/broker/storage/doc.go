@@ -25,7 +25,8 @@
 //	log start          high watermark = last stable     log end
 //	    |  batches ...        |                            |
 //
-// The log start is the first offset kept (retention moves it). The log end
+// The log start is the first offset kept (retention moves it, and
+// AdvanceLogStart, up to the high watermark). The log end
 // is the offset the next batch gets. The high watermark is the smallest log
 // end among the in-sync replicas; with one replica, the log end, moved on
 // each append. Consumers read below it. The last stable offset bounds
@@ -84,7 +85,10 @@
 // segment kept. In the memory log every batch is a segment. Retention is
 // applied on every append to the partition appended to, and to every
 // partition by a goroutine every retention check interval, which Close
-// stops.
+// stops. AdvanceLogStart deletes from the front the same way, up to an
+// offset its caller names and never past the high watermark: a compacted
+// offsets partition's leader, and a follower taking its leader's log
+// start, use it.
 //
 // # Logs and the catalog
 //

@@ -126,3 +126,36 @@ func TestSweeperGoroutine(t *testing.T) {
 		require.NoError(t, s.Close(), "idempotent")
 	})
 }
+
+// TestAdvanceLogStart: the log start moves to a batch boundary at or
+// before the offset asked, never past the high watermark, never back.
+func TestAdvanceLogStart(t *testing.T) {
+	p, _ := newTestPartition(t, forever)
+	for range 4 {
+		_, err := p.Append(batchtest.Values(1, "x", "y")) // 2 records a batch: 0-1, 2-3, 4-5, 6-7
+		require.NoError(t, err)
+	}
+	p.SetHighWatermarkManaged(true)
+	p.SetHighWatermark(5)
+
+	tests := []struct {
+		name   string
+		offset int64
+		want   int64
+	}{
+		{"inside a batch: its base", 3, 2},
+		{"before the start: nothing", 1, 2},
+		{"past the high watermark: held at the batch holding it", 7, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start, err := p.AdvanceLogStart(tt.offset)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, start)
+			o, _ := p.Offsets()
+			assert.Equal(t, tt.want, o.LogStart, "Offsets agrees")
+		})
+	}
+	_, err := p.Read(1, ReadReplica, 1<<20, true)
+	assert.ErrorIs(t, err, ErrOffsetOutOfRange, "dropped offsets are out of range")
+}

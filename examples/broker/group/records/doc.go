@@ -28,5 +28,15 @@
 // left (Groups): a group with neither offsets nor live metadata is gone.
 // A batch that holds a record this package does not write fails the
 // replay with ErrRecord, rather than forget offsets that clients were told
-// are committed.
+// are committed. It counts the records applied and the live ones (the
+// latest value of each key, tombstones left out); the others are dead.
+//
+// # Rewrite
+//
+// Kafka compacts the topic by key. Here a Replay writes its live records
+// again (Rewrite), in batches after the log's: each record holds its key's
+// latest value, so a replay from anywhere at or before the rewrite's first
+// batch, through any prefix of it, gives the same groups, and the records
+// before it may go. A rewrite is thus the one change that may span
+// batches.
 package records

@@ -155,8 +155,10 @@ func decode(r kmsg.Record) (change, error) {
 // Replay is what a partition's records add up to: the latest value of
 // each key. The zero Replay is empty and ready.
 type Replay struct {
-	groups map[string]*groupState
-	next   int64 // the offset after the last batch applied
+	groups  map[string]*groupState
+	next    int64 // the offset after the last batch applied
+	records int64 // records applied
+	live    int64 // records Rewrite would write: live keys
 }
 
 type groupState struct {
@@ -198,6 +200,7 @@ func (r *Replay) Apply(raw []byte) (next int64, err error) {
 				return r.next, err
 			}
 			r.apply(c)
+			r.records++
 			rest = rest[end:]
 		}
 		r.next = b.FirstOffset + int64(b.LastOffsetDelta) + 1
@@ -216,6 +219,12 @@ func (r *Replay) apply(c change) {
 		gs = &groupState{offsets: make(map[group.TopicPartition]group.StoredOffset)}
 		r.groups[c.group] = gs
 	}
+	r.live -= gs.live()
+	defer func() {
+		if r.groups[c.group] == gs {
+			r.live += gs.live()
+		}
+	}()
 	switch {
 	case c.isOffset && c.deleted:
 		delete(gs.offsets, c.tp)
@@ -232,6 +241,15 @@ func (r *Replay) apply(c change) {
 	if gs.ptype == "" && len(gs.offsets) == 0 {
 		delete(r.groups, c.group)
 	}
+}
+
+// live is the number of the group's records Rewrite writes.
+func (gs *groupState) live() int64 {
+	n := int64(len(gs.offsets))
+	if gs.ptype != "" {
+		n++
+	}
+	return n
 }
 
 // Groups returns the groups replayed, by name, each with its offsets by

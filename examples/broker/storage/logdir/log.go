@@ -27,6 +27,9 @@ type Log struct {
 	files *fileCache      // immutable: the directory's cache of sealed segment files
 	key   pointKey        // immutable: its topic and partition, in the recovery checkpoint
 	id    storage.TopicID // immutable: its topic's id
+	// segmentBytes is the size at which its active segment rolls:
+	// immutable, the directory's or its topic's own.
+	segmentBytes int64
 
 	mu      sync.RWMutex // guards the following
 	segs    []*segment   // by base offset; the last is the active one, never absent
@@ -66,7 +69,7 @@ func (l *Log) Append(b *storage.Batch) error {
 		return fmt.Errorf("logdir: batch at offset %d appended to %s, which ends at %d", info.BaseOffset, l.dir, end)
 	}
 	now := l.cfg.clock.Now()
-	if s := l.active(); s.size > 0 && (s.size+int64(len(raw)) > l.cfg.segmentBytes ||
+	if s := l.active(); s.size > 0 && (s.size+int64(len(raw)) > l.segmentBytes ||
 		info.LastOffset-s.base > math.MaxInt32 ||
 		(l.cfg.rollAfter > 0 && now.Sub(s.created) >= l.cfg.rollAfter)) {
 		if err := l.rollLocked(); err != nil {

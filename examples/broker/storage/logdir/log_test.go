@@ -129,6 +129,22 @@ func TestRollBySize(t *testing.T) {
 	assert.Equal(t, offsets(t, readAll(t, l)), seq(0, 66))
 }
 
+// TestTopicSegmentBytes: a topic given a segment size of its own rolls at
+// it; the others at the directory's.
+func TestTopicSegmentBytes(t *testing.T) {
+	d := openTestDir(t, t.TempDir(), WithSegmentBytes(1<<20), WithTopicSegmentBytes("small", 250))
+	small, err := d.OpenLog("small", testID, 0)
+	require.NoError(t, err)
+	other := openTestLog(t, d)
+	fill(t, 1000, []int{1, 1, 1, 1, 1}, small)
+	fill(t, 1000, []int{1, 1, 1, 1, 1}, other)
+	assert.Greater(t, len(small.(*Log).segs), 1, "the topic's own size")
+	assert.Len(t, other.segs, 1, "the directory's size")
+
+	_, err = Open(t.TempDir(), WithTopicSegmentBytes("small", 1))
+	assert.ErrorIs(t, err, ErrInvalidOption)
+}
+
 // seq returns the offsets from..to-1.
 func seq(from, to int64) []int64 {
 	var out []int64

@@ -28,11 +28,14 @@ const (
 
 // config is a directory's configuration, immutable after Open.
 type config struct {
-	segmentBytes  int64         // log.segment.bytes
-	indexInterval int64         // log.index.interval.bytes
-	rollAfter     time.Duration // log.roll.ms; <= 0: never by time
-	flushMessages int64         // log.flush.interval.messages
-	flushInterval time.Duration // log.flush.interval.ms; <= 0: never by time
+	segmentBytes int64 // log.segment.bytes
+	// topicSegmentBytes overrides segmentBytes for the topics it names
+	// (their segment.bytes).
+	topicSegmentBytes map[string]int64
+	indexInterval     int64         // log.index.interval.bytes
+	rollAfter         time.Duration // log.roll.ms; <= 0: never by time
+	flushMessages     int64         // log.flush.interval.messages
+	flushInterval     time.Duration // log.flush.interval.ms; <= 0: never by time
 	// checkpointInterval is log.flush.offset.checkpoint.interval.ms: how
 	// often the recovery points are written; <= 0: only when needed.
 	checkpointInterval time.Duration
@@ -58,7 +61,20 @@ func defaultConfig() config {
 	}
 }
 
+// segmentBytesOf returns the segment size of topic's partitions.
+func (c *config) segmentBytesOf(topic string) int64 {
+	if n, ok := c.topicSegmentBytes[topic]; ok {
+		return n
+	}
+	return c.segmentBytes
+}
+
 func (c *config) validate() error {
+	for topic, n := range c.topicSegmentBytes {
+		if n < storage.BatchHeaderSize || n > math.MaxInt32 {
+			return fmt.Errorf("%w: segment.bytes %d of %s, must be between %d and %d", ErrInvalidOption, n, topic, storage.BatchHeaderSize, math.MaxInt32)
+		}
+	}
 	switch {
 	case c.segmentBytes < storage.BatchHeaderSize || c.segmentBytes > math.MaxInt32:
 		// Positions in the index are 32-bit, as Kafka's.
@@ -93,6 +109,20 @@ func (f optionFunc) apply(c *config) { f(c) }
 // (log.segment.bytes, default 1 GiB, at most 2 GiB - 1). A batch larger
 // than n has a segment of its own.
 func WithSegmentBytes(n int64) Option { return optionFunc(func(c *config) { c.segmentBytes = n }) }
+
+// WithTopicSegmentBytes sets the segment size of topic's partitions,
+// instead of WithSegmentBytes' (Kafka's segment.bytes topic config; the
+// broker gives __consumer_offsets offsets.topic.segment.bytes, 100 MiB,
+// so that its compaction's dropped records leave the disk in files of
+// that size).
+func WithTopicSegmentBytes(topic string, n int64) Option {
+	return optionFunc(func(c *config) {
+		if c.topicSegmentBytes == nil {
+			c.topicSegmentBytes = make(map[string]int64)
+		}
+		c.topicSegmentBytes[topic] = n
+	})
+}
 
 // WithIndexIntervalBytes sets how many bytes of batches are appended
 // between two entries of a segment's offset index
