@@ -493,13 +493,6 @@ func (p *spreadProducer) background() (stop func() []string) {
 	}
 }
 
-// produced returns how many records were acknowledged so far.
-func (p *spreadProducer) produced() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.sent)
-}
-
 // groupPartition is Kafka's partition of group among n partitions of
 // __consumer_offsets: abs(String.hashCode) % n, written here again from
 // Java's definition (UTF-16 code units, int32 arithmetic) so that the

@@ -9,8 +9,6 @@ package timer
 // REQUIRES: every method runs with the owning shard's mu held.
 type queue struct{ h []*bucket }
 
-func (q *queue) len() int { return len(q.h) }
-
 // peek returns the earliest bucket, or nil.
 func (q *queue) peek() *bucket {
 	if len(q.h) == 0 {

@@ -126,18 +126,6 @@ func (c *leaderEpochs) truncateFromStart(start int64) bool {
 	return true
 }
 
-// leaderEpochsOf rebuilds the cache from a log's batches, as assign would
-// have built it while they were appended. fn is called with each batch's
-// info in offset order (a Log's Scan).
-func leaderEpochsOf(scan func(func(BatchInfo) bool) error) (leaderEpochs, error) {
-	var c leaderEpochs
-	err := scan(func(b BatchInfo) bool {
-		c.assign(b.LeaderEpoch, b.BaseOffset)
-		return true
-	})
-	return c, err
-}
-
 // An EpochCheckpointer is a Log that keeps its partition's leader-epoch
 // cache across restarts (logdir's Log, in Kafka's leader-epoch-checkpoint
 // file). Partition calls it under its write lock, as the Log's other
