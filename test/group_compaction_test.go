@@ -48,34 +48,6 @@ func commitAll(cl *kgo.Client, group, topic string, partitions int32, offset int
 	return true
 }
 
-// fetchGroupOffsets returns group's committed offsets of topic's
-// partitions, through cl, which finds the coordinator; ok is false on any
-// error (a coordinator that just stopped, say).
-func fetchGroupOffsets(cl *kgo.Client, group, topic string, partitions int32) (map[int32]int64, bool) {
-	req := kmsg.NewPtrOffsetFetchRequest()
-	req.Group = group
-	rt := kmsg.NewOffsetFetchRequestTopic()
-	rt.Topic = topic
-	for p := range partitions {
-		rt.Partitions = append(rt.Partitions, p)
-	}
-	req.Topics = []kmsg.OffsetFetchRequestTopic{rt}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil || resp.ErrorCode != 0 || len(resp.Topics) != 1 {
-		return nil, false
-	}
-	out := make(map[int32]int64)
-	for _, p := range resp.Topics[0].Partitions {
-		if p.ErrorCode != 0 {
-			return nil, false
-		}
-		out[p.Partition] = p.Offset
-	}
-	return out, true
-}
-
 // TestOffsetsTopicStaysBoundedOnEveryReplica: thousands of commits of the
 // same offsets on three brokers leave each replica of the group's offsets
 // partition holding a few records, and its log start far along; the
@@ -127,9 +99,9 @@ func TestOffsetsTopicStaysBoundedOnEveryReplica(t *testing.T) {
 	}, 10*time.Second, 5*time.Millisecond, "the offsets partition has a new leader")
 	var committed map[int32]int64
 	require.Eventually(t, func() bool {
-		var ok bool
-		committed, ok = fetchGroupOffsets(cl, group, topic, partitions)
-		return ok
+		var err error
+		committed, err = fetchGroupOffsets(cl, group, topic, partitions, time.Second)
+		return err == nil
 	}, 10*time.Second, 10*time.Millisecond, "the new coordinator answers OffsetFetch")
 	for p := range int32(partitions) {
 		assert.Equal(t, int64(commits), committed[p], "partition %d: the last commit survives compaction and the leader's loss", p)

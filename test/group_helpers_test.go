@@ -395,6 +395,16 @@ func describeGroup(t *testing.T, cl *kgo.Client, group string) kmsg.DescribeGrou
 // partitions (-1: none).
 func committedOffsets(t *testing.T, cl *kgo.Client, group, topic string, partitions int32) map[int32]int64 {
 	t.Helper()
+	out, err := fetchGroupOffsets(cl, group, topic, partitions, 5*time.Second)
+	require.NoError(t, err)
+	return out
+}
+
+// fetchGroupOffsets asks, through cl (which finds the coordinator), for
+// group's committed offsets of topic's partitions (-1: none), and fails on
+// any error: the request's, the group's or a partition's (a coordinator
+// that just stopped, say).
+func fetchGroupOffsets(cl *kgo.Client, group, topic string, partitions int32, timeout time.Duration) (map[int32]int64, error) {
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Group = group
 	rt := kmsg.NewOffsetFetchRequestTopic()
@@ -403,18 +413,25 @@ func committedOffsets(t *testing.T, cl *kgo.Client, group, topic string, partiti
 		rt.Partitions = append(rt.Partitions, p)
 	}
 	req.Topics = []kmsg.OffsetFetchRequestTopic{rt}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	resp, err := req.RequestWith(ctx, cl)
-	require.NoError(t, err)
-	require.NoError(t, kerr.ErrorForCode(resp.ErrorCode))
+	if err != nil {
+		return nil, err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, err
+	}
 	out := make(map[int32]int64)
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return nil, fmt.Errorf("partition %d: %w", p.Partition, err)
+			}
 			out[p.Partition] = p.Offset
 		}
 	}
-	return out
+	return out, nil
 }
 
 // spreadProducer produces to one topic, record i to partition i modulo

@@ -89,22 +89,11 @@ func TestOffsetsPartitionLoadsAgain(t *testing.T) {
 	del.Groups = []string{"gone"}
 	require.Equal(t, int16(0), c.roundTrip(del).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode)
 
-	gp := s.gparts
-	gp.mu.Lock()
-	epoch := gp.states[0].epoch
-	gp.unloadLocked(0)
-	gp.publishLocked()
-	gp.mu.Unlock()
-	assert.Equal(t, kerr.CoordinatorLoadInProgress, s.groupError(nil, "g"), "led here, not loaded")
-	_, found, _ := s.groups.DescribeGroup("g")
-	require.False(t, found)
-
-	gp.mu.Lock()
-	gp.startLoadLocked(0, epoch)
-	gp.publishLocked()
-	gp.mu.Unlock()
-	gp.wait()
-	require.Nil(t, s.groupError(nil, "g"), "loaded")
+	reloadOffsets(t, s, func() {
+		assert.Equal(t, kerr.CoordinatorLoadInProgress, s.groupError(nil, "g"), "led here, not loaded")
+		_, found, _ := s.groups.DescribeGroup("g")
+		require.False(t, found)
+	})
 	assert.Equal(t, []int64{5, 6}, fetchOffsets(t, c, 8, "g", "orders", 0, 1), "the offsets are back")
 	assert.Equal(t, []int64{-1, -1}, fetchOffsets(t, c, 8, "gone", "orders", 0, 1), "the deleted group stays deleted")
 
