@@ -63,11 +63,30 @@ type StoredOffset struct {
 	ExpireAt time.Time
 }
 
-// StoredGroup is a group as an OffsetStore returns it.
+// StoredGroup is a group as an OffsetStore keeps it: its metadata (Kafka's
+// GroupMetadataValue) and its offsets.
 type StoredGroup struct {
 	Group        string
 	ProtocolType string
+	Generation   int32
+	Protocol     string    // "" outside a generation
+	Leader       string    // "" without members
+	StateSince   time.Time // when it entered its state; zero: unknown
+	Members      []StoredMember
 	Offsets      []StoredOffset
+}
+
+// StoredMember is a member as its group's metadata keeps it (Kafka's
+// MemberMetadata in GroupMetadataValue).
+type StoredMember struct {
+	MemberID         string
+	InstanceID       string // "" for a dynamic member
+	ClientID         string
+	ClientHost       string
+	RebalanceTimeout time.Duration
+	SessionTimeout   time.Duration
+	Subscription     []byte // its metadata for the group's protocol
+	Assignment       []byte
 }
 
 // toWall returns the wall-clock time of d, a time on the coordinator's

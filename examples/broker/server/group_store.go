@@ -88,7 +88,7 @@ func (gs groupStore) append(group string, recs []kmsg.Record, minISR bool) (*sto
 // NOT_ENOUGH_REPLICAS of its acks=-1 append for a commit.
 func (gs groupStore) Commit(g, protocolType string, offsets []group.StoredOffset) (group.Pending, error) {
 	recs := make([]kmsg.Record, 0, len(offsets)+1)
-	recs = append(recs, records.Group(g, protocolType))
+	recs = append(recs, records.Group(group.StoredGroup{Group: g, ProtocolType: protocolType}))
 	for _, o := range offsets {
 		recs = append(recs, records.Offset(g, o))
 	}
