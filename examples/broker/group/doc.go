@@ -90,15 +90,26 @@
 // commits). The store keeps wall-clock times (WithWallClock), converted
 // from and to the coordinator's clock.
 //
+// The group's metadata is stored too (OffsetStore.Group, Kafka's
+// storeGroup): when a rebalance completes, with the generation, protocol,
+// leader and every member with its subscription and assignment, and the
+// SyncGroups are answered only once it is durable (a failure answers them
+// the store's error, as Kafka maps it, and the group rebalances); when
+// the group becomes Empty; when a static member rejoins a Stable group
+// under a new member id.
+//
 // A coordinator serves the groups it owns (WithOwner: in the broker, the
 // groups of the offsets partitions it leads and has loaded). Load brings
-// back a partition's groups, each Empty, with its protocol type and
-// offsets, as if its members had all left when the previous coordinator
-// stopped: a consumer group's offsets expire offsets.retention.minutes
-// after the load, a simple consumer's after their commit, an explicit
-// retention at its wall-clock deadline. Membership, generations and
-// assignments are not kept: members rejoin, as they do when Kafka's
-// coordinator moves. Unload forgets a partition's groups and answers
+// back a partition's groups with their offsets. A group stored with
+// members comes back Stable, with its generation, protocol, leader,
+// members (static ones with their instance ids) and assignments, each
+// member's session started afresh, as Kafka's loadGroupsForPartition
+// does: members that go on heartbeating go on without a rebalance when
+// their coordinator moves; those that do not expire, and the group
+// rebalances. A group stored Empty comes back Empty since the load: a
+// consumer group's offsets expire offsets.retention.minutes after it, a
+// simple consumer's after their commit, an explicit retention at its
+// wall-clock deadline. Unload forgets a partition's groups and answers
 // their waiting JoinGroups and SyncGroups NOT_COORDINATOR.
 //
 // # Not implemented

@@ -40,6 +40,19 @@ func storeCode(err error) *kerr.Error {
 	return errStore
 }
 
+// syncStoreCode is the answer to a SyncGroup whose group metadata the
+// store refused with err, or did not make durable, as Kafka's storeGroup
+// maps its append's errors: the partition missing, too few replicas or a
+// timeout are COORDINATOR_NOT_AVAILABLE; anything else is storeCode's.
+func syncStoreCode(err error) *kerr.Error {
+	switch ke := storeCode(err); ke {
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
+		return kerr.CoordinatorNotAvailable
+	default:
+		return ke
+	}
+}
+
 // Code returns err's Kafka error code; nil is NONE (0). Unlike converting
 // err to an error first, it never mistakes a typed nil for an error.
 func Code(err *kerr.Error) int16 {

@@ -142,6 +142,9 @@ type group struct {
 	clearedAt      map[TopicPartition]uint64
 	expiry         *offsetExpiry // armed while Empty, unless no offset can expire
 	expiryAt       time.Duration
+	// metaStored is set once the store took the group's metadata
+	// (storeGroupLocked), or the group was loaded with it.
+	metaStored bool
 }
 
 func newGroup(c *Coordinator, id string) *group {

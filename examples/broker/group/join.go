@@ -267,6 +267,9 @@ func (c *Coordinator) replaceStaticMemberLocked(g *group, oldID, newID string, r
 	switch g.st {
 	case Stable:
 		if g.selectProtocolLocked() == g.proto {
+			// A coordinator that takes the group over must know the
+			// new id (Kafka stores the group here too).
+			g.storeQuietlyLocked("static member "+req.InstanceID+" has a new member id", a)
 			res := g.currentJoinResultLocked(m, false)
 			if req.SupportsSkipAssignment {
 				res.SkipAssignment = g.leader == newID
@@ -461,6 +464,7 @@ func (c *Coordinator) completeJoinLocked(g *group, d *delayedJoin, a *after) {
 		g.proto = ""
 		g.transitionLocked(Empty, a)
 		c.log.Info("group is now empty", zap.String("group", g.id), zap.Int32("generation", g.gen))
+		g.storeQuietlyLocked("the group is Empty", a)
 		return
 	}
 	g.proto = g.selectProtocolLocked()

@@ -10,11 +10,13 @@ import (
 )
 
 // An OffsetStore keeps what the coordinator must find again when it
-// moves or restarts: each group's committed offsets, and its protocol
-// type, which decides how they expire (KIP-211). Membership is not kept:
-// members rejoin a coordinator that moved, as Kafka's do. WithOffsetStore
-// sets one; the broker's appends to the group's partition of
-// __consumer_offsets.
+// moves or restarts: each group's committed offsets, and its metadata
+// (Kafka's GroupMetadataValue): its protocol type, which decides how its
+// offsets expire (KIP-211), and, once a rebalance completes, its
+// generation, protocol, leader and members with their assignments, so
+// that members that keep heartbeating go on at the coordinator that takes
+// the group over without a rebalance. WithOffsetStore sets one; the
+// broker's appends to the group's partition of __consumer_offsets.
 //
 // The coordinator calls it with the group's mutex held, in the order the
 // changes happen, so each call must be quick and must not call back into
@@ -27,13 +29,23 @@ import (
 // without a wait, as Kafka appends them. Different groups' changes come
 // concurrently: a store guards itself.
 type OffsetStore interface {
-	// Commit appends offsets committed to group, whose protocol type is
-	// protocolType ("" for a group that never had members), and returns
+	// Commit appends offsets committed to group, and returns
 	// the wait for them to be durable. An error means nothing was
 	// appended (this broker no longer leads the group's partition, say);
 	// the client is answered the *kerr.Error it wraps (such as
-	// COORDINATOR_NOT_AVAILABLE), or NOT_COORDINATOR.
+	// COORDINATOR_NOT_AVAILABLE), or NOT_COORDINATOR. protocolType is
+	// the group's protocol type while no metadata of the group is stored
+	// (Group) since it was created or loaded, for the store to keep with
+	// the offsets; "" otherwise, or for a group that never had members:
+	// the metadata stored stays as it is.
 	Commit(group, protocolType string, offsets []StoredOffset) (Pending, error)
+	// Group appends g's metadata (g.Offsets is empty: the offsets are
+	// Commit's), which replaces the group's metadata stored before, and
+	// returns the wait for it to be durable, as Commit does. The
+	// coordinator stores it when a rebalance completes (the leader's
+	// SyncGroup answered once it is durable, as Kafka's doSyncGroup does)
+	// and when the group becomes Empty (nobody waits).
+	Group(g StoredGroup) (Pending, error)
 	// Delete appends that group's offsets of partitions are gone,
 	// deleted (OffsetDelete) or expired.
 	Delete(group string, partitions []TopicPartition) error
@@ -63,11 +75,30 @@ type StoredOffset struct {
 	ExpireAt time.Time
 }
 
-// StoredGroup is a group as an OffsetStore returns it.
+// StoredGroup is a group as an OffsetStore keeps it: its metadata (Kafka's
+// GroupMetadataValue) and its offsets.
 type StoredGroup struct {
 	Group        string
 	ProtocolType string
+	Generation   int32
+	Protocol     string    // "" outside a generation
+	Leader       string    // "" without members
+	StateSince   time.Time // when it entered its state; zero: unknown
+	Members      []StoredMember
 	Offsets      []StoredOffset
+}
+
+// StoredMember is a member as its group's metadata keeps it (Kafka's
+// MemberMetadata in GroupMetadataValue).
+type StoredMember struct {
+	MemberID         string
+	InstanceID       string // "" for a dynamic member
+	ClientID         string
+	ClientHost       string
+	RebalanceTimeout time.Duration
+	SessionTimeout   time.Duration
+	Subscription     []byte // its metadata for the group's protocol
+	Assignment       []byte
 }
 
 // toWall returns the wall-clock time of d, a time on the coordinator's
@@ -90,12 +121,17 @@ func (c *Coordinator) stored(tp TopicPartition, o *offset) StoredOffset {
 }
 
 // Load brings back groups, as Kafka's coordinator loads an offsets
-// partition it came to lead (loadGroupsForPartition): each Empty, Empty
-// since now (its members rejoin, as they rejoin a coordinator that
-// moved), with its protocol type and offsets, its offsets' expiry armed:
-// offsets past their expiry go at once, with the store told. The group ""
-// is one too: Kafka takes commits to it. A group without offsets is not
-// restored but deleted in the store: Empty and without offsets, it is
+// partition it came to lead (loadGroupsForPartition), with their protocol
+// type, generation and offsets. A group stored with members comes back
+// Stable with them, its protocol, leader and assignments, and each
+// member's session starts afresh: a member that goes on heartbeating
+// with its id and generation goes on without a rebalance, one that does
+// not expires and the group rebalances, as after any session expiry.
+// Static members come back with their instance ids. A group stored
+// without members comes back Empty, Empty since now, its offsets' expiry
+// armed: offsets past their expiry go at once, with the store told. The
+// group "" is one too: Kafka takes commits to it. A group without
+// offsets or members is not restored but deleted in the store: it is
 // gone, as Kafka removes such a group. A group already here (it must not
 // be: the caller loads a partition it unloaded) is replaced. It returns
 // the number of groups loaded, or COORDINATOR_NOT_AVAILABLE once closed.
@@ -105,7 +141,7 @@ func (c *Coordinator) Load(groups []StoredGroup) (int, error) {
 		if c.closed.Load() {
 			return restored, errNotAvailable
 		}
-		if len(sg.Offsets) == 0 {
+		if len(sg.Offsets) == 0 && len(sg.Members) == 0 {
 			if c.cfg.store != nil {
 				if err := c.cfg.store.DeleteGroup(sg.Group, nil); err != nil {
 					c.log.Warn("deleting a group without offsets", zap.String("group", sg.Group), zap.Error(err))
@@ -116,7 +152,17 @@ func (c *Coordinator) Load(groups []StoredGroup) (int, error) {
 		var a after
 		g := newGroup(c, sg.Group)
 		g.mu.Lock()
-		g.ptype = sg.ProtocolType
+		g.ptype, g.gen = sg.ProtocolType, sg.Generation
+		// The stored metadata is the group's: a commit need not carry its
+		// protocol type.
+		g.metaStored = sg.ProtocolType != ""
+		switch {
+		case len(sg.Members) > 0 && sg.Protocol != "":
+			g.restoreMembersLocked(sg, &a)
+		case len(sg.Members) > 0:
+			// Members outside a generation: no writer stores that.
+			c.log.Warn("a stored group's members have no protocol; loading it Empty", zap.String("group", sg.Group))
+		}
 		for _, so := range sg.Offsets {
 			o := &offset{offset: so.Offset, leaderEpoch: so.LeaderEpoch, metadata: so.Metadata, committed: c.fromWall(so.Committed)}
 			if !so.ExpireAt.IsZero() {
@@ -137,9 +183,101 @@ func (c *Coordinator) Load(groups []StoredGroup) (int, error) {
 		restored++
 	}
 	if restored > 0 {
-		c.log.Info("loaded groups' committed offsets", zap.Int("groups", restored))
+		c.log.Info("loaded groups", zap.Int("groups", restored))
 	}
 	return restored, nil
+}
+
+// restoreMembersLocked makes g, new and Empty, the Stable group of sg's
+// members, each supporting the group's protocol alone with its stored
+// subscription (as Kafka loads a member), and starts their sessions.
+//
+// REQUIRES: g.mu held.
+func (g *group) restoreMembersLocked(sg StoredGroup, a *after) {
+	for _, sm := range sg.Members {
+		if (sm.InstanceID != "" && g.static[sm.InstanceID] != "") || g.members[sm.MemberID] != nil {
+			g.c.log.Warn("a stored member is there twice", zap.String("group", g.id),
+				zap.String("member", sm.MemberID), zap.String("instance", sm.InstanceID))
+			continue
+		}
+		m := &member{
+			id: sm.MemberID, instanceID: sm.InstanceID, clientID: sm.ClientID, clientHost: sm.ClientHost,
+			protocols: []Protocol{{Name: sg.Protocol, Metadata: sm.Subscription}},
+			session:   sm.SessionTimeout, rebalance: sm.RebalanceTimeout, assignment: sm.Assignment,
+		}
+		if m.rebalance <= 0 {
+			m.rebalance = m.session // a v0 record has none
+		}
+		g.addLocked(m, sg.ProtocolType)
+	}
+	g.proto = sg.Protocol
+	if g.members[sg.Leader] != nil {
+		g.leader = sg.Leader
+	}
+	// Stable since now: an Empty group has no offset expiry armed yet,
+	// and a Stable one has none to disarm.
+	g.st, g.at = Stable, g.c.clk.Now()
+	for _, m := range g.sortedMembersLocked() {
+		g.c.scheduleSessionLocked(g, m, m.session, a)
+	}
+}
+
+// storedMetaLocked returns g's metadata as a store keeps it, each member
+// with assign's assignment for it (nil assign: its own).
+//
+// REQUIRES: g.mu held.
+func (g *group) storedMetaLocked(assign map[string][]byte) StoredGroup {
+	sg := StoredGroup{Group: g.id, ProtocolType: g.ptype, Generation: g.gen, Protocol: g.proto, Leader: g.leader,
+		StateSince: g.c.toWall(g.at)}
+	for _, m := range g.sortedMembersLocked() {
+		as := m.assignment
+		if assign != nil {
+			as = assign[m.id]
+		}
+		sg.Members = append(sg.Members, StoredMember{
+			MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost,
+			RebalanceTimeout: m.rebalance, SessionTimeout: m.session,
+			Subscription: m.metadata(g.proto), Assignment: as,
+		})
+	}
+	return sg
+}
+
+// storeGroupLocked appends g's metadata, each member with assign's
+// assignment (nil: its own), and returns the wait for it: nil without a
+// store. A refusal is logged and returned.
+//
+// REQUIRES: g.mu held.
+func (g *group) storeGroupLocked(assign map[string][]byte) (Pending, error) {
+	if g.c.cfg.store == nil {
+		return nil, nil
+	}
+	p, err := g.c.cfg.store.Group(g.storedMetaLocked(assign))
+	if err == nil {
+		g.metaStored = true
+	}
+	return p, g.storeErr("group metadata", err)
+}
+
+// storeQuietlyLocked appends g's metadata, changed for why, and waits for
+// nobody: a failure is logged, and the next rebalance stores the group
+// again. Kafka's onCompleteJoin stores an Empty group so (a load must not
+// bring back its last members), and a static member's new member id too.
+//
+// REQUIRES: g.mu held.
+func (g *group) storeQuietlyLocked(why string, a *after) {
+	p, err := g.storeGroupLocked(nil)
+	if err != nil || p == nil {
+		return
+	}
+	log, id := g.c.log, g.id
+	a.do(func() {
+		p(func(err error) {
+			if err != nil {
+				log.Warn("storing a group's metadata", zap.String("group", id), zap.String("why", why), zap.Error(err))
+			}
+		})
+	})
 }
 
 // storeCommitLocked appends the offsets of reqs whose offs are not nil,
@@ -161,7 +299,11 @@ func (g *group) storeCommitLocked(reqs []CommitOffset, offs []*offset) (Pending,
 	if len(stored) == 0 {
 		return nil, nil
 	}
-	p, err := c.cfg.store.Commit(g.id, g.ptype, stored)
+	ptype := g.ptype
+	if g.metaStored {
+		ptype = "" // the stored metadata says it, and more
+	}
+	p, err := c.cfg.store.Commit(g.id, ptype, stored)
 	return p, g.storeErr("commit", err)
 }
 

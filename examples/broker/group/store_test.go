@@ -20,8 +20,9 @@ type memStore struct {
 	groups  map[string]*StoredGroup
 	changes []string
 	fail    error
-	hold    bool          // commits wait in held until released
-	held    []func(error) // the waits of commits not yet durable
+	hold    bool          // commits and group metadata wait in held until released
+	held    []func(error) // the waits of commits and metadata not yet durable
+	metas   int           // group metadata records stored
 }
 
 func newMemStore() *memStore { return &memStore{groups: make(map[string]*StoredGroup)} }
@@ -52,12 +53,44 @@ func (s *memStore) Commit(group, ptype string, offsets []StoredOffset) (Pending,
 		g = &StoredGroup{Group: group}
 		s.groups[group] = g
 	}
-	g.ProtocolType = ptype
+	if ptype != "" {
+		g.ProtocolType = ptype
+	}
 	for _, o := range offsets {
 		g.Offsets = deleteOffset(g.Offsets, o.TopicPartition)
 		g.Offsets = append(g.Offsets, o)
 		s.changes = append(s.changes, fmt.Sprintf("commit %s %s-%d=%d", group, o.Topic, o.Partition, o.Offset))
 	}
+	return func(done func(error)) {
+		if !hold {
+			done(nil)
+			return
+		}
+		s.mu.Lock()
+		s.held = append(s.held, done)
+		s.mu.Unlock()
+	}, nil
+}
+
+// Group records the group's metadata, which replaces the metadata stored
+// before; it is durable at once, unless the store holds, when it waits for
+// release as commits do.
+func (s *memStore) Group(sg StoredGroup) (Pending, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	hold := s.hold
+	g := s.groups[sg.Group]
+	if g == nil {
+		g = &StoredGroup{Group: sg.Group}
+		s.groups[sg.Group] = g
+	}
+	offs := g.Offsets
+	*g = sg
+	g.Offsets = offs
+	s.metas++
 	return func(done func(error)) {
 		if !hold {
 			done(nil)
@@ -158,12 +191,11 @@ func TestOffsetsSurviveARestart(t *testing.T) {
 	d, found, err := again.DescribeGroup("g")
 	require.Nil(t, err)
 	assert.True(t, found)
-	assert.Equal(t, Empty, d.State, "members are not kept: they rejoin")
+	assert.Equal(t, Stable, d.State, "the members come back with their generation")
 	assert.Equal(t, "consumer", d.ProtocolType)
 
-	// The members of the old generation are gone: their commits are
-	// refused, and a new member takes the group over.
-	assert.Equal(t, []*kerr.Error{kerr.UnknownMemberID}, commit(t, again, "g", res[0].MemberID, res[0].Generation, 11))
+	// A member of the stored generation goes on: its commits are taken.
+	assert.Equal(t, []*kerr.Error{nil}, commit(t, again, "g", res[0].MemberID, res[0].Generation, 11))
 }
 
 // A restart brings back the offsets committed to the group "", which Kafka
@@ -193,6 +225,10 @@ func TestExpiryAcrossARestart(t *testing.T) {
 	explicit := commitNow(t, c, CommitRequest{Group: "simple", Generation: -1, Retention: 2 * time.Hour,
 		Offsets: []CommitOffset{{Topic: "t", Partition: 0, Offset: 3, LeaderEpoch: -1}}})
 	require.Equal(t, []*kerr.Error{nil}, explicit)
+	// The member leaves: the group is stored Empty, and comes back so.
+	_, errs := c.LeaveGroup("g", []MemberIdentity{{MemberID: res[0].MemberID}})
+	require.Equal(t, []*kerr.Error{nil}, errs)
+	require.Empty(t, store.groups["g"].Members)
 	require.NoError(t, c.Close())
 	committedAt := store.groups["simple"].Offsets[0].Committed
 	assert.Equal(t, committedAt.Add(2*time.Hour), store.groups["simple"].Offsets[0].ExpireAt)

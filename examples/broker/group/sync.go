@@ -95,15 +95,17 @@ func (c *Coordinator) syncLocked(g *group, req *SyncRequest, respond func(SyncRe
 			for _, as := range req.Assignments {
 				byID[as.MemberID] = as.Assignment
 			}
-			// Kafka's setAndPropagateAssignment.
-			for _, x := range g.members {
-				x.assignment = byID[x.id]
-				if g.answerSyncLocked(x, SyncResult{ProtocolType: g.ptype, Protocol: g.proto, Assignment: x.assignment}, a) {
-					// A wait kept its session satisfied: it starts again.
-					c.scheduleSessionLocked(g, x, x.session, a)
-				}
+			// The group with its assignments is stored first, and the
+			// members answered once it is durable (Kafka's doSyncGroup):
+			// a coordinator that takes the group over then knows the
+			// generation its members go on in.
+			switch p, err := g.storeGroupLocked(byID); {
+			case err != nil, p == nil:
+				c.assignLocked(g, g.gen, byID, err, a)
+			default:
+				gen := g.gen
+				a.do(func() { p(func(err error) { c.groupStored(g, gen, byID, err) }) })
 			}
-			g.transitionLocked(Stable, a)
 		}
 		return SyncResult{}, true
 	case Stable:
@@ -115,6 +117,55 @@ func (c *Coordinator) syncLocked(g *group, req *SyncRequest, respond func(SyncRe
 	default: // Empty holds no member, Dead was excluded by lockGroup
 		return SyncResult{Err: errUnknownMember}, false
 	}
+}
+
+// groupStored ends the wait for the group's metadata stored by the
+// leader's SyncGroup of generation gen (see assignLocked). It is the
+// store's done: no lock held.
+func (c *Coordinator) groupStored(g *group, gen int32, byID map[string][]byte, err error) {
+	var a after
+	g.mu.Lock()
+	c.assignLocked(g, gen, byID, err, &a)
+	g.unlock()
+	a.run()
+}
+
+// assignLocked ends generation gen's CompletingRebalance once the leader's
+// assignment is stored (err nil): every member is given its assignment,
+// byID's, and every waiting SyncGroup answered, and the group is Stable
+// (Kafka's setAndPropagateAssignment). If it could not be stored, every
+// waiting SyncGroup is answered the store's error, as Kafka maps it, and
+// the group rebalances (resetAndPropagateAssignmentError): the clients
+// retry and rejoin. If the generation ended meanwhile (a rebalance, the
+// group unloaded, Close), nothing happens: whatever ended it answered.
+//
+// REQUIRES: g.mu held.
+func (c *Coordinator) assignLocked(g *group, gen int32, byID map[string][]byte, err error, a *after) {
+	if g.st != CompletingRebalance || g.gen != gen || c.closed.Load() {
+		return
+	}
+	if err != nil {
+		code := syncStoreCode(err)
+		c.log.Warn("the group's assignment could not be stored; rebalancing", zap.String("group", g.id),
+			zap.Int32("generation", gen), zap.Error(err))
+		for _, x := range g.members {
+			x.assignment = nil
+			if g.answerSyncLocked(x, SyncResult{Err: code}, a) {
+				c.scheduleSessionLocked(g, x, x.session, a)
+			}
+		}
+		c.maybePrepareRebalanceLocked(g, "the group's assignment could not be stored", a)
+		return
+	}
+	// Kafka's setAndPropagateAssignment.
+	for _, x := range g.members {
+		x.assignment = byID[x.id]
+		if g.answerSyncLocked(x, SyncResult{ProtocolType: g.ptype, Protocol: g.proto, Assignment: x.assignment}, a) {
+			// A wait kept its session satisfied: it starts again.
+			c.scheduleSessionLocked(g, x, x.session, a)
+		}
+	}
+	g.transitionLocked(Stable, a)
 }
 
 // answerSyncLocked answers m's waiting SyncGroup, if any, with res, and

@@ -21,9 +21,12 @@ import (
 //
 //   - on becoming leader of an offsets partition (a leader epoch of its
 //     own in the image, this broker registered), it replays the partition
-//     into the group coordinator (load.go): every group comes back Empty
-//     with its committed offsets, and its members rejoin, as they rejoin a
-//     Kafka coordinator that moved. Meanwhile the partition is loading: its
+//     into the group coordinator: every group comes back with its
+//     committed offsets and its last stored metadata, a group with members
+//     Stable with them, its generation and assignments, each member's
+//     session started afresh, so that members that keep heartbeating go
+//     on without a rebalance, as at a Kafka coordinator that moved; those
+//     that do not expire. Meanwhile the partition is loading: its
 //     groups' requests are answered COORDINATOR_LOAD_IN_PROGRESS;
 //   - on losing it (another leader, a new epoch, the topic deleted, this
 //     broker fenced), it unloads its groups: the coordinator forgets them,

@@ -81,14 +81,17 @@ func (gs groupStore) append(group string, recs []kmsg.Record, minISR bool) (*sto
 	return p, st.LeaderEpoch, res.LastOffset + 1, nil
 }
 
-// Commit appends the offsets, with the group's metadata record first (its
-// protocol type), and returns the wait for their replication. A partition
-// whose ISR is below its min.insync.replicas refuses the commit before
-// appending it, COORDINATOR_NOT_AVAILABLE, as Kafka maps the
-// NOT_ENOUGH_REPLICAS of its acks=-1 append for a commit.
+// Commit appends the offsets, after the group's metadata record when the
+// coordinator gives its protocol type (no metadata of the group is stored
+// yet), and returns the wait for their replication. A partition whose ISR
+// is below its min.insync.replicas refuses the commit before appending it,
+// COORDINATOR_NOT_AVAILABLE, as Kafka maps the NOT_ENOUGH_REPLICAS of its
+// acks=-1 append for a commit.
 func (gs groupStore) Commit(g, protocolType string, offsets []group.StoredOffset) (group.Pending, error) {
 	recs := make([]kmsg.Record, 0, len(offsets)+1)
-	recs = append(recs, records.Group(g, protocolType))
+	if protocolType != "" {
+		recs = append(recs, records.Group(group.StoredGroup{Group: g, ProtocolType: protocolType}))
+	}
 	for _, o := range offsets {
 		recs = append(recs, records.Offset(g, o))
 	}
@@ -96,6 +99,24 @@ func (gs groupStore) Commit(g, protocolType string, offsets []group.StoredOffset
 	if err != nil {
 		return nil, err
 	}
+	return gs.replicated(p, epoch, required), nil
+}
+
+// Group appends the group's metadata record (Kafka's storeGroup: its
+// generation, members and assignments) and returns the wait for its
+// replication, as a commit's: acks=-1, refused below min.insync.replicas.
+func (gs groupStore) Group(sg group.StoredGroup) (group.Pending, error) {
+	p, epoch, required, err := gs.append(sg.Group, []kmsg.Record{records.Group(sg)}, true)
+	if err != nil {
+		return nil, err
+	}
+	return gs.replicated(p, epoch, required), nil
+}
+
+// replicated is the wait for p's high watermark to reach required, the
+// offset after a batch appended at leader epoch epoch: a delayedCommit in
+// the Produce purgatory.
+func (gs groupStore) replicated(p *storage.Partition, epoch int32, required int64) group.Pending {
 	s := gs.s
 	return func(done func(error)) {
 		s.leaders.AfterAppend(p) // a leader alone in its ISR moves the high watermark now
@@ -104,7 +125,7 @@ func (gs groupStore) Commit(g, protocolType string, offsets []group.StoredOffset
 		if _, err := s.produces.TryCompleteElseWatch(op, s.cfg.OffsetsCommitTimeout, tp{offsetsTopic, p.Index()}); err != nil {
 			done(fmt.Errorf("%w: %v", errCoordinatorMoved, err)) // closing
 		}
-	}, nil
+	}
 }
 
 // Delete appends tombstones of group's offsets of tps.

@@ -111,10 +111,10 @@ func TestOffsetsPartitionLoadsAgain(t *testing.T) {
 	length, n := kbin.Varint(b.Records)
 	var first kmsg.Record
 	require.NoError(t, first.ReadFrom(b.Records[:n+int(length)]))
-	var k kmsg.GroupMetadataKey
+	var k kmsg.OffsetCommitKey
 	require.NoError(t, k.ReadFrom(first.Key))
-	assert.Equal(t, int16(2), k.Version)
-	assert.Equal(t, "g", k.Group, "a commit's batch starts with its group's metadata record")
+	assert.Equal(t, int16(1), k.Version)
+	assert.Equal(t, "g", k.Group, "a simple consumer's commit is its offsets' records alone: the group has no metadata")
 }
 
 // TestOffsetCommitBelowMinISR: a commit to an offsets partition whose ISR

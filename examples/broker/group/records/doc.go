@@ -13,10 +13,16 @@
 //     or v1 (with an expiry time of its own instead of a leader epoch) for
 //     a commit that set its retention, as Kafka writes them; a tombstone:
 //     the offset was deleted or expired;
-//   - key GroupMetadataKey v2 (group), value GroupMetadataValue v0 holding
-//     the protocol type alone (members, generations and assignments are not
-//     kept: members rejoin a coordinator that moved, as in Kafka); a
-//     tombstone: the group is gone.
+//   - key GroupMetadataKey v2 (group), value GroupMetadataValue v3: the
+//     protocol type, generation, protocol, leader, the time the group
+//     entered its state, and each member (member id, group instance id,
+//     client id and host, rebalance and session timeouts, its
+//     subscription for the protocol and its assignment), written when a
+//     rebalance completes and when the group becomes Empty, as Kafka's
+//     storeGroup writes it, so that members go on at a coordinator that
+//     takes the group over; a commit to a group whose metadata was not
+//     written yet writes one with the protocol type alone. Versions 0 to
+//     4 are read. A tombstone: the group is gone.
 //
 // The latest record of a key wins; times are wall-clock milliseconds.
 // Each change is one batch (Batch): uncompressed, from no producer, so

@@ -20,8 +20,9 @@ import (
 var ErrRecord = errors.New("records: not an offsets record")
 
 const (
-	offsetKeyVersion = 1
-	groupKeyVersion  = 2
+	offsetKeyVersion  = 1
+	groupKeyVersion   = 2
+	groupValueVersion = 3
 )
 
 // Offset is the record of group's commit of o.
@@ -35,11 +36,37 @@ func OffsetTombstone(g string, tp group.TopicPartition) kmsg.Record {
 	return kmsg.Record{Key: offsetKey(g, tp)}
 }
 
-// Group is the record of group's metadata: its protocol type alone.
-func Group(g, protocolType string) kmsg.Record {
+// Group is the record of g's metadata (g.Offsets aside): its protocol
+// type, generation, protocol, leader, and members with their
+// subscriptions and assignments, as GroupMetadataValue version 3, the
+// last before the flexible version 4 and the first with static members'
+// instance ids (Kafka's GroupMetadataManager writes it from 2.3 on).
+func Group(g group.StoredGroup) kmsg.Record {
 	v := kmsg.NewGroupMetadataValue()
-	v.ProtocolType = protocolType
-	return kmsg.Record{Key: groupKey(g), Value: v.AppendTo(nil)}
+	v.Version = groupValueVersion
+	v.ProtocolType, v.Generation = g.ProtocolType, g.Generation
+	if g.Protocol != "" {
+		v.Protocol = &g.Protocol
+	}
+	if g.Leader != "" {
+		v.Leader = &g.Leader
+	}
+	v.CurrentStateTimestamp = -1
+	if !g.StateSince.IsZero() {
+		v.CurrentStateTimestamp = g.StateSince.UnixMilli()
+	}
+	for _, m := range g.Members {
+		vm := kmsg.NewGroupMetadataValueMember()
+		vm.MemberID, vm.ClientID, vm.ClientHost = m.MemberID, m.ClientID, m.ClientHost
+		if m.InstanceID != "" {
+			vm.InstanceID = &m.InstanceID
+		}
+		vm.RebalanceTimeoutMillis = int32(m.RebalanceTimeout.Milliseconds())
+		vm.SessionTimeoutMillis = int32(m.SessionTimeout.Milliseconds())
+		vm.Subscription, vm.Assignment = m.Subscription, m.Assignment
+		v.Members = append(v.Members, vm)
+	}
+	return kmsg.Record{Key: groupKey(g.Group), Value: v.AppendTo(nil)}
 }
 
 // GroupTombstone is the record of group gone, with its offsets.
@@ -100,7 +127,7 @@ type change struct {
 	isOffset bool
 	tp       group.TopicPartition
 	offset   group.StoredOffset // when set
-	ptype    string             // when set
+	meta     group.StoredGroup  // when set: the group's metadata, without offsets
 	deleted  bool               // a tombstone
 }
 
@@ -145,11 +172,40 @@ func decode(r kmsg.Record) (change, error) {
 		if err := v.ReadFrom(r.Value); err != nil {
 			return change{}, fmt.Errorf("%w: %v", ErrRecord, err)
 		}
-		c.ptype = v.ProtocolType
+		c.meta = groupMeta(k.Group, &v)
 		return c, nil
 	default:
 		return change{}, fmt.Errorf("%w: key version %d", ErrRecord, version)
 	}
+}
+
+// groupMeta reads the group's metadata from v, whatever its version.
+func groupMeta(name string, v *kmsg.GroupMetadataValue) group.StoredGroup {
+	g := group.StoredGroup{Group: name, ProtocolType: v.ProtocolType, Generation: v.Generation}
+	if v.Protocol != nil {
+		g.Protocol = *v.Protocol
+	}
+	if v.Leader != nil {
+		g.Leader = *v.Leader
+	}
+	if v.Version >= 2 && v.CurrentStateTimestamp >= 0 {
+		g.StateSince = time.UnixMilli(v.CurrentStateTimestamp)
+	}
+	for _, vm := range v.Members {
+		m := group.StoredMember{MemberID: vm.MemberID, ClientID: vm.ClientID, ClientHost: vm.ClientHost,
+			SessionTimeout: time.Duration(vm.SessionTimeoutMillis) * time.Millisecond,
+			// Copies: the record's bytes are the reader's buffer.
+			Subscription: slices.Clone(vm.Subscription), Assignment: slices.Clone(vm.Assignment)}
+		m.RebalanceTimeout = m.SessionTimeout // version 0 has none: Kafka takes the session timeout
+		if v.Version >= 1 && vm.RebalanceTimeoutMillis >= 0 {
+			m.RebalanceTimeout = time.Duration(vm.RebalanceTimeoutMillis) * time.Millisecond
+		}
+		if vm.InstanceID != nil {
+			m.InstanceID = *vm.InstanceID
+		}
+		g.Members = append(g.Members, m)
+	}
+	return g
 }
 
 // Replay is what a partition's records add up to: the latest value of
@@ -162,9 +218,14 @@ type Replay struct {
 }
 
 type groupState struct {
-	ptype   string // "" when no group record is live
+	meta    *group.StoredGroup // nil when no group record is live; without offsets
 	offsets map[group.TopicPartition]group.StoredOffset
 }
+
+// hasMeta reports whether the group's metadata is live: a group record
+// without a protocol type (an older writer's, for a group that never had
+// members) says nothing.
+func (gs *groupState) hasMeta() bool { return gs.meta != nil && gs.meta.ProtocolType != "" }
 
 // Apply applies raw, whole batches as a partition's Read returns them,
 // concatenated, and returns the offset after the last one. O(records).
@@ -236,9 +297,10 @@ func (r *Replay) apply(c change) {
 		delete(r.groups, c.group)
 		return
 	default:
-		gs.ptype = c.ptype
+		m := c.meta
+		gs.meta = &m
 	}
-	if gs.ptype == "" && len(gs.offsets) == 0 {
+	if !gs.hasMeta() && len(gs.offsets) == 0 {
 		delete(r.groups, c.group)
 	}
 }
@@ -246,7 +308,7 @@ func (r *Replay) apply(c change) {
 // live is the number of the group's records Rewrite writes.
 func (gs *groupState) live() int64 {
 	n := int64(len(gs.offsets))
-	if gs.ptype != "" {
+	if gs.hasMeta() {
 		n++
 	}
 	return n
@@ -257,7 +319,11 @@ func (gs *groupState) live() int64 {
 func (r *Replay) Groups() []group.StoredGroup {
 	out := make([]group.StoredGroup, 0, len(r.groups))
 	for name, gs := range r.groups {
-		sg := group.StoredGroup{Group: name, ProtocolType: gs.ptype}
+		sg := group.StoredGroup{Group: name}
+		if gs.hasMeta() {
+			sg = *gs.meta
+			sg.Group = name
+		}
 		for _, o := range gs.offsets {
 			sg.Offsets = append(sg.Offsets, o)
 		}

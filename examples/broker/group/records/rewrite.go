@@ -49,8 +49,8 @@ func (r *Replay) Rewrite(now time.Time, maxRecords, maxBytes int) [][]byte {
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.groups)) {
 		gs := r.groups[name]
-		if gs.ptype != "" {
-			add(Group(name, gs.ptype))
+		if gs.hasMeta() {
+			add(Group(*gs.meta))
 		}
 		tps := slices.SortedFunc(maps.Keys(gs.offsets), func(x, y group.TopicPartition) int {
 			return cmp.Or(cmp.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))

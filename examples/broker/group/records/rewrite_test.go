@@ -28,10 +28,10 @@ func placed(next int64, batches [][]byte) []byte {
 // or any prefix of them after those, replay to the same groups.
 func TestRewrite(t *testing.T) {
 	raw := log(
-		[]kmsg.Record{Group("g", "consumer"), Offset("g", off("t", 0, 10)), Offset("g", off("t", 1, 20))},
+		[]kmsg.Record{Group(typed("g", "consumer")), Offset("g", off("t", 0, 10)), Offset("g", off("t", 1, 20))},
 		[]kmsg.Record{Offset("g", off("t", 0, 11)), Offset("g", off("t", 0, 12))},
-		[]kmsg.Record{Offset("simple", off("u", 0, 1)), Group("empty", "")},
-		[]kmsg.Record{Group("gone", "consumer"), Offset("gone", off("u", 0, 1))},
+		[]kmsg.Record{Offset("simple", off("u", 0, 1)), Group(typed("empty", ""))},
+		[]kmsg.Record{Group(typed("gone", "consumer")), Offset("gone", off("u", 0, 1))},
 		[]kmsg.Record{OffsetTombstone("g", tp("t", 1)), GroupTombstone("gone")},
 	)
 	var r Replay
