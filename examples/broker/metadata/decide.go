@@ -62,12 +62,20 @@ func Fence(im *Image, id int32, uncleanDefault bool) Record {
 // and, where the topic allows unclean election (UncleanElection, with
 // uncleanDefault the cluster's default), the offline partitions it is a
 // replica of, alone in their ISR. A broker fenced at the same epoch (a
-// pause longer than its session) is unfenced the same way. O(partitions).
+// pause longer than its session) is unfenced the same way. A broker's
+// first registration leaves nothing: a broker that never registered is
+// not fenced, so Place gave it what it holds in this very incarnation (a
+// topic created while it was starting), and taking it away would only
+// move leaderships at every cluster's start. O(partitions).
 func Register(im *Image, id int32, epoch int64, uncleanDefault bool) Record {
-	if b, ok := im.brokers[id]; ok && !b.Fenced && b.Epoch == epoch {
+	b, known := im.brokers[id]
+	if known && !b.Fenced && b.Epoch == epoch {
 		return Record{}
 	}
 	rec := Record{Brokers: []Broker{{ID: id, Epoch: epoch}}}
+	if !known {
+		return rec
+	}
 	fenced := func(x int32) bool { return x == id || im.Fenced(x) }
 	rec.Partitions = changes(im, func(t *Topic, p Partition) (Partition, bool) {
 		next, changed := leave(p, id, fenced)

@@ -119,6 +119,32 @@ func TestRegisterRestartLeavesISR(t *testing.T) {
 	assert.False(t, partition(t, im, 0).InISR(2))
 }
 
+// A topic created while broker 1 is still starting is placed on it (a
+// broker that never registered is not fenced); its first registration
+// keeps what it was given, rather than move every leadership it holds at
+// the cluster's start.
+func TestFirstRegistrationKeepsWhatPlaceGave(t *testing.T) {
+	im := Empty()
+	rec := Record{Brokers: []Broker{{ID: 2, Epoch: 2}, {ID: 3, Epoch: 3}}}
+	im = im.Apply(1, &rec)
+	top, err := Place(im, []int32{1, 2, 3}, "a", topicA, 3, 3, nil)
+	require.NoError(t, err)
+	im = im.Apply(2, &Record{CreateTopics: []*Topic{top}})
+	require.Equal(t, int32(1), partition(t, im, 0).Leader, "placed on the unregistered broker")
+
+	rec = Register(im, 1, 1, false)
+	assert.Empty(t, rec.Partitions, "no partition changes")
+	im = im.Apply(3, &rec)
+	p0 := partition(t, im, 0)
+	assert.Equal(t, int32(1), p0.Leader)
+	assert.Equal(t, int32(0), p0.LeaderEpoch)
+	assert.Equal(t, []int32{1, 2, 3}, p0.ISR)
+
+	rec = Register(im, 1, 10, false) // a restart, now: it leaves the ISR
+	im = im.Apply(4, &rec)
+	assert.Equal(t, int32(2), partition(t, im, 0).Leader)
+}
+
 func TestAlterISR(t *testing.T) {
 	im := imageWith(t)
 	tests := []struct {
