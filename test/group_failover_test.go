@@ -117,6 +117,8 @@ type consumedLog struct {
 	mu        sync.Mutex
 	offsets   map[int32]map[int64]int // partition → offset → times consumed
 	committed map[int32]int64         // partition → the highest offset a commit of it was acknowledged at
+	marked    bool                    // mark was called: since counts
+	since     map[int32]int64         // partition → the smallest offset consumed since mark
 }
 
 func newConsumedLog() *consumedLog {
@@ -131,7 +133,30 @@ func (l *consumedLog) consume(rs []*kgo.Record) {
 			l.offsets[r.Partition] = make(map[int64]int)
 		}
 		l.offsets[r.Partition][r.Offset]++
+		if o, ok := l.since[r.Partition]; l.marked && (!ok || r.Offset < o) {
+			l.since[r.Partition] = r.Offset
+		}
 	}
+}
+
+// mark starts noting the smallest offset of each partition consumed from
+// now on (firstSince).
+func (l *consumedLog) mark() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.marked, l.since = true, make(map[int32]int64)
+}
+
+// firstSince returns, by partition, the smallest offset consumed since
+// mark.
+func (l *consumedLog) firstSince() map[int32]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[int32]int64, len(l.since))
+	for p, o := range l.since {
+		out[p] = o
+	}
+	return out
 }
 
 // commitDone notes the partitions of an acknowledged commit.
@@ -250,7 +275,9 @@ func (c *processCluster) startMember(t *testing.T, name, group, topic string, l 
 // least once: no gap. The members go on at the new coordinator without a
 // rebalance: it loaded them, their generation and assignments from the
 // group's record, and they kept heartbeating, so each member's generation,
-// as the member sees it, is the one it had before the kill.
+// as the member sees it, is the one it had before the kill. Nothing below
+// a commit acknowledged before the kill is consumed after it: exactly once
+// for those records.
 func TestGroupCoordinatorKill9(t *testing.T) {
 	const (
 		topic      = "group-failover"
@@ -294,6 +321,7 @@ func TestGroupCoordinatorKill9(t *testing.T) {
 	}, 30*time.Second, 10*time.Millisecond, "the group is Stable, with commits on every partition")
 
 	before := l.acknowledged()
+	l.mark()
 	require.NoError(t, c.procs[coordinator].cmd.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
 	t.Logf("killed broker %d, the group's coordinator", coordinator)
@@ -346,6 +374,10 @@ func TestGroupCoordinatorKill9(t *testing.T) {
 		"the members consume every partition to its end")
 	missing, dups := l.gaps(ends)
 	assert.Empty(t, missing, "no record was skipped")
+	for p, first := range l.firstSince() {
+		assert.GreaterOrEqual(t, first, before[p],
+			"partition %d: nothing below the commit acknowledged before the kill is consumed again (exactly once for those)", p)
+	}
 	total := int64(0)
 	for _, end := range ends {
 		total += end
