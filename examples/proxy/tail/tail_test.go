@@ -65,12 +65,15 @@ func TestTailStopsOnAPartitionError(t *testing.T) {
 	require.Eventually(t, func() bool { return tails[0].Err() != nil }, 10*time.Second, time.Millisecond)
 	assert.ErrorIs(t, tails[0].Err(), ErrFetch)
 	assert.ErrorIs(t, tails[0].Err(), kerr.NotLeaderForPartition)
-	assert.Equal(t, 1, n.stops(TP{"t", 0}), "told once")
+	// The error is set before notify runs (notify's receiver reads it),
+	// so the note may come a moment after Err is seen.
+	require.Eventually(t, func() bool { return n.stops(TP{"t", 0}) > 0 }, 10*time.Second, time.Millisecond, "told")
 	assert.Nil(t, m.Get(TP{"t", 0}), "no longer tailed")
 	assert.NoError(t, tails[1].Err(), "the other goes on")
 	before := n.changes(TP{"t", 1})
 	l.append(1)
 	require.Eventually(t, func() bool { return n.changes(TP{"t", 1}) > before }, 10*time.Second, time.Millisecond)
+	assert.Equal(t, 1, n.stops(TP{"t", 0}), "told once")
 }
 
 // TestTailsStopWhenTheirLeaderGoes: a failed fetch stops every tail of its
@@ -83,7 +86,8 @@ func TestTailsStopWhenTheirLeaderGoes(t *testing.T) {
 	require.Eventually(t, func() bool { return len(l.fetchRequests()) > 0 }, 10*time.Second, time.Millisecond)
 	l.dropConnections()
 	for i, tl := range tails {
-		require.Eventually(t, func() bool { return tl.Err() != nil }, 10*time.Second, time.Millisecond, "tail %d", i)
+		// notify runs after the error is set: wait for the note.
+		require.Eventually(t, func() bool { return n.stops(tl.TP) > 0 }, 10*time.Second, time.Millisecond, "tail %d", i)
 		assert.ErrorIs(t, tl.Err(), ErrFetch)
 		assert.Equal(t, 1, n.stops(tl.TP), "told once")
 	}
@@ -100,7 +104,7 @@ func TestIdleTailStops(t *testing.T) {
 	m := newTestManager(t, l, &n, WithIdle(100*time.Millisecond))
 	tl := m.Start(tps(1))[0]
 	require.NotNil(t, tl)
-	require.Eventually(t, func() bool { return tl.Err() != nil }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return n.stops(tl.TP) > 0 }, 10*time.Second, time.Millisecond)
 	assert.ErrorIs(t, tl.Err(), ErrIdle)
 	assert.Equal(t, 1, n.stops(tl.TP), "told once")
 }
