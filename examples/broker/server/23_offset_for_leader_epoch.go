@@ -72,14 +72,6 @@ func (s *Server) endOffsetForEpoch(topic *storage.Topic, replicaID int32, rp kms
 	if code := epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch()); code != 0 {
 		return code
 	}
-	if leader {
-		// A leader records its epoch at its log end when it starts
-		// leading (applied, image.go); this covers a broker that became
-		// able to lead (registered) after the record made it leader.
-		if err := p.AssignLeaderEpoch(p.LeaderEpoch()); err != nil {
-			return errorCode(err)
-		}
-	}
 	epoch, end, err := p.EndOffsetForEpoch(rp.LeaderEpoch)
 	if err != nil {
 		return errorCode(err)

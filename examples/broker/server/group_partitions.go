@@ -246,15 +246,6 @@ func (gp *groupPartitions) unloadLocked(idx int32) {
 // new one starts.
 func (gp *groupPartitions) wait() { gp.wg.Wait() }
 
-// registeredIn is registered, read from im.
-func (s *Server) registeredIn(im *metadata.Image) bool {
-	if s.peers == nil {
-		return true
-	}
-	b, ok := im.Broker(s.cl.self)
-	return ok && b.Epoch == s.peers.epoch && !b.Fenced
-}
-
 // groupError returns nil if this broker coordinates group now, else the
 // error its requests get: COORDINATOR_NOT_AVAILABLE while the offsets
 // topic cannot be created (it is created here if missing, as

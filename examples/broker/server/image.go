@@ -120,11 +120,15 @@ func (s *Server) replicasOf(p *storage.Partition) []int32 {
 // registration, not yet committed, is what takes it out of their ISR), and
 // a leader that lost its log must not serve, nor have a follower truncate
 // to it. A broker alone is always registered.
-func (s *Server) registered() bool {
+func (s *Server) registered() bool { return s.registeredIn(s.image()) }
+
+// registeredIn reports whether im has this broker registered, unfenced,
+// at its current epoch. A broker alone always is.
+func (s *Server) registeredIn(im *metadata.Image) bool {
 	if s.peers == nil {
 		return true
 	}
-	b, ok := s.image().Broker(s.cl.self)
+	b, ok := im.Broker(s.cl.self)
 	return ok && b.Epoch == s.peers.epoch && !b.Fenced
 }
 
@@ -224,6 +228,12 @@ func (s *Server) applied(before, after *metadata.Image, rec *metadata.Record) {
 			changed = append(changed, metadata.PartitionChange{Topic: t.ID, Index: int32(i), Partition: p})
 		}
 	}
+	if s.registeredIn(before) != s.registeredIn(after) {
+		// This broker's own registration came or went: it starts or
+		// stops leading what the image gives it, though no partition
+		// changed (a broker leads nothing until registered).
+		changed = append(changed, ledBy(after, s.cl.self)...)
+	}
 	for _, c := range changed {
 		t, err := store.TopicByID(storage.TopicID(c.Topic))
 		if err != nil {
@@ -255,6 +265,19 @@ func (s *Server) applied(before, after *metadata.Image, rec *metadata.Record) {
 	}
 	// The groups follow their offsets partitions' leaders.
 	s.gparts.follow(after)
+}
+
+// ledBy returns every partition im has broker id lead.
+func ledBy(im *metadata.Image, id int32) []metadata.PartitionChange {
+	var out []metadata.PartitionChange
+	for _, t := range im.Topics() {
+		for i, p := range t.Partitions {
+			if p.Leader == id {
+				out = append(out, metadata.PartitionChange{Topic: t.ID, Index: int32(i), Partition: p})
+			}
+		}
+	}
+	return out
 }
 
 // ensureLocalTopic creates t's logs here unless they exist under its id;

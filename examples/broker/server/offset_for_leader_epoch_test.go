@@ -42,7 +42,8 @@ func TestOffsetForLeaderEpoch(t *testing.T) {
 	p.SetLeaderEpoch(2)                               // as if the metadata log had moved leadership twice
 	_, err = p.Append(batchtest.Values(nowMs(), "c")) // 2 at epoch 2
 	require.NoError(t, err)
-	p.SetLeaderEpoch(3) // and once more, with nothing appended yet
+	p.SetLeaderEpoch(3)                        // and once more, with nothing appended yet,
+	require.NoError(t, p.AssignLeaderEpoch(3)) // recorded at the log end, as applied does for a new leader
 
 	c := dialRaw(t, s)
 	tests := []struct {
