@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"syscall"
 	"testing"
@@ -152,11 +153,7 @@ func (l *consumedLog) mark() {
 func (l *consumedLog) firstSince() map[int32]int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make(map[int32]int64, len(l.since))
-	for p, o := range l.since {
-		out[p] = o
-	}
-	return out
+	return maps.Clone(l.since)
 }
 
 // commitDone notes the partitions of an acknowledged commit.
@@ -179,11 +176,7 @@ func (l *consumedLog) commitDone(req *kmsg.OffsetCommitRequest, resp *kmsg.Offse
 func (l *consumedLog) acknowledged() map[int32]int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make(map[int32]int64, len(l.committed))
-	for p, o := range l.committed {
-		out[p] = o
-	}
-	return out
+	return maps.Clone(l.committed)
 }
 
 // upTo reports whether every offset below ends[p] of every partition was

@@ -61,15 +61,7 @@ func (s *memStore) Commit(group, ptype string, offsets []StoredOffset) (Pending,
 		g.Offsets = append(g.Offsets, o)
 		s.changes = append(s.changes, fmt.Sprintf("commit %s %s-%d=%d", group, o.Topic, o.Partition, o.Offset))
 	}
-	return func(done func(error)) {
-		if !hold {
-			done(nil)
-			return
-		}
-		s.mu.Lock()
-		s.held = append(s.held, done)
-		s.mu.Unlock()
-	}, nil
+	return s.pending(hold), nil
 }
 
 // Group records the group's metadata, which replaces the metadata stored
@@ -91,6 +83,12 @@ func (s *memStore) Group(sg StoredGroup) (Pending, error) {
 	*g = sg
 	g.Offsets = offs
 	s.metas++
+	return s.pending(hold), nil
+}
+
+// pending is a change's wait: done at once, or held until release when
+// the store holds.
+func (s *memStore) pending(hold bool) Pending {
 	return func(done func(error)) {
 		if !hold {
 			done(nil)
@@ -99,7 +97,7 @@ func (s *memStore) Group(sg StoredGroup) (Pending, error) {
 		s.mu.Lock()
 		s.held = append(s.held, done)
 		s.mu.Unlock()
-	}, nil
+	}
 }
 
 // release ends the wait of the i-th commit held with err.
