@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/gopurgatory/purgatory/operation"
+	"github.com/gopurgatory/purgatory/reaper"
 	"github.com/gopurgatory/purgatory/timer"
 )
 
@@ -254,9 +255,12 @@ func TestReaperExpiresAndPurges(t *testing.T) {
 		for i, op := range ops {
 			assert.Equal(t, int32(1), op.expirations.Load(), "operation %d expired", i)
 		}
-		// The reaper purges after the round that expired them; the
-		// operations' keys are dropped.
-		time.Sleep(300 * time.Millisecond)
+		// The reaper purges at its first quiet round: rounds are at most
+		// reaper.DefaultMaxWait (200 ms) apart, and the round after the
+		// last completion may still see it counted since the one before
+		// (the expirations run on the timer's workers, not in the round),
+		// so within two rounds. The operations' keys are dropped.
+		time.Sleep(2*reaper.DefaultMaxWait + 50*time.Millisecond)
 		synctest.Wait()
 		assert.Equal(t, 0, p.Watched())
 		assert.Equal(t, 0, p.w.Keys())
