@@ -2,6 +2,7 @@ package operation
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 
@@ -43,4 +44,13 @@ func TestOutcomesAreTheLifecycles(t *testing.T) {
 		assert.Equal(t, uint32(l), uint32(o), o.String())
 	}
 	assert.Len(t, Outcomes(), lifecycle.NumOutcomes-1)
+}
+
+// State is what every operation pays in its own allocation: the size its
+// documentation states, so that a field added to it is a decision.
+func TestStateSize(t *testing.T) {
+	const word = unsafe.Sizeof(uintptr(0))
+	if word == 8 { // the documented size is a 64-bit platform's
+		assert.Equal(t, uintptr(104), unsafe.Sizeof(State{}))
+	}
 }

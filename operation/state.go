@@ -13,7 +13,7 @@ import (
 // intrusive timer task, and watch lists hold a pointer to the State. It
 // holds the completion word (set once, by compare-and-swap, which elects
 // the one goroutine that runs the callbacks), the deadline's timer task and
-// the lock TryComplete runs under: 120 bytes.
+// the lock TryComplete runs under: 104 bytes on a 64-bit platform.
 type State struct {
 	s lifecycle.State
 }

@@ -37,7 +37,8 @@ type Purgatory[K comparable] struct {
 	ownTimer bool
 	reaper   *reaper.Reaper // nil when off
 	log      *zap.Logger
-	obs      completions // what its operations report their completion to
+	obs      completions        // what its operations report their completion to
+	bind     *lifecycle.Binding // tm and &obs, which every operation is bound to
 	closed   atomic.Bool
 
 	purgeMu   sync.Mutex // one purge at a time
@@ -78,6 +79,7 @@ func New[K comparable](name string, opts ...Option) (*Purgatory[K], error) {
 		p.tm, p.ownTimer = tm, true
 	}
 	p.obs.ownTimer = p.ownTimer
+	p.bind = lifecycle.NewBinding(p.tm, &p.obs)
 	if cfg.registerer != nil {
 		m, err := newMetrics(cfg.registerer, name, p.Watched, p.Delayed, p.Garbage)
 		if err != nil {
@@ -175,9 +177,12 @@ func (p *Purgatory[K]) submit(ctx context.Context, op operation.Operation, timeo
 		return false, ErrClosed
 	}
 	s := lifecycle.Lookup(op.OperationState())
-	done, err := lifecycle.Submit(s, op, p.tm, &p.obs, len(keys), func(s *lifecycle.State) { p.w.WatchAll(keys, s) })
-	if err != nil || done {
+	if done, err := lifecycle.Start(s, op, p.bind, len(keys)); err != nil || done {
 		return done, err
+	}
+	p.w.WatchAll(keys, s)
+	if lifecycle.Listed(s) {
+		return true, nil
 	}
 
 	if timeout != NoTimeout {

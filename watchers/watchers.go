@@ -26,6 +26,9 @@ func New[K comparable](n int) *Watchers[K] {
 	return &Watchers[K]{w: watchlist.New[K](n, false)}
 }
 
+// unbound binds the operations of watchers alone: no timer, no observer.
+var unbound = lifecycle.NewBinding(nil, nil)
+
 // Watch submits op: it completes op at once if its condition holds (its
 // OnComplete runs before Watch returns); otherwise it lists op under every
 // key and tries once more, all under op's lock, so that an event between
@@ -39,7 +42,11 @@ func (w *Watchers[K]) Watch(op operation.Operation, keys ...K) (bool, error) {
 		return false, ErrNoKeys
 	}
 	s := lifecycle.Lookup(op.OperationState())
-	return lifecycle.Submit(s, op, nil, nil, len(keys), func(s *lifecycle.State) { w.w.WatchAll(keys, s) })
+	if done, err := lifecycle.Start(s, op, unbound, len(keys)); err != nil || done {
+		return done, err
+	}
+	w.w.WatchAll(keys, s)
+	return lifecycle.Listed(s), nil
 }
 
 // CheckAndComplete tries to complete the operations listed under key, on

@@ -14,7 +14,7 @@
 // One atomic 64-bit word per operation:
 //
 //	bits 0-2   outcome (Pending until it completes)
-//	bit  3     started: bound to a timer and an observer by Submit
+//	bit  3     started: bound to a timer and an observer by Start
 //	bit  4     cancelled: taken off its keys by CancelForKey
 //	bit  5     scheduled: on a shared timer, counted by its purgatory
 //	bit  6     finished: its callbacks have run (for Done)

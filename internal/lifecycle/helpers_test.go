@@ -67,8 +67,18 @@ func newTimer(t *testing.T) (*timer.Timer, *timer.ManualClock) {
 // entries that nobody lists: what a purgatory's submission leaves.
 func start(t *testing.T, op *fakeOp, tm *timer.Timer, obs Observer, keys int) *State {
 	t.Helper()
-	done, err := Submit(&op.State, op, tm, obs, keys, func(*State) {})
+	done, err := submit(&op.State, op, tm, obs, keys, func(*State) {})
 	require.NoError(t, err)
 	require.False(t, done)
 	return &op.State
+}
+
+// submit is a whole submission, Start, watch and Listed, as a purgatory
+// makes it.
+func submit(s *State, cb Callbacks, tm *timer.Timer, obs Observer, keys int, watch func(*State)) (bool, error) {
+	if done, err := Start(s, cb, NewBinding(tm, obs), keys); err != nil || done {
+		return done, err
+	}
+	watch(s)
+	return Listed(s), nil
 }

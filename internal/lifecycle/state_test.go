@@ -19,7 +19,7 @@ func TestSubmit(t *testing.T) {
 	// The first try succeeds: nothing is watched, nothing listed.
 	watched := false
 	op := &fakeOp{try: func() bool { return true }}
-	done, err := Submit(&op.State, op, tm, rec, 2, func(*State) { watched = true })
+	done, err := submit(&op.State, op, tm, rec, 2, func(*State) { watched = true })
 	require.NoError(t, err)
 	assert.True(t, done)
 	assert.False(t, watched)
@@ -28,7 +28,7 @@ func TestSubmit(t *testing.T) {
 	// entries are reported left behind.
 	ready := false
 	op2 := &fakeOp{try: func() bool { return ready }}
-	done, err = Submit(&op2.State, op2, tm, rec, 2, func(s *State) {
+	done, err = submit(&op2.State, op2, tm, rec, 2, func(s *State) {
 		assert.Same(t, &op2.State, s)
 		assert.False(t, op2.Mutex().TryLock(), "watched under the operation's lock")
 		ready = true
@@ -43,7 +43,7 @@ func TestSubmit(t *testing.T) {
 	assert.Equal(t, []int{0, 2}, rec.listed)
 
 	// A second submission fails and leaves the operation alone.
-	_, err = Submit(s3, op3, tm, rec, 1, func(*State) { t.Error("watched twice") })
+	_, err = submit(s3, op3, tm, rec, 1, func(*State) { t.Error("watched twice") })
 	assert.ErrorIs(t, err, ErrSubmitted)
 	assert.Equal(t, Pending, op3.Outcome())
 	assert.Panics(t, func() { op3.ShareLock(&sync.Mutex{}) }, "too late to share a lock")
@@ -64,7 +64,7 @@ func TestSubmitConcurrently(t *testing.T) {
 		var wg sync.WaitGroup
 		for _, tm := range tms {
 			wg.Go(func() {
-				_, err := Submit(&op.State, op, tm, nil, 1, func(*State) {})
+				_, err := submit(&op.State, op, tm, nil, 1, func(*State) {})
 				if err == nil {
 					wins.Add(1)
 					winner.Store(tm)

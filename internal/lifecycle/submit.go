@@ -3,24 +3,24 @@ package lifecycle
 import (
 	"time"
 	"unsafe"
-
-	"github.com/gopurgatory/purgatory/timer"
 )
 
-// Submit binds the operation cb, whose State is s, to the timer its
-// deadline goes on (nil: it has none) and to the observer told of its
-// completion, and runs Kafka's safeTryCompleteOrElse, all under one hold of
-// its lock: it tries to complete it; if it cannot, it calls watch, which
-// lists it under its keys (keys entries, each of which watch must add), and
-// tries once more. An event on a key between the first try and the watch
-// is seen by the second try, and one after the watch finds the operation
-// listed, so no wake-up is lost; holding the lock across the watch keeps a
-// concurrent TryWatched from completing it halfway.
+// Start binds the operation cb, whose State is s, to b (the timer its
+// deadline goes on and the observer told of its completion), and begins Kafka's safeTryCompleteOrElse under s's lock: it
+// tries to complete it. If that completes it, its callbacks have run, the
+// lock is released and Start reports true. Otherwise Start returns false
+// with the lock HELD: the caller lists the operation under its keys (keys
+// entries, each of which it must add) and then calls Listed, which tries
+// once more and releases the lock. An event on a key between the first try
+// and the listing is seen by the second try, and one after the listing
+// finds the operation listed, so no wake-up is lost; holding the lock across
+// the listing keeps a concurrent TryWatched from completing it halfway.
+// (Two calls rather than one taking the listing as a func: the purgatory's
+// hot path then builds no closure and makes no indirect call.)
 //
-// It reports whether the operation completed here; its callbacks have then
-// run, after the lock was released. It fails with ErrSubmitted, s
-// untouched, if the operation was submitted before.
-func Submit(s *State, cb Callbacks, tm *timer.Timer, obs Observer, keys int, watch func(*State)) (done bool, err error) {
+// It fails with ErrSubmitted, s untouched and the lock released, if the
+// operation was submitted before.
+func Start(s *State, cb Callbacks, b *Binding, keys int) (done bool, err error) {
 	lock := s.Mutex()
 	lock.Lock()
 	w := s.word.Load()
@@ -31,7 +31,7 @@ func Submit(s *State, cb Callbacks, tm *timer.Timer, obs Observer, keys int, wat
 	// Not yet published: nothing reads these fields before started is set
 	// (ForceComplete and the lists need it), and the lock orders two
 	// submissions of one operation, so that the loser leaves them alone.
-	s.cb, s.tm, s.obs = cb, tm, obs
+	s.cb, s.b = cb, b
 	s.task.Init((*expirer)(s))
 	if s.try() {
 		// Completed before anyone could see it: nothing is listed.
@@ -42,21 +42,30 @@ func Submit(s *State, cb Callbacks, tm *timer.Timer, obs Observer, keys int, wat
 		s.finish(Completed, 0, false)
 		return true, nil
 	}
-	// Publish the fields with started, and the entries watch is about to
-	// add: a completion from now on counts them, even those not added yet.
+	// Publish the fields with started, and the entries the caller is about
+	// to add: a completion from now on counts them, even those not added
+	// yet.
 	if !s.word.CompareAndSwap(w, w|started|uint64(keys)<<listedShift) {
 		panic("operation: completion word changed before the operation was started")
 	}
-	watch(s)
-	o, listed := Pending, 0
+	return false, nil
+}
+
+// Listed ends the submission Start began, once the caller has listed s: it
+// tries once more, releases s's lock, and reports whether this completed
+// s (its callbacks have then run).
+//
+// REQUIRES: Start returned false and no error; s's lock is held.
+func Listed(s *State) bool {
+	o, listed, done := Pending, 0, false
 	if IsPending(s) && s.try() {
 		o, listed, done = s.complete(Completed)
 	}
-	lock.Unlock()
+	s.Mutex().Unlock()
 	if done {
 		s.finish(o, listed, false)
 	}
-	return done, nil
+	return done
 }
 
 // TryWatched is Kafka's safeTryComplete, for an operation found in a watch
@@ -105,11 +114,11 @@ func Schedule(s *State, timeout time.Duration, mark bool) (bool, error) {
 			}
 		}
 	}
-	if err := s.tm.Schedule(&s.task, timeout); err != nil {
+	if err := s.b.tm.Schedule(&s.task, timeout); err != nil {
 		return mark, err
 	}
 	if s.word.Load()&(outcomeMask|cancelledFlag) != 0 {
-		s.tm.Cancel(&s.task)
+		s.b.tm.Cancel(&s.task)
 	}
 	return mark, nil
 }
@@ -152,8 +161,8 @@ func Cancel(s *State) (pending, wasScheduled bool) {
 			break
 		}
 	}
-	if s.tm != nil {
-		s.tm.Cancel(&s.task)
+	if tm := s.b.tm; tm != nil {
+		tm.Cancel(&s.task)
 	}
 	return true, wasScheduled
 }

@@ -73,9 +73,10 @@ func (f *fixture) op(t *testing.T, ready *bool, keys ...int) *lifecycle.State {
 	}
 	no := false
 	op := &testOp{ready: &no}
-	done, err := lifecycle.Submit(&op.State, op, f.tm, f.obs, n, func(*lifecycle.State) {})
+	done, err := lifecycle.Start(&op.State, op, lifecycle.NewBinding(f.tm, f.obs), n)
 	require.NoError(t, err)
 	require.False(t, done)
+	require.False(t, lifecycle.Listed(&op.State))
 	op.ready = ready
 	return &op.State
 }

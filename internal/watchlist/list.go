@@ -5,11 +5,14 @@ import "github.com/gopurgatory/purgatory/internal/lifecycle"
 // list is the operations watched under one key, oldest first.
 //
 // REQUIRES: every method and field access runs with sh.mu held.
+//
+// One per key watched: its fields are what a key costs beside its entries
+// (48 bytes with a string key), so the shard it belongs to is kept by the
+// records that need it (eager mode's), not here.
 type list[K comparable] struct {
 	ops      []*lifecycle.State
-	key      K         // the key whose map entry it is, while it is one
-	sh       *shard[K] // the shard it belongs to, for good
-	checking int       // eager mode: checks trying its operations now
+	key      K     // the key whose map entry it is, while it is one
+	checking int32 // eager mode: checks trying its operations now
 }
 
 // minShrink is the capacity under which a list keeps its slice however empty
@@ -60,8 +63,15 @@ func (l *list[K]) compact() int {
 // listing is an operation's record of the lists it is watched in, kept in
 // its extras in eager mode.
 type listing[K comparable] struct {
-	lists  []*list[K]
-	inline [2]*list[K]
+	lists  []listed[K]
+	inline [2]listed[K]
+}
+
+// listed is a list an operation is watched in, and the shard it belongs to
+// for good (a list is reused only within its shard).
+type listed[K comparable] struct {
+	l  *list[K]
+	sh *shard[K]
 }
 
 func newListing[K comparable]() any {

@@ -100,7 +100,7 @@ func (sh *shard[K]) newList(key K) *list[K] {
 		l.key = key
 		return l
 	}
-	return &list[K]{key: key, sh: sh}
+	return &list[K]{key: key}
 }
 
 // drop removes key's empty list and keeps it for reuse. A list is only
@@ -132,7 +132,7 @@ func (sh *shard[K]) compactLocked(l *list[K]) int {
 }
 
 // WatchAll adds s to the list of each key, creating the lists of new keys.
-// Every key gets its entry, even if s completes meanwhile: Submit counted
+// Every key gets its entry, even if s completes meanwhile: Start counted
 // them all. O(keys) amortised; it allocates only for a new key, when a list
 // grows, and in eager mode for the operation's record of its lists.
 func (w *Watchers[K]) WatchAll(keys []K, s *lifecycle.State) {
@@ -152,7 +152,7 @@ func (w *Watchers[K]) Watch(key K, s *lifecycle.State) {
 	}
 	if w.eager && !lifecycle.Listing(s, newListing[K], func(r any) {
 		lg := r.(*listing[K])
-		lg.lists = append(lg.lists, l)
+		lg.lists = append(lg.lists, listed[K]{l, sh})
 	}) {
 		// Finished already: Release has run, so nothing would drop the
 		// entry; it is garbage at birth. Count it dropped at once.
@@ -178,8 +178,8 @@ func (w *Watchers[K]) Release(s *lifecycle.State) {
 	if r == nil {
 		return
 	}
-	for _, l := range r.lists {
-		sh := l.sh
+	for _, ls := range r.lists {
+		l, sh := ls.l, ls.sh
 		sh.mu.Lock()
 		if l.checking == 0 {
 			sh.compactLocked(l)
@@ -309,6 +309,12 @@ func (w *Watchers[K]) RemoveAll() []*lifecycle.State {
 					out = append(out, s)
 				}
 			}
+			// Every entry counts as dropped: those of completed operations
+			// were reported left behind, and the pending ones will be when
+			// they complete (Close completes them next), so the garbage
+			// count stays exact and no completion of Close's sets off a
+			// reading of the lists or a purge.
+			sh.dropped += int64(len(l.ops))
 			clear(l.ops)
 			l.ops = l.ops[:0]
 		}
