@@ -18,9 +18,17 @@ import (
 
 // conn is one client connection. Its reader goroutine reads requests and
 // dispatches them as they come, without waiting for earlier ones to be
-// answered (pipelining, up to queued.max.requests.per.connection); its
-// writer goroutine writes the responses strictly in request order, as
-// clients require, whatever order the answers arrive in.
+// answered (pipelining, up to queued.max.requests.per.connection); the
+// responses go out strictly in request order, as clients require, whatever
+// order the answers arrive in.
+//
+// Who writes: an answer made while its request is dispatched (a metadata
+// request, a produce the high watermark already covers) is written by the
+// reader itself once dispatch returns, when it has no further request
+// buffered, so that the commonest exchange costs no goroutine wake-up; an
+// answer that arrives later (a fetch that waited, from the goroutine that
+// completed it) wakes the writer goroutine. One of them writes at a time
+// (writing), taking every ready answer in order, so order holds either way.
 //
 // Lock order: conn.mu after any purgatory lock (answers arrive from
 // OnComplete); conn.mu is never held while calling out.
@@ -45,6 +53,7 @@ type conn struct {
 	mu       sync.Mutex // guards the following
 	cond     sync.Cond  // signals the writer, and a reader waiting for room
 	queue    []*slot    // answers to write, in request order
+	writing  bool       // the writer or the reader is writing answers from the queue
 	draining bool       // the server is closing: write what is owed, then stop
 	stopped  bool       // the reader has returned: no slot will be added
 	closed   bool
@@ -155,7 +164,38 @@ func (c *conn) read() error {
 			return nil // closed meanwhile
 		}
 		c.s.dispatch(r)
+		if !c.dispatched(r.slot, br.Buffered() == 0) {
+			return nil // the write failed or hung up: the connection is closed
+		}
 	}
+}
+
+// dispatched runs on the reader once dispatch of s's request returned: an
+// answer filled meanwhile did not wake the writer (see fill). With idle
+// (no request buffered behind it), the reader writes whatever answers are
+// ready itself, unless a write is under way; otherwise it wakes the
+// writer if anything is ready. It reports false when its write failed (or
+// hung up): the connection is closed, and the reader stops.
+func (c *conn) dispatched(s *slot, idle bool) bool {
+	c.mu.Lock()
+	s.inDispatch = false
+	ready := len(c.queue) > 0 && c.queue[0].ready
+	if !ready || c.writing || c.closed {
+		c.mu.Unlock()
+		return true
+	}
+	if !idle {
+		c.mu.Unlock()
+		c.cond.Broadcast() // more requests to read first: the writer writes
+		return true
+	}
+	c.writing = true
+	c.mu.Unlock()
+	if err := c.writeReady(true); err != nil {
+		c.fail(err)
+		return false
+	}
+	return true
 }
 
 // parse decodes a request header and body with kmsg. An unknown key or an
@@ -222,18 +262,20 @@ func (c *conn) reserve(r *request) bool {
 	if c.closed {
 		return false
 	}
-	r.slot = &slot{corr: r.corr}
+	r.slot = &slot{corr: r.corr, inDispatch: true}
 	c.queue = append(c.queue, r.slot)
 	return true
 }
 
 // fill records a request's answer, holding charge of the memory budget
-// until written, and wakes the writer. An answer to a closed connection
-// goes nowhere, and its charge back to the budget.
+// until written, and wakes the writer, unless the request is still being
+// dispatched: the reader then sees the answer when dispatch returns
+// (dispatched). An answer to a closed connection goes nowhere, and its
+// charge back to the budget.
 func (c *conn) fill(s *slot, resp kmsg.Response, skip bool, charge *memCharge) {
 	c.mu.Lock()
 	s.resp, s.skip, s.ready, s.charge = resp, skip, true, charge
-	closed := c.closed
+	closed, wake := c.closed, !s.inDispatch
 	if closed {
 		s.charge = nil // the writer is gone: nothing will write it
 	}
@@ -241,24 +283,64 @@ func (c *conn) fill(s *slot, resp kmsg.Response, skip bool, charge *memCharge) {
 	if closed {
 		c.s.mem.releaseAll(charge)
 	}
-	c.cond.Broadcast()
+	if wake {
+		c.cond.Broadcast()
+	}
 }
 
-// writeBatch is how many bytes of encoded answers the writer gathers
+// writeBatch is how many bytes of encoded answers a writer gathers
 // before it writes them, when more are ready.
 const writeBatch = 64 << 10
 
-// write sends answers in request order as they become ready. It encodes
-// them into a buffer taken from a pool while it has answers to write, and
-// given back once they are written and none is ready: an idle connection
-// holds none. A fetch's records stay counted in the memory budget until
-// written.
+// write is the writer goroutine: it waits until the answer at the head of
+// the queue is ready and nobody is writing, then writes (writeReady).
 func (c *conn) write() {
+	for {
+		c.mu.Lock()
+		for !c.closed && (c.writing || len(c.queue) == 0 || !c.queue[0].ready) {
+			if c.draining && c.stopped && len(c.queue) == 0 && !c.writing {
+				c.mu.Unlock()
+				return // everything owed is written
+			}
+			c.cond.Wait()
+		}
+		if c.closed {
+			c.mu.Unlock()
+			return
+		}
+		c.writing = true
+		c.mu.Unlock()
+		if err := c.writeReady(false); err != nil {
+			c.fail(err)
+			return
+		}
+	}
+}
+
+// writeReady writes the answers ready at the head of the queue, in request
+// order, and every answer that becomes ready at the head while it writes.
+// It encodes them into a buffer taken from a pool and given back before it
+// returns; a fetch's records stay counted in the memory budget until
+// written. It clears writing when nothing more is ready, after its last
+// write, so that no later answer can be written before the ones it holds.
+// An error is a failed write, or errHangUp.
+//
+// byReader: the reader calls it, so no reader can be waiting for room in
+// the queue, and it wakes nobody: a wake-up would only rouse the writer
+// goroutine, which has nothing to do (whatever is ready when writing ends
+// was written; what is filled later wakes it then).
+//
+// REQUIRES: the caller set writing (under mu), and does not hold mu.
+func (c *conn) writeReady(byReader bool) error {
 	var (
-		out     []byte       // encoded answers not written yet; nil while idle
-		charges []*memCharge // the budget held by the answers in out
+		out     = getOutBuffer() // encoded answers not written yet
+		charges []*memCharge     // the budget held by the answers in out
 	)
+	defer putOutBuffer(out)
 	flush := func() error {
+		if len(out) == 0 {
+			return nil
+		}
 		_, err := c.nc.Write(out)
 		out = out[:0]
 		for _, ch := range charges {
@@ -267,34 +349,20 @@ func (c *conn) write() {
 		charges = charges[:0]
 		return err
 	}
-	defer func() {
-		_ = flush() // a failure only means the client went first
-		putOutBuffer(out)
-	}()
 	for {
 		c.mu.Lock()
-		for !c.closed && (len(c.queue) == 0 || !c.queue[0].ready) {
-			if c.draining && c.stopped && len(c.queue) == 0 {
-				c.mu.Unlock()
-				return // everything owed is written
-			}
+		if c.closed || len(c.queue) == 0 || !c.queue[0].ready {
 			if len(out) > 0 {
-				// Nothing ready: send what is gathered before sleeping.
+				// Nothing ready: send what is gathered, then look again.
 				c.mu.Unlock()
 				if err := flush(); err != nil {
-					c.fail(err)
-					return
+					return err
 				}
-				c.mu.Lock()
 				continue
 			}
-			putOutBuffer(out)
-			out = nil
-			c.cond.Wait()
-		}
-		if c.closed {
+			c.writing = false
 			c.mu.Unlock()
-			return
+			return nil
 		}
 		s := c.queue[0]
 		c.queue[0] = nil
@@ -303,20 +371,18 @@ func (c *conn) write() {
 			c.armIdleLocked() // the last answer owed: idle time starts
 		}
 		c.mu.Unlock()
-		c.cond.Broadcast() // a reader may wait for room
+		if !byReader {
+			c.cond.Broadcast() // the reader may wait for room
+		}
 
 		if s.skip {
 			if s.hangUp {
 				// Everything owed before it is written: now close, as
 				// Kafka does after a failed acks=0 produce.
 				_ = flush() // a failure only means the client went first
-				c.fail(errHangUp)
-				return
+				return errHangUp
 			}
 			continue
-		}
-		if out == nil {
-			out = getOutBuffer()
 		}
 		start := len(out)
 		out = append(out, 0, 0, 0, 0, 0, 0, 0, 0) // size, correlation id
@@ -331,8 +397,7 @@ func (c *conn) write() {
 		}
 		if len(out) >= writeBatch {
 			if err := flush(); err != nil {
-				c.fail(err)
-				return
+				return err
 			}
 		}
 	}

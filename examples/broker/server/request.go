@@ -57,6 +57,11 @@ type slot struct {
 	// hangUp, with skip: close the connection once the answers before it
 	// are written (a failed acks=0 produce).
 	hangUp bool
+
+	// inDispatch: the reader is still dispatching the request, and will
+	// look for its answer when dispatch returns (conn.dispatched), so
+	// filling it wakes no writer. Guarded by the conn's mu.
+	inDispatch bool
 }
 
 // respond answers r with resp, whose version is set from the request's.
