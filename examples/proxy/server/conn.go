@@ -20,9 +20,16 @@ import (
 
 // conn is one client connection. Its reader goroutine reads requests and
 // hands each to its handler without waiting for earlier answers
-// (pipelining, up to queued.max.requests.per.connection ahead); its writer
-// goroutine writes the answers strictly in request order, whatever order
-// they become ready in: clients match answers to requests by order.
+// (pipelining, up to queued.max.requests.per.connection ahead); the answers
+// go out strictly in request order, whatever order they become ready in:
+// clients match answers to requests by order.
+//
+// Who writes: an answer made while its request is dispatched (a fetch the
+// cache answers, a metadata request) is written by the reader once
+// dispatch returns, when no further request is buffered, so that it costs
+// no goroutine wake-up; an answer that arrives later (from upstream, from a
+// waiting fetch's completion) wakes the writer goroutine. One of them
+// writes at a time (writing), taking every ready answer in order.
 //
 // Lock order: conn.mu is a leaf. Answers arrive from operations'
 // OnComplete and from upstream callbacks, which hold no lock of theirs
@@ -46,10 +53,16 @@ type conn struct {
 	draining bool              // the server closes: read no more, write what is owed
 	readDone bool              // the reader returned: nothing more will be owed
 	closed   bool              // the socket is closed: nothing more is written
+	writing  bool              // the writer or the reader is writing answers
+
+	// Used by whichever goroutine set writing, until it clears it.
+	bw  *bufio.Writer
+	buf []byte
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr().String(), served: make(chan struct{})}
+	c.bw = bufio.NewWriterSize(nc, 64<<10)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.cond.L = &c.mu
 	return c
@@ -108,7 +121,38 @@ func (c *conn) read() error {
 			return nil
 		}
 		c.s.dispatch(r)
+		if !c.dispatched(r, br.Buffered() == 0) {
+			return nil // the write failed or hung up: the connection is closed
+		}
 	}
+}
+
+// dispatched runs on the reader once r's dispatch returned: an answer made
+// meanwhile woke no writer (see answer). With idle (no request buffered
+// behind r) the reader writes whatever answers are ready itself, unless a
+// write is under way; otherwise it wakes the writer if anything is ready.
+// It reports false when its write failed or hung up (the connection is
+// closed).
+func (c *conn) dispatched(r *request, idle bool) bool {
+	c.mu.Lock()
+	r.inDispatch = false
+	ready := len(c.owed) > 0 && c.owed[0].state != pending
+	if !ready || c.writing || c.closed {
+		c.mu.Unlock()
+		return true
+	}
+	if !idle {
+		c.mu.Unlock()
+		c.cond.Broadcast() // more requests to read first: the writer writes
+		return true
+	}
+	c.writing = true
+	c.mu.Unlock()
+	if err := c.writeReady(true); err != nil {
+		c.close()
+		return false
+	}
+	return true
 }
 
 // armRead sets the read deadline before a read: connections.max.idle.ms
@@ -147,11 +191,14 @@ func (c *conn) enqueue(r *request) bool {
 	if c.closed {
 		return false
 	}
+	r.inDispatch = true
 	c.owed = append(c.owed, r)
 	return true
 }
 
-// answer records how r is answered, the first time, and wakes the writer.
+// answer records how r is answered, the first time, and wakes the writer,
+// unless r is still being dispatched: the reader then sees the answer when
+// dispatch returns (dispatched).
 func (c *conn) answer(r *request, st answerState, resp kmsg.Response) {
 	c.mu.Lock()
 	if r.state != pending {
@@ -159,37 +206,64 @@ func (c *conn) answer(r *request, st answerState, resp kmsg.Response) {
 		return
 	}
 	r.state, r.resp = st, resp
+	wake := !r.inDispatch
 	c.mu.Unlock()
-	c.cond.Broadcast()
+	if wake {
+		c.cond.Broadcast()
+	}
 }
 
-// write writes the answers in request order as they become ready,
-// flushing whenever the next one is not ready yet.
+// write is the writer goroutine: it waits until the answer owed first is
+// ready and nobody writes, then writes (writeReady).
 func (c *conn) write() {
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
-	var buf []byte
 	for {
 		c.mu.Lock()
-		for !c.closed && (len(c.owed) == 0 || c.owed[0].state == pending) {
-			if c.readDone && len(c.owed) == 0 {
+		for !c.closed && (c.writing || len(c.owed) == 0 || c.owed[0].state == pending) {
+			if c.readDone && len(c.owed) == 0 && !c.writing {
 				c.mu.Unlock()
-				_ = bw.Flush()
 				return // everything owed is written
-			}
-			if bw.Buffered() > 0 {
-				c.mu.Unlock()
-				if err := bw.Flush(); err != nil {
-					c.close()
-					return
-				}
-				c.mu.Lock()
-				continue
 			}
 			c.cond.Wait()
 		}
 		if c.closed {
 			c.mu.Unlock()
 			return
+		}
+		c.writing = true
+		c.mu.Unlock()
+		if err := c.writeReady(false); err != nil {
+			c.close()
+			return
+		}
+	}
+}
+
+// errHangUp ends a connection whose answer says to hang up.
+var errHangUp = errors.New("hanging up")
+
+// writeReady writes the answers ready at the head of the order, and those
+// that become ready there while it writes, flushing whenever the next one
+// is not ready yet; it clears writing after its last flush, so no later
+// answer is written before the ones it buffered. byReader: the reader
+// calls it, so no reader waits for room and it wakes nobody (the writer
+// goroutine would have nothing to do). An error is a failed write or
+// errHangUp.
+//
+// REQUIRES: the caller set writing (under mu), and does not hold mu.
+func (c *conn) writeReady(byReader bool) error {
+	for {
+		c.mu.Lock()
+		if c.closed || len(c.owed) == 0 || c.owed[0].state == pending {
+			if c.bw.Buffered() > 0 && !c.closed {
+				c.mu.Unlock()
+				if err := c.bw.Flush(); err != nil {
+					return err
+				}
+				continue
+			}
+			c.writing = false
+			c.mu.Unlock()
+			return nil
 		}
 		r := c.owed[0]
 		c.owed[0] = nil
@@ -198,27 +272,27 @@ func (c *conn) write() {
 			c.armIdleLocked()
 		}
 		c.mu.Unlock()
-		c.cond.Broadcast() // the reader may wait for room
+		if !byReader {
+			c.cond.Broadcast() // the reader may wait for room
+		}
 
 		c.s.metrics.observe(r.kreq.Key(), time.Since(r.at))
 		switch r.state {
 		case noResponse:
 			continue
 		case hangUp:
-			_ = bw.Flush() // a failure only means the client left first
-			c.close()
-			return
+			_ = c.bw.Flush() // a failure only means the client left first
+			return errHangUp
 		}
-		buf = kbin.AppendInt32(buf[:0], 0) // the size, set below
-		buf = kbin.AppendInt32(buf, r.corr)
+		c.buf = kbin.AppendInt32(c.buf[:0], 0) // the size, set below
+		c.buf = kbin.AppendInt32(c.buf, r.corr)
 		if r.resp.IsFlexible() && kmsg.Key(r.resp.Key()) != kmsg.ApiVersions {
-			buf = append(buf, 0) // the response header's empty tag section
+			c.buf = append(c.buf, 0) // the response header's empty tag section
 		}
-		buf = r.resp.AppendTo(buf)
-		binary.BigEndian.PutUint32(buf[:4], uint32(len(buf)-4))
-		if _, err := bw.Write(buf); err != nil {
-			c.close()
-			return
+		c.buf = r.resp.AppendTo(c.buf)
+		binary.BigEndian.PutUint32(c.buf[:4], uint32(len(c.buf)-4))
+		if _, err := c.bw.Write(c.buf); err != nil {
+			return err
 		}
 	}
 }

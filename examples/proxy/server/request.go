@@ -22,9 +22,11 @@ type request struct {
 	clientID      string
 	at            time.Time
 
-	// Guarded by c.mu: how it is answered.
-	state answerState
-	resp  kmsg.Response
+	// Guarded by c.mu: how it is answered, and whether the reader is still
+	// dispatching it (it then writes the answer itself: conn.dispatched).
+	state      answerState
+	resp       kmsg.Response
+	inDispatch bool
 }
 
 type answerState uint8
