@@ -68,14 +68,19 @@ type child struct {
 var listenerLine = regexp.MustCompile(`"listener": "([^"]+)"`)
 
 // start runs bin with args plus a listener on a free port and a metrics
-// listener, and waits until it logs the address it serves on.
-func start(ctx context.Context, name, bin string, args ...string) (*child, error) {
+// listener, on cpus if any (under taskset, which execs bin in its place:
+// the pid is bin's), and waits until it logs the address it serves on.
+func start(ctx context.Context, name string, cpus []int, bin string, args ...string) (*child, error) {
 	mport, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	c := &child{name: name, metrics: mport, tail: &tailBuffer{}, exited: make(chan struct{})}
 	args = append(args, "--listeners", "127.0.0.1:0", "--metrics.listener", mport, "--log.level", "info")
+	if cpus != nil {
+		args = append([]string{"-c", cpuList(cpus), bin}, args...)
+		bin = "taskset"
+	}
 	c.cmd = exec.Command(bin, args...)
 	out, err := c.cmd.StderrPipe()
 	if err != nil {

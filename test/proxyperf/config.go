@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 )
 
@@ -23,6 +24,8 @@ type config struct {
 	tailMaxWait  time.Duration // the proxy's tail.fetch.max.wait.ms
 	json         bool
 	plot         string
+	serverCPUs   []int // the broker's and the proxy's CPUs; nil: not pinned
+	clientCPUs   []int // this tool's, the others, when serverCPUs is set
 }
 
 func defaultConfig() config {
@@ -52,8 +55,18 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.tailMaxWait, "tail-max-wait", cfg.tailMaxWait, "the proxy's tail.fetch.max.wait.ms")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON object instead of text")
 	fs.StringVar(&cfg.plot, "plot", "", "write an SVG of the two phases here")
+	servers := fs.String("server-cpus", "", "run the broker and the proxy on these CPUs (a taskset list: 0, 0-1, 0,2) and the clients on the others")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
+	}
+	if *servers != "" {
+		var err error
+		if cfg.serverCPUs, err = parseCPUList(*servers); err != nil {
+			return config{}, err
+		}
+		if cfg.clientCPUs, err = otherCPUs(cfg.serverCPUs, runtime.NumCPU()); err != nil {
+			return config{}, err
+		}
 	}
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
@@ -81,10 +94,13 @@ type configFields struct {
 	DurationS      float64 `json:"duration_s"`
 	FetchMaxWaitMS int64   `json:"fetch_max_wait_ms"`
 	TailMaxWaitMS  int64   `json:"tail_max_wait_ms"`
+	ServerCPUs     string  `json:"server_cpus,omitempty"` // empty: servers and clients share every CPU
+	ClientCPUs     string  `json:"client_cpus,omitempty"`
 }
 
 func (c config) fields() configFields {
 	return configFields{Consumers: c.consumers, Partitions: c.partitions, Rate: c.rate, SizeBytes: c.size,
 		WarmupS: c.warmup.Seconds(), DurationS: c.duration.Seconds(),
-		FetchMaxWaitMS: c.fetchMaxWait.Milliseconds(), TailMaxWaitMS: c.tailMaxWait.Milliseconds()}
+		FetchMaxWaitMS: c.fetchMaxWait.Milliseconds(), TailMaxWaitMS: c.tailMaxWait.Milliseconds(),
+		ServerCPUs: cpuList(c.serverCPUs), ClientCPUs: cpuList(c.clientCPUs)}
 }

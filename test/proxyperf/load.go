@@ -44,7 +44,7 @@ func runPhase(ctx context.Context, cfg config, bins binaries, viaProxy bool, log
 	name := phaseName(viaProxy)
 	ph := phase{Name: name}
 	fmt.Fprintf(log, "proxyperf: %s: starting\n", name)
-	broker, err := start(ctx, "broker", bins.broker, "--group.initial.rebalance.delay.ms", "0")
+	broker, err := start(ctx, "broker", cfg.serverCPUs, bins.broker, "--group.initial.rebalance.delay.ms", "0")
 	if err != nil {
 		return ph, err
 	}
@@ -52,7 +52,7 @@ func runPhase(ctx context.Context, cfg config, bins binaries, viaProxy bool, log
 	seeds := broker.addr
 	var proxy *child
 	if viaProxy {
-		proxy, err = start(ctx, "proxy", bins.proxy, "--upstream", broker.addr,
+		proxy, err = start(ctx, "proxy", cfg.serverCPUs, bins.proxy, "--upstream", broker.addr,
 			"--tail.fetch.max.wait.ms", fmt.Sprint(cfg.tailMaxWait.Milliseconds()))
 		if err != nil {
 			return ph, err

@@ -69,6 +69,12 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if cfg.serverCPUs != nil {
+		if err := pinSelf(cfg.clientCPUs); err != nil {
+			fmt.Fprintf(stderr, "proxyperf: %v\n", err)
+			return 1
+		}
+	}
 
 	bins, err := build(ctx, stderr)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -95,4 +96,32 @@ func TestReportAndPlot(t *testing.T) {
 		require.NoError(t, err)
 		assert.Positive(t, st.Size(), name)
 	}
+}
+
+func TestCPULists(t *testing.T) {
+	cpus, err := parseCPUList("2,0-1,1")
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 1, 2}, cpus)
+	assert.Equal(t, "0,1,2", cpuList(cpus))
+	for _, bad := range []string{"", "a", "-1", "3-1", "1,"} {
+		_, err := parseCPUList(bad)
+		assert.ErrorIs(t, err, errUsage, "%q", bad)
+	}
+
+	rest, err := otherCPUs([]int{0}, 4)
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2, 3}, rest)
+	_, err = otherCPUs([]int{0, 1}, 2)
+	assert.ErrorIs(t, err, errUsage, "no CPU left for the clients")
+	_, err = otherCPUs([]int{4}, 4)
+	assert.ErrorIs(t, err, errUsage, "a CPU the machine lacks")
+
+	cfg, err := parseFlags([]string{"--server-cpus", "0"}, &bytes.Buffer{})
+	if runtime.NumCPU() < 2 {
+		assert.ErrorIs(t, err, errUsage, "one CPU cannot be split")
+		return
+	}
+	require.NoError(t, err)
+	assert.Equal(t, []int{0}, cfg.serverCPUs)
+	assert.Equal(t, "0", cfg.fields().ServerCPUs)
 }

@@ -63,8 +63,12 @@ func (r *result) compare() {
 // print writes the phases side by side.
 func (r *result) print(w io.Writer) {
 	c := r.Config
-	fmt.Fprintf(w, "%d consumers tailing %d partitions, %.0f records/s of %d bytes, %.0fs measured after %.0fs (fetch.max.wait.ms %d, tail.fetch.max.wait.ms %d)\n\n",
+	fmt.Fprintf(w, "%d consumers tailing %d partitions, %.0f records/s of %d bytes, %.0fs measured after %.0fs (fetch.max.wait.ms %d, tail.fetch.max.wait.ms %d)\n",
 		c.Consumers, c.Partitions, c.Rate, c.SizeBytes, c.DurationS, c.WarmupS, c.FetchMaxWaitMS, c.TailMaxWaitMS)
+	if c.ServerCPUs != "" {
+		fmt.Fprintf(w, "broker and proxy on CPUs %s, clients on CPUs %s\n", c.ServerCPUs, c.ClientCPUs)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	d, p := &r.Direct, &r.Proxy
 	fmt.Fprintf(tw, "\tdirect\tproxy\t\t\n")
