@@ -29,14 +29,15 @@
 // targets for (at least 20x fewer fetches and 5x less broker CPU through
 // the proxy, at most 1 ms added at p99), and with --plot writes them as an
 // SVG. Run it on a quiet machine: the consumers run in the tool's process
-// and compete with the broker for CPU.
+// and, unless --server-cpus keeps them apart (see pin.go), compete with the
+// broker and the proxy for CPU.
 //
 // Usage:
 //
-//	go run ./test/proxyperf --consumers 100 --partitions 12 --rate 1000 --duration 30s --plot proxy.svg
+//	go run ./test/proxyperf --consumers 100 --partitions 12 --rate 1000 --duration 30s --server-cpus 0 --plot proxy.svg
 //	go run ./test/proxyperf --consumers 5 --partitions 2 --rate 100 --warmup 1s --duration 2s  # a smoke run
 //
-// Linux only (/proc). The metrics listeners take free loopback ports found
+// Linux only (/proc; taskset for --server-cpus). The metrics listeners take free loopback ports found
 // at start.
 package main
 
