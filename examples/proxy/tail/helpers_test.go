@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -259,3 +260,14 @@ func newTestManager(t *testing.T, l *leader, n *notes, opts ...Option) *Manager 
 	t.Cleanup(m.Close)
 	return m
 }
+
+// withNow sets the clock the idle time is read from.
+func withNow(now func() time.Time) Option { return optionFunc(func(c *config) { c.now = now }) }
+
+// fakeNow is a clock the test moves: it starts at a fixed time and moves
+// only by advance.
+type fakeNow struct{ ns atomic.Int64 }
+
+func (c *fakeNow) now() time.Time { return time.Unix(1e9, c.ns.Load()) }
+
+func (c *fakeNow) advance(d time.Duration) { c.ns.Add(int64(d)) }

@@ -109,17 +109,33 @@ func TestIdleTailStops(t *testing.T) {
 	assert.Equal(t, 1, n.stops(tl.TP), "told once")
 }
 
-// TestTouchKeepsATailGoing: a tail used within tail.idle.ms goes on.
+// TestTouchKeepsATailGoing: a tail used within tail.idle.ms goes on, and
+// the same tail left alone past it stops. The idle time is read from a
+// clock the test moves, so the verdict does not depend on how fast rounds
+// run: each step waits for a round that started after the move.
 func TestTouchKeepsATailGoing(t *testing.T) {
 	l := newLeader(t, 1)
 	var n notes
-	m := newTestManager(t, l, &n, WithIdle(200*time.Millisecond))
+	var clk fakeNow
+	m := newTestManager(t, l, &n, WithIdle(200*time.Millisecond), withNow(clk.now))
 	tl := m.Start(tps(1))[0]
-	for range 10 { // a second of rounds, each well inside the idle time
-		tl.Touch()
-		time.Sleep(100 * time.Millisecond)
+	require.NotNil(t, tl)
+	// roundAfter waits until a round has started since it was called:
+	// two more fetches, the second sent by a round begun after the call.
+	roundAfter := func() {
+		t.Helper()
+		r := len(l.fetchRequests())
+		require.Eventually(t, func() bool { return len(l.fetchRequests()) >= r+2 }, 10*time.Second, time.Millisecond)
 	}
-	assert.NoError(t, tl.Err(), "touched: not idle")
+	for i := range 10 { // two seconds on the clock, each step well inside the idle time
+		tl.Touch()
+		clk.advance(150 * time.Millisecond)
+		roundAfter()
+		require.NoError(t, tl.Err(), "touched at step %d: not idle", i)
+	}
+	clk.advance(250 * time.Millisecond) // untouched past the idle time
+	require.Eventually(t, func() bool { return tl.Err() != nil }, 10*time.Second, time.Millisecond)
+	assert.ErrorIs(t, tl.Err(), ErrIdle)
 }
 
 func TestCloseStopsEveryTail(t *testing.T) {
