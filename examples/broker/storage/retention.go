@@ -79,6 +79,18 @@ func (p *Partition) dropBeforeLocked(to int64) error {
 // Log's error. O(segments deleted), plus the rescan of the log when the
 // batch with the largest timestamp goes.
 func (p *Partition) AdvanceLogStart(offset int64) (int64, error) {
+	// A follower calls it at every fetch response, and nearly always the
+	// leader's log start has not moved: that is decided under the read
+	// lock, which fetches reading the log share, before the write lock.
+	p.mu.RLock()
+	if !p.deleted {
+		if b := p.log.Bounds(); min(offset, p.highWatermark, b.End) <= b.Start {
+			p.mu.RUnlock()
+			return b.Start, nil
+		}
+	}
+	p.mu.RUnlock()
+
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.deleted {
