@@ -7,23 +7,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopurgatory/purgatory/internal/testwait"
 	"github.com/gopurgatory/purgatory/operation"
 	"github.com/gopurgatory/purgatory/timer"
 )
-
-// returns fails the test if f has not returned within a generous bound: a
-// deadlock becomes a failure instead of the run's timeout. The bound
-// decides nothing else.
-func returns(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not return: deadlock", what)
-	}
-}
 
 // An operation's OnComplete may close its own purgatory (a fatal error found
 // while answering), whichever goroutine runs it: a timer worker, the
@@ -70,7 +57,7 @@ func TestCloseFromACallback(t *testing.T) {
 				close(closed)
 			}
 			submit(t, p, op, time.Millisecond, "k")
-			returns(t, "Close from "+tc.name, func() {
+			testwait.Returns(t, "Close from "+tc.name, func() {
 				tc.finish(p, op, clk)
 				<-closed
 			})

@@ -6,21 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// returns fails the test if f has not returned within a generous bound: a
-// hang (a deadlock) becomes a failure instead of the whole run's timeout.
-// The bound decides nothing else.
-func returns(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not return: deadlock", what)
-	}
-}
+	"github.com/gopurgatory/purgatory/internal/testwait"
+)
 
 // A task may close the timer it runs on, whichever goroutine runs it: a
 // worker, the auto-advance goroutine, or the goroutine advancing a manual
@@ -46,7 +34,7 @@ func TestTaskClosesItsOwnTimer(t *testing.T) {
 				close(closed)
 			})
 			require.NoError(t, err)
-			returns(t, "Close from a task", func() { <-closed })
+			testwait.Returns(t, "Close from a task", func() { <-closed })
 			assert.Equal(t, []*Task{later}, pending, "the task still pending is handed back")
 			assert.ErrorIs(t, tm.Schedule(NewTask(Func(func() {})), time.Second), ErrClosed)
 			assert.Nil(t, tm.Close(), "idempotent")
@@ -59,7 +47,7 @@ func TestTaskClosesItsOwnTimer(t *testing.T) {
 		var pending []*Task
 		_, err := tm.AfterFunc(time.Second, func() { pending = tm.Close() })
 		require.NoError(t, err)
-		returns(t, "ManualClock.Advance running a task that closes its timer", func() { clk.Advance(3 * time.Second) })
+		testwait.Returns(t, "ManualClock.Advance running a task that closes its timer", func() { clk.Advance(3 * time.Second) })
 		assert.Equal(t, []*Task{&after.Task}, pending)
 		assert.Empty(t, after.ran(), "closed before it was due: it never runs")
 	})
