@@ -123,3 +123,38 @@ func TestThousandIdleLongPolls(t *testing.T) {
 	t.Logf("after the clients left: %+v", srv.PurgatorySizes()["Fetch"])
 	assert.Equal(t, server.PurgatorySize{}, srv.PurgatorySizes()["Produce"])
 }
+
+// TestAnswersMadeInDispatchWaitTheirTurn pipelines, on one connection, a
+// fetch that waits and then requests answered while they are dispatched
+// (metadata, ApiVersions), which the connection's reader writes itself:
+// they are written after the fetch's answer, in request order, and once it
+// is out the reader writes the next one at once.
+func TestAnswersMadeInDispatchWaitTheirTurn(t *testing.T) {
+	srv := startBroker(t)
+	admin := newClient(t, srv)
+	createTopic(t, admin, "turn", 1)
+
+	c := dialRaw(t, srv)
+	fetchCorr := c.send(fetchRequest("turn", 0, 300*time.Millisecond))
+	eventually(t, func() bool { return srv.PurgatorySizes()["Fetch"].Delayed == 1 }, "the fetch waits")
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.SetVersion(12)
+	metaCorr := c.send(meta)
+	versions := kmsg.NewPtrApiVersionsRequest()
+	versions.SetVersion(3)
+	versionsCorr := c.send(versions)
+
+	fresp := kmsg.NewPtrFetchResponse()
+	fresp.SetVersion(12)
+	require.Equal(t, fetchCorr, c.recv(fresp, 10*time.Second), "the waiting fetch's answer first")
+	mresp := kmsg.NewPtrMetadataResponse()
+	mresp.SetVersion(12)
+	require.Equal(t, metaCorr, c.recv(mresp, 10*time.Second), "then the metadata's")
+	vresp := kmsg.NewPtrApiVersionsResponse()
+	vresp.SetVersion(3)
+	require.Equal(t, versionsCorr, c.recv(vresp, 10*time.Second), "then the versions'")
+
+	// Nothing owed: the next answer is written by the reader as it is made.
+	versionsCorr = c.send(versions)
+	require.Equal(t, versionsCorr, c.recv(vresp, 5*time.Second))
+}
