@@ -6,12 +6,13 @@ import (
 )
 
 // Start binds the operation cb, whose State is s, to b (the timer its
-// deadline goes on and the observer told of its completion), and begins Kafka's safeTryCompleteOrElse under s's lock: it
-// tries to complete it. If that completes it, its callbacks have run, the
-// lock is released and Start reports true. Otherwise Start returns false
-// with the lock HELD: the caller lists the operation under its keys (keys
-// entries, each of which it must add) and then calls Listed, which tries
-// once more and releases the lock. An event on a key between the first try
+// deadline goes on and the observer told of its completion), and begins
+// Kafka's safeTryCompleteOrElse under s's lock: it tries to complete it.
+// If that completes it, its callbacks have run, the lock is released and
+// Start reports true. Otherwise Start returns false with the lock HELD:
+// the caller lists the operation under its keys (keys entries, each of
+// which it must add) and then calls Listed, which tries once more and
+// releases the lock. An event on a key between the first try
 // and the listing is seen by the second try, and one after the listing
 // finds the operation listed, so no wake-up is lost; holding the lock across
 // the listing keeps a concurrent TryWatched from completing it halfway.
