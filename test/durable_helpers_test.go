@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"net"
 	"testing"
@@ -32,6 +33,13 @@ func durableConfig(dir string) server.Config {
 // (generation -1, no member), with a raw OffsetCommit.
 func commitSimple(t *testing.T, cl *kgo.Client, group, topic string, offsets map[int32]int64) {
 	t.Helper()
+	require.NoError(t, commitOffsets(cl, group, topic, offsets, 5*time.Second))
+}
+
+// commitOffsets is a simple consumer's OffsetCommit of offsets to group
+// through cl, which finds the coordinator; it returns the request's error,
+// or the first partition's error, or nil once every commit is acknowledged.
+func commitOffsets(cl *kgo.Client, group, topic string, offsets map[int32]int64, timeout time.Duration) error {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation = group, -1
 	rt := kmsg.NewOffsetCommitRequestTopic()
@@ -42,13 +50,29 @@ func commitSimple(t *testing.T, cl *kgo.Client, group, topic string, offsets map
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	req.Topics = []kmsg.OffsetCommitRequestTopic{rt}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	resp, err := req.RequestWith(ctx, cl)
-	require.NoError(t, err)
-	for _, p := range resp.Topics[0].Partitions {
-		require.NoError(t, kerr.ErrorForCode(p.ErrorCode))
+	if err != nil {
+		return err
 	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return fmt.Errorf("partition %d: %w", p.Partition, err)
+			}
+		}
+	}
+	return nil
+}
+
+// sameOffset is offset for each of partitions partitions.
+func sameOffset(partitions int32, offset int64) map[int32]int64 {
+	m := make(map[int32]int64, partitions)
+	for p := range partitions {
+		m[p] = offset
+	}
+	return m
 }
 
 // endOffsets returns each partition's log end offset (ListOffsets,

@@ -19,33 +19,9 @@ import (
 // the dead; followers follow that log start.
 
 // commitAll commits offset to each of topic's partitions for group
-// (generation -1: no member), through cl, which finds the coordinator;
-// it reports whether every partition's commit was acknowledged.
-func commitAll(cl *kgo.Client, group, topic string, partitions int32, offset int64) bool {
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Group, req.Generation = group, -1
-	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic = topic
-	for p := range partitions {
-		rp := kmsg.NewOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset = p, offset
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = []kmsg.OffsetCommitRequestTopic{rt}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		return false
-	}
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			if p.ErrorCode != 0 {
-				return false
-			}
-		}
-	}
-	return true
+// (generation -1: no member), through cl, which finds the coordinator.
+func commitAll(cl *kgo.Client, group, topic string, partitions int32, offset int64) error {
+	return commitOffsets(cl, group, topic, sameOffset(partitions, offset), 10*time.Second)
 }
 
 // TestOffsetsTopicStaysBoundedOnEveryReplica: thousands of commits of the
@@ -69,7 +45,7 @@ func TestOffsetsTopicStaysBoundedOnEveryReplica(t *testing.T) {
 	c.createTopic(cl, topic, partitions, 3, nil)
 
 	for i := int64(1); i <= commits; i++ {
-		require.True(t, commitAll(cl, group, topic, partitions, i), "commit %d", i)
+		require.NoError(t, commitAll(cl, group, topic, partitions, i), "commit %d", i)
 	}
 	idx := groupPartition(group, 3)
 	// A commit is 5 records, 4 of them live: at most deadMax dead ones
@@ -106,7 +82,7 @@ func TestOffsetsTopicStaysBoundedOnEveryReplica(t *testing.T) {
 	for p := range int32(partitions) {
 		assert.Equal(t, int64(commits), committed[p], "partition %d: the last commit survives compaction and the leader's loss", p)
 	}
-	require.True(t, commitAll(cl, group, topic, partitions, commits+1), "the new coordinator takes commits")
+	require.NoError(t, commitAll(cl, group, topic, partitions, commits+1), "the new coordinator takes commits")
 }
 
 // offsetsBounds returns the log start and high watermark of the offsets
@@ -153,7 +129,7 @@ func TestOffsetsCompactedThenCoordinatorKill9(t *testing.T) {
 	c.createTopic(admin, topic, partitions, nil)
 	committer := c.client(kgo.RetryTimeout(10 * time.Second))
 	for i := int64(1); i <= commits; i++ {
-		require.True(t, commitAll(committer, group, topic, partitions, i), "commit %d", i)
+		require.NoError(t, commitAll(committer, group, topic, partitions, i), "commit %d", i)
 	}
 	idx := groupPartition(group, 3)
 	var start, hw int64

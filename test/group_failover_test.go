@@ -436,30 +436,10 @@ func TestGroupCommitRacingCoordinatorKill(t *testing.T) {
 				return
 			default:
 			}
-			req := kmsg.NewPtrOffsetCommitRequest()
-			req.Group, req.Generation = group, -1
-			rt := kmsg.NewOffsetCommitRequestTopic()
-			rt.Topic = topic
-			for p := range int32(partitions) {
-				rp := kmsg.NewOffsetCommitRequestTopicPartition()
-				rp.Partition, rp.Offset = p, offset
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			req.Topics = []kmsg.OffsetCommitRequestTopic{rt}
 			mu.Lock()
 			attempted = offset
 			mu.Unlock()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			resp, err := req.RequestWith(ctx, committer)
-			cancel()
-			ok := err == nil
-			if ok {
-				for _, t := range resp.Topics {
-					for _, p := range t.Partitions {
-						ok = ok && p.ErrorCode == 0
-					}
-				}
-			}
+			ok := commitAll(committer, group, topic, int32(partitions), offset) == nil
 			mu.Lock()
 			if ok {
 				acked = offset
