@@ -84,32 +84,8 @@ func stableWith(d kmsg.DescribeGroupsResponseGroup, n int, topic string, partiti
 // fetchCommitted returns group's committed offsets of topic's partitions as
 // broker id answers OffsetFetch; ok is false on any error.
 func (c *processCluster) fetchCommitted(cl *kgo.Client, id int32, group, topic string, partitions int32) (map[int32]int64, bool) {
-	req := kmsg.NewPtrOffsetFetchRequest()
-	rg := kmsg.NewOffsetFetchRequestGroup()
-	rg.Group = group
-	rt := kmsg.NewOffsetFetchRequestGroupTopic()
-	rt.Topic = topic
-	for p := range partitions {
-		rt.Partitions = append(rt.Partitions, p)
-	}
-	rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{rt}
-	req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(ctx, cl.Broker(int(id)))
-	if err != nil || len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 {
-		return nil, false
-	}
-	out := make(map[int32]int64)
-	for _, t := range resp.Groups[0].Topics {
-		for _, p := range t.Partitions {
-			if p.ErrorCode != 0 {
-				return nil, false
-			}
-			out[p.Partition] = p.Offset
-		}
-	}
-	return out, true
+	out, err := fetchGroupOffsets(cl.Broker(int(id)), group, topic, partitions, time.Second)
+	return out, err == nil
 }
 
 // consumedLog is what a group's members consumed, by partition and

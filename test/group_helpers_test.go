@@ -400,30 +400,35 @@ func committedOffsets(t *testing.T, cl *kgo.Client, group, topic string, partiti
 	return out
 }
 
-// fetchGroupOffsets asks, through cl (which finds the coordinator), for
-// group's committed offsets of topic's partitions (-1: none), and fails on
-// any error: the request's, the group's or a partition's (a coordinator
-// that just stopped, say).
-func fetchGroupOffsets(cl *kgo.Client, group, topic string, partitions int32, timeout time.Duration) (map[int32]int64, error) {
-	req := kmsg.NewPtrOffsetFetchRequest()
-	req.Group = group
-	rt := kmsg.NewOffsetFetchRequestTopic()
+// fetchGroupOffsets asks r (a kgo client, which finds the coordinator, or
+// one broker of it) for group's committed offsets of topic's partitions
+// (-1: none), and fails on any error: the request's, the group's or a
+// partition's (a coordinator that just stopped, say).
+func fetchGroupOffsets(r kmsg.Requestor, group, topic string, partitions int32, timeout time.Duration) (map[int32]int64, error) {
+	req := kmsg.NewPtrOffsetFetchRequest() // the groups form: kgo sends v8+
+	rg := kmsg.NewOffsetFetchRequestGroup()
+	rg.Group = group
+	rt := kmsg.NewOffsetFetchRequestGroupTopic()
 	rt.Topic = topic
 	for p := range partitions {
 		rt.Partitions = append(rt.Partitions, p)
 	}
-	req.Topics = []kmsg.OffsetFetchRequestTopic{rt}
+	rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{rt}
+	req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	resp, err := req.RequestWith(ctx, cl)
+	resp, err := req.RequestWith(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+	if len(resp.Groups) != 1 {
+		return nil, fmt.Errorf("%d groups answered, not 1", len(resp.Groups))
+	}
+	if err := kerr.ErrorForCode(resp.Groups[0].ErrorCode); err != nil {
 		return nil, err
 	}
 	out := make(map[int32]int64)
-	for _, t := range resp.Topics {
+	for _, t := range resp.Groups[0].Topics {
 		for _, p := range t.Partitions {
 			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 				return nil, fmt.Errorf("partition %d: %w", p.Partition, err)
