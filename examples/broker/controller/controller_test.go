@@ -49,6 +49,19 @@ func advance(c *Controller, clk *timer.ManualClock, d time.Duration) {
 	c.wg.Wait()
 }
 
+// keepAliveUntilJustBefore heartbeats brokers 2 and 3 (with their epochs)
+// every 2s while broker 1 stays silent, then moves the clock to 1ms
+// before a session that started at start would expire.
+func keepAliveUntilJustBefore(t *testing.T, c *Controller, clk *timer.ManualClock, start time.Duration, epoch2, epoch3 int64) {
+	t.Helper()
+	for clk.Now()+2*time.Second < start+testSession {
+		advance(c, clk, 2*time.Second)
+		heartbeat(t, c, 2, epoch2)
+		heartbeat(t, c, 3, epoch3)
+	}
+	advance(c, clk, start+testSession-time.Millisecond-clk.Now())
+}
+
 func TestSessionExpiryFencesAndElects(t *testing.T) {
 	c, log, clk := newActive(t)
 	for id := int32(1); id <= 3; id++ {
@@ -60,13 +73,7 @@ func TestSessionExpiryFencesAndElects(t *testing.T) {
 	assert.ErrorIs(t, err, metadata.ErrTopicExists)
 
 	// Brokers 2 and 3 heartbeat every 2s; broker 1 goes silent.
-	last := clk.Now()
-	for clk.Now()+2*time.Second < last+testSession {
-		advance(c, clk, 2*time.Second)
-		heartbeat(t, c, 2, 102)
-		heartbeat(t, c, 3, 103)
-	}
-	advance(c, clk, last+testSession-time.Millisecond-clk.Now())
+	keepAliveUntilJustBefore(t, c, clk, clk.Now(), 102, 103)
 	assert.False(t, log.Image().Fenced(1), "not before the session timeout")
 
 	advance(c, clk, time.Millisecond)
@@ -163,13 +170,7 @@ func TestLostSessionIsResumed(t *testing.T) {
 	lost.ForceComplete()
 
 	heartbeat(t, c, 2, 2)
-	start := clk.Now()
-	for clk.Now()+2*time.Second < start+testSession {
-		advance(c, clk, 2*time.Second)
-		heartbeat(t, c, 2, 2)
-		heartbeat(t, c, 3, 3)
-	}
-	advance(c, clk, start+testSession-time.Millisecond-clk.Now())
+	keepAliveUntilJustBefore(t, c, clk, clk.Now(), 2, 3)
 	assert.False(t, log.Image().Fenced(1), "a fresh session: not before its full timeout")
 	advance(c, clk, time.Millisecond)
 	assert.True(t, log.Image().Fenced(1), "fenced once the resumed session expires")
