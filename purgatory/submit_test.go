@@ -115,9 +115,14 @@ func TestCancelForKeyRacingSubmission(t *testing.T) {
 
 // The same race, left to the scheduler: 20,000 submissions and concurrent
 // cancellations of their keys. Before the fix, hundreds of the operations
-// handed to the canceller then expired.
+// handed to the canceller then expired. With workers, the clock moves
+// meanwhile too, so that cancellations also race expiries the timer has
+// taken off its wheel (about 1 in 100 expired before that fix).
 func TestCancelForKeyRacingSubmissionConcurrently(t *testing.T) {
-	for _, shared := range []bool{false, true} {
+	for _, cfg := range []struct {
+		shared, workers bool
+	}{{false, false}, {true, false}, {false, true}} {
+		shared := cfg.shared
 		clk := timer.NewManualClock(0)
 		opts := []Option{WithClock(clk), WithReaper(false)}
 		if shared {
@@ -125,6 +130,9 @@ func TestCancelForKeyRacingSubmissionConcurrently(t *testing.T) {
 			require.NoError(t, err)
 			defer tm.Close()
 			opts = []Option{WithTimer(tm), WithReaper(false)}
+		}
+		if cfg.workers {
+			opts = append(opts, WithTimerOptions(timer.WithWorkers(2)))
 		}
 		p, err := New[int](t.Name(), opts...)
 		require.NoError(t, err)
@@ -151,6 +159,18 @@ func TestCancelForKeyRacingSubmissionConcurrently(t *testing.T) {
 				}
 			}
 		})
+		if cfg.workers {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					clk.Advance(time.Millisecond)
+				}
+			})
+		}
 		for i, op := range ops {
 			_, err := p.TryCompleteElseWatch(op, time.Millisecond, i%keys)
 			require.NoError(t, err)
@@ -158,6 +178,7 @@ func TestCancelForKeyRacingSubmissionConcurrently(t *testing.T) {
 		close(stop)
 		wg.Wait()
 		clk.Advance(time.Second)
+		require.NoError(t, p.Close()) // the workers have run every expiry handed to them
 		expired, cancelledOps := 0, 0
 		for i, op := range ops {
 			if !handed[i].Load() {
@@ -169,12 +190,11 @@ func TestCancelForKeyRacingSubmissionConcurrently(t *testing.T) {
 			}
 			op.ForceComplete()
 		}
-		assert.Zero(t, expired, "shared timer %v: of %d operations handed to CancelForKey's caller, none may expire", shared, cancelledOps)
+		assert.Zero(t, expired, "%+v: of %d operations handed to CancelForKey's caller, none may expire", cfg, cancelledOps)
 		for _, op := range ops {
 			require.Equal(t, int32(1), op.completions.Load(), "answered once")
 		}
-		assert.Zero(t, p.Delayed(), "shared timer %v", shared)
-		require.NoError(t, p.Close())
+		assert.Zero(t, p.Delayed(), "%+v", cfg)
 	}
 }
 
@@ -294,4 +314,41 @@ func TestDoneWaitsForTheAnswer(t *testing.T) {
 	cancel()
 	assert.NoError(t, op.Wait(ctx), "done already: Wait returns nil whatever ctx")
 	assert.True(t, errors.Is(newMockOp().Wait(ctx), context.Canceled), "an operation never submitted waits for ctx")
+}
+
+// CancelForKey racing the timer itself: the deadline has passed and the
+// timer has taken the operation's task off its bucket, to run on a worker,
+// when CancelForKey hands the operation to its caller. Cancelling the task
+// then finds nothing to unlink; the expiry that runs later must still leave
+// the operation to the caller, who answers it as Cancelled.
+func TestCancelForKeyAfterTheTimerTookTheTask(t *testing.T) {
+	clk := timer.NewManualClock(0)
+	p, err := New[string](t.Name(), WithClock(clk), WithReaper(false),
+		WithTimerOptions(timer.WithWorkers(1), timer.WithShards(1)))
+	require.NoError(t, err)
+	defer p.Close()
+
+	// The first operation due holds the only worker, so that the second,
+	// due at the same tick, waits in the worker's queue: off the wheel,
+	// not yet run.
+	running, release := make(chan struct{}), make(chan struct{})
+	blocker := newMockOp()
+	blocker.onComplete = func() {
+		close(running)
+		<-release
+	}
+	submit(t, p, blocker, time.Millisecond, "blocker")
+	op := newMockOp()
+	submit(t, p, op, time.Millisecond, "k")
+	clk.Advance(time.Millisecond)
+	<-running
+
+	assert.Equal(t, []operation.Operation{op}, p.CancelForKey("k"))
+	close(release)
+	require.NoError(t, p.Close()) // waits for the worker to run the queued expiry
+	assert.False(t, op.IsCompleted(), "the expiry found the operation cancelled")
+	assert.Zero(t, op.expirations.Load(), "OnExpiration never runs for it")
+	assert.True(t, op.ForceComplete(), "its caller answers it")
+	assert.Equal(t, operation.Cancelled, op.Outcome())
+	assert.Equal(t, int32(1), op.completions.Load())
 }

@@ -96,14 +96,28 @@ func CompleteWith(s *State, o Outcome) bool {
 // complete marks the operation completed with o, by compare-and-swap, and
 // reports whether this call did, and how many watch entries it had then.
 // The one call that succeeds runs the callbacks (finish).
+//
+// An operation CancelForKey took (the cancelled flag) belongs to the caller
+// it was handed to, who answers it: it never expires. Cancel unlinks its
+// timer task, but the timer may have taken the task off its bucket already
+// and run it later, on a worker; the swap sees the flag, so that run, and
+// a context's deadline, find nothing to do. Both flags are in the one word,
+// so Cancel's swap and this one are ordered: either the expiry completed
+// the operation first and Cancel reports it was not pending, or the flag
+// is seen here.
 func (s *State) complete(o Outcome) (Outcome, int, bool) {
 	for {
 		w := s.word.Load()
 		if w&outcomeMask != 0 {
 			return Pending, 0, false
 		}
-		if o == Forced && w&cancelledFlag != 0 {
-			o = Cancelled
+		if w&cancelledFlag != 0 {
+			switch o {
+			case Expired:
+				return Pending, 0, false
+			case Forced:
+				o = Cancelled
+			}
 		}
 		if s.word.CompareAndSwap(w, w|uint64(o)) {
 			return o, int(w >> listedShift), true
