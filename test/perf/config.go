@@ -31,6 +31,7 @@ type config struct {
 	json     bool      // print JSON instead of text
 	sweep    []float64 // rates to run, one child process each
 	plot     string    // where a sweep writes its SVG
+	cpuProf  string    // file a single run writes its CPU profile to
 }
 
 func defaultConfig() config {
@@ -68,6 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.progress, "progress", cfg.progress, "print a progress line each second to stderr on runs longer than ~2s")
 	sweep := fs.String("sweep", "", "comma-separated rates: run once per rate, each in a fresh child process, and plot")
 	fs.StringVar(&cfg.plot, "plot", cfg.plot, "SVG file a sweep writes its plot to")
+	fs.StringVar(&cfg.cpuProf, "cpuprofile", "", "file a single run writes a CPU profile of its measured part to (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err // flag.ErrHelp, or an error the FlagSet has printed
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +62,11 @@ func run(ctx context.Context, cfg config, progress io.Writer) (result, error) {
 	resetPeakRSS()
 	gc0 := readGC()
 	user0, sys0 := cpuTime()
+	stopProfile, err := startCPUProfile(cfg.cpuProf)
+	if err != nil {
+		return result{}, err
+	}
+	defer stopProfile() // idempotent: the normal path stops it with the measurement
 	heap := startHeapSampler()
 	heapStopped := false
 	defer func() {
@@ -102,6 +109,7 @@ func run(ctx context.Context, cfg config, progress io.Writer) (result, error) {
 	}
 	end := clk.Now()
 	user1, sys1 := cpuTime()
+	stopProfile()
 	gc1 := readGC()
 	heapPeak := heap.finish()
 	heapStopped = true
@@ -150,6 +158,29 @@ func run(ctx context.Context, cfg config, progress io.Writer) (result, error) {
 	// After Close, so that anything it answered (as Closed) is counted too.
 	res.setOutcomes(rec)
 	return res, nil
+}
+
+// startCPUProfile starts a CPU profile to path (none when it is empty) and
+// returns what stops it and closes the file, which may be called twice.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		})
+	}, nil
 }
 
 // waitForPurge polls until the purgatory's watcher lists are empty or
