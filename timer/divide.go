@@ -54,3 +54,21 @@ func (v divider) ceil(n int64) int64 {
 	}
 	return int64(q)
 }
+
+// floorDiv and ceilDiv round a / b (b > 0) towards -∞ and +∞ without
+// overflowing.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a > 0 {
+		q++
+	}
+	return q
+}

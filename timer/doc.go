@@ -84,6 +84,16 @@
 // nothing is dropped silently. A task may close its own timer: Close then
 // waits for every goroutine of the timer but the one running that task.
 //
+// # Files
+//
+// One concept each, so that a task can be followed through them: timer.go is
+// the facade (New, Schedule, Cancel); wheel.go, bucket.go and queue.go are
+// the levels, their buckets and the delay queue; shard.go splits the tasks
+// over wheels; advance.go moves the clock and flushes what is due; run.go
+// and executor.go run the due tasks; close.go stops the timer; periodic.go
+// builds repeating schedules on one task; divide.go is the tick arithmetic;
+// clock.go and manual.go are the clocks.
+//
 // # Lock order
 //
 // Timer.advanceMu (serialises flushing), then one shard's mu (the wheel, its

@@ -57,3 +57,14 @@ func (sh *shard) idleLocked() bool {
 	}
 	return true
 }
+
+// goneLocked counts a task unlinked from sh's wheel for good (cancelled or
+// due), in sh and under the cap.
+//
+// REQUIRES: sh.mu held.
+func (tm *Timer) goneLocked(sh *shard) {
+	sh.pending--
+	if tm.maxPending > 0 {
+		tm.total.Add(-1)
+	}
+}
