@@ -1,6 +1,7 @@
 package purgatory
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -66,5 +67,34 @@ func TestCloseFromACallback(t *testing.T) {
 			_, err := p.TryCompleteElseWatch(newMockOp(), time.Second, "k")
 			assert.ErrorIs(t, err, ErrClosed)
 		})
+	}
+}
+
+// The same on a manual clock with the purgatory's own reaper running: the
+// reaper waits on the manual clock too, and wakes when Advance moves it,
+// wanting to advance the timer that Advance is advancing. Close, called
+// from an expiry inside Advance, stops the reaper and waits for it; the
+// reaper must not be stuck waiting for Advance to finish. Whether the
+// reaper is waiting there at that moment is up to the scheduler, so the
+// test runs it a number of times (it hung in about half of them).
+func TestCloseFromACallbackOnAManualClockWithAReaper(t *testing.T) {
+	for i := range 30 {
+		for _, workers := range []int{0, 2} {
+			clk := timer.NewManualClock(0)
+			p, err := New[string](t.Name(), WithClock(clk), WithTimerOptions(timer.WithWorkers(workers)))
+			require.NoError(t, err)
+			op := newMockOp()
+			closed := make(chan struct{})
+			op.onComplete = func() {
+				assert.NoError(t, p.Close())
+				close(closed)
+			}
+			submit(t, p, op, time.Millisecond, "k")
+			testwait.Returns(t, fmt.Sprintf("Advance whose expiry closes the purgatory (run %d, %d workers)", i, workers), func() {
+				clk.Advance(time.Millisecond)
+				<-closed
+			})
+			assert.Equal(t, operation.Expired, op.Outcome())
+		}
 	}
 }

@@ -18,7 +18,8 @@ const flushChunk = 1024
 // the others fall to a finer level. It reports whether any bucket was
 // flushed. With nothing due it sleeps until the earliest deadline or maxWait,
 // whichever is first; a Schedule that creates an earlier deadline wakes it.
-// It returns false at once after Close, and when ctx is done.
+// It returns false at once after Close, and when ctx is done, even while
+// it waits for another advance (ManualClock.Advance running a task, say).
 //
 // This is Kafka's SystemTimer.advanceClock. A Timer built with auto-advance
 // (the default on the real clock) calls it on its own goroutine; call it
@@ -31,7 +32,7 @@ func (tm *Timer) advanceClock(stop <-chan struct{}, maxWait time.Duration) bool 
 	now := tm.clock.Now()
 	limit := satAdd(now, maxWait)
 	for {
-		if tm.advance(now, true) {
+		if tm.advance(now, true, stop) {
 			return true
 		}
 		if tm.closed.Load() {
@@ -45,7 +46,7 @@ func (tm *Timer) advanceClock(stop <-chan struct{}, maxWait time.Duration) bool 
 
 		now = tm.clock.Now()
 		if now >= limit {
-			return tm.advance(now, true)
+			return tm.advance(now, true, stop)
 		}
 		if wait := until - now; wait > 0 {
 			alarm := tm.clock.NewAlarm(wait)
@@ -115,10 +116,15 @@ func (tm *Timer) drive() {
 // cascade; without it (the manual clock) time stands still, and it steps
 // from one earliest expiry to the next (see ManualClock.Advance), so tasks
 // run in tick order.
-func (tm *Timer) advance(now time.Duration, refresh bool) bool {
+//
+// It gives up, reporting false, if stop is closed or the timer closes while
+// it waits for another advance to finish.
+func (tm *Timer) advance(now time.Duration, refresh bool, stop <-chan struct{}) bool {
 	nowT := tm.tickDiv.floor(int64(now))
-	tm.advanceMu.Lock()
-	defer tm.advanceMu.Unlock()
+	if !tm.advanceMu.lock(stop, tm.done) {
+		return false
+	}
+	defer tm.advanceMu.unlock()
 	defer tm.inlineID.Store(0) // before the unlock: set by dispatch, only while held
 	processed := false
 	var batch []*Task // due tasks of every shard, handed over once a round
@@ -259,3 +265,27 @@ func (tm *Timer) nanos(tick int64) int64 {
 	}
 	return tick * tm.tick
 }
+
+// advanceLock is a mutex made of a channel of capacity one: its lock can be
+// abandoned.
+type advanceLock chan struct{}
+
+// lock takes the lock and reports true, or reports false as soon as stop or
+// done is closed (either may be nil) while it waits.
+func (l advanceLock) lock(stop, done <-chan struct{}) bool {
+	select {
+	case l <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case l <- struct{}{}:
+		return true
+	case <-stop:
+		return false
+	case <-done:
+		return false
+	}
+}
+
+func (l advanceLock) unlock() { <-l }

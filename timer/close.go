@@ -37,7 +37,7 @@ func (tm *Timer) Close() []*Task {
 	// lock held, and its advance finds the shards empty when it goes on.
 	inline := tm.inlineID.Load() == self
 	if !inline {
-		tm.advanceMu.Lock()
+		tm.advanceMu.lock(nil, nil)
 	}
 	var pending []*Task
 	for i := range tm.shards {
@@ -47,7 +47,7 @@ func (tm *Timer) Close() []*Task {
 		sh.mu.Unlock()
 	}
 	if !inline {
-		tm.advanceMu.Unlock()
+		tm.advanceMu.unlock()
 	}
 	sortByDeadline(pending)
 	// 3. Let the workers run what had expired, then stop them.

@@ -1,6 +1,7 @@
 package timer
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -51,4 +52,31 @@ func TestTaskClosesItsOwnTimer(t *testing.T) {
 		assert.Equal(t, []*Task{&after.Task}, pending)
 		assert.Empty(t, after.ran(), "closed before it was due: it never runs")
 	})
+}
+
+// AdvanceClock returns once its context is done, even while it waits for
+// another advance: here ManualClock.Advance is running a task that waits
+// for AdvanceClock's caller to give up (a purgatory's Close from an
+// expiry stops its reaper, which is in AdvanceClock, and waits for it).
+func TestAdvanceClockStopsWhileAnotherAdvanceRuns(t *testing.T) {
+	tm, clk := newManual(t, 0)
+	running, release := make(chan struct{}), make(chan struct{})
+	require.NoError(t, tm.Schedule(NewTask(Func(func() {
+		close(running)
+		<-release
+	})), time.Millisecond))
+	advanced := make(chan struct{})
+	go func() {
+		defer close(advanced)
+		clk.Advance(time.Millisecond)
+	}()
+	<-running
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	testwait.Returns(t, "AdvanceClock with a done context while Advance holds the timer", func() {
+		assert.False(t, tm.AdvanceClock(ctx, time.Hour))
+	})
+	close(release)
+	<-advanced
 }

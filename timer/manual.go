@@ -75,7 +75,7 @@ func (c *ManualClock) Advance(d time.Duration) {
 		}
 		c.set(step)
 		for _, tm := range timers {
-			tm.advance(step, false)
+			tm.advance(step, false, nil)
 		}
 		if step >= target {
 			return

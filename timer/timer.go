@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,8 +31,11 @@ type Timer struct {
 
 	// advanceMu serialises advancing, so that one bucket is flushed at a time
 	// and the wheels' time only moves forward. It is never held while waiting.
+	// It is a channel, so that an AdvanceClock told to stop gives up waiting
+	// for it: a task run inside ManualClock.Advance (which holds it) may stop
+	// the reaper that waits for it, and wait for that reaper to exit.
 	// Lock order: advanceMu, then one shard's mu, then executor.mu.
-	advanceMu sync.Mutex
+	advanceMu advanceLock
 	spare     []*Task // an empty batch, without workers; guarded by advanceMu
 
 	// total counts the pending tasks of all shards, only when maxPending
@@ -74,6 +76,7 @@ func New(opts ...Option) (*Timer, error) {
 		maxPending: cfg.maxPending,
 		shards:     make([]shard, cfg.shards),
 		shardShift: uint(64 - bits.Len(uint(cfg.shards-1))),
+		advanceMu:  make(advanceLock, 1),
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 	}
