@@ -62,7 +62,9 @@ func ExampleTimer_ScheduleWithFixedDelay() {
 	watchdog, _ := tm.ScheduleWithFixedDelay(lease/3, lease/3, renew)
 
 	clk.Advance(35 * time.Second) // the holder is still working
-	watchdog.Stop()               // unlock: the lease runs out by itself
+	// Unlock: after StopAndWait no renewal runs, not even one that had
+	// started, so the lease runs out by itself.
+	watchdog.StopAndWait()
 	clk.Advance(time.Minute)
 	// Output:
 	// 10s: lease renewed until 40s

@@ -14,16 +14,23 @@ import (
 // costs, and runs never overlap. Each run happens where the timer runs its
 // tasks (a worker goroutine, or the goroutine that advances a timer without
 // workers), so a run must not block.
+//
+// Stop and StopAndWait end the schedule: no run starts after either
+// returns. A run already in progress finishes; StopAndWait waits for it, so
+// that a lease watchdog stopped before its lock is released never renews
+// the lock afterwards.
 type Periodic struct {
-	task      Task
+	task      Task // runs (*periodicRun)(p)
 	tm        *Timer
 	fn        func()
 	period    time.Duration
 	fixedRate bool
 
 	mu      sync.Mutex // guards the following
+	idle    sync.Cond  // on mu: broadcast when a run ends
 	next    time.Duration
-	stopped bool
+	ended   bool  // no run starts any more: Stop, a panic, or the timer closing
+	running bool  // fn is running
 	err     error // why the schedule ended by itself: a panic, or the timer closing
 }
 
@@ -51,7 +58,8 @@ func (tm *Timer) periodic(initial, period time.Duration, fixedRate bool, f func(
 		return nil, fmt.Errorf("%w: a periodic task's period %v must be positive", ErrInvalidConfig, period)
 	}
 	p := &Periodic{tm: tm, fn: f, period: period, fixedRate: fixedRate}
-	p.task.Init(p)
+	p.idle.L = &p.mu
+	p.task.Init((*periodicRun)(p))
 	// p is not shared yet, and no lock may be held across ScheduleAt: a timer
 	// without workers runs a due task inside it.
 	p.next = satAdd(tm.Now(), initial)
@@ -61,23 +69,34 @@ func (tm *Timer) periodic(initial, period time.Duration, fixedRate bool, f func(
 	return p, nil
 }
 
-// Run is called by the timer; it runs f and schedules the next run.
-func (p *Periodic) Run() {
+// periodicRun is the Periodic seen as its task's Runner: a conversion, and
+// Run stays off Periodic's method set, where calling it would run f outside
+// the schedule.
+type periodicRun Periodic
+
+// Run runs f, unless the schedule has ended, and schedules the next run.
+// Deciding to start and marking the run in progress happen under p.mu, the
+// lock Stop ends the schedule under: a run has started before Stop returned
+// or never starts.
+func (r *periodicRun) Run() {
+	p := (*Periodic)(r)
 	for {
 		p.mu.Lock()
-		stopped := p.stopped
-		p.mu.Unlock()
-		if stopped {
-			return
-		}
-		if !p.runOnce() {
-			return // it panicked: the schedule has ended
-		}
-
-		p.mu.Lock()
-		if p.stopped {
+		if p.endedLocked() {
 			p.mu.Unlock()
 			return
+		}
+		p.running = true
+		p.mu.Unlock()
+
+		ok := p.runOnce()
+
+		p.mu.Lock()
+		p.running = false
+		p.idle.Broadcast() // a StopAndWait waiting for this run
+		if !ok || p.ended {
+			p.mu.Unlock()
+			return // it panicked, or was stopped meanwhile
 		}
 		now := p.tm.Now()
 		if p.fixedRate {
@@ -90,13 +109,15 @@ func (p *Periodic) Run() {
 		if next <= now {
 			continue // a fixed rate catching up: run again now, without recursing
 		}
+		// Outside p.mu: without workers a due task runs inside ScheduleAt.
 		err := p.tm.ScheduleAt(&p.task, next)
 		p.mu.Lock()
 		if err != nil {
 			// The only failure is ErrClosed: a closed timer ends the schedule.
-			p.stopped, p.err = true, err
-		} else if p.stopped {
+			p.ended, p.err = true, err
+		} else if p.ended {
 			// A Stop that ran since the check above found nothing to cancel.
+			// Should the task run meanwhile, it finds the schedule ended.
 			p.tm.Cancel(&p.task)
 		}
 		p.mu.Unlock()
@@ -112,25 +133,61 @@ func (p *Periodic) runOnce() (ok bool) {
 			return
 		}
 		v := recover()
-		p.tm.panics.Add(1)
-		p.tm.log.Error("timer: periodic task panicked; it will not run again",
-			zap.Any("panic", v), zap.Stack("stack"))
+		p.tm.reportPanic("timer: periodic task panicked; it will not run again", v)
 		p.mu.Lock()
-		p.stopped, p.err = true, fmt.Errorf("%w: %v", ErrPanicked, v)
+		p.ended, p.err = true, fmt.Errorf("%w: %v", ErrPanicked, v)
 		p.mu.Unlock()
 	}()
 	p.fn()
 	return true
 }
 
-// Stop ends the schedule and reports whether it stopped a pending run. It
-// does not wait for a run in progress, which will not be followed by another.
-// It returns false for a schedule that ended by itself (see Err).
+// endedLocked reports whether the schedule has ended. A timer that closed
+// while the next run was pending dropped that run (Close returns pending
+// tasks without running them): the schedule ended then, with ErrClosed.
+//
+// REQUIRES: p.mu held.
+func (p *Periodic) endedLocked() bool {
+	if !p.ended && p.tm.closed.Load() && !p.running {
+		p.ended, p.err = true, ErrClosed
+	}
+	return p.ended
+}
+
+// Stop ends the schedule: no run starts after it returns. It reports
+// whether this call ended it; false means it had ended already (Stop, a
+// panic, the timer closing: see Err). A run in progress when Stop is
+// called finishes; Stop does not wait for it (StopAndWait does), so Stop
+// may be called from f itself. O(1).
 func (p *Periodic) Stop() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.stopped = true
-	return p.tm.Cancel(&p.task)
+	return p.stopLocked()
+}
+
+// StopAndWait ends the schedule as Stop does, then waits until a run in
+// progress, if any, has returned: once it returns, f is not running and
+// never runs again. It reports whether this call ended the schedule. It
+// must not be called from f, whose own run it would wait for: call Stop
+// there.
+func (p *Periodic) StopAndWait() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	stopped := p.stopLocked()
+	for p.running {
+		p.idle.Wait()
+	}
+	return stopped
+}
+
+// REQUIRES: p.mu held.
+func (p *Periodic) stopLocked() bool {
+	if p.endedLocked() {
+		return false
+	}
+	p.ended = true
+	p.tm.Cancel(&p.task) // lock order: p.mu, then a shard's mu
+	return true
 }
 
 // Err reports why the schedule ended by itself: ErrPanicked (wrapping the
@@ -139,5 +196,12 @@ func (p *Periodic) Stop() bool {
 func (p *Periodic) Err() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.endedLocked()
 	return p.err
+}
+
+// reportPanic logs a recovered panic with its stack and counts it.
+func (tm *Timer) reportPanic(msg string, v any) {
+	tm.panics.Add(1)
+	tm.log.Error(msg, zap.Any("panic", v), zap.Stack("stack"))
 }

@@ -1,6 +1,9 @@
 package timer
 
 import (
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,4 +136,110 @@ func TestMaxPendingErrorSaysTheCap(t *testing.T) {
 	err := tm.Schedule(NewTask(Func(func() {})), time.Second)
 	assert.ErrorIs(t, err, ErrFull)
 	assert.ErrorContains(t, err, "2 pending is the cap")
+}
+
+// A run the timer has taken off its wheel, queued behind another task for
+// the one worker, has not started: Stop ends the schedule there and then,
+// reports it, and the run never starts. (Stop used to cancel only a run
+// still on the wheel, report false for this one, and let it run after it
+// returned: a watchdog renewing a lease after its lock was released.)
+func TestPeriodicStopStopsAQueuedRun(t *testing.T) {
+	tm, clk := newManual(t, 0, WithWorkers(1), WithShards(1))
+	running, release := make(chan struct{}), make(chan struct{})
+	require.NoError(t, tm.Schedule(NewTask(Func(func() {
+		close(running)
+		<-release
+	})), time.Second))
+	var runs atomic.Int32
+	p, err := tm.ScheduleWithFixedDelay(time.Second, time.Second, func() { runs.Add(1) })
+	require.NoError(t, err)
+	clk.Advance(time.Second) // both due: the blocker holds the worker, the run waits
+	<-running
+
+	assert.True(t, p.Stop(), "Stop ended a schedule whose run was queued")
+	close(release)
+	tm.Close() // the worker runs what was queued before it exits
+	assert.Zero(t, runs.Load(), "no run starts after Stop returned")
+	assert.False(t, p.Stop(), "already ended")
+	assert.NoError(t, p.Err())
+}
+
+// StopAndWait waits for a run in progress, and no run follows it; Stop
+// called from the run itself ends the schedule without waiting.
+func TestPeriodicStopAndWaitWaitsForTheRunInProgress(t *testing.T) {
+	tm, clk := newManual(t, 0, WithWorkers(1))
+	inRun, release := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int32
+	p, err := tm.ScheduleWithFixedDelay(time.Second, time.Second, func() {
+		if runs.Add(1) == 1 {
+			close(inRun)
+			<-release
+		}
+	})
+	require.NoError(t, err)
+	clk.Advance(time.Second)
+	<-inRun
+
+	stopped := make(chan bool)
+	go func() { stopped <- p.StopAndWait() }()
+	select {
+	case <-stopped:
+		t.Fatal("StopAndWait returned while the run was in progress")
+	case <-time.After(20 * time.Millisecond): // only a wrong answer comes back; the verdict is below
+	}
+	close(release)
+	assert.True(t, <-stopped, "StopAndWait ended the schedule")
+	clk.Advance(10 * time.Second)
+	tm.Close()
+	assert.Equal(t, int32(1), runs.Load(), "no run after StopAndWait")
+
+	tm2, clk2 := newManual(t, 0)
+	var p2 *Periodic
+	var runs2 int
+	p2, err = tm2.ScheduleAtFixedRate(time.Second, time.Second, func() {
+		runs2++
+		assert.True(t, p2.Stop(), "Stop from the run ends its schedule")
+	})
+	require.NoError(t, err)
+	clk2.Advance(5 * time.Second)
+	assert.Equal(t, 1, runs2)
+}
+
+// Stop and StopAndWait racing the timer's workers on the real clock: 2,000
+// schedules renewing every millisecond, each stopped by StopAndWait while
+// it runs; a run that starts after StopAndWait returned is counted. (Before
+// the fix, a renewal ran after Stop had returned.)
+func TestPeriodicNoRunAfterStopAndWait(t *testing.T) {
+	tm, err := New(WithWorkers(2))
+	require.NoError(t, err)
+	defer tm.Close()
+	const n = 2000
+	var late atomic.Int32
+	stopped := make([]atomic.Bool, n)
+	started := make([]atomic.Int32, n)
+	periodics := make([]*Periodic, n)
+	for i := range n {
+		periodics[i], err = tm.ScheduleWithFixedDelay(0, time.Millisecond, func() {
+			if stopped[i].Load() {
+				late.Add(1)
+			}
+			started[i].Add(1)
+		})
+		require.NoError(t, err)
+	}
+	var wg sync.WaitGroup
+	for _, half := range [][2]int{{0, n / 2}, {n / 2, n}} {
+		wg.Go(func() {
+			for i := half[0]; i < half[1]; i++ {
+				for started[i].Load() < 2 {
+					runtime.Gosched() // let it run a couple of times first
+				}
+				assert.True(t, periodics[i].StopAndWait())
+				stopped[i].Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	tm.Close() // lets any run already handed to a worker go (it must find its schedule ended)
+	assert.Zero(t, late.Load(), "runs started after StopAndWait returned")
 }

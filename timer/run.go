@@ -1,8 +1,6 @@
 package timer
 
 import (
-	"go.uber.org/zap"
-
 	"github.com/gopurgatory/purgatory/internal/goid"
 )
 
@@ -51,9 +49,7 @@ func (tm *Timer) runBatch(b []*Task) {
 func (tm *Timer) runTask(t *Task) {
 	defer func() {
 		if r := recover(); r != nil {
-			tm.panics.Add(1)
-			tm.log.Error("timer: task panicked; the timer goes on",
-				zap.Any("panic", r), zap.Stack("stack"))
+			tm.reportPanic("timer: task panicked; the timer goes on", r)
 		}
 	}()
 	t.r.Run()
