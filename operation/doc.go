@@ -60,7 +60,8 @@
 // The operation's lock (its own, or the one given to ShareLock) comes
 // first; the library's locks (watch list shards, the timer's) come after
 // it and are never held while a callback runs. Do not call
-// CheckAndComplete while holding a lock that some TryComplete takes, and
-// hold the operation's lock (State.Mutex) while changing what its
-// TryComplete reads.
+// CheckAndComplete while holding a lock that some TryComplete takes (a
+// TryComplete checking its own operation's keys is the exception: see
+// Operation.TryComplete), and hold the operation's lock (State.Mutex)
+// while changing what its TryComplete reads.
 package operation

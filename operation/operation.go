@@ -22,9 +22,18 @@ type Operation interface {
 	// It runs with the operation's lock held (see State.Mutex), on the
 	// goroutine that submits the operation (twice: before and after it is
 	// watched) or that calls CheckAndComplete on one of its keys, never
-	// after the operation completed. It must be quick and must not block,
-	// and must not call CheckAndComplete on a key of an operation sharing
-	// its lock. A panic counts as "not yet", and is logged and counted.
+	// after the operation completed. It must be quick and must not block.
+	// A panic counts as "not yet", and is logged and counted.
+	//
+	// It may call CheckAndComplete on the operation's own keys (to say it
+	// changed what it reads): Go's mutex is not re-entrant, so that check
+	// does not wait for the lock this try holds; it leaves the operation
+	// to this try, which tries once more when it returns and completes the
+	// operation if it can. A TryComplete that checks its own keys at every
+	// try would ask for tries for ever, and is refused with a panic after a
+	// thousand in a row. It must not call CheckAndComplete on a key of
+	// another operation sharing its lock (State.ShareLock): that check
+	// waits for the lock this try holds, and deadlocks.
 	TryComplete() bool
 
 	// OnComplete answers the operation. It runs exactly once for every

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/gopurgatory/purgatory/internal/testwait"
 	"github.com/gopurgatory/purgatory/operation"
 	"github.com/gopurgatory/purgatory/reaper"
 	"github.com/gopurgatory/purgatory/timer"
@@ -311,4 +312,64 @@ func TestListsEmptyAfterLoadEvenWithSlowCallbacks(t *testing.T) {
 		assert.Equal(t, 0, p.Delayed())
 		assert.Equal(t, 0, p.Watched(), "the lists empty once the load has ended")
 	})
+}
+
+// A TryComplete that checks its own operation's key (it changed what it
+// reads and says so) re-enters a check that finds the operation locked by
+// its own goroutine. Go's mutex is not re-entrant, so the check must not
+// wait for that lock: it leaves the operation to the try in progress, which
+// tries once more when it ends and completes it if it can.
+func TestCheckAndCompleteFromItsOwnTryComplete(t *testing.T) {
+	p, _ := newTestPurgatory(t)
+	op := newMockOp()
+	op.onTry = func(n int32) {
+		if n == 3 { // the check below: a member arrived, the condition holds now
+			op.completable.Store(true)
+			p.CheckAndComplete("k")
+		}
+	}
+	submit(t, p, op, time.Minute, "k")
+	testwait.Returns(t, "CheckAndComplete from the operation's own TryComplete", func() {
+		p.CheckAndComplete("k")
+	})
+	assert.Equal(t, int32(1), op.completions.Load(), "completed, once")
+	assert.Equal(t, operation.Completed, op.Outcome())
+
+	// The same during the submission's second try, after the watch.
+	op2 := newMockOp()
+	op2.onTry = func(n int32) {
+		if n == 2 {
+			p.CheckAndComplete("k2")
+		}
+	}
+	testwait.Returns(t, "CheckAndComplete from TryComplete during the submission", func() {
+		submit(t, p, op2, time.Minute, "k2")
+	})
+	assert.False(t, op2.IsCompleted())
+	op2.completable.Store(true)
+	assert.Equal(t, 1, p.CheckAndComplete("k2"))
+}
+
+// A TryComplete that checks its own key at every try would have each try
+// ask for the next one, for ever; it is refused with a panic that names
+// the cause, the operation's lock released.
+func TestTryCompleteCheckingItselfAtEveryTryIsRefused(t *testing.T) {
+	p, _ := newTestPurgatory(t)
+	op := newMockOp()
+	checking := false
+	op.onTry = func(int32) {
+		if checking {
+			p.CheckAndComplete("k")
+		}
+	}
+	submit(t, p, op, time.Minute, "k")
+	checking = true
+	assert.PanicsWithValue(t, "operation: TryComplete calls CheckAndComplete on a key of its own operation at every try; "+
+		"it must report whether the condition holds, and checks belong after the change, outside TryComplete",
+		func() { p.CheckAndComplete("k") })
+	assert.True(t, op.Mutex().TryLock(), "the lock was released")
+	op.Mutex().Unlock()
+	checking = false
+	op.completable.Store(true)
+	assert.Equal(t, 1, p.CheckAndComplete("k"), "the operation is still there to complete")
 }

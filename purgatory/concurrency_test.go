@@ -97,6 +97,39 @@ func TestNoLostWakeup(t *testing.T) {
 	assert.Equal(t, 0, p.Delayed())
 }
 
+// TestNoLostWakeupBetweenChecks races checks against each other: each of
+// four goroutines makes one part of an operation's condition true and then
+// checks its key. A check that finds the operation being tried by another
+// leaves it to that try, which must try again; the operation completes once
+// the last part is there, without waiting for a further check.
+func TestNoLostWakeupBetweenChecks(t *testing.T) {
+	p, _ := newTestPurgatory(t)
+	rounds := 5000
+	if testing.Short() {
+		rounds = 500
+	}
+	const parts = 4
+	for i := range rounds {
+		var have atomic.Int32
+		op := newMockOp()
+		op.onTry = func(int32) { op.completable.Store(have.Load() == parts) }
+		k := strconv.Itoa(i % 64)
+		submit(t, p, op, time.Hour, k)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for range parts {
+			wg.Go(func() {
+				<-start
+				have.Add(1)           // the event...
+				p.CheckAndComplete(k) // ...then its notification
+			})
+		}
+		close(start)
+		wg.Wait()
+		require.Equal(t, int32(1), op.completions.Load(), "round %d: an event was missed", i)
+	}
+}
+
 // TestExactlyOnce submits operations while other goroutines complete them by
 // key, force them, cancel their keys and let them expire, concurrently. Every
 // operation is answered exactly once. PURGATORY_STRESS_OPS sets the count

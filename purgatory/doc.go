@@ -113,7 +113,8 @@
 // An operation's lock, then a watch list shard's lock; the timer's locks
 // are leaves. The purgatory itself takes no lock on the hot path (a purge
 // mutex serialises purges). Call CheckAndComplete without holding a lock
-// that a TryComplete takes.
+// that a TryComplete takes; a TryComplete may check its own operation's
+// keys (see operation.Operation).
 //
 // # Metrics
 //

@@ -217,7 +217,11 @@ func (p *Purgatory[K]) submit(ctx context.Context, op operation.Operation, timeo
 // returns how many it completed; their OnComplete ran, on the calling
 // goroutine, before it returns. It takes no lock while trying, only each
 // operation's own around its TryComplete, so it may be called from a
-// callback. Call it without holding a lock that a TryComplete takes.
+// callback. Call it without holding a lock that a TryComplete takes. An
+// operation whose lock is held by a try of that same operation (its
+// TryComplete calling CheckAndComplete on its own key, or another check
+// racing this one) is left to that try, which tries once more when it
+// ends: no lock is waited for that cannot be released.
 //
 // It first drops the key's entries of operations completed since its last
 // check; those it completes itself stay listed until the next check or

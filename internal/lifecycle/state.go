@@ -34,6 +34,8 @@ const (
 	cancelledFlag = 1 << 4
 	scheduledFlag = 1 << 5
 	finishedFlag  = 1 << 6 // set by release once the callbacks have run
+	tryingFlag    = 1 << 7 // a library try of the operation holds its lock (see tryHeld)
+	retryFlag     = 1 << 8 // a check found it trying and left the operation to it
 	listedShift   = 32
 	listedOne     = 1 << listedShift
 )

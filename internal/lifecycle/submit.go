@@ -45,8 +45,10 @@ func Start(s *State, cb Callbacks, b *Binding, keys int) (done bool, err error) 
 	}
 	// Publish the fields with started, and the entries the caller is about
 	// to add: a completion from now on counts them, even those not added
-	// yet.
-	if !s.word.CompareAndSwap(w, w|started|uint64(keys)<<listedShift) {
+	// yet. The lock is held for Listed's try, which the trying flag says
+	// from now on (the listing comes first: a check that finds s listed
+	// meanwhile leaves it to that try, see TryWatched).
+	if !s.word.CompareAndSwap(w, w|started|tryingFlag|uint64(keys)<<listedShift) {
 		panic("operation: completion word changed before the operation was started")
 	}
 	return false, nil
@@ -56,12 +58,10 @@ func Start(s *State, cb Callbacks, b *Binding, keys int) (done bool, err error) 
 // tries once more, releases s's lock, and reports whether this completed
 // s (its callbacks have then run).
 //
-// REQUIRES: Start returned false and no error; s's lock is held.
+// REQUIRES: Start returned false and no error; s's lock is held, and the
+// trying flag set (Start set it).
 func Listed(s *State) bool {
-	o, listed, done := Pending, 0, false
-	if IsPending(s) && s.try() {
-		o, listed, done = s.complete(Completed)
-	}
+	o, listed, done := s.tryHeld()
 	s.Mutex().Unlock()
 	if done {
 		s.finish(o, listed, false)
@@ -73,21 +73,93 @@ func Listed(s *State) bool {
 // list: if it has not completed, it tries under its lock, and completes it
 // if it can, running its callbacks after the lock is released. It reports
 // whether this call completed it.
+//
+// If the lock is taken by a try of this operation (the trying flag), the
+// check does not wait for it: it asks that try to run once more (the retry
+// flag) and returns. That try may be this goroutine's own: a TryComplete
+// that calls CheckAndComplete on its operation's key re-enters here with
+// the lock held, and Go's mutex, unlike Kafka's ReentrantLock, would
+// deadlock. Otherwise (the lock is held by the operation's owner changing
+// what TryComplete reads, by another operation sharing it, or by a
+// submission listing it) the check waits for the lock, as Kafka's does.
 func TryWatched(s *State) bool {
 	if !IsPending(s) {
 		return false
 	}
 	lock := s.Mutex()
-	lock.Lock()
-	o, listed, done := Pending, 0, false
-	if IsPending(s) && s.try() {
-		o, listed, done = s.complete(Completed)
+	if !lock.TryLock() {
+		if !s.waitForLock() {
+			return false
+		}
+		lock.Lock()
 	}
+	if old := s.word.Or(tryingFlag); old&outcomeMask != 0 {
+		lock.Unlock() // completed meanwhile; its trying flag no longer matters
+		return false
+	}
+	o, listed, done := s.tryHeld()
 	lock.Unlock()
 	if done {
 		s.finish(o, listed, false)
 	}
 	return done
+}
+
+// waitForLock decides what a check does when s's lock is taken: it
+// reports false, having left s to the try that holds the lock (or having
+// found s completed), or true when the check must wait for the lock.
+//
+// The retry flag is set only while the trying flag is, in one swap, and
+// the try clears both in one atomic AND after TryComplete returns (see
+// tryHeld): either the swap comes first and the try sees the flag and
+// tries again, after the event this check was called for, or the AND
+// comes first, the swap fails, and the check waits for the lock.
+func (s *State) waitForLock() bool {
+	for {
+		w := s.word.Load()
+		switch {
+		case w&outcomeMask != 0:
+			return false
+		case w&tryingFlag == 0:
+			return true
+		case w&retryFlag != 0 || s.word.CompareAndSwap(w, w|retryFlag):
+			return false
+		}
+	}
+}
+
+// maxRetries bounds the tries one holder of the lock makes in a row because
+// checks asked it to: only a TryComplete that calls CheckAndComplete on its
+// own keys at every try gets near it (each try asks for the next), where
+// other goroutines' checks would have to land during each of a thousand
+// tries in a row.
+const maxRetries = 1000
+
+// tryHeld runs TryComplete and completes s if it held, as long as checks
+// ask for another try (the retry flag), and leaves the trying flag clear
+// if s is still pending. It reports what complete reported.
+//
+// REQUIRES: s's lock held and the trying flag set.
+func (s *State) tryHeld() (Outcome, int, bool) {
+	for retries := 0; ; retries++ {
+		if IsPending(s) && s.try() {
+			// The outcome's swap keeps the trying flag: nothing looks at
+			// it once the operation has completed.
+			if o, listed, ok := s.complete(Completed); ok {
+				return o, listed, true
+			}
+		}
+		old := s.word.And(^uint64(tryingFlag | retryFlag))
+		if old&retryFlag == 0 || old&outcomeMask != 0 {
+			return Pending, 0, false
+		}
+		if retries == maxRetries {
+			s.Mutex().Unlock()
+			panic("operation: TryComplete calls CheckAndComplete on a key of its own operation at every try; " +
+				"it must report whether the condition holds, and checks belong after the change, outside TryComplete")
+		}
+		s.word.Or(tryingFlag)
+	}
 }
 
 // Schedule puts the operation's deadline on its timer, timeout from now,
