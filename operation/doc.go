@@ -22,7 +22,8 @@
 //     between operations (ShareLock), where Kafka relies on a reentrant
 //     lock.
 //   - A panicking callback is recovered, logged and counted by its
-//     purgatory; a panic in TryComplete counts as "not yet" and releases
+//     purgatory (written to standard error without a logger, never
+//     silently); a panic in TryComplete counts as "not yet" and releases
 //     the lock; a panic in OnComplete still counts as answered.
 //   - No allocation: State is embedded, and its timer task is intrusive.
 //     Done and a submission context are the only things that allocate,

@@ -1,6 +1,7 @@
 package purgatory
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/gopurgatory/purgatory/internal/panics"
 	"github.com/gopurgatory/purgatory/internal/testwait"
 	"github.com/gopurgatory/purgatory/operation"
 	"github.com/gopurgatory/purgatory/reaper"
@@ -372,4 +374,47 @@ func TestTryCompleteCheckingItselfAtEveryTryIsRefused(t *testing.T) {
 	checking = false
 	op.completable.Store(true)
 	assert.Equal(t, 1, p.CheckAndComplete("k"), "the operation is still there to complete")
+}
+
+// Without a logger, a recovered panic is written to standard error with
+// its stack (as net/http does), at most once a minute per purgatory and
+// callback: never silent.
+func TestPanicsWithoutALoggerGoToStandardError(t *testing.T) {
+	var out syncBuffer
+	clock := time.Unix(0, 0)
+	defer panics.SetForTest(&out, func() time.Time { return clock })()
+	p, clk := newTestPurgatory(t)
+
+	for range 3 {
+		oc := &panicky{where: "OnComplete", ready: true}
+		_, err := p.TryCompleteElseWatch(oc, time.Minute, "k")
+		require.NoError(t, err)
+	}
+	oe := &panicky{where: "OnExpiration"}
+	submit(t, p, oe, time.Millisecond, "k")
+	clk.Advance(time.Millisecond)
+
+	s := out.String()
+	assert.Equal(t, 1, strings.Count(s, "purgatory "+t.Name()+": OnComplete panicked"), "once a minute:\n%s", s)
+	assert.Equal(t, 1, strings.Count(s, "purgatory "+t.Name()+": OnExpiration panicked"), "each callback apart:\n%s", s)
+	assert.Contains(t, s, "callbacks_test.go", "with the stack of the panic")
+	assert.Contains(t, s, "give it a logger", "and says how to log it instead")
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

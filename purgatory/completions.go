@@ -1,12 +1,14 @@
 package purgatory
 
 import (
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/internal/lifecycle"
+	"github.com/gopurgatory/purgatory/internal/panics"
 )
 
 // completions is the part of a purgatory its operations report to when they
@@ -20,6 +22,8 @@ type completions struct {
 	release   func(*lifecycle.State) // eager mode: drops a finished operation's entries
 	m         *metrics               // nil without a Registerer
 	log       *zap.Logger
+	panicsOut bool   // no logger was given: panics go to standard error
+	name      string // the purgatory's, for those reports
 
 	// delayed counts the operations on a shared timer and not completed;
 	// with its own timer the purgatory asks the timer instead (Kafka's
@@ -51,10 +55,16 @@ func (o *completions) Completed(s *lifecycle.State, out lifecycle.Outcome, liste
 	}
 }
 
-// Panicked logs and counts the panic.
+// Panicked counts the panic and logs it, or without a logger writes it to
+// standard error. It runs in the deferred function that recovered it, so
+// the stack is the panic's.
 func (o *completions) Panicked(_ *lifecycle.State, callback string, v any) {
 	if o.m != nil {
 		o.m.panics.Inc()
+	}
+	if o.panicsOut {
+		panics.Report("purgatory "+o.name+": "+callback, v, debug.Stack())
+		return
 	}
 	o.log.Error("operation callback panicked; the purgatory goes on",
 		zap.String("callback", callback), zap.Any("panic", v), zap.Stack("stack"))

@@ -32,6 +32,8 @@
 //     operation's own lock around TryComplete: OnComplete may call
 //     CheckAndComplete on any key of any purgatory, and may Close its own.
 //   - A panicking callback is recovered, logged and counted; nothing stops.
+//     Without a logger it is written to standard error with its stack (at
+//     most once a minute per callback), as net/http does: never silently.
 //   - Memory is returned: a completed operation leaves the timer at once;
 //     the watch entries of completed operations never number more than
 //     three times the purge interval, or, when more than sixteen times the

@@ -31,7 +31,7 @@ type config struct {
 	clock         timer.Clock
 	reaper        bool
 	reaperWait    time.Duration
-	logger        *zap.Logger
+	logger        *zap.Logger // nil: none given; panics go to standard error
 	registerer    prometheus.Registerer
 }
 
@@ -41,7 +41,6 @@ func defaultConfig() config {
 		shards:        watchers.DefaultShards,
 		reaper:        true,
 		reaperWait:    reaper.DefaultMaxWait,
-		logger:        zap.NewNop(),
 	}
 }
 
@@ -54,9 +53,6 @@ func (c *config) validate() error {
 	}
 	if c.timer != nil && (c.clock != nil || len(c.timerOpts) > 0) {
 		return fmt.Errorf("%w: WithTimer excludes WithClock and WithTimerOptions", ErrInvalidConfig)
-	}
-	if c.logger == nil {
-		c.logger = zap.NewNop()
 	}
 	return nil
 }
@@ -106,7 +102,11 @@ func WithReaper(on bool) Option { return optionFunc(func(c *config) { c.reaper =
 // WithReaperWait bounds each wait of the reaper (default 200ms, as Kafka).
 func WithReaperWait(d time.Duration) Option { return optionFunc(func(c *config) { c.reaperWait = d }) }
 
-// WithLogger sets the logger (default: no-op). Nothing on the hot path logs
+// WithLogger sets the logger. Without one (or with nil) nothing is logged
+// but the panics of callbacks, which are written to standard error with
+// their stack, at most once a minute for each purgatory and callback, as
+// net/http does for a handler's panic: a recovered panic is never silent.
+// Nothing on the hot path logs
 // above debug level.
 func WithLogger(l *zap.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
 

@@ -55,20 +55,28 @@ func New[K comparable](name string, opts ...Option) (*Purgatory[K], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	log := zap.NewNop()
+	if cfg.logger != nil {
+		log = cfg.logger.With(zap.String("purgatory", name))
+	}
 	p := &Purgatory[K]{
 		name: name,
 		w:    watchlist.New[K](cfg.shards, cfg.purgeInterval == 0),
 		tm:   cfg.timer,
-		log:  cfg.logger.With(zap.String("purgatory", name)),
+		log:  log,
 	}
-	p.obs.log = p.log
+	p.obs.log, p.obs.panicsOut, p.obs.name = p.log, cfg.logger == nil, name
 	if cfg.purgeInterval > 0 {
 		p.obs.retention = newRetention(int64(cfg.purgeInterval), p)
 	} else {
 		p.obs.release = p.w.Release
 	}
 	if p.tm == nil {
-		topts := append([]timer.Option{timer.WithLogger(p.log), timer.WithAutoAdvance(false)}, cfg.timerOpts...)
+		topts := []timer.Option{timer.WithAutoAdvance(false)}
+		if cfg.logger != nil {
+			topts = append(topts, timer.WithLogger(p.log)) // else the timer writes its panics to standard error too
+		}
+		topts = append(topts, cfg.timerOpts...)
 		if cfg.clock != nil {
 			topts = append(topts, timer.WithClock(cfg.clock))
 		}

@@ -50,8 +50,9 @@
 // Expired tasks run on a fixed set of worker goroutines (GOMAXPROCS by
 // default), fed in batches through an unbounded queue, so a slow task never
 // delays the clock and no goroutine is started per expiry. A panic is
-// recovered, logged through the *zap.Logger given with WithLogger and counted
-// in Stats; the timer goes on.
+// recovered, logged through the *zap.Logger given with WithLogger (without
+// one, written to standard error with its stack, at most once a minute per
+// kind of task) and counted in Stats; the timer goes on.
 //
 // Cancel and expiry race safely: a flush takes each task off its list under
 // the lock of the task's shard (below), so either Cancel unlinks the task

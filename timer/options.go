@@ -26,9 +26,9 @@ type config struct {
 	tick        time.Duration
 	size        int
 	clock       Clock
-	logger      *zap.Logger
-	workers     int // -1: decide from the clock
-	autoAdvance int // -1: decide from the clock, 0 no, 1 yes
+	logger      *zap.Logger // nil: none given, panics go to standard error
+	workers     int         // -1: decide from the clock
+	autoAdvance int         // -1: decide from the clock, 0 no, 1 yes
 	maxPending  int64
 	shards      int // 0: defaultShards
 }
@@ -37,7 +37,6 @@ func defaultConfig() config {
 	return config{
 		tick:        DefaultTick,
 		size:        DefaultWheelSize,
-		logger:      zap.NewNop(),
 		workers:     -1,
 		autoAdvance: -1,
 	}
@@ -60,9 +59,6 @@ func (c *config) validate() error {
 	c.shards = 1 << bits.Len(uint(c.shards-1))
 	if c.maxPending < 0 {
 		return fmt.Errorf("%w: max pending %d must not be negative", ErrInvalidConfig, c.maxPending)
-	}
-	if c.logger == nil {
-		c.logger = zap.NewNop()
 	}
 	_, manual := c.clock.(*ManualClock)
 	if c.clock == nil {
@@ -97,7 +93,10 @@ func WithWheelSize(n int) Option { return optionFunc(func(c *config) { c.size = 
 // ManualClock.Advance, unless WithWorkers or WithAutoAdvance say otherwise.
 func WithClock(clk Clock) Option { return optionFunc(func(c *config) { c.clock = clk }) }
 
-// WithLogger sets the logger that reports recovered panics (default: no-op).
+// WithLogger sets the logger that reports recovered panics. Without one (or
+// with nil), a recovered panic is written to standard error with its stack,
+// at most once a minute for each kind of task, as net/http does for a
+// handler's panic: never silently.
 func WithLogger(l *zap.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
 
 // WithWorkers sets how many goroutines run expired tasks (default

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"go.uber.org/zap"
 )
 
 // Periodic runs a function repeatedly on a Timer until stopped, at a fixed
@@ -133,7 +131,7 @@ func (p *Periodic) runOnce() (ok bool) {
 			return
 		}
 		v := recover()
-		p.tm.reportPanic("timer: periodic task panicked; it will not run again", v)
+		p.tm.reportPanic("timer: periodic task (it will not run again)", "timer: periodic task panicked; it will not run again", v)
 		p.mu.Lock()
 		p.ended, p.err = true, fmt.Errorf("%w: %v", ErrPanicked, v)
 		p.mu.Unlock()
@@ -198,10 +196,4 @@ func (p *Periodic) Err() error {
 	defer p.mu.Unlock()
 	p.endedLocked()
 	return p.err
-}
-
-// reportPanic logs a recovered panic with its stack and counts it.
-func (tm *Timer) reportPanic(msg string, v any) {
-	tm.panics.Add(1)
-	tm.log.Error(msg, zap.Any("panic", v), zap.Stack("stack"))
 }

@@ -20,7 +20,8 @@ type Timer struct {
 	tickDiv    divider
 	clock      Clock
 	manual     *ManualClock // clock, when it is manual
-	log        *zap.Logger
+	log        *zap.Logger  // nil: panics go to standard error (panicsOut)
+	panicsOut  bool         // no logger was given
 	maxPending int64
 	exec       *executor // nil: tasks run on the goroutine that advances
 
@@ -73,6 +74,7 @@ func New(opts ...Option) (*Timer, error) {
 		tickDiv:    newDivider(uint64(cfg.tick)),
 		clock:      cfg.clock,
 		log:        cfg.logger,
+		panicsOut:  cfg.logger == nil,
 		maxPending: cfg.maxPending,
 		shards:     make([]shard, cfg.shards),
 		shardShift: uint(64 - bits.Len(uint(cfg.shards-1))),

@@ -1,9 +1,11 @@
 package timer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -14,6 +16,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/gopurgatory/purgatory/internal/panics"
 )
 
 func TestDueTaskRunsAtOnce(t *testing.T) {
@@ -200,6 +204,25 @@ func TestPanicDoesNotStopLaterTasks(t *testing.T) {
 	assert.Equal(t, int64(1), tm.Stats().Panics)
 	require.Equal(t, 1, logs.Len())
 	assert.Contains(t, logs.All()[0].Message, "panicked")
+}
+
+// Without a logger a task's panic is written to standard error with its
+// stack, and a periodic task's too, each kind at most once a minute.
+func TestPanicWithoutALoggerGoesToStandardError(t *testing.T) {
+	var out bytes.Buffer
+	defer panics.SetForTest(&out, func() time.Time { return time.Unix(0, 0) })()
+	tm, clk := newManual(t, 0)
+	for range 2 {
+		_, err := tm.AfterFunc(time.Millisecond, func() { panic("boom") })
+		require.NoError(t, err)
+	}
+	_, err := tm.ScheduleAtFixedRate(time.Millisecond, time.Millisecond, func() { panic("tick boom") })
+	require.NoError(t, err)
+	clk.Advance(10 * time.Millisecond)
+	assert.Equal(t, int64(3), tm.Stats().Panics)
+	assert.Equal(t, 1, strings.Count(out.String(), "timer: task panicked: boom"), out.String())
+	assert.Equal(t, 1, strings.Count(out.String(), "timer: periodic task (it will not run again) panicked: tick boom"), out.String())
+	assert.Contains(t, out.String(), "timer_test.go", "with the panic's stack")
 }
 
 func TestPanicWithWorkers(t *testing.T) {

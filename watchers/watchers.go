@@ -35,7 +35,8 @@ var unbound = lifecycle.NewBinding(nil, nil)
 // the first try and the listing is not missed. It reports whether this call
 // completed op. It fails with ErrNoKeys without keys and
 // operation.ErrSubmitted for an operation submitted before, op untouched.
-// A panic in a callback is recovered and dropped (a purgatory logs and
+// A panic in a callback is recovered and written to standard error with
+// its stack, at most once a minute per callback (a purgatory logs and
 // counts it). O(keys) amortised, no allocation but the lists' growth.
 func (w *Watchers[K]) Watch(op operation.Operation, keys ...K) (bool, error) {
 	if len(keys) == 0 {

@@ -1,12 +1,15 @@
 package watchers
 
 import (
+	"bytes"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopurgatory/purgatory/internal/panics"
 	"github.com/gopurgatory/purgatory/operation"
 )
 
@@ -86,4 +89,18 @@ func TestConcurrentWatchAndCheck(t *testing.T) {
 	for _, n := range answered {
 		require.Equal(t, 1, n)
 	}
+}
+
+// Watchers have no logger: a panicking callback is written to standard
+// error with its stack, never dropped silently.
+func TestPanicsGoToStandardError(t *testing.T) {
+	var out bytes.Buffer
+	defer panics.SetForTest(&out, func() time.Time { return time.Unix(0, 0) })()
+	w := New[string](4)
+	op := operation.NewFunc(func() bool { return true }, func() { panic("boom") }, nil)
+	done, err := w.Watch(op, "k")
+	require.NoError(t, err)
+	assert.True(t, done, "answered: a panicking OnComplete still counts")
+	assert.Contains(t, out.String(), "operation: OnComplete panicked: boom")
+	assert.Contains(t, out.String(), "watchers_test.go", "with the panic's stack")
 }

@@ -1,10 +1,12 @@
 package lifecycle
 
 import (
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/gopurgatory/purgatory/internal/panics"
 	"github.com/gopurgatory/purgatory/timer"
 )
 
@@ -181,9 +183,21 @@ func (s *State) onExpiration() {
 // recovered recovers the panic of the callback it was deferred for, and
 // reports it. It must be called by defer directly, for recover to work.
 func (s *State) recovered(callback string) {
-	if v := recover(); v != nil && s.b.obs != nil {
-		s.b.obs.Panicked(s, callback, v)
+	if v := recover(); v != nil {
+		s.panicked(callback, v)
 	}
+}
+
+// panicked reports a recovered panic to the observer; without one (package
+// watchers alone) it writes it to standard error, so that it is never
+// silent. It runs in the deferred function that recovered the panic, so
+// that the stack is the panic's.
+func (s *State) panicked(callback string, v any) {
+	if s.b.obs != nil {
+		s.b.obs.Panicked(s, callback, v)
+		return
+	}
+	panics.Report("operation: "+callback, v, debug.Stack())
 }
 
 // try runs TryComplete. A panic counts as "not yet": recovered, it leaves ok
@@ -196,9 +210,7 @@ func (s *State) try() (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			ok = false
-			if s.b.obs != nil {
-				s.b.obs.Panicked(s, "TryComplete", v)
-			}
+			s.panicked("TryComplete", v)
 		}
 	}()
 	return s.cb.TryComplete()
