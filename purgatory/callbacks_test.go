@@ -195,20 +195,22 @@ func TestMetrics(t *testing.T) {
 	cancelled := newMockOp()
 	submit(t, p, cancelled, time.Minute, "d")
 
-	expect := func(watched, delayed float64, outcomes map[string]float64) {
+	expect := func(pending, watched, delayed float64, outcomes map[string]float64) {
 		t.Helper()
 		var b strings.Builder
-		b.WriteString("# HELP purgatory_operations_watched Watch entries: an operation counts once per key until its entry is dropped (Kafka's PurgatorySize).\n# TYPE purgatory_operations_watched gauge\n")
-		b.WriteString("purgatory_operations_watched{purgatory=\"" + t.Name() + "\"} " + ftoa(watched) + "\n")
+		b.WriteString("# HELP purgatory_operations_pending Operations submitted and not yet answered, each once whatever its keys.\n# TYPE purgatory_operations_pending gauge\n")
+		b.WriteString("purgatory_operations_pending{purgatory=\"" + t.Name() + "\"} " + ftoa(pending) + "\n")
+		b.WriteString("# HELP purgatory_watch_entries Watch entries, not operations: an operation counts once per key until its entry is dropped, completed or not (Kafka's PurgatorySize).\n# TYPE purgatory_watch_entries gauge\n")
+		b.WriteString("purgatory_watch_entries{purgatory=\"" + t.Name() + "\"} " + ftoa(watched) + "\n")
 		b.WriteString("# HELP purgatory_operations_delayed Operations waiting for their deadline (Kafka's NumDelayedOperations).\n# TYPE purgatory_operations_delayed gauge\n")
 		b.WriteString("purgatory_operations_delayed{purgatory=\"" + t.Name() + "\"} " + ftoa(delayed) + "\n")
 		require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(b.String()),
-			"purgatory_operations_watched", "purgatory_operations_delayed"))
+			"purgatory_operations_pending", "purgatory_watch_entries", "purgatory_operations_delayed"))
 		for o, want := range outcomes {
 			assert.Equal(t, want, testutil.ToFloat64(p.obs.m.completions[outcomeByName(o)]), "outcome %s", o)
 		}
 	}
-	expect(6, 4, map[string]float64{"completed": 1})
+	expect(4, 6, 4, map[string]float64{"completed": 1})
 
 	forced.ForceComplete()
 	checked.completable.Store(true)
@@ -217,8 +219,9 @@ func TestMetrics(t *testing.T) {
 		op.OperationState().ForceComplete()
 	}
 	clk.Advance(10 * time.Millisecond)
-	// Watched: the completed entries under a, b and c stay until a purge.
-	expect(5, 0, map[string]float64{"completed": 2, "expired": 1, "forced": 1, "cancelled": 1, "closed": 0})
+	// Watched: the completed entries under a, b and c stay until a purge;
+	// no operation is pending.
+	expect(0, 5, 0, map[string]float64{"completed": 2, "expired": 1, "forced": 1, "cancelled": 1, "closed": 0})
 	assert.Equal(t, 5.0, testutil.ToFloat64(p.obs.m.garbage), "each of them is counted")
 
 	assert.Equal(t, uint64(1), histogramCount(t, reg, "purgatory_expiration_lateness_seconds"))
@@ -226,7 +229,7 @@ func TestMetrics(t *testing.T) {
 	maybePurge(p) // a quiet round
 	assert.Equal(t, 1.0, testutil.ToFloat64(p.obs.m.purges))
 	assert.Equal(t, 5.0, testutil.ToFloat64(p.obs.m.purged))
-	expect(0, 0, nil)
+	expect(0, 0, 0, nil)
 
 	_, err := New[string](t.Name(), WithRegisterer(reg), WithReaper(false))
 	assert.Error(t, err, "a second purgatory with the same name cannot register")

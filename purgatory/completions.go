@@ -30,11 +30,16 @@ type completions struct {
 	// numDelayed is the timer's size too), which spares two atomic updates
 	// per operation.
 	delayed atomic.Int64
+
+	answered answered // completions of the operations that waited, for Pending
 }
 
 // Completed keeps the counts and metrics, and accounts for (or, in eager
 // mode, drops) the watch entries the operation left behind.
 func (o *completions) Completed(s *lifecycle.State, out lifecycle.Outcome, listed int, late time.Duration) {
+	if lifecycle.Counted(s) {
+		o.answered.add(s)
+	}
 	if r := o.retention; r != nil {
 		if listed > 0 {
 			if steps := r.add(s, listed); steps > 0 {

@@ -230,6 +230,13 @@ func exactlyOnce(t *testing.T, shared bool) {
 	close(stop)
 	wg.Wait()
 	clk.Advance(time.Second) // the rest expire
+	waiting := 0
+	for _, op := range ops {
+		if !op.IsCompleted() {
+			waiting++ // handed back by CancelForKey and not answered
+		}
+	}
+	assert.Equal(t, waiting, p.Pending(), "Pending counts the operations not answered, each once")
 	require.NoError(t, p.Close())
 
 	var byOutcome [operation.Closed + 1]int
@@ -241,6 +248,7 @@ func exactlyOnce(t *testing.T, shared bool) {
 		byOutcome[operation.Completed], byOutcome[operation.Expired], byOutcome[operation.Forced],
 		byOutcome[operation.Cancelled], byOutcome[operation.Closed])
 	assert.Zero(t, byOutcome[operation.Pending])
+	assert.Equal(t, 0, p.Pending())
 	assert.Equal(t, 0, p.Delayed())
 	assert.Equal(t, 0, p.Watched())
 }

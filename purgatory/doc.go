@@ -121,7 +121,8 @@
 // # Metrics
 //
 // With WithRegisterer, each purgatory exports, labelled purgatory=<name>:
-// purgatory_operations_watched, purgatory_operations_delayed,
+// purgatory_operations_pending, purgatory_operations_delayed,
+// purgatory_watch_entries,
 // purgatory_watch_entries_completed, purgatory_completions_total{outcome},
 // purgatory_expiration_lateness_seconds, purgatory_purges_total,
 // purgatory_purged_entries_total and purgatory_callback_panics_total.

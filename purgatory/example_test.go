@@ -198,7 +198,7 @@ func ExampleWithRegisterer() {
 
 	families, _ := reg.Gather()
 	for _, f := range families {
-		if strings.HasSuffix(f.GetName(), "_delayed") || strings.HasSuffix(f.GetName(), "_watched") {
+		if strings.HasSuffix(f.GetName(), "_pending") || strings.HasSuffix(f.GetName(), "_watch_entries") {
 			fmt.Println(f.GetName(), f.GetMetric()[0].GetGauge().GetValue())
 		}
 	}
@@ -206,7 +206,7 @@ func ExampleWithRegisterer() {
 	families, _ = reg.Gather()
 	fmt.Println("after Close:", len(families), "families")
 	// Output:
-	// purgatory_operations_delayed 1
-	// purgatory_operations_watched 1
+	// purgatory_operations_pending 1
+	// purgatory_watch_entries 1
 	// after Close: 0 families
 }

@@ -21,7 +21,7 @@ type metrics struct {
 	panics      prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer, name string, watched, delayed, garbage func() int) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, name string, pending, watched, delayed, garbage func() int) (*metrics, error) {
 	labels := prometheus.Labels{"purgatory": name}
 	completions := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name:        "purgatory_completions_total",
@@ -56,8 +56,10 @@ func newMetrics(reg prometheus.Registerer, name string, watched, delayed, garbag
 	m.garbage = gauge("purgatory_watch_entries_completed",
 		"Watch entries of completed operations not dropped yet: each keeps its operation reachable.", garbage)
 	m.collectors = []prometheus.Collector{
-		gauge("purgatory_operations_watched",
-			"Watch entries: an operation counts once per key until its entry is dropped (Kafka's PurgatorySize).", watched),
+		gauge("purgatory_operations_pending",
+			"Operations submitted and not yet answered, each once whatever its keys.", pending),
+		gauge("purgatory_watch_entries",
+			"Watch entries, not operations: an operation counts once per key until its entry is dropped, completed or not (Kafka's PurgatorySize).", watched),
 		gauge("purgatory_operations_delayed",
 			"Operations waiting for their deadline (Kafka's NumDelayedOperations).", delayed),
 		m.garbage,

@@ -89,7 +89,7 @@ func New[K comparable](name string, opts ...Option) (*Purgatory[K], error) {
 	p.obs.ownTimer = p.ownTimer
 	p.bind = lifecycle.NewBinding(p.tm, &p.obs)
 	if cfg.registerer != nil {
-		m, err := newMetrics(cfg.registerer, name, p.Watched, p.Delayed, p.Garbage)
+		m, err := newMetrics(cfg.registerer, name, p.Pending, p.Watched, p.Delayed, p.Garbage)
 		if err != nil {
 			p.closeTimer()
 			return nil, fmt.Errorf("purgatory %s: %w", name, err)
@@ -248,14 +248,17 @@ func (p *Purgatory[K]) CheckAndComplete(key K) int {
 	return n
 }
 
-// Watched returns the number of watch entries: an operation counts once per
-// key, until its entry is dropped (Kafka's PurgatorySize). O(shards of the
-// watch lists, 256 by default), each under its lock.
+// Watched returns the number of watch entries, not of operations: an
+// operation counts once per key it is watched under, and its entries stay
+// counted after it completed until a check of the key or a purge drops
+// them (Kafka's PurgatorySize). Garbage says how many of them belong to
+// completed operations; Pending counts the operations waiting. O(shards
+// of the watch lists, 256 by default), each under its lock.
 func (p *Purgatory[K]) Watched() int { return p.w.Watched() }
 
 // Delayed returns the number of operations waiting for their deadline
-// (Kafka's NumDelayedOperations); those watched with NoTimeout are not
-// counted. O(timer shards) with its own timer, O(1) on a shared one.
+// (Kafka's NumDelayedOperations); those watched with NoTimeout, and those
+// CancelForKey took off the timer, are not counted (Pending counts them). O(timer shards) with its own timer, O(1) on a shared one.
 func (p *Purgatory[K]) Delayed() int {
 	if p.ownTimer {
 		return p.tm.Size()

@@ -1,6 +1,7 @@
 package purgatory
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -237,3 +238,55 @@ func TestPurgeDropsCompletedAndEmptyKeys(t *testing.T) {
 }
 
 func key(i int) string { return "key-" + string(rune('a'+i%26)) + string(rune('a'+i/26)) }
+
+// Pending counts operations, each once whatever its keys, from their
+// submission until they are answered, however that happens; Watched counts
+// watch entries, which outlive their operations until a check or a purge.
+func TestPendingCountsOperationsNotAnswered(t *testing.T) {
+	for _, eager := range []bool{false, true} {
+		t.Run(fmt.Sprintf("eager=%v", eager), func(t *testing.T) { pendingCounts(t, eager) })
+	}
+}
+
+func pendingCounts(t *testing.T, eager bool) {
+	var opts []Option
+	if eager {
+		opts = append(opts, WithPurgeInterval(0))
+	}
+	p, clk := newTestPurgatory(t, opts...)
+	atOnce := newMockOp()
+	atOnce.completable.Store(true)
+	submit(t, p, atOnce, time.Minute, "a")
+	assert.Zero(t, p.Pending(), "completed at submission: never pending")
+
+	checked, forced, expiring, cancelled, noDeadline := newMockOp(), newMockOp(), newMockOp(), newMockOp(), newMockOp()
+	submit(t, p, checked, time.Minute, "a", "b", "c")
+	submit(t, p, forced, time.Minute, "a", "b")
+	submit(t, p, expiring, time.Second, "b")
+	submit(t, p, cancelled, time.Minute, "d")
+	submit(t, p, noDeadline, NoTimeout, "e")
+	assert.Equal(t, 5, p.Pending())
+	assert.Equal(t, 8, p.Watched(), "one entry per key")
+
+	checked.completable.Store(true)
+	p.CheckAndComplete("a")
+	forced.ForceComplete()
+	clk.Advance(time.Second)
+	assert.Equal(t, 2, p.Pending())
+	if eager {
+		assert.Equal(t, 2, p.Watched(), "the completed operations left their lists")
+	} else {
+		assert.Equal(t, 8, p.Watched(), "the completed operations' entries are still listed")
+		assert.Equal(t, 6, p.Garbage())
+	}
+
+	ops := p.CancelForKey("d")
+	require.Len(t, ops, 1)
+	assert.Equal(t, 2, p.Pending(), "handed back, not answered yet")
+	ops[0].OperationState().ForceComplete()
+	assert.Equal(t, 1, p.Pending())
+
+	require.NoError(t, p.Close())
+	assert.Zero(t, p.Pending(), "Close answers the rest")
+	assert.Equal(t, operation.Closed, noDeadline.Outcome())
+}

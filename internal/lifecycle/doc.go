@@ -20,6 +20,7 @@
 //	bit  6     finished: its callbacks have run (for Done)
 //	bit  7     trying: a try of the library holds the operation's lock
 //	bit  8     retry: a check found it trying and left it to that try
+//	bit  9     counted: it waited (was listed), so its owner counts it pending
 //	bits 32-63 listed: the watch entries the operation has in lists
 //
 // Completing is one compare-and-swap that sets the outcome; the goroutine

@@ -38,6 +38,7 @@ const (
 	finishedFlag  = 1 << 6 // set by release once the callbacks have run
 	tryingFlag    = 1 << 7 // a library try of the operation holds its lock (see tryHeld)
 	retryFlag     = 1 << 8 // a check found it trying and left the operation to it
+	countedFlag   = 1 << 9 // it waited: counted submitted by the lists, and completed by the observer
 	listedShift   = 32
 	listedOne     = 1 << listedShift
 )
@@ -72,6 +73,11 @@ func (s *State) Outcome() Outcome { return Outcome(s.word.Load() & outcomeMask) 
 // IsPending reports whether s has not completed. Watch lists use it to tell
 // live entries from garbage: they only hold started operations.
 func IsPending(s *State) bool { return s.word.Load()&outcomeMask == 0 }
+
+// Counted reports whether s went on to be listed after its first try (it
+// did not complete at once): its owner counts it pending until it
+// completes. Read by the observer of its completion.
+func Counted(s *State) bool { return s.word.Load()&countedFlag != 0 }
 
 // Of returns the operation s belongs to, once submitted.
 func Of(s *State) Callbacks { return s.cb }

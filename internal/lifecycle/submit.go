@@ -48,7 +48,7 @@ func Start(s *State, cb Callbacks, b *Binding, keys int) (done bool, err error) 
 	// yet. The lock is held for Listed's try, which the trying flag says
 	// from now on (the listing comes first: a check that finds s listed
 	// meanwhile leaves it to that try, see TryWatched).
-	if !s.word.CompareAndSwap(w, w|started|tryingFlag|uint64(keys)<<listedShift) {
+	if !s.word.CompareAndSwap(w, w|started|tryingFlag|countedFlag|uint64(keys)<<listedShift) {
 		panic("operation: completion word changed before the operation was started")
 	}
 	return false, nil

@@ -27,6 +27,10 @@ type shard[K comparable] struct {
 	free    []*list[K] // dropped lists kept for new keys, with their capacity
 	entries int        // entries in lists, completed ones included until dropped
 	dropped int64      // entries of completed operations dropped, ever
+	// submitted counts the operations watched, ever, each in the shard of
+	// its first key: with the completions its owner counts, it gives the
+	// operations pending without a shared counter on the hot path.
+	submitted int64
 
 	// The key looked up last and its list (nil: none): a key is usually
 	// watched and checked again and again (a partition's fetches and
@@ -131,20 +135,28 @@ func (sh *shard[K]) compactLocked(l *list[K]) int {
 	return n
 }
 
-// WatchAll adds s to the list of each key, creating the lists of new keys.
-// Every key gets its entry, even if s completes meanwhile: Start counted
-// them all. O(keys) amortised; it allocates only for a new key, when a list
-// grows, and in eager mode for the operation's record of its lists.
+// WatchAll adds s to the list of each key, creating the lists of new keys,
+// and counts s submitted (Submitted), under the first key's shard lock,
+// which it takes anyway. Every key gets its entry, even if s completes
+// meanwhile: Start counted them all. O(keys) amortised; it allocates only
+// for a new key, when a list grows, and in eager mode for the operation's
+// record of its lists.
 func (w *Watchers[K]) WatchAll(keys []K, s *lifecycle.State) {
-	for _, k := range keys {
-		w.Watch(k, s)
+	for i, k := range keys {
+		w.watch(k, s, i == 0)
 	}
 }
 
 // Watch adds s to key's list.
-func (w *Watchers[K]) Watch(key K, s *lifecycle.State) {
+func (w *Watchers[K]) Watch(key K, s *lifecycle.State) { w.watch(key, s, false) }
+
+// watch adds s to key's list, and with count counts s submitted.
+func (w *Watchers[K]) watch(key K, s *lifecycle.State, count bool) {
 	sh := w.shard(key)
 	sh.mu.Lock()
+	if count {
+		sh.submitted++
+	}
 	l := sh.get(key)
 	if l == nil {
 		l = sh.newList(key)
@@ -361,6 +373,19 @@ func (w *Watchers[K]) Keys() int {
 func (w *Watchers[K]) Dropped() int64 {
 	_, dropped := w.Counts()
 	return dropped
+}
+
+// Submitted returns how many operations WatchAll has listed since New,
+// each once however many keys it has. O(shards).
+func (w *Watchers[K]) Submitted() int64 {
+	var n int64
+	for i := range w.shards {
+		sh := &w.shards[i]
+		sh.mu.Lock()
+		n += sh.submitted
+		sh.mu.Unlock()
+	}
+	return n
 }
 
 // Counts returns Watched and Dropped in one reading. O(shards).

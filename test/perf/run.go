@@ -87,7 +87,7 @@ func run(ctx context.Context, cfg config, progress io.Writer) (result, error) {
 			u, s := cpuTime()
 			return fmt.Sprintf("%6.1fs  submitted %d (%.0f/s)  pending %d  cpu %.1fs",
 				(now - start).Seconds(), gen.submitted.Load(), float64(gen.submitted.Load())/el.Seconds(),
-				p.Delayed(), (u + s - user0 - sys0).Seconds())
+				p.Pending(), (u + s - user0 - sys0).Seconds())
 		})
 		defer stop()
 	}
@@ -104,8 +104,8 @@ func run(ctx context.Context, cfg config, progress io.Writer) (result, error) {
 	case <-ctx.Done():
 		return result{}, fmt.Errorf("waiting for completions: %w", ctx.Err())
 	case <-time.After(gen.timeout + hangGrace):
-		return result{}, fmt.Errorf("hang: %d of %d requests not answered %v after the last submission (Delayed()=%d, Watched()=%d, completion queue %d)",
-			rec.remaining.Load(), cfg.num, gen.timeout+hangGrace, p.Delayed(), p.Watched(), queue.Size())
+		return result{}, fmt.Errorf("hang: %d of %d requests not answered %v after the last submission (Pending()=%d, Watched()=%d, completion queue %d)",
+			rec.remaining.Load(), cfg.num, gen.timeout+hangGrace, p.Pending(), p.Watched(), queue.Size())
 	}
 	end := clk.Now()
 	user1, sys1 := cpuTime()

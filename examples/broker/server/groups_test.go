@@ -532,7 +532,7 @@ func TestGroupPurgatoriesExportMetrics(t *testing.T) {
 	require.NoError(t, err)
 	found := map[string]bool{}
 	for _, f := range families {
-		if f.GetName() != "purgatory_operations_watched" {
+		if f.GetName() != "purgatory_operations_pending" {
 			continue
 		}
 		for _, m := range f.GetMetric() {
