@@ -89,5 +89,6 @@ for pkg in $(grep -o '^pkg [^,]*' api/current.txt | cut -d' ' -f2 | sort -u); do
 	# apidiff -w writes the package's export data as the tag had it; it
 	# loads it from the tag's module, so it runs in the tag's tree.
 	(cd "$tmp/old" && "$tmp/bin/apidiff" -w "$tmp/$pkg.export" "./$pkg")
-	"$tmp/bin/apidiff" "$tmp/$pkg.export" "./$pkg"
+	report=$("$tmp/bin/apidiff" "$tmp/$pkg.export" "./$pkg")
+	echo "${report:-no change}"
 done
