@@ -1,13 +1,32 @@
 # Developer targets. CI runs .ci/run, which runs the README's test command.
+#
+# The exported API of the library packages (timer, operation, watchers,
+# reaper, purgatory) is recorded in api/current.txt, and go test ./... fails
+# (test/apicheck) when the code and the record differ: an exported change
+# is made on purpose, by running "make api", and written in CHANGELOG.md
+# under Unreleased. api/vX.Y.Z.txt is the record at the release vX.Y.Z.
 GO ?= go
 COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test stress bench-timer bench-purgatory bench-broker bench-cluster bench-proxy fuzz chaos bench-failover kgo-integration kgo-integration-cluster kgo-integration-proxy cluster
+.PHONY: test api api-report stress bench-timer bench-purgatory bench-broker bench-cluster bench-proxy fuzz chaos bench-failover kgo-integration kgo-integration-cluster kgo-integration-proxy cluster
 
 test:
 	$(GO) test -race ./...
+
+# Regenerate api/current.txt from the library packages, then report what
+# changed since the last release: against the newest api/vX.Y.Z.txt, and,
+# when a v0.* tag is in the clone, apidiff's compatible/incompatible report
+# between the tag and the working tree. Write what it reports in
+# CHANGELOG.md under Unreleased.
+api:
+	GO='$(GO)' ./scripts/api.sh
+
+# The same report without regenerating (CI runs it; apidiff runs only when
+# the clone has a v0.* tag).
+api-report:
+	GO='$(GO)' ./scripts/api.sh report
 
 # The exactly-once stress test at its full size: one million operations with
 # concurrent completers, forcers, cancellers, expirations and purges, under -race.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package apicheck
+
+const raceEnabled = false
