@@ -31,22 +31,24 @@ type completions struct {
 	// per operation.
 	delayed atomic.Int64
 
-	answered answered // completions of the operations that waited, for Pending
+	tally tally // what completions record: for Pending, retention and purges
 }
 
 // Completed keeps the counts and metrics, and accounts for (or, in eager
 // mode, drops) the watch entries the operation left behind.
 func (o *completions) Completed(s *lifecycle.State, out lifecycle.Outcome, listed int, late time.Duration) {
-	if lifecycle.Counted(s) {
-		o.answered.add(s)
-	}
+	counted := lifecycle.Counted(s)
 	if r := o.retention; r != nil {
-		if listed > 0 {
-			if steps := r.add(s, listed); steps > 0 {
+		if counted || listed > 0 {
+			before, after := o.tally.record(s, counted, listed, true, r.maxDone())
+			if steps := r.crossed(before, after); steps > 0 {
 				r.check(steps)
 			}
 		}
 	} else {
+		if counted {
+			o.tally.record(s, true, 0, false, 0)
+		}
 		o.release(s)
 	}
 	if !o.ownTimer && lifecycle.WasScheduled(s) {

@@ -20,7 +20,7 @@ import (
 // family: 100 operations, each completable only on its 20th check, checked by
 // 20 goroutines at random moments. Every one completes, exactly once.
 func TestEveryOperationCompletes(t *testing.T) {
-	p, _ := newTestPurgatory(t)
+	p, clk := newTestPurgatory(t)
 	const n, g = 100, 20
 	ops := make([]*mockOp, n)
 	for i := range ops {
@@ -56,8 +56,8 @@ func TestEveryOperationCompletes(t *testing.T) {
 		assert.Equal(t, operation.Completed, op.Outcome())
 	}
 	assert.Equal(t, 0, p.Delayed())
-	maybePurge(p) // the round that sees the checks' garbage
-	maybePurge(p) // a quiet round: the load has ended
+	maybePurge(p)      // the round that sees the checks' garbage
+	quietRound(p, clk) // a quiet round: the load has ended
 	assert.Equal(t, 0, p.Watched(), "after a quiet round, nothing is left listed")
 }
 

@@ -69,12 +69,13 @@
 //     heap beyond (one allocation).
 //   - Completing: O(1) on the timer (the deadline is unlinked at once).
 //   - A purge: O(watch entries), holding each shard's lock while it walks
-//     that shard. Purges happen about once per purge interval of completed
-//     operations whose entries no check dropped first (completed through
-//     another key, expired, forced), or once per sixteenth of the live
-//     entries when that is more; so a purge visits fewer than 17 entries
-//     per entry it drops, however many operations wait. A smaller interval
-//     keeps less garbage and walks more often.
+//     that shard: a lookup in a small table per entry, not a read of its
+//     operation (see Purging). Purges happen about once per two purge intervals of
+//     entries of completed operations that no check dropped first
+//     (completed through another key, expired, forced), or once per eighth
+//     of the live entries when that is more; so a purge visits fewer than 9
+//     entries per entry it drops, however many operations wait. A smaller
+//     interval keeps less garbage and walks more often.
 //   - Watched, Garbage: O(shards), 256 by default, each under its lock.
 //     Delayed: O(timer shards) with its own timer, O(1) on a shared one.
 //
@@ -86,15 +87,29 @@
 // completes itself stay until its next check), a full list compacts itself,
 // or a purge walks the lists. The purgatory counts these entries exactly:
 // each completion reports the entries it leaves, and the lists count what
-// they drop. Past a limit, the purge interval (WithPurgeInterval, default
-// 1000) or a sixteenth of the live entries if that is more, a completion
-// wakes the reaper to purge; past twice the limit (the reaper is behind, or
-// there is none) the completing goroutine purges itself. The sixteenth
-// keeps purging cheap: a purge walks the live entries too, and walking
-// 165,000 of them every 1000 completions tripled the CPU time of the
-// performance tool (BENCHMARKS.md). And when a whole reaper round passes
-// with no such completion, whatever is listed goes. Garbage reports the
-// count.
+// they drop. The limit is the purge interval (WithPurgeInterval, default
+// 1000), or a sixteenth of the live entries if that is more. Past twice the
+// limit a completion wakes the reaper to purge; past two and a half times
+// (the reaper is behind, or there is none) the completing goroutine purges
+// itself. A purge visits every entry, so it waits until it drops at least
+// twice the limit. The sixteenth keeps purging cheap: a purge walks the
+// live entries too, and walking 165,000 of them every 1000 completions
+// tripled the CPU time of the performance tool (BENCHMARKS.md). And when a
+// whole reaper wait (200ms) passes with no such completion, the load has
+// ended and whatever is listed goes. Garbage reports the count.
+//
+// A purge does not read the operations it walks past. Each completion
+// that leaves entries records its operation's address (striped, under a
+// lock the completion takes anyway to count itself), and a purge drops the
+// entries whose operations it finds among those recorded since the last
+// purge: a lookup in a table of a few hundred kilobytes, where reading
+// every listed operation's completion word was a cache miss each, and most
+// of the tool's CPU. An address is trusted only while the garbage
+// collector has not completed a cycle since it was recorded (only then
+// could another operation be at it); after one, the operations found are
+// read to confirm them. The purge after one that left garbage past the
+// limit (entries listed after their operation completed and was looked
+// for), the one that ends a load, and Purge read every operation.
 //
 // With a purge interval of 0, an operation leaves every list as it
 // finishes, at the cost of its record of its lists (two allocations) and

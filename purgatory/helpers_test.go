@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopurgatory/purgatory/operation"
+	"github.com/gopurgatory/purgatory/reaper"
 	"github.com/gopurgatory/purgatory/timer"
 )
 
@@ -66,3 +67,11 @@ func submit(t *testing.T, p *Purgatory[string], op operation.Operation, timeout 
 
 // maybePurge runs what the reaper runs after each round.
 func maybePurge[K comparable](p *Purgatory[K]) { (*purger[K])(p).MaybePurge() }
+
+// quietRound is a round of the reaper a whole reaper wait after the last:
+// when no completion left garbage since the previous round, the load has
+// ended and whatever is listed goes.
+func quietRound[K comparable](p *Purgatory[K], clk *timer.ManualClock) {
+	clk.Advance(reaper.DefaultMaxWait)
+	maybePurge(p)
+}

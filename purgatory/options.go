@@ -48,6 +48,9 @@ func (c *config) validate() error {
 	if c.purgeInterval < 0 {
 		return fmt.Errorf("%w: purge interval %d must not be negative", ErrInvalidConfig, c.purgeInterval)
 	}
+	if c.reaperWait <= 0 {
+		c.reaperWait = reaper.DefaultMaxWait
+	}
 	if c.shards < 1 {
 		return fmt.Errorf("%w: shard count %d must be at least 1", ErrInvalidConfig, c.shards)
 	}
@@ -58,12 +61,12 @@ func (c *config) validate() error {
 }
 
 // WithPurgeInterval bounds the watch entries of completed operations left in
-// the watch lists (default 1000, Kafka's purge.interval.requests): past n,
+// the watch lists (default 1000, Kafka's purge.interval.requests): past 2n,
 // the reaper purges, and the entries never number more than three times n,
 // or three sixteenths of the live entries when more than 16n are live (see
 // the package documentation). A purge walks every list, so a small n costs
-// CPU when many operations wait: about (watched entries)/n entry visits,
-// and never more than 17, per entry of a completed operation that no
+// CPU when many operations wait: about (watched entries)/2n entry visits,
+// and never more than 9, per entry of a completed operation that no
 // check dropped first.
 //
 // With n = 0 each operation leaves every list as it finishes (eager

@@ -41,7 +41,12 @@ type Purgatory[K comparable] struct {
 	bind     *lifecycle.Binding // tm and &obs, which every operation is bound to
 	closed   atomic.Bool
 
-	purgeMu   sync.Mutex // one purge at a time
+	// quietAfter is how long no completion may leave garbage before the
+	// reaper empties the lists of whatever is left: its wait. Immutable.
+	quietAfter time.Duration
+
+	purgeMu   sync.Mutex        // one purge at a time; guards done
+	done      watchlist.AddrSet // the operations a purge looks for, rebuilt by each
 	closeOnce sync.Once
 }
 
@@ -64,10 +69,12 @@ func New[K comparable](name string, opts ...Option) (*Purgatory[K], error) {
 		w:    watchlist.New[K](cfg.shards, cfg.purgeInterval == 0),
 		tm:   cfg.timer,
 		log:  log,
+
+		quietAfter: cfg.reaperWait,
 	}
 	p.obs.log, p.obs.panicsOut, p.obs.name = p.log, cfg.logger == nil, name
 	if cfg.purgeInterval > 0 {
-		p.obs.retention = newRetention(int64(cfg.purgeInterval), p)
+		p.obs.retention = newRetention(int64(cfg.purgeInterval), p, &p.obs.tally)
 	} else {
 		p.obs.release = p.w.Release
 	}
@@ -297,15 +304,41 @@ func (p *Purgatory[K]) CancelForKey(key K) []operation.Operation {
 func (p *Purgatory[K]) Purge() int {
 	p.purgeMu.Lock()
 	defer p.purgeMu.Unlock()
-	return p.purgeLocked()
+	return p.purgeLocked(true)
 }
 
-// purgeLocked walks the lists.
+// purgeLocked drops the entries of completed operations. With full, or
+// when the completions since the last purge were not all recorded, it
+// reads every listed operation; otherwise it looks only for the entries
+// of the operations the completions recorded (watchlist.AddrSet), which
+// costs a lookup per entry instead of a cache miss. Should that leave
+// garbage past the limit (entries listed after their operation completed
+// and was looked for: a submission racing a ForceComplete), the next
+// purge reads every operation.
 //
 // REQUIRES: p.purgeMu held.
-func (p *Purgatory[K]) purgeLocked() int {
+func (p *Purgatory[K]) purgeLocked(full bool) int {
 	start := time.Now()
-	purged := p.w.Purge()
+	var purged int
+	if r := p.obs.retention; r == nil {
+		purged = p.w.Purge()
+	} else {
+		complete := p.obs.tally.take(&p.done)
+		r.mu.Lock()
+		full = full || !complete || r.fullNext
+		r.fullNext = false
+		r.mu.Unlock()
+		if full {
+			purged = p.w.Purge()
+		} else {
+			purged = p.w.PurgeKnown(&p.done)
+		}
+		if !full && r.garbage() > r.limit.Load() {
+			r.mu.Lock()
+			r.fullNext = true
+			r.mu.Unlock()
+		}
+	}
 	if m := p.obs.m; m != nil {
 		m.purges.Inc()
 		m.purged.Add(float64(purged))

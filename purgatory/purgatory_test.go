@@ -186,7 +186,7 @@ func TestPurgeAccounting(t *testing.T) {
 }
 
 func TestPurgeDropsCompletedAndEmptyKeys(t *testing.T) {
-	p, _ := newTestPurgatory(t, WithPurgeInterval(100))
+	p, clk := newTestPurgatory(t, WithPurgeInterval(100))
 	var live, done []*mockOp
 	for i := range 1000 {
 		op := newMockOp()
@@ -215,13 +215,15 @@ func TestPurgeDropsCompletedAndEmptyKeys(t *testing.T) {
 	assert.Equal(t, 80, p.Garbage(), "within the interval: left for the reaper")
 	maybePurge(p)
 	assert.Equal(t, 200, p.Watched(), "a round with completions is not quiet")
-	maybePurge(p) // a round with none: the load has ended, whatever is listed goes
+	maybePurge(p)
+	assert.Equal(t, 200, p.Watched(), "nor is one right after it")
+	quietRound(p, clk) // a reaper wait with none: the load has ended, whatever is listed goes
 	assert.Equal(t, 120, p.Watched(), "only the live entries are left")
 	for _, op := range live[40:] {
 		op.ForceComplete()
 	}
 	maybePurge(p)
-	maybePurge(p)
+	quietRound(p, clk)
 	assert.Equal(t, 0, p.Watched())
 	assert.Equal(t, 0, p.w.Keys())
 
@@ -233,7 +235,7 @@ func TestPurgeDropsCompletedAndEmptyKeys(t *testing.T) {
 	require.Equal(t, 1, p.CheckAndComplete("k"))
 	assert.Equal(t, 1, p.w.Keys(), "listed until a purge")
 	maybePurge(p)
-	maybePurge(p)
+	quietRound(p, clk)
 	assert.Equal(t, 0, p.w.Keys(), "the heap returns to its idle size")
 }
 

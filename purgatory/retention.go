@@ -4,9 +4,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
-	"unsafe"
-
-	"github.com/gopurgatory/purgatory/internal/lifecycle"
+	"time"
 )
 
 // retention bounds the garbage of the watch lists: the entries of completed
@@ -30,88 +28,92 @@ import (
 // tripled the tool's CPU time; with the sixteenth, each purge drops at
 // least one entry for every 17 it visits.
 //
+// A purge costs a visit of every entry, so it is put off as long as the
+// bound allows: it starts past twice the limit, and drops at least that
+// much. (Purging past the limit, as before, visited 18.5 entries per entry
+// dropped in the performance tool's run, and took a third of its CPU.) A
+// visit is a lookup among the operations completions recorded since the
+// last purge (tally, watchlist.AddrSet), not a read of the operation.
+//
 // A completion that takes its stripe past a multiple of step adds the
 // steps it crossed to a shared count, coarse, and checks the bound against
 // it: the stripes are read by no completion, and each core writes the
 // shared count once per step of its completions. Coarse trails the exact
-// total by less than stripes×step, at most the interval (8 for an interval
-// under 8), so at most that much garbage goes unseen. Past twice the limit,
-// the check reads the lists; if the garbage really is past the limit it
-// wakes the reaper to purge, and past twice the limit (the reaper is
-// behind), or past it without a reaper, the completing goroutine purges
-// itself. The
-// reaper also reads the lists at each round the bound is past the limit.
-// So the garbage stays under three times the limit, plus the operations
-// completing at that moment; and the lists are read on a completion's path
-// at most once per interval of completions.
+// total by less than stripes×step, at most half the interval (4 for an
+// interval under 16), so at most that much garbage goes unseen. Past twice
+// the limit, the check reads the lists; if the garbage really is past
+// twice the limit it wakes the reaper to purge, and past two and a half
+// times the limit (the reaper is behind), or without a reaper, the
+// completing goroutine purges itself. The reaper also reads the lists at
+// each round the bound is past twice the limit. So the garbage stays under
+// three times the limit (two and a half, plus what goes unseen between two
+// checks), plus the operations completing at that moment; and the lists
+// are read on a completion's path at most once per half interval of
+// completions.
 type retention struct {
-	interval int64       // immutable, as everything up to stripes
+	interval int64       // immutable, as everything up to coarse
 	shift    uint        // log2 of step, the step being a power of two
 	p        purgeTarget // the purgatory
-	_        [64]byte    // the fields above, read by every add, on no stripe's line
+	t        *tally      // its completions' tally: the stripes
+	_        [64]byte    // the fields above, read by every completion, on no stripe's line
 
-	stripes [retentionStripes]struct {
-		n atomic.Int64 // entries left behind by completions, ever
-		_ [56]byte
-	}
 	coarse atomic.Int64 // steps the stripes crossed, times step: under total by < stripes×step
 	_      [56]byte     // coarse alone on its line, as the stripes are
 
 	dropped atomic.Int64 // the lists' Dropped at the last reading; written under mu
 	limit   atomic.Int64 // the interval, or a sixteenth of the live entries at the last reading; written under mu
 
-	mu        sync.Mutex // guards the following; one reading at a time
-	lastTotal int64      // the stripes' total at the reaper's last round
+	mu         sync.Mutex    // guards the following; one reading at a time
+	lastTotal  int64         // the stripes' total at the reaper's last round
+	lastChange time.Duration // when a round last saw it change, on the timer's clock
+	fullNext   bool          // the last purge left garbage it could not find: walk every entry next time
 }
-
-const retentionStripes = 8 // a power of two
 
 // liveShare is the share of the live entries that the limit never goes
 // under: a purge visits fewer than liveShare+1 entries per entry it drops.
 const liveShare = 16
 
-func newRetention(interval int64, p purgeTarget) *retention {
-	step := max(1, interval/retentionStripes)
+func newRetention(interval int64, p purgeTarget, t *tally) *retention {
+	step := max(1, interval/(2*tallyStripes))
 	shift := uint(bits.Len64(uint64(step)) - 1) // rounded down to a power of two
-	r := &retention{interval: interval, shift: shift, p: p}
+	r := &retention{interval: interval, shift: shift, p: p, t: t}
 	r.limit.Store(interval)
 	return r
 }
 
 // total returns the entries completions have left behind, ever.
-func (r *retention) total() int64 {
-	var t int64
-	for i := range r.stripes {
-		t += r.stripes[i].n.Load()
-	}
-	return t
+func (r *retention) total() int64 { return r.t.left() }
+
+// crossed returns how many multiples of step a stripe's count of entries
+// left behind passed going from before to after: if any, the caller checks
+// the bound.
+func (r *retention) crossed(before, after int64) int64 {
+	return after>>r.shift - before>>r.shift
 }
 
-// add counts the n entries s left behind, and returns how many steps its
-// stripe crossed: if any, the caller checks the bound. One uncontended
-// atomic add, inlined into the observer.
-func (r *retention) add(s *lifecycle.State, n int) int64 {
-	// The stripe is picked from s's page, as the timer picks its shards:
-	// operations allocated on different cores seldom share one.
-	st := &r.stripes[uintptr(unsafe.Pointer(s))>>13&(retentionStripes-1)]
-	t := st.n.Add(int64(n))
-	return t>>r.shift - (t-int64(n))>>r.shift
+// maxDone bounds the addresses a stripe records for the next purge: more
+// than a purge past the bound can need. Past it (checks dropped the
+// entries, so no purge came) the stripe stops recording, and the next
+// purge reads every entry.
+func (r *retention) maxDone() int {
+	return int(3*r.limit.Load()/tallyStripes) + 64
 }
 
 // check counts the steps a stripe crossed and acts on the upper bound of
 // the garbage. Past twice the limit it reads the lists (each shard's
-// lock), which resets the bound to the garbage. Past the limit, the reaper
-// is woken to purge; the completing goroutine purges itself only past
-// twice the limit (the reaper is behind), or without a reaper.
+// lock), which resets the bound to the garbage. Past twice the limit, the
+// reaper is woken to purge; the completing goroutine purges itself only
+// past two and a half times the limit (the reaper is behind), or without a
+// reaper.
 func (r *retention) check(steps int64) {
 	if r.coarse.Add(steps<<r.shift)-r.dropped.Load() <= 2*r.limit.Load() {
 		return
 	}
 	g := r.garbage()
 	switch limit := r.limit.Load(); {
-	case g > 2*limit || (g > limit && !r.p.hasReaper()):
-		r.p.purgeIfIdle()
-	case g > limit:
+	case g > 2*limit+limit/2 || (g > 2*limit && !r.p.hasReaper()):
+		r.p.purgeIfIdle(false)
+	case g > 2*limit:
 		r.p.wakeReaper()
 	}
 }
@@ -134,7 +136,7 @@ type purgeTarget interface {
 	counts() (entries int, dropped int64)
 	hasReaper() bool
 	wakeReaper()
-	purgeIfIdle()
+	purgeIfIdle(full bool)
 }
 
 func (p *Purgatory[K]) counts() (int, int64) { return p.w.Counts() }
@@ -142,10 +144,11 @@ func (p *Purgatory[K]) hasReaper() bool      { return p.reaper != nil }
 func (p *Purgatory[K]) wakeReaper()          { p.reaper.Wake() }
 
 // purgeIfIdle purges unless a purge is running already (which is dropping
-// the garbage this caller saw).
-func (p *Purgatory[K]) purgeIfIdle() {
+// the garbage this caller saw). With full it reads every listed operation
+// (see purgeLocked).
+func (p *Purgatory[K]) purgeIfIdle(full bool) {
 	if p.purgeMu.TryLock() {
-		p.purgeLocked()
+		p.purgeLocked(full)
 		p.purgeMu.Unlock()
 	}
 }
@@ -169,26 +172,32 @@ func (p *Purgatory[K]) Garbage() int {
 type purger[K comparable] Purgatory[K]
 
 // MaybePurge runs after each of the reaper's rounds (and when a completion
-// woke it): it reads the lists when the garbage may be past the limit, and
-// purges if it is; and once no operation left garbage for a
-// whole round (the load has ended), it purges whatever is left, so that the
-// heap returns to its idle size.
+// woke it): it reads the lists when the garbage may be past twice the
+// limit, and purges if it is; and once no operation has left garbage for
+// a whole reaper wait (the load has ended), it purges whatever is left, so
+// that the heap returns to its idle size.
 func (pu *purger[K]) MaybePurge() {
 	p := (*Purgatory[K])(pu)
 	r := p.obs.retention
-	total := r.total()
+	total, now := r.total(), p.tm.Now()
 	r.mu.Lock()
-	quiet := total == r.lastTotal
-	r.lastTotal = total
+	if total != r.lastTotal {
+		r.lastTotal, r.lastChange = total, now
+	}
+	// Quiet for a whole reaper wait: rounds come back to back while
+	// deadlines fall due every tick, so two rounds without a completion
+	// say nothing of the load.
+	quiet := now-r.lastChange >= p.quietAfter
 	r.mu.Unlock()
 	upper := total - r.dropped.Load()
 	switch {
 	case upper <= 0: // nothing left behind since the lists were last read
-	case upper > r.limit.Load():
-		if r.garbage() > r.limit.Load() {
-			p.purgeIfIdle()
+	case upper > 2*r.limit.Load():
+		if r.garbage() > 2*r.limit.Load() {
+			p.purgeIfIdle(false)
 		}
 	case quiet && r.garbage() > 0:
-		p.purgeIfIdle()
+		// The load has ended: drop whatever is left, stragglers included.
+		p.purgeIfIdle(true)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopurgatory/purgatory/internal/lifecycle"
 )
 
 // reachable counts the operations behind refs that something still
@@ -128,4 +130,40 @@ func TestEagerRemovalKeepsNothingCompleted(t *testing.T) {
 	assert.Zero(t, p.Garbage())
 	assert.Zero(t, testutil.ToFloat64(p.obs.m.purges), "nothing to purge")
 	runtime.KeepAlive(keep)
+}
+
+// A purge looks for the entries of the operations completions recorded; an
+// entry listed after its operation completed and was looked for (a
+// submission racing a ForceComplete) is missed. The garbage count still
+// has it, so the purge after one that left garbage past the limit reads
+// every entry, and finds it: no garbage is left behind for good.
+func TestPurgeFindsEntriesListedAfterTheirOperationCompleted(t *testing.T) {
+	p, _ := newTestPurgatory(t, WithPurgeInterval(1))
+	var late []*lifecycle.State
+	for i := range 8 {
+		op := newMockOp()
+		s := lifecycle.Lookup(op.OperationState())
+		// A submission under two keys, stopped after its first watch.
+		done, err := lifecycle.Start(s, op, p.bind, 2)
+		require.NoError(t, err)
+		require.False(t, done)
+		p.w.WatchAll([]string{"a" + strconv.Itoa(i)}, s)
+		require.False(t, lifecycle.Listed(s))
+		// Completed with two entries counted, one listed: its completion
+		// sets off purges, which look for it and find its first entry.
+		require.True(t, op.ForceComplete())
+		late = append(late, s)
+	}
+	p.purgeIfIdle(false) // looks for the operations recorded since the last purge
+	require.Equal(t, 8, p.Garbage(), "the entries not listed yet")
+	for i, s := range late {
+		p.w.Watch("b"+strconv.Itoa(i), s) // the rest of each submission
+	}
+	assert.Equal(t, 8, p.Watched())
+
+	p.purgeIfIdle(false)
+	assert.Equal(t, 8, p.Watched(), "missed: their operations were looked for before they were listed")
+	p.purgeIfIdle(false)
+	assert.Zero(t, p.Watched(), "the purge after one that left garbage past the limit reads every entry")
+	assert.Zero(t, p.Garbage())
 }

@@ -44,6 +44,13 @@ func (l *list[K]) compact() int {
 			j++
 		}
 	}
+	return l.truncate(j)
+}
+
+// truncate keeps the first j entries, which compacting kept, and returns
+// how many it dropped. A list emptied to a quarter of a big capacity gives
+// its memory back.
+func (l *list[K]) truncate(j int) int {
 	removed := len(l.ops) - j
 	if removed == 0 {
 		return 0

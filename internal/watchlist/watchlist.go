@@ -279,6 +279,40 @@ func (w *Watchers[K]) Purge() int {
 	return purged
 }
 
+// PurgeKnown is Purge for the completed operations done records: it drops
+// their entries from every list, and the lists left empty, and returns how
+// many entries it dropped. While no garbage collection cycle has completed
+// since done's addresses were recorded, it reads no operation (see
+// AddrSet), so it costs a lookup per entry instead of a cache miss.
+// Entries of completed operations missing from done stay for a later
+// purge.
+func (w *Watchers[K]) PurgeKnown(done *AddrSet) int {
+	purged := 0
+	confirm := false
+	for i := range w.shards {
+		sh := &w.shards[i]
+		sh.mu.Lock()
+		if len(sh.lists) == 0 {
+			sh.mu.Unlock()
+			continue
+		}
+		// Read under the lock: an operation listed in this shard since a
+		// cycle completed got here before the lock was taken.
+		confirm = confirm || GCCycles() != done.since
+		for _, l := range sh.lists {
+			n := l.compactKnown(done, confirm)
+			sh.entries -= n
+			sh.dropped += int64(n)
+			purged += n
+			if len(l.ops) == 0 && l.checking == 0 {
+				sh.drop(l.key, l)
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return purged
+}
+
 // Remove drops key's list and returns the operations it held that are
 // still pending, oldest first, each counted out of the lists
 // (lifecycle.Unlist). Entries of completed operations are dropped.
