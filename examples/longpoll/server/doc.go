@@ -1,7 +1,7 @@
 // Package server is an HTTP long-poll service built on the purgatory: the
 // embedding that is not Kafka. Clients store values under keys, and wait for
 // a key's next value; a wait is a delayed operation, watched under its key,
-// that a store completes at once and its timeout completes otherwise.
+// that the key's next POST completes, or else its timeout.
 //
 // # The API
 //
@@ -27,8 +27,9 @@
 //
 // Bad input is answered 400 (a missing or long key, an after or a timeout
 // that does not parse, a timeout over the cap), 413 (a value over
-// Config.MaxValueBytes), 405 (another method) or 507 (a new key past
-// Config.MaxKeys), with a one-line message in plain text.
+// Config.MaxValueBytes), 408 (a value not sent within 10s), 405 (another
+// method) or 507 (a new key past Config.MaxKeys), with a one-line message
+// in plain text.
 //
 // # How a GET waits
 //

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -237,4 +240,27 @@ func TestE2EStatsAndMetrics(t *testing.T) {
 
 	require.NoError(t, do(t.Context(), c, http.MethodPost, url+"/v1/keys/a", "2").err)
 	assert.Equal(t, "2", (<-waiting).body)
+}
+
+func TestE2ESlowBodyIsCutShort(t *testing.T) {
+	o := newObserved(t, Default())
+	o.bodyTimeout = 50 * time.Millisecond // before serving
+	url, _ := o.live(t)
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	// 3 of the 10 bytes promised, then nothing: only the server's
+	// deadline answers, so the verdict does not depend on the 50ms.
+	_, err = io.WriteString(conn, "POST /v1/keys/k HTTP/1.1\r\nHost: longpoll\r\nContent-Length: 10\r\n\r\nabc")
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(bound)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
+	assert.Contains(t, string(body), "value not read within 50ms")
+	assert.Zero(t, o.store.len())
 }

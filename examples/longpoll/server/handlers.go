@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"time"
 
@@ -101,13 +102,18 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	}
 	// MaxBytesReader also tells the server to close the connection after
 	// a body too large, instead of reading the rest of it.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.bodyTimeout))
 	value, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxValueBytes))
 	if err != nil {
-		if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
 			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("value larger than %d bytes", tooBig.Limit))
-			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			httpError(w, http.StatusRequestTimeout, fmt.Sprintf("value not read within %v", s.bodyTimeout))
+		default:
+			httpError(w, http.StatusBadRequest, "reading the value: "+err.Error())
 		}
-		httpError(w, http.StatusBadRequest, "reading the value: "+err.Error())
 		return
 	}
 	version, err := s.store.put(key, value)

@@ -26,9 +26,20 @@ type Server struct {
 	store *store                       // every key's value and version
 	waits *purgatory.Purgatory[string] // GETs waiting, watched under their key
 	reg   *prometheus.Registry         // the purgatory's metrics and the runtime's; never the default registry
-	http  *http.Server                 // Serve's; its handler is Handler's
-	hooks testHooks                    // nil functions but in tests
+	mux   http.Handler                 // the routes: Handler's
+	http  *http.Server                 // Serve's, on mux
+
+	// bodyTimeout bounds reading a POST's body (bodyReadTimeout; tests
+	// shorten it), set before serving, as hooks.
+	bodyTimeout time.Duration
+	hooks       testHooks // nil functions but in tests
 }
+
+// bodyReadTimeout bounds the time to read a POST's body, so that a client
+// trickling one in does not hold its connection. The server has no
+// ReadTimeout, which would also cut a GET's wait short: net/http would
+// cancel its context when the deadline passed.
+const bodyReadTimeout = 10 * time.Second
 
 // testHooks let the tests observe a GET's steps instead of sleeping for
 // them. Nil in production.
@@ -66,20 +77,24 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, store: newStore(cfg.MaxKeys), waits: waits, reg: reg}
+	s := &Server{cfg: cfg, log: log, store: newStore(cfg.MaxKeys), waits: waits, reg: reg, bodyTimeout: bodyReadTimeout}
+	s.mux = s.routes()
 	s.http = &http.Server{
-		Handler:           s.Handler(),
+		Handler:           s.mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		// No WriteTimeout: it counts from the request's headers, and
-		// would cut a GET's answer short after a long wait.
+		// No ReadTimeout (see bodyReadTimeout) nor WriteTimeout: both
+		// count from the request's headers, and would cut a GET's wait
+		// or its answer short.
 		ErrorLog: zap.NewStdLog(log.Named("http")),
 	}
 	return s, nil
 }
 
 // Handler returns the service's routes (see the package documentation).
-func (s *Server) Handler() http.Handler {
+func (s *Server) Handler() http.Handler { return s.mux }
+
+func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	// {key...} takes the rest of the path, so that a key may hold '/' and
 	// a missing key reaches the handler (and its 400) instead of a 404.
