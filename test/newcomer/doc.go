@@ -38,10 +38,10 @@
 // One waiter, or one lease, from start to answer, in rounds of up to 1024
 // (roundSize):
 //
-//   - BenchmarkLongPoll: each waiter parks on one of 16 keys, 64 to a key
-//     in a full round, with a one-minute timeout, and is answered by one
-//     event on its key; every eighth instead parks on a key with no events
-//     and a 1ms timeout, and times out.
+//   - BenchmarkLongPoll: each waiter parks on one of 16 keys (56 to a key
+//     in a full round) with a one-minute timeout, and is answered by one
+//     event on its key; every eighth instead parks on one of 16 keys with
+//     no events, with a 1ms timeout, and times out.
 //   - BenchmarkWatchdog: each lease renews every millisecond until it has
 //     renewed three times, then is unlocked.
 //   - BenchmarkCounterWait: each waiter waits on one of 16 keys for its
