@@ -10,7 +10,7 @@ COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test api api-report stress bench-timer bench-purgatory bench-broker bench-cluster bench-proxy fuzz chaos bench-failover kgo-integration kgo-integration-cluster kgo-integration-proxy cluster
+.PHONY: test api api-report stress bench-timer bench-purgatory bench-newcomer bench-broker bench-cluster bench-proxy fuzz chaos bench-failover kgo-integration kgo-integration-cluster kgo-integration-proxy cluster
 
 test:
 	$(GO) test -race ./...
@@ -41,6 +41,14 @@ bench-timer:
 bench-purgatory:
 	$(GO) test -run '^$$' -bench . -count=$(COUNT) -timeout 3h ./purgatory ./watchers | tee bench-purgatory.txt
 	$(BENCHSTAT) bench-purgatory.txt
+
+# The three programs of issue 25's newcomer (a long-poll, a lease watchdog,
+# a counter wait), each on the library and the naive way (a map of channels,
+# time.AfterFunc) side by side: benchstat compares impl=purgatory with
+# impl=naive (test/newcomer's package documentation says what an op is).
+bench-newcomer:
+	$(GO) test -run '^$$' -bench . -count=$(COUNT) ./test/newcomer | tee bench-newcomer.txt
+	$(BENCHSTAT) -col /impl bench-newcomer.txt
 
 # The example broker against franz-go's kfake, each in a child process of its
 # own (a module of its own: kfake needs Go 1.26 and stays out of the library's).

@@ -107,24 +107,28 @@ func ExamplePurgatory_CancelForKey() {
 	// answered: cancelled
 }
 
-// A connection's context ties its waiting requests to it: when the client
-// goes away, they complete at once with outcome ContextDone instead of
-// waiting for their deadline.
+// A request's context ties its operation to the client: when the client
+// goes away, the operation completes at once with outcome ContextDone
+// instead of holding its place until its deadline. In an HTTP handler
+// the context is r.Context(), which net/http cancels when the client
+// disconnects.
 func ExamplePurgatory_TryCompleteElseWatchContext() {
-	p, _ := purgatory.New[string]("fetch")
+	clk := timer.NewManualClock(0)
+	p, _ := purgatory.New[string]("fetch", purgatory.WithClock(clk))
 	defer p.Close()
 
-	conn, disconnect := context.WithCancel(context.Background())
+	req, disconnect := context.WithCancel(context.Background())
 	op := operation.NewFunc(nil, nil, nil)
-	op.Complete = func() { fmt.Println("answered:", op.Outcome()) }
-	_, _ = p.TryCompleteElseWatchContext(conn, op, time.Minute, "orders-0")
+	op.Complete = func() { fmt.Println("answered at", clk.Now(), "with", op.Outcome()) }
+	_, _ = p.TryCompleteElseWatchContext(req, op, time.Minute, "orders-0")
 
-	disconnect()                      // the client went away
-	_ = op.Wait(context.Background()) // OnComplete has run when Wait returns
-	fmt.Println("delayed:", p.Delayed())
+	clk.Advance(10 * time.Second)
+	disconnect()                      // the client went away, 50s before the deadline
+	_ = op.Wait(context.Background()) // the handler wakes: there is no one to answer
+	fmt.Println("deadlines on the timer:", p.Delayed())
 	// Output:
-	// answered: context_done
-	// delayed: 0
+	// answered at 10s with context_done
+	// deadlines on the timer: 0
 }
 
 // Close answers what waits; afterwards, a submission is refused with

@@ -62,8 +62,9 @@ func ExampleTimer_ScheduleWithFixedDelay() {
 	watchdog, _ := tm.ScheduleWithFixedDelay(lease/3, lease/3, renew)
 
 	clk.Advance(35 * time.Second) // the holder is still working
-	// Unlock: after StopAndWait no renewal runs, not even one that had
-	// started, so the lease runs out by itself.
+	// Unlock. Once StopAndWait returns, no renewal is running and none
+	// will start (Stop alone does not wait for one in progress), so
+	// nothing renews the lease after the lock is released.
 	watchdog.StopAndWait()
 	clk.Advance(time.Minute)
 	// Output:
