@@ -75,7 +75,12 @@ func (s *State) ForceComplete() bool { return s.s.ForceComplete() }
 // a handler can wait on it for its answer to exist. The first call makes
 // the channel (two allocations); an operation nobody waits for pays a
 // single atomic OR when it finishes. It may be called at any time,
-// before or after submission, from any goroutine.
+// before or after submission, from any goroutine. When it closes, the
+// purgatory has counted the operation answered (Pending, the metrics).
+//
+// A submission that returned an error did not take the operation (the
+// rule for errors of package purgatory): nothing will complete it, and
+// its channel never closes. Check the error before waiting on it.
 func (s *State) Done() <-chan struct{} { return s.s.Done() }
 
 // Wait blocks until the operation has completed and its callbacks have run,

@@ -45,10 +45,10 @@ func (o *completions) Completed(s *lifecycle.State, out lifecycle.Outcome, liste
 				r.check(steps)
 			}
 		}
-	} else {
-		if counted {
-			o.tally.record(s, true, 0, false, 0)
-		}
+	} else if counted {
+		// Eager mode. An operation completed by its first try was never
+		// listed: nothing to release.
+		o.tally.record(s, true, 0, false, 0)
 		o.release(s)
 	}
 	if !o.ownTimer && lifecycle.WasScheduled(s) {

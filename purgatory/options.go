@@ -109,8 +109,9 @@ func WithReaperWait(d time.Duration) Option { return optionFunc(func(c *config) 
 // but the panics of callbacks, which are written to standard error with
 // their stack, at most once a minute for each purgatory and callback, as
 // net/http does for a handler's panic: a recovered panic is never silent.
-// Nothing on the hot path logs
-// above debug level.
+// A logger given is used for them instead, so zap.NewNop() silences them:
+// give no logger rather than a no-op one to keep a quiet default. Nothing
+// on the hot path logs above debug level.
 func WithLogger(l *zap.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
 
 // WithRegisterer registers the purgatory's metrics on r, labelled with the

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -291,4 +293,25 @@ func pendingCounts(t *testing.T, eager bool) {
 	require.NoError(t, p.Close())
 	assert.Zero(t, p.Pending(), "Close answers the rest")
 	assert.Equal(t, operation.Closed, noDeadline.Outcome())
+}
+
+// Whoever Done wakes finds the operation counted as answered: Pending and
+// the metrics are updated before the channel closes.
+func TestDoneWakesAfterTheCounts(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	p, _ := newTestPurgatory(t, WithRegisterer(reg))
+	for range 100 {
+		op := newMockOp()
+		submit(t, p, op, time.Minute, "k")
+		woken := make(chan [2]float64)
+		go func() {
+			<-op.Done()
+			woken <- [2]float64{float64(p.Pending()), testutil.ToFloat64(p.obs.m.completions[operation.Forced])}
+		}()
+		before := testutil.ToFloat64(p.obs.m.completions[operation.Forced])
+		op.ForceComplete()
+		got := <-woken
+		assert.Zero(t, got[0], "Pending, read by the goroutine Done woke")
+		assert.Equal(t, before+1, got[1], "the completion counted")
+	}
 }

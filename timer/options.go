@@ -96,7 +96,8 @@ func WithClock(clk Clock) Option { return optionFunc(func(c *config) { c.clock =
 // WithLogger sets the logger that reports recovered panics. Without one (or
 // with nil), a recovered panic is written to standard error with its stack,
 // at most once a minute for each kind of task, as net/http does for a
-// handler's panic: never silently.
+// handler's panic: never silently. A logger given is used instead, so
+// zap.NewNop() silences them.
 func WithLogger(l *zap.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
 
 // WithWorkers sets how many goroutines run expired tasks (default

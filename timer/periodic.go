@@ -44,7 +44,10 @@ func (tm *Timer) ScheduleAtFixedRate(initial, period time.Duration, f func()) (*
 }
 
 // ScheduleWithFixedDelay runs f first after initial, then period after each
-// run ends. A period that is not positive is refused with ErrInvalidConfig.
+// run ends. As every deadline of the timer, each is rounded up to the next
+// tick, and a run comes within a tick after it: with the default 1ms tick,
+// a 1ms delay runs about every 2ms. A period that is not positive is
+// refused with ErrInvalidConfig.
 // If f panics, the panic is recovered, logged and counted in Stats.Panics,
 // and the schedule ends (Err says why).
 func (tm *Timer) ScheduleWithFixedDelay(initial, period time.Duration, f func()) (*Periodic, error) {

@@ -154,17 +154,15 @@ func Listing(s *State, mk func() any, f func(listing any)) bool {
 }
 
 // TakeListing returns the record of s's watch lists, for the observer of a
-// finished operation to empty them; nil if it was never listed eagerly.
-// After release, no list is recorded any more.
+// completed operation to empty them; nil if it was never listed eagerly.
+// From then on no list is recorded any more: a watch still to come (its
+// submission racing the completion) counts its entry dropped at once. The
+// observer runs before the finished bit is set, so TakeListing makes the
+// extras if there are none yet, and marks them finished itself.
 func TakeListing(s *State) any {
-	e := s.ext.Load()
-	if e == nil {
-		return nil
-	}
+	e, _ := s.extras()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	// Made after release looked (and saw none): an extra made after this
-	// sees the finished bit, one made before is here, and is finished now.
 	e.finished = true
 	l := e.listing
 	e.listing = nil

@@ -43,7 +43,8 @@ type Callbacks interface {
 // lock held, on the goroutine that completed the operation.
 type Observer interface {
 	// Completed is called after OnComplete (and OnExpiration) returned or
-	// panicked. listed is how many watch entries the operation had in lists
+	// panicked, and before the finished bit is set and Done's channel
+	// closed: whoever Done wakes sees what Completed counted. listed is how many watch entries the operation had in lists
 	// when it completed: they stay there, garbage, until the lists drop
 	// them. late is how long after its deadline an expired operation
 	// completed, zero otherwise.

@@ -161,15 +161,17 @@ func (s *State) finish(o Outcome, listed int, byTimer bool) {
 	if o == Expired {
 		s.onExpiration()
 	}
+	// The observer first, so that whoever Done wakes finds the operation
+	// counted (Pending, the metrics) as answered.
+	if b.obs != nil {
+		b.obs.Completed(s, o, listed, late)
+	}
 	// Publish that the callbacks ran (see extras): written out here, as a
 	// method it would not be inlined.
 	s.word.Or(finishedFlag)
 	if e := s.ext.Load(); e != nil {
 		e.release()
 	} // else an extra made from now on sees the finished bit
-	if b.obs != nil {
-		b.obs.Completed(s, o, listed, late)
-	}
 }
 
 // onComplete and onExpiration run a callback, recovering and reporting its
