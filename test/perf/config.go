@@ -26,6 +26,7 @@ type config struct {
 	pct75        float64 // 75th percentile of the model, ms
 	timeoutMS    int     // purgatory deadline of every request, ms
 	seed         uint64  // seeds every random draw, for repeatable runs
+	threads      int     // goroutines submitting, each a Poisson process at rate/threads
 
 	progress bool      // print a line a second on long runs
 	json     bool      // print JSON instead of text
@@ -44,6 +45,7 @@ func defaultConfig() config {
 		pct75:        750,
 		timeoutMS:    1000,
 		seed:         1,
+		threads:      1,
 		progress:     true,
 		plot:         "purgatory-sweep.svg",
 	}
@@ -65,6 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&cfg.pct50, "pct50", cfg.pct50, "50th percentile of the completion latency, ms")
 	fs.IntVar(&cfg.timeoutMS, "timeout", cfg.timeoutMS, "request timeout (purgatory deadline), ms")
 	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "random seed")
+	fs.IntVar(&cfg.threads, "threads", cfg.threads, "goroutines submitting requests, each at rate/threads (a broker submits from many connections)")
 	fs.BoolVar(&cfg.json, "json", false, "print one JSON object instead of text")
 	fs.BoolVar(&cfg.progress, "progress", cfg.progress, "print a progress line each second to stderr on runs longer than ~2s")
 	sweep := fs.String("sweep", "", "comma-separated rates: run once per rate, each in a fresh child process, and plot")
@@ -116,6 +119,8 @@ func (c config) validate() error {
 		return bad("--num must be > 0, got %d", c.num)
 	case !(c.rate > 0) || math.IsInf(c.rate, 0):
 		return bad("--rate must be a positive number, got %v", c.rate)
+	case c.threads <= 0 || c.threads > c.num:
+		return bad("--threads must be between 1 and --num, got %d", c.threads)
 	case c.keys <= 0:
 		return bad("--keys must be > 0, got %d", c.keys)
 	case c.keySpaceSize <= 0:

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,14 +15,14 @@ import (
 
 // generator is the load: Kafka's RequestGenerator. It draws every request's
 // arrival, keys and latency, submits it, and hands the ones that complete
-// before their timeout to the completion queue.
+// before their timeout to the completion queue. With --threads it submits
+// from several goroutines, as a broker submits from many connections, each
+// a Poisson process at rate/threads (together, a Poisson process at rate).
 type generator struct {
 	cfg       config
 	timeout   time.Duration
-	rng       *rand.Rand
 	latencies logNormal
-	arrivals  poisson
-	keys      *keyPicker
+	names     []string // the key space, built once
 
 	clk   *timer.RealClock
 	p     *purgatory.Purgatory[string]
@@ -32,6 +34,14 @@ type generator struct {
 	submitted atomic.Int64 // read by the progress line
 }
 
+// source is one submitting goroutine's own draws.
+type source struct {
+	rng      *rand.Rand
+	arrivals poisson
+	keys     *keyPicker
+	num      int // requests it submits
+}
+
 func newGenerator(cfg config, clk *timer.RealClock, p *purgatory.Purgatory[string], queue *timer.Timer, rec *recorder) *generator {
 	names := make([]string, cfg.keySpaceSize)
 	for i := range names {
@@ -40,10 +50,8 @@ func newGenerator(cfg config, clk *timer.RealClock, p *purgatory.Purgatory[strin
 	return &generator{
 		cfg:       cfg,
 		timeout:   time.Duration(cfg.timeoutMS) * time.Millisecond,
-		rng:       rand.New(rand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15)),
 		latencies: newLogNormal(cfg.pct50, cfg.pct75),
-		arrivals:  poisson{rate: cfg.rate},
-		keys:      newKeyPicker(names, cfg.keys),
+		names:     names,
 		clk:       clk,
 		p:         p,
 		queue:     queue,
@@ -51,15 +59,52 @@ func newGenerator(cfg config, clk *timer.RealClock, p *purgatory.Purgatory[strin
 	}
 }
 
-// run submits every request, open loop: arrival i is due at start plus the
-// sum of i gaps, whatever the submissions before it cost. When it is behind it
-// submits at once, and the achieved rate shows it. A request's arrival is its
-// due time, so its latency includes how late it was submitted (reported apart
-// as the submit lag) and no queueing is hidden.
+// sources splits the load over cfg.threads sources. One thread draws
+// exactly what the single-threaded generator always drew for a seed.
+func (g *generator) sources() []*source {
+	n := g.cfg.threads
+	srcs := make([]*source, n)
+	for i := range srcs {
+		seed := g.cfg.seed + uint64(i)*0x9e3779b97f4a7c15
+		srcs[i] = &source{
+			rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+			arrivals: poisson{rate: g.cfg.rate / float64(n)},
+			keys:     newKeyPicker(g.names, g.cfg.keys),
+			num:      g.cfg.num / n,
+		}
+		if i < g.cfg.num%n {
+			srcs[i].num++
+		}
+	}
+	return srcs
+}
+
+// run submits every request, open loop, from each source at once, and
+// returns when all have been submitted (or the first error).
 func (g *generator) run(ctx context.Context, start time.Duration) error {
+	srcs := g.sources()
+	if len(srcs) == 1 {
+		return g.runSource(ctx, start, srcs[0])
+	}
+	errs := make([]error, len(srcs))
+	var wg sync.WaitGroup
+	for i, src := range srcs {
+		wg.Go(func() { errs[i] = g.runSource(ctx, start, src) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// runSource submits src's requests, open loop: arrival i is due at start
+// plus the sum of i gaps, whatever the submissions before it cost. When it
+// is behind it submits at once, and the achieved rate shows it. A
+// request's arrival is its due time, so its latency includes how late it
+// was submitted (reported apart as the submit lag) and no queueing is
+// hidden.
+func (g *generator) runSource(ctx context.Context, start time.Duration, src *source) error {
 	var next time.Duration
-	for i := range g.cfg.num {
-		next += g.arrivals.gap(g.rng)
+	for i := range src.num {
+		next += src.arrivals.gap(src.rng)
 		arrival := start + next
 		now := g.clk.Now()
 		if wait := arrival - now; wait > 0 {
@@ -74,7 +119,7 @@ func (g *generator) run(ctx context.Context, start time.Duration) error {
 			return fmt.Errorf("after %d requests: %w", i, ctx.Err())
 		}
 		g.lag.record(now - arrival)
-		if err := g.submit(arrival); err != nil {
+		if err := g.submit(src, arrival); err != nil {
 			return fmt.Errorf("request %d: %w", i, err)
 		}
 		g.submitted.Add(1)
@@ -83,8 +128,8 @@ func (g *generator) run(ctx context.Context, start time.Duration) error {
 }
 
 // submit draws one request's latency and keys and submits it.
-func (g *generator) submit(arrival time.Duration) error {
-	lat := msToDuration(g.latencies.sample(g.rng))
+func (g *generator) submit(src *source, arrival time.Duration) error {
+	lat := msToDuration(g.latencies.sample(src.rng))
 	early := lat < g.timeout
 	g.model.record(min(lat, g.timeout))
 	op := &fakeOp{rec: g.rec, arrival: arrival, completesAt: arrival + lat}
@@ -94,7 +139,7 @@ func (g *generator) submit(arrival time.Duration) error {
 	if g.cfg.size > 0 {
 		op.payload = makePayload(g.cfg.size)
 	}
-	done, err := g.p.TryCompleteElseWatch(op, g.timeout, g.keys.pick(g.rng)...)
+	done, err := g.p.TryCompleteElseWatch(op, g.timeout, src.keys.pick(src.rng)...)
 	if err != nil {
 		return err
 	}

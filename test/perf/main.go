@@ -34,6 +34,7 @@
 // Usage:
 //
 //	go run ./test/perf --num 1000000 --rate 100000 --timeout 1000 --pct75 750 --pct50 500
+//	go run ./test/perf --num 10000000 --rate 1000000 --threads 2   # past Kafka's range: a million a second
 //	go run ./test/perf --num 200000 --sweep 10000,50000,100000 --plot /tmp/sweep.svg
 package main
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,10 +28,18 @@ func tinyConfig() config {
 }
 
 func TestRunAnswersEveryRequestOnce(t *testing.T) {
+	for _, threads := range []int{1, 3} {
+		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) { runOnce(t, threads) })
+	}
+}
+
+func runOnce(t *testing.T, threads int) {
 	cfg := tinyConfig()
 	cfg.size = 100 // exercises the payload path
+	cfg.threads = threads
 	r, err := run(context.Background(), cfg, nil)
 	require.NoError(t, err)
+	assert.Equal(t, threads, r.Threads)
 
 	n := int64(cfg.num)
 	assert.Equal(t, n, r.OnCompleteCalls, "OnComplete calls")

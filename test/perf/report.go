@@ -21,12 +21,14 @@ type configFields struct {
 	Pct50MS      float64 `json:"pct50_ms"`
 	Pct75MS      float64 `json:"pct75_ms"`
 	Seed         uint64  `json:"seed"`
+	Threads      int     `json:"threads"`
 }
 
 func newConfigFields(c config) configFields {
 	return configFields{
 		TargetRate: c.rate, Num: c.num, Keys: c.keys, KeySpaceSize: c.keySpaceSize,
 		SizeBytes: c.size, TimeoutMS: c.timeoutMS, Pct50MS: c.pct50, Pct75MS: c.pct75, Seed: c.seed,
+		Threads: c.threads,
 	}
 }
 
@@ -89,8 +91,8 @@ func writeText(w io.Writer, r result) error {
 	c := r.configFields
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
-	p("purgatory performance: %d requests, %d keys each of %d, timeout %d ms, model p50 %g ms p75 %g ms, payload %d B, GOMAXPROCS %d, %s\n",
-		c.Num, c.Keys, c.KeySpaceSize, c.TimeoutMS, c.Pct50MS, c.Pct75MS, c.SizeBytes, r.GoMaxProcs, runtime.Version())
+	p("purgatory performance: %d requests, %d keys each of %d, timeout %d ms, model p50 %g ms p75 %g ms, payload %d B, %d submitting goroutine(s), GOMAXPROCS %d, %s\n",
+		c.Num, c.Keys, c.KeySpaceSize, c.TimeoutMS, c.Pct50MS, c.Pct75MS, c.SizeBytes, max(c.Threads, 1), r.GoMaxProcs, runtime.Version())
 	p("rate\ttarget %.0f/s\tachieved %.0f/s\t(%.3f of target, %.2f s to submit)\n", c.TargetRate, r.AchievedRate, r.AchievedRatio, r.SubmitMS/1000)
 	p("time\twall %.2f s\tcpu %.2f s\t(user %.2f s, sys %.2f s: %.0f%% of one core)\n",
 		r.WallMS/1000, r.CPUMS/1000, r.CPUUserMS/1000, r.CPUSysMS/1000, 100*r.CPUMS/r.WallMS)

@@ -56,6 +56,7 @@ func childArgs(cfg config, rate float64) []string {
 		"--rate", f(rate),
 		"--num", strconv.Itoa(cfg.num),
 		"--keys", strconv.Itoa(cfg.keys),
+		"--threads", strconv.Itoa(cfg.threads),
 		"--key-space-size", strconv.Itoa(cfg.keySpaceSize),
 		"--size", strconv.Itoa(cfg.size),
 		"--pct50", f(cfg.pct50),
