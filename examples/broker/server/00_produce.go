@@ -55,12 +55,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.Produce, 3, 13, (*Server).handleProduce) }
 
-func (s *Server) handleProduce(r *request) {
-	req := r.kreq.(*kmsg.ProduceRequest)
+func (s *Server) handleProduce(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	var (
@@ -113,7 +114,7 @@ func (s *Server) handleProduce(r *request) {
 				}
 				var res storage.AppendResult
 				if res, err = p.Append(rp.Records); err != nil {
-					s.refuseData(r, err)
+					refuseData(r, err)
 					break
 				}
 				sp.BaseOffset, sp.LogStartOffset = res.BaseOffset, res.LogStartOffset
@@ -145,13 +146,13 @@ func (s *Server) handleProduce(r *request) {
 
 	switch {
 	case req.Acks == 0 && failed:
-		r.hangUp()
+		r.HangUp()
 	case req.Acks == 0:
-		r.noResponse()
+		r.NoResponse()
 	case req.Acks == -1 && len(waits) > 0:
 		// Kafka waits only if some partition was appended to.
 		s.awaitReplication(r, resp, waits, millis(req.TimeoutMillis))
 	default:
-		r.respond(resp)
+		r.Respond(resp)
 	}
 }

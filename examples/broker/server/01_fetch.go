@@ -55,12 +55,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch) }
 
-func (s *Server) handleFetch(r *request) {
-	req := r.kreq.(*kmsg.FetchRequest)
+func (s *Server) handleFetch(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.FetchRequest)
 	f := s.newDelayedFetch(r, req)
 	for _, p := range f.moved {
 		s.wake(p)
@@ -72,7 +74,7 @@ func (s *Server) handleFetch(r *request) {
 	if err := wait(r, s.fetches, f, millis(req.MaxWaitMillis), f.keys()); err != nil {
 		// Not taken (the broker is closing, or the client has gone):
 		// answer with what there is.
-		r.log().Debug("fetch not delayed", zap.Error(err))
+		r.Logger().Debug("fetch not delayed", zap.Error(err))
 		f.answer()
 	}
 }

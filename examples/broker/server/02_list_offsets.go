@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.ListOffsets, 1, 11, (*Server).handleListOffsets) }
@@ -41,8 +42,8 @@ const (
 	listEarliestPending = -6
 )
 
-func (s *Server) handleListOffsets(r *request) {
-	req := r.kreq.(*kmsg.ListOffsetsRequest)
+func (s *Server) handleListOffsets(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	iso := storage.ReadUncommitted
 	var isoErr error
@@ -95,7 +96,7 @@ func (s *Server) handleListOffsets(r *request) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }
 
 // listOffset answers one partition's query into sp, whose offset,

@@ -49,12 +49,13 @@ import (
 
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.Metadata, 0, 13, (*Server).handleMetadata) }
 
-func (s *Server) handleMetadata(r *request) {
-	req := r.kreq.(*kmsg.MetadataRequest)
+func (s *Server) handleMetadata(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	im := s.image()
 	for _, n := range s.cl.nodes {
@@ -73,7 +74,7 @@ func (s *Server) handleMetadata(r *request) {
 		for _, t := range im.Topics() {
 			resp.Topics = append(resp.Topics, s.topicMetadata(im, t))
 		}
-		r.respond(resp)
+		r.Respond(resp)
 		return
 	}
 	autoCreate := s.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
@@ -108,12 +109,12 @@ func (s *Server) handleMetadata(r *request) {
 		}
 		resp.Topics = append(resp.Topics, s.topicMetadata(s.image(), t))
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }
 
 // autoCreateTopic creates a topic a metadata request named, with the
 // broker's defaults. A topic created meanwhile by another request is used.
-func (s *Server) autoCreateTopic(r *request, name string) (*metadata.Topic, error) {
+func (s *Server) autoCreateTopic(r *kafkanet.Request, name string) (*metadata.Topic, error) {
 	partitions, rf := s.cfg.NumPartitions, s.cfg.DefaultReplication
 	if name == offsetsTopic {
 		// Created as FindCoordinator creates it: with its own partition
@@ -131,7 +132,7 @@ func (s *Server) autoCreateTopic(r *request, name string) (*metadata.Topic, erro
 		return s.image().Topic(name)
 	}
 	if err == nil {
-		r.log().Info("auto-created topic", zap.String("topic", name), zap.Int32("partitions", partitions))
+		r.Logger().Info("auto-created topic", zap.String("topic", name), zap.Int32("partitions", partitions))
 	}
 	return t, err
 }
@@ -141,7 +142,7 @@ func (s *Server) autoCreateTopic(r *request, name string) (*metadata.Topic, erro
 // else by asking the active controller, and answering
 // LEADER_NOT_AVAILABLE, which clients retry, until the metadata log brings
 // the topic here.
-func (s *Server) createTopicAtController(r *request, name string, partitions int32, rf int16, configs map[string]string) (*metadata.Topic, error) {
+func (s *Server) createTopicAtController(r *kafkanet.Request, name string, partitions int32, rf int16, configs map[string]string) (*metadata.Topic, error) {
 	if err := s.data.store.CheckCreate(name, partitions); err != nil {
 		return nil, err
 	}

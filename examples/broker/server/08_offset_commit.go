@@ -25,12 +25,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.OffsetCommit, 1, 9, groupRouted((*Server).handleOffsetCommit)) }
 
-func (s *Server) handleOffsetCommit(r *request) {
-	req := r.kreq.(*kmsg.OffsetCommitRequest)
+func (s *Server) handleOffsetCommit(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.OffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	cr := group.CommitRequest{
 		Group: req.Group, MemberID: req.MemberID, InstanceID: orEmpty(req.InstanceID),
@@ -65,7 +66,7 @@ func (s *Server) handleOffsetCommit(r *request) {
 		}
 	}
 	if len(cr.Offsets) == 0 {
-		r.respond(resp)
+		r.Respond(resp)
 		return
 	}
 	// Answered once the commit is replicated (group_store.go), from the
@@ -74,6 +75,6 @@ func (s *Server) handleOffsetCommit(r *request) {
 		for i, err := range errs {
 			committed[i].ErrorCode = group.Code(err)
 		}
-		r.respond(resp)
+		r.Respond(resp)
 	})
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.FindCoordinator, 0, 6, (*Server).handleFindCoordinator) }
@@ -35,8 +36,8 @@ const (
 	coordinatorTransaction = 1
 )
 
-func (s *Server) handleFindCoordinator(r *request) {
-	req := r.kreq.(*kmsg.FindCoordinatorRequest)
+func (s *Server) handleFindCoordinator(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.FindCoordinatorRequest)
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	keys := req.CoordinatorKeys
 	if req.Version < 4 {
@@ -85,5 +86,5 @@ func (s *Server) handleFindCoordinator(r *request) {
 		resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port
 		resp.Coordinators = nil
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }

@@ -27,12 +27,13 @@ import (
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.DeleteTopics, 0, 6, (*Server).handleDeleteTopics) }
 
-func (s *Server) handleDeleteTopics(r *request) {
-	req := r.kreq.(*kmsg.DeleteTopicsRequest)
+func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.DeleteTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	entries := req.Topics
 	if req.Version < 6 {
@@ -66,7 +67,7 @@ func (s *Server) handleDeleteTopics(r *request) {
 		if t != nil && err == nil {
 			name := t.Name
 			st.Topic, st.TopicID = &name, t.ID
-			r.log().Info("deleted topic", zap.String("topic", t.Name))
+			r.Logger().Info("deleted topic", zap.String("topic", t.Name))
 		}
 		if err != nil {
 			st.ErrorCode = errorCode(err)
@@ -77,7 +78,7 @@ func (s *Server) handleDeleteTopics(r *request) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }
 
 // wakeDeleted checks the fetches and produces waiting on t's partitions:

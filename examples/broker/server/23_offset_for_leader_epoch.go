@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.OffsetForLeaderEpoch, 0, 4, (*Server).handleOffsetForLeaderEpoch) }
@@ -32,8 +33,8 @@ func init() { serve(kmsg.OffsetForLeaderEpoch, 0, 4, (*Server).handleOffsetForLe
 // replica (Kafka's ListOffsetsRequest.DEBUGGING_REPLICA_ID).
 const debuggingReplicaID = -2
 
-func (s *Server) handleOffsetForLeaderEpoch(r *request) {
-	req := r.kreq.(*kmsg.OffsetForLeaderEpochRequest)
+func (s *Server) handleOffsetForLeaderEpoch(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
@@ -52,7 +53,7 @@ func (s *Server) handleOffsetForLeaderEpoch(r *request) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }
 
 // endOffsetForEpoch answers one partition into sp and returns its error

@@ -24,12 +24,14 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.BrokerHeartbeat, 0, 2, (*Server).handleBrokerHeartbeat) }
 
-func (s *Server) handleBrokerHeartbeat(r *request) {
-	req := r.kreq.(*kmsg.BrokerHeartbeatRequest)
+func (s *Server) handleBrokerHeartbeat(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.BrokerHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
 	ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 	defer cancel()
@@ -43,5 +45,5 @@ func (s *Server) handleBrokerHeartbeat(r *request) {
 		resp.IsFenced = true
 	}
 	resp.IsCaughtUp = true
-	r.respond(resp)
+	r.Respond(resp)
 }

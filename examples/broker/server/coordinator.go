@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/operation"
 	"github.com/gopurgatory/purgatory/purgatory"
 )
@@ -60,16 +61,16 @@ func (s *Server) partitionExists(topic string, partition int32) bool {
 // groupWaiter submits a JoinGroup's wait on behalf of its request, tied to
 // the request's connection (see wait): a client that goes away withdraws
 // its join.
-type groupWaiter struct{ r *request }
+type groupWaiter struct{ r *kafkanet.Request }
 
 func (w groupWaiter) Wait(p *purgatory.Purgatory[group.RebalanceKey], op operation.Operation, timeout time.Duration, keys []group.RebalanceKey) error {
 	return wait(w.r, p, op, timeout, keys)
 }
 
-// clientHost is the client's address as Kafka shows it in DescribeGroups
+// clientHost is r's client's address as Kafka shows it in DescribeGroups
 // ("/127.0.0.1").
-func (r *request) clientHost() string {
-	host := r.c.remote.String()
+func clientHost(r *kafkanet.Request) string {
+	host := r.RemoteAddr().String()
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/operation"
 )
 
@@ -18,7 +19,7 @@ import (
 type delayedFetch struct {
 	operation.State
 	s        *Server
-	r        *request
+	r        *kafkanet.Request
 	iso      storage.Isolation
 	minBytes int
 	maxBytes int
@@ -56,7 +57,7 @@ type fetchPart struct {
 // 15s). A partition that exists but cannot be read as asked (a fenced
 // leader epoch, not the leader, an invalid isolation level) answers the
 // whole fetch at once, as Kafka's ReplicaManager does on a read error.
-func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFetch {
+func (s *Server) newDelayedFetch(r *kafkanet.Request, req *kmsg.FetchRequest) *delayedFetch {
 	// Kafka caps a fetch's max_bytes with fetch.max.bytes, and its
 	// min_bytes with the result.
 	maxBytes := int(min(max(req.MaxBytes, 0), s.cfg.FetchMaxBytes))
@@ -222,8 +223,7 @@ func (f *delayedFetch) OnExpiration() {}
 // a batch is at most its topic's max.message.bytes, so a response is at
 // most fetch.max.bytes and one batch.
 func (f *delayedFetch) answer() {
-	charge := &memCharge{}
-	room := int(f.s.mem.take(charge, int64(f.maxBytes)))
+	room := f.r.Room(f.maxBytes)
 	remaining, minOne, read := room, true, 0
 	for _, part := range f.parts {
 		if part.p == nil {
@@ -250,10 +250,5 @@ func (f *delayedFetch) answer() {
 			read += len(res.Records)
 		}
 	}
-	if read > room {
-		f.s.mem.force(charge, int64(read-room)) // the one batch past the room
-	} else {
-		f.s.mem.release(charge, int64(room-read))
-	}
-	f.r.respondHolding(f.resp, charge)
+	f.r.RespondHolding(f.resp, read) // past the room by the one batch, if need be
 }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/operation"
 )
 
@@ -25,7 +26,7 @@ import (
 type delayedProduce struct {
 	operation.State
 	s     *Server
-	r     *request
+	r     *kafkanet.Request
 	resp  *kmsg.ProduceResponse // the appends' results; OnComplete adds the waits' outcome
 	waits []produceWait
 }
@@ -48,7 +49,7 @@ func (w produceWait) settled(s *Server) bool {
 
 // awaitReplication answers r with resp once every partition in waits has
 // its batch below its high watermark, or at timeout.
-func (s *Server) awaitReplication(r *request, resp *kmsg.ProduceResponse, waits []produceWait, timeout time.Duration) {
+func (s *Server) awaitReplication(r *kafkanet.Request, resp *kmsg.ProduceResponse, waits []produceWait, timeout time.Duration) {
 	op := &delayedProduce{s: s, r: r, resp: resp, waits: waits}
 	keys := make([]tp, len(waits))
 	for i, w := range waits {
@@ -57,7 +58,7 @@ func (s *Server) awaitReplication(r *request, resp *kmsg.ProduceResponse, waits 
 	if err := wait(r, s.produces, op, timeout, keys); err != nil {
 		// Not taken (the broker is closing, or the client has gone):
 		// answer from what is known now.
-		r.log().Debug("produce not delayed", zap.Error(err))
+		r.Logger().Debug("produce not delayed", zap.Error(err))
 		op.OnComplete()
 	}
 }
@@ -106,7 +107,7 @@ func (d *delayedProduce) OnComplete() {
 		sp.BaseOffset = -1
 		sp.ErrorMessage = errorMessage(err)
 	}
-	d.r.respond(d.resp)
+	d.r.Respond(d.resp)
 }
 
 func (d *delayedProduce) OnExpiration() {}

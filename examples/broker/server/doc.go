@@ -5,15 +5,17 @@
 //
 // # Requests
 //
-// Each connection has a reader goroutine, which reads frames (bounded by
+// The connections are the network layer's (package kafkanet, shared with
+// the proxy): each has a reader goroutine, which reads frames (bounded by
 // socket.request.max.bytes), decodes them with franz-go's kmsg and hands
-// them to the handler of their API, and a writer goroutine, which writes the
-// answers strictly in request order. Requests are pipelined: the reader
-// does not wait for an answer before reading the next request, up to
-// queued.max.requests.per.connection requests ahead. A handler never
-// blocks: it answers at once, or submits an operation whose OnComplete
-// answers later. One file per API, named by key (00_produce.go,
-// 01_fetch.go, ...), each opening with the versions it serves.
+// them to this package's dispatch (dispatch.go), and a writer goroutine,
+// which writes the answers strictly in request order. Requests are
+// pipelined: the reader does not wait for an answer before reading the
+// next request, up to queued.max.requests.per.connection requests ahead.
+// A handler never blocks: it answers at once, or submits an operation
+// whose OnComplete answers later. One file per API, named by key
+// (00_produce.go, 01_fetch.go, ...), each opening with the versions it
+// serves.
 //
 // An ApiVersions request newer than the broker is answered in v0 with
 // UNSUPPORTED_VERSION and the supported ranges, as Kafka does; any other
@@ -97,25 +99,26 @@
 //
 // # Limits
 //
-// No client can crash the broker or grow it past its budgets (limits.go,
-// budget.go, refusals.go): connections are bounded (max.connections,
-// max.connections.per.ip), accept errors retried, file descriptors
-// planned from RLIMIT_NOFILE (max.broker.partitions with log.dirs),
-// request bodies read into buffers that grow as bytes arrive under
-// queued.max.request.bytes, stalled senders closed (socket.read.timeout.ms),
-// decodes bounded (decode.go), fetch responses capped (fetch.max.bytes),
-// error messages cut, strings checked against Kafka's limits (names.go).
-// Every refusal is counted in broker_refusals_total by reason and logged
-// at most once a minute per client host and reason.
+// No client can crash the broker or grow it past its budgets. The network
+// layer (package kafkanet) bounds connections (max.connections,
+// max.connections.per.ip), retries accept errors, reads request bodies
+// into buffers that grow as bytes arrive under queued.max.request.bytes,
+// closes stalled senders (socket.read.timeout.ms) and bounds decodes;
+// this package plans file descriptors from RLIMIT_NOFILE (limits.go:
+// max.connections, and max.broker.partitions with log.dirs), caps fetch
+// responses (fetch.max.bytes), cuts error messages and checks strings
+// against Kafka's limits (names.go). Every refusal is counted in
+// broker_refusals_total by reason (refusals.go has the handlers' own) and
+// logged at most once a minute per client host and reason.
 //
 // # Lock order
 //
 // An operation's lock, then the broker's data locks (the leader replica
 // state's, then a partition's; a group's, then its offsets partition's
-// compaction, then that partition's), then a connection's lock; a
-// connection's lock is never held while calling out. Purgatory callbacks
-// run with no purgatory lock held, and nothing calls CheckAndComplete with
-// a lock held. The peers' goroutines (fetchers, heartbeat, ISR check,
+// compaction, then that partition's), then a connection's lock
+// (kafkanet's); a connection's lock is never held while calling out.
+// Purgatory callbacks run with no purgatory lock held, and nothing calls
+// CheckAndComplete with a lock held. The peers' goroutines (fetchers, heartbeat, ISR check,
 // AlterPartition) take no lock across a request to another broker. The
 // metadata log applies records under its own lock (metalog.Log.mu), which
 // comes before all of the above: applying takes the storage's locks and

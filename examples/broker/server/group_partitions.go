@@ -12,6 +12,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group/records"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 // Where groups live: each group in the partition of the offsets topic that
@@ -252,7 +253,7 @@ func (gp *groupPartitions) wait() { gp.wg.Wait() }
 // FindCoordinator creates it) or the group's partition has no leader,
 // NOT_COORDINATOR when another broker leads it,
 // COORDINATOR_LOAD_IN_PROGRESS while this broker loads it.
-func (s *Server) groupError(r *request, group string) *kerr.Error {
+func (s *Server) groupError(r *kafkanet.Request, group string) *kerr.Error {
 	t, err := s.image().Topic(offsetsTopic)
 	if err != nil {
 		if err := s.ensureOffsetsTopic(r); err != nil {

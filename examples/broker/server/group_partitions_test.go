@@ -46,7 +46,7 @@ func TestOffsetsTopicReplicationIsCapped(t *testing.T) {
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.SetVersion(3)
 	req.CoordinatorKey = "g"
-	resp := c.roundTrip(req).(*kmsg.FindCoordinatorResponse)
+	resp := c.RoundTrip(req).(*kmsg.FindCoordinatorResponse)
 	require.Equal(t, int16(0), resp.ErrorCode)
 	assert.Equal(t, s.cfg.NodeID, resp.NodeID, "the leader of the group's partition: the broker alone")
 	info, err := s.Replica(offsetsTopic, partitionFor("g", 3))
@@ -69,7 +69,7 @@ func TestGroupErrorFollowsTheOffsetsPartition(t *testing.T) {
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.SetVersion(4)
 	hb.Group, hb.MemberID = "g", "m"
-	assert.Equal(t, kerr.UnknownMemberID.Code, c.roundTrip(hb).(*kmsg.HeartbeatResponse).ErrorCode,
+	assert.Equal(t, kerr.UnknownMemberID.Code, c.RoundTrip(hb).(*kmsg.HeartbeatResponse).ErrorCode,
 		"the topic is created by the first group request, and its partitions loaded at once: empty")
 
 	idx := partitionFor("g", 4)
@@ -78,7 +78,7 @@ func TestGroupErrorFollowsTheOffsetsPartition(t *testing.T) {
 		s.gparts.states[idx].loaded = false
 		s.gparts.publishLocked()
 		s.gparts.mu.Unlock()
-		assert.Equal(t, kerr.CoordinatorLoadInProgress.Code, c.roundTrip(hb).(*kmsg.HeartbeatResponse).ErrorCode)
+		assert.Equal(t, kerr.CoordinatorLoadInProgress.Code, c.RoundTrip(hb).(*kmsg.HeartbeatResponse).ErrorCode)
 		s.gparts.mu.Lock()
 		s.gparts.states[idx].loaded = true
 		s.gparts.publishLocked()

@@ -36,6 +36,7 @@ import (
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 // offsetsTopic is the name of Kafka's offsets topic.
@@ -62,7 +63,7 @@ func internalTopicError(name string) error {
 // the active controller (see createTopicAtController: elsewhere, it is
 // LEADER_NOT_AVAILABLE until the metadata log brings it). One created
 // meanwhile by another request is fine.
-func (s *Server) ensureOffsetsTopic(r *request) error {
+func (s *Server) ensureOffsetsTopic(r *kafkanet.Request) error {
 	if _, err := s.image().Topic(offsetsTopic); err == nil {
 		return nil
 	}
@@ -71,7 +72,7 @@ func (s *Server) ensureOffsetsTopic(r *request) error {
 	case errors.Is(err, metadata.ErrTopicExists), errors.Is(err, storage.ErrTopicExists):
 		return nil
 	case err == nil:
-		r.log().Info("created the offsets topic", zap.String("topic", offsetsTopic),
+		r.Logger().Info("created the offsets topic", zap.String("topic", offsetsTopic),
 			zap.Int32("partitions", s.cfg.OffsetsTopicPartitions), zap.Int16("replication_factor", s.offsetsTopicRF()))
 	}
 	return err

@@ -3,12 +3,8 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
-	"runtime"
-	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +16,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/metalog"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/purgatory"
 )
 
@@ -37,21 +34,17 @@ type Server struct {
 	log *zap.Logger
 	reg *prometheus.Registry
 
-	metrics  *serverMetrics
 	fetches  *purgatory.Purgatory[tp] // Kafka's "Fetch" purgatory
 	produces *purgatory.Purgatory[tp] // Kafka's "Produce" purgatory
 	data     *data                    // topics, logs, producer ids (data.go)
 	durable  *durable                 // log.dirs, or nil: in memory (durable.go)
 
-	files    fdPlan     // the file-descriptor budget (limits.go); immutable
-	mem      *memBudget // queued.max.request.bytes (budget.go)
-	refusals *refusals  // counts and logs what is refused (refusals.go)
-	// decodeSlots bounds the request bodies decoded at once (decode.go);
-	// decodesWaiting counts the readers waiting for one.
-	decodeSlots    chan struct{}
-	decodesWaiting atomic.Int64
+	files fdPlan // the file-descriptor budget (limits.go); immutable
 
-	ln   net.Listener
+	// net is the network layer (package kafkanet): the connections, their
+	// limits and budgets, refusals counted in broker_refusals_total.
+	net  *kafkanet.Server
+	ln   *kafkanet.Listener
 	host string // advertised host and port
 	port int32
 
@@ -81,13 +74,7 @@ type Server struct {
 	// the data path's; wire its registry here (see coordinator.go).
 	topicExists func(topic string, partition int32) bool
 
-	mu     sync.Mutex // guards the following
-	conns  map[*conn]struct{}
-	perIP  map[string]int // open connections by client host
-	closed bool
-
-	closing chan struct{}  // closed by Close: the accept loop stops waiting
-	wg      sync.WaitGroup // the accept loop and the connections
+	closed atomic.Bool // Close has begun
 }
 
 // New returns a broker listening on cfg's listener; Serve starts it.
@@ -98,29 +85,14 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), conns: make(map[*conn]struct{}),
-		perIP: make(map[string]int), closing: make(chan struct{}),
-		mem: newMemBudget(cfg.QueuedMaxRequestBytes), decodeSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
-	var err error
-	if s.metrics, err = newServerMetrics(s.reg); err != nil {
-		return nil, err
-	}
-	if s.refusals, err = newRefusals(s.reg, log, time.Now); err != nil {
-		return nil, err
-	}
-	if err := s.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "broker_queued_bytes",
-		Help: "Bytes of requests being read or answered and of fetched records being written, which queued.max.request.bytes bounds.",
-	}, func() float64 { return float64(s.mem.inUse()) })); err != nil {
-		return nil, err
-	}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
 	// The file budget first: the log dir's cache of open segments is
 	// sized by it, and a log dir too large for the limit is refused
 	// before anything is opened but its lock.
-	limit, err := raiseFileLimit()
+	limit, err := kafkanet.RaiseFileLimit()
 	if err != nil {
 		log.Warn("cannot read RLIMIT_NOFILE; counting with the largest", zap.Error(err))
-		limit = maxFileLimit
+		limit = kafkanet.MaxFileLimit
 	}
 	peers := 0
 	if cfg.Cluster != "" {
@@ -158,6 +130,16 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		}
 	}
 	s.files.log(log, cfg)
+	if s.net, err = kafkanet.New(handler{s}, kafkanet.WithLogger(log), kafkanet.WithRegisterer(s.reg),
+		kafkanet.WithNamespace("broker"),
+		kafkanet.WithMaxConnections(s.files.maxConnections, cfg.MaxConnectionsPerIP),
+		kafkanet.WithMaxInFlight(cfg.MaxInFlightPerConn), kafkanet.WithRequestMaxBytes(cfg.SocketRequestMaxBytes),
+		kafkanet.WithReadTimeout(cfg.SocketReadTimeout), kafkanet.WithIdleTimeout(cfg.ConnectionsMaxIdle),
+		kafkanet.WithMemoryBudget(cfg.QueuedMaxRequestBytes)); err != nil {
+		s.closePurgatories()
+		_ = s.durable.close()
+		return nil, err
+	}
 	s.gparts = newGroupPartitions(s)
 	s.compactor = newOffsetsCompactor(s)
 	if s.groups, err = newCoordinator(cfg, log, s.reg, groupStore{s}, s.gparts.owns); err != nil {
@@ -177,27 +159,12 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		}
 		s.cfg = cfg
 	}
-	if s.ln, err = net.Listen("tcp", cfg.Listener); err != nil {
+	if s.ln, err = s.net.Listen(cfg.Listener, cfg.AdvertisedListener); err != nil {
 		s.closePurgatories()
 		_ = s.durable.close()
-		return nil, fmt.Errorf("listen on %s: %w", cfg.Listener, err)
+		return nil, err
 	}
-	adv := cfg.AdvertisedListener
-	if adv == "" {
-		adv = s.ln.Addr().String()
-	}
-	host, port, err := net.SplitHostPort(adv)
-	if err == nil {
-		var p int
-		p, err = strconv.Atoi(port)
-		s.host, s.port = host, int32(p)
-	}
-	if err != nil {
-		_ = s.ln.Close()
-		s.closePurgatories()
-		_ = s.durable.close()
-		return nil, fmt.Errorf("advertised.listeners %q: %w", adv, err)
-	}
+	s.host, s.port = s.ln.Advertised()
 	if s.cl == nil {
 		s.cl = single(node{id: cfg.NodeID, host: s.host, port: s.port})
 	}
@@ -254,25 +221,11 @@ func (s *Server) MetricsHandler() http.Handler {
 
 // Serve accepts connections until Close. It returns nil after Close.
 func (s *Server) Serve() error {
-	// Add under mu, after the closed check, so that it never races Close's
-	// Wait: a Close that came first makes Serve return at once.
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
+	if !s.closed.Load() {
+		s.log.Info("broker serving", zap.Stringer("listener", s.ln.Addr()),
+			zap.String("advertised", s.ln.AdvertisedAddr()), zap.Int32("node_id", s.cfg.NodeID))
 	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	defer s.wg.Done()
-	s.log.Info("broker serving", zap.Stringer("listener", s.ln.Addr()),
-		zap.String("advertised", net.JoinHostPort(s.host, strconv.Itoa(int(s.port)))), zap.Int32("node_id", s.cfg.NodeID))
-	return s.acceptLoop()
-}
-
-func (s *Server) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
+	return s.net.Serve(s.ln)
 }
 
 // Close shuts the broker down gracefully and waits for its goroutines:
@@ -291,16 +244,10 @@ func (s *Server) isClosed() bool {
 //     hold with log.dirs; then the log dir, whose
 //     lock the next broker on it takes.
 func (s *Server) Close(ctx context.Context) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	s.closed = true
-	s.mu.Unlock()
-	close(s.closing)
-
-	err := s.ln.Close()
+	err := s.net.Close() // and the listener
 	if s.peers != nil && s.cfg.ControlledShutdown {
 		// Still serving the connections it has, but accepting no new
 		// one (a client dialing now is refused, which it retries,
@@ -316,17 +263,7 @@ func (s *Server) Close(ctx context.Context) error {
 	err = errors.Join(err, s.ctrl.Close(), s.meta.Close())
 	s.gparts.wait() // the offsets partitions being loaded
 	s.closePurgatories()
-
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	for _, c := range conns {
-		c.drain(ctx)
-	}
-	s.wg.Wait()
+	s.net.Drain(ctx)
 	err = errors.Join(err, s.data.close(), s.durable.close())
 	s.log.Info("broker closed")
 	return err
@@ -338,21 +275,4 @@ func (s *Server) closePurgatories() {
 	}
 	_ = s.produces.Close()
 	_ = s.fetches.Close()
-}
-
-// drain stops the reader and waits until every answer owed has been
-// written, or ctx ends, when it closes the socket under the writer.
-func (c *conn) drain(ctx context.Context) {
-	c.mu.Lock()
-	c.draining = true
-	_ = c.nc.SetReadDeadline(time.Now()) // the reader stops at its next read
-	c.mu.Unlock()
-	c.stopReading() // or in its wait for memory or a decode slot
-	c.cond.Broadcast()
-	select {
-	case <-c.served:
-	case <-ctx.Done():
-		_ = c.nc.Close()
-		<-c.served
-	}
 }

@@ -1,4 +1,4 @@
-package server
+package kafkanet
 
 import (
 	"container/list"
@@ -6,13 +6,14 @@ import (
 	"sync"
 )
 
-// memBudget bounds the bytes the broker holds for its clients
+// memBudget bounds the bytes the server holds for its clients
 // (queued.max.request.bytes): the bodies of requests, from their first
-// byte read until they are handled (a produce's, whose batches alias the
-// body, until it is answered), and the records of fetch responses, from
-// their read until they are written. Kafka's budget covers requests
-// only, since it sends fetched records from the files; this broker holds
-// them in memory, so they count too.
+// byte read until they are handled (Request.ReleaseBody; a produce's,
+// whose batches alias the body, until it is answered), and the records of
+// answers that hold them (a fetch's: Request.Room), from their read until
+// they are written. Kafka's budget covers requests only, since it sends
+// fetched records from the files; the example broker holds them in
+// memory, so they count too.
 //
 // A connection reading a request takes the bytes as they arrive (grow):
 // when the budget is spent it waits, and so stops reading its socket,
@@ -21,11 +22,11 @@ import (
 // holding part of a request, all waiting for more), the first waiter may
 // always go on past the budget if no other request does: one request at a
 // time overdraws, by at most socket.request.max.bytes, and holds the
-// overdraft until it gives its body back. A fetch answer never waits: it takes
+// overdraft until it gives its body back. An answer never waits: it takes
 // what is left (take) and reads no more than that, beyond the one batch
 // Kafka returns whatever its size.
 //
-// Lock order: a leaf; conn.mu is never held while waiting here.
+// Lock order: a leaf; Conn.mu is never held while waiting here.
 type memBudget struct {
 	limit int64 // immutable; <= 0: unbounded (bytes are still counted)
 

@@ -1,4 +1,4 @@
-package server
+package kafkanet
 
 import (
 	"net"
@@ -20,7 +20,7 @@ import (
 func TestRefusalsLoggedOncePerClientPerInterval(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	now := time.Unix(1000, 0)
-	r, err := newRefusals(prometheus.NewRegistry(), zap.New(core), func() time.Time { return now })
+	r, err := newRefusals(prometheus.NewRegistry(), "test", zap.New(core), func() time.Time { return now })
 	require.NoError(t, err)
 	addr := func(s string) net.Addr {
 		a, err := net.ResolveTCPAddr("tcp", s)
@@ -49,7 +49,7 @@ func TestRefusalsLoggedOncePerClientPerInterval(t *testing.T) {
 // TestRefusalLogForgets: the hosts remembered are bounded.
 func TestRefusalLogForgets(t *testing.T) {
 	now := time.Unix(1000, 0)
-	r, err := newRefusals(prometheus.NewRegistry(), zap.NewNop(), func() time.Time { return now })
+	r, err := newRefusals(prometheus.NewRegistry(), "test", zap.NewNop(), func() time.Time { return now })
 	require.NoError(t, err)
 	for i := range 3 * refusalLogKeys {
 		now = now.Add(time.Millisecond)

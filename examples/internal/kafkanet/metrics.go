@@ -1,4 +1,4 @@
-package server
+package kafkanet
 
 import (
 	"time"
@@ -7,30 +7,31 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// serverMetrics are the broker's own metrics; the purgatories register
-// theirs on the same registry.
-type serverMetrics struct {
+// metrics are the connections' and requests' metrics, named
+// <namespace>_requests_total, ..._request_latency_seconds,
+// ..._connections, ..._handler_panics_total.
+type metrics struct {
 	requests    *prometheus.CounterVec   // by api
 	latency     *prometheus.HistogramVec // by api: read to answered
 	connections prometheus.Gauge
 	panics      prometheus.Counter
 }
 
-func newServerMetrics(reg prometheus.Registerer) (*serverMetrics, error) {
-	m := &serverMetrics{
+func newMetrics(reg prometheus.Registerer, namespace string) (*metrics, error) {
+	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "broker_requests_total", Help: "Requests answered, by API.",
+			Name: namespace + "_requests_total", Help: "Requests answered, by API.",
 		}, []string{"api"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "broker_request_latency_seconds",
+			Name:    namespace + "_request_latency_seconds",
 			Help:    "From reading a request to answering it, by API; a long poll counts its wait.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}, []string{"api"}),
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "broker_connections", Help: "Open client connections.",
+			Name: namespace + "_connections", Help: "Open client connections.",
 		}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "broker_handler_panics_total", Help: "Request handlers that panicked (the connection was closed).",
+			Name: namespace + "_handler_panics_total", Help: "Request handlers that panicked (the connection was closed).",
 		}),
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.connections, m.panics} {
@@ -41,7 +42,7 @@ func newServerMetrics(reg prometheus.Registerer) (*serverMetrics, error) {
 	return m, nil
 }
 
-func (m *serverMetrics) observe(key int16, d time.Duration) {
+func (m *metrics) observe(key int16, d time.Duration) {
 	name := kmsg.NameForKey(key)
 	m.requests.WithLabelValues(name).Inc()
 	m.latency.WithLabelValues(name).Observe(d.Seconds())

@@ -1,23 +1,21 @@
-package server
+package kafkanet
 
 import (
 	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
 
-// conn is one client connection. Its reader goroutine reads requests and
-// dispatches them as they come, without waiting for earlier ones to be
+// Conn is one client connection. Its reader goroutine reads requests and
+// hands them to the Handler as they come, without waiting for earlier ones to be
 // answered (pipelining, up to queued.max.requests.per.connection); the
 // responses go out strictly in request order, as clients require, whatever
 // order the answers arrive in.
@@ -30,9 +28,9 @@ import (
 // completed it) wakes the writer goroutine. One of them writes at a time
 // (writing), taking every ready answer in order, so order holds either way.
 //
-// Lock order: conn.mu after any purgatory lock (answers arrive from
-// OnComplete); conn.mu is never held while calling out.
-type conn struct {
+// Lock order: Conn.mu after any lock of the handler's (answers arrive from
+// purgatories' OnComplete); Conn.mu is never held while calling out.
+type Conn struct {
 	s      *Server
 	nc     net.Conn
 	remote net.Addr
@@ -44,9 +42,10 @@ type conn struct {
 	quit     chan struct{}
 	quitOnce sync.Once
 
-	// ctx is the connection's life: every operation waiting on its behalf
-	// is submitted with it, and shutdown cancels it, which completes them
-	// (outcome ContextDone), so no purgatory keeps a gone client's wait.
+	// ctx is the connection's life (Context): every operation waiting on
+	// its behalf is submitted with it, and shutdown cancels it, which
+	// completes them (outcome ContextDone), so no purgatory keeps a gone
+	// client's wait. WithConnContext may derive it; immutable.
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -61,13 +60,25 @@ type conn struct {
 	served chan struct{} // closed when serve returns
 }
 
-func newConn(s *Server, nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr(), served: make(chan struct{}), quit: make(chan struct{})}
+func newConn(s *Server, nc net.Conn) *Conn {
+	c := &Conn{s: s, nc: nc, remote: nc.RemoteAddr(), served: make(chan struct{}), quit: make(chan struct{})}
 	c.host = hostOf(c.remote)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if s.cfg.connContext != nil {
+		c.ctx = s.cfg.connContext(c.ctx, c)
+	}
 	c.cond.L = &c.mu
 	return c
 }
+
+// Context returns the connection's context: it is cancelled when the
+// connection closes, so that an operation submitted with it (a
+// purgatory's TryCompleteElseWatchContext) completes at once when its
+// client goes away.
+func (c *Conn) Context() context.Context { return c.ctx }
+
+// RemoteAddr returns the client's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.remote }
 
 // hostOf returns addr's host, without its port.
 func hostOf(addr net.Addr) string {
@@ -86,11 +97,11 @@ func hostOf(addr net.Addr) string {
 var errStopReading = errors.New("the connection stopped reading")
 
 // stopReading closes quit, once.
-func (c *conn) stopReading() { c.quitOnce.Do(func() { close(c.quit) }) }
+func (c *Conn) stopReading() { c.quitOnce.Do(func() { close(c.quit) }) }
 
 // serve runs the connection until the client goes away, a request is
 // malformed, or the server drains it; then it answers whatever still waits.
-func (c *conn) serve() {
+func (c *Conn) serve() {
 	defer close(c.served)
 	writerDone := make(chan struct{})
 	go func() { defer close(writerDone); c.write() }()
@@ -102,18 +113,21 @@ func (c *conn) serve() {
 	c.mu.Unlock()
 	c.cond.Broadcast()
 	if draining {
-		// Every waiting request was answered when the purgatories closed:
-		// the writer exits once it has written them (or drain's deadline
-		// closes the socket under it).
+		// Every waiting request is answered as the server's owner closes
+		// what they wait in: the writer exits once it has written them
+		// (or drain's deadline closes the socket under it).
 		<-writerDone
 	}
 	c.shutdown()
 	<-writerDone
 	c.releaseQueued()
+	if c.s.cfg.connClosed != nil {
+		c.s.cfg.connClosed(c)
+	}
 	switch {
 	case err == nil, draining, errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		c.s.log.Debug("connection closed", zap.Stringer("client", c.remote))
-	case errors.Is(err, errBadRequest), errors.Is(err, errSlowRequest):
+	case errors.Is(err, ErrBadRequest), errors.Is(err, errSlowRequest):
 		// A refusal, counted and logged (at most once a minute per
 		// client host) where it was made: a flood of bad requests must
 		// not flood the log.
@@ -123,11 +137,7 @@ func (c *conn) serve() {
 	}
 }
 
-// errBadRequest marks a request the broker cannot parse or serve: the
-// connection is closed, as Kafka closes it.
-var errBadRequest = errors.New("bad request")
-
-func (c *conn) read() error {
+func (c *Conn) read() error {
 	// A small buffer: it sits with every connection, idle or not, and a
 	// request body longer than it is read straight into its own buffer.
 	br := bufio.NewReaderSize(c.nc, 4<<10)
@@ -176,7 +186,7 @@ func (c *conn) read() error {
 // ready itself, unless a write is under way; otherwise it wakes the
 // writer if anything is ready. It reports false when its write failed (or
 // hung up): the connection is closed, and the reader stops.
-func (c *conn) dispatched(s *slot, idle bool) bool {
+func (c *Conn) dispatched(s *slot, idle bool) bool {
 	c.mu.Lock()
 	s.inDispatch = false
 	ready := len(c.queue) > 0 && c.queue[0].ready
@@ -198,65 +208,12 @@ func (c *conn) dispatched(s *slot, idle bool) bool {
 	return true
 }
 
-// parse decodes a request header and body with kmsg. An unknown key or an
-// unsupported version is answered or refused as Kafka does (see dispatch).
-func (c *conn) parse(body []byte) (*request, error) {
-	rd := kbin.Reader{Src: body}
-	key, version, corr := rd.Int16(), rd.Int16(), rd.Int32()
-	clientID := rd.NullableString()
-	if !rd.Ok() {
-		return nil, fmt.Errorf("%w: truncated header", errBadRequest)
-	}
-	kreq := kmsg.RequestForKey(key)
-	if kreq == nil {
-		return nil, fmt.Errorf("%w: unknown api key %d", errBadRequest, key)
-	}
-	r := &request{s: c.s, c: c, kreq: kreq, corr: corr, clientVersion: version, at: time.Now()}
-	if clientID != nil {
-		r.clientID = *clientID
-	}
-	if !c.s.supports(key, version) {
-		// ApiVersions newer than ours is answered (in v0) with the ranges
-		// we serve; anything else unsupported closes the connection.
-		if kmsg.Key(key) == kmsg.ApiVersions {
-			kreq.SetVersion(0)
-			r.kreq = kreq
-			return r, nil
-		}
-		return nil, fmt.Errorf("%w: %s v%d is not supported", errBadRequest, kmsg.NameForKey(key), version)
-	}
-	kreq.SetVersion(version)
-	if kreq.IsFlexible() {
-		skipTags(&rd)
-	}
-	if err := rd.Complete(); err != nil {
-		return nil, fmt.Errorf("%w: %s v%d header: %v", errBadRequest, kmsg.NameForKey(key), version, err)
-	}
-	if err := c.decode(kreq, rd.Src); err != nil {
-		return nil, fmt.Errorf("%w: %s v%d: %w", errBadRequest, kmsg.NameForKey(key), version, err)
-	}
-	return r, nil
-}
-
-// skipTags skips a request header's tagged fields. kmsg.SkipTags loops as
-// many times as the count read says, even after the bytes run out, so a
-// count of 2^32-1 in a 20-byte header kept the reader spinning for tens of
-// seconds; this stops at the end of the bytes. (kmsg's body decoders have
-// the same loop for every flexible struct's tags, which the broker cannot
-// reach: see the data path's report.)
-func skipTags(rd *kbin.Reader) {
-	for n := rd.Uvarint(); n > 0 && rd.Ok(); n-- {
-		rd.Uvarint()               // the tag
-		rd.Span(int(rd.Uvarint())) // its value
-	}
-}
-
 // reserve gives r its place in the response order, waiting while too many
 // requests are ahead of their responses. It reports false once closed.
-func (c *conn) reserve(r *request) bool {
+func (c *Conn) reserve(r *Request) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for !c.closed && len(c.queue) >= c.s.cfg.MaxInFlightPerConn {
+	for !c.closed && len(c.queue) >= c.s.cfg.maxInFlight {
 		c.cond.Wait()
 	}
 	if c.closed {
@@ -272,7 +229,7 @@ func (c *conn) reserve(r *request) bool {
 // dispatched: the reader then sees the answer when dispatch returns
 // (dispatched). An answer to a closed connection goes nowhere, and its
 // charge back to the budget.
-func (c *conn) fill(s *slot, resp kmsg.Response, skip bool, charge *memCharge) {
+func (c *Conn) fill(s *slot, resp kmsg.Response, skip bool, charge *memCharge) {
 	c.mu.Lock()
 	s.resp, s.skip, s.ready, s.charge = resp, skip, true, charge
 	closed, wake := c.closed, !s.inDispatch
@@ -294,7 +251,7 @@ const writeBatch = 64 << 10
 
 // write is the writer goroutine: it waits until the answer at the head of
 // the queue is ready and nobody is writing, then writes (writeReady).
-func (c *conn) write() {
+func (c *Conn) write() {
 	for {
 		c.mu.Lock()
 		for !c.closed && (c.writing || len(c.queue) == 0 || !c.queue[0].ready) {
@@ -331,7 +288,7 @@ func (c *conn) write() {
 // was written; what is filled later wakes it then).
 //
 // REQUIRES: the caller set writing (under mu), and does not hold mu.
-func (c *conn) writeReady(byReader bool) error {
+func (c *Conn) writeReady(byReader bool) error {
 	var (
 		out     = getOutBuffer() // encoded answers not written yet
 		charges []*memCharge     // the budget held by the answers in out
@@ -419,7 +376,7 @@ func putOutBuffer(b []byte) {
 
 // releaseQueued gives back the memory held by answers that will never be
 // written: the connection is closed.
-func (c *conn) releaseQueued() {
+func (c *Conn) releaseQueued() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range c.queue {
@@ -433,7 +390,7 @@ func (c *conn) releaseQueued() {
 // fail closes the connection after a write error, or to hang up. It marks
 // the connection closed first: the writer is gone, so a reader waiting in
 // reserve for room in the queue would otherwise wait forever.
-func (c *conn) fail(err error) {
+func (c *Conn) fail(err error) {
 	c.s.log.Debug("write failed", zap.Stringer("client", c.remote), zap.Error(err))
 	c.mu.Lock()
 	c.closed = true
@@ -448,7 +405,7 @@ var errHangUp = errors.New("hanging up after a failed acks=0 produce")
 
 // hangUp marks s answered without a response, and the connection to be
 // closed once the answers before s are written.
-func (c *conn) hangUp(s *slot) {
+func (c *Conn) hangUp(s *slot) {
 	c.mu.Lock()
 	s.skip, s.hangUp, s.ready = true, true, true
 	c.mu.Unlock()
@@ -459,7 +416,7 @@ func (c *conn) hangUp(s *slot) {
 // connection's context, which answers every operation still waiting for
 // this connection (the answers go nowhere: the writer has stopped), so no
 // purgatory keeps it.
-func (c *conn) shutdown() {
+func (c *Conn) shutdown() {
 	_ = c.nc.Close()
 	c.mu.Lock()
 	c.closed = true
@@ -474,13 +431,37 @@ func (c *conn) shutdown() {
 // writer re-arms it when it writes the last answer owed.
 //
 // REQUIRES: c.mu held.
-func (c *conn) armIdleLocked() {
-	d := c.s.cfg.ConnectionsMaxIdle
+func (c *Conn) armIdleLocked() {
+	d := c.s.cfg.idleTimeout
 	switch {
 	case d <= 0 || c.draining:
 	case len(c.queue) == 0:
 		_ = c.nc.SetReadDeadline(time.Now().Add(d))
 	default:
 		_ = c.nc.SetReadDeadline(time.Time{})
+	}
+}
+
+// stopForDrain stops the reader for the server's drain: its next read
+// ends at once (a deadline in the past), and so do its waits for memory
+// or a decode slot. The writer goes on until everything owed is written.
+func (c *Conn) stopForDrain() {
+	c.mu.Lock()
+	c.draining = true
+	_ = c.nc.SetReadDeadline(time.Now()) // the reader stops at its next read
+	c.mu.Unlock()
+	c.stopReading() // or in its wait for memory or a decode slot
+	c.cond.Broadcast()
+}
+
+// awaitDrained waits until every answer owed has been written and the
+// connection served, or ctx ends, when it closes the socket under the
+// writer.
+func (c *Conn) awaitDrained(ctx context.Context) {
+	select {
+	case <-c.served:
+	case <-ctx.Done():
+		_ = c.nc.Close()
+		<-c.served
 	}
 }

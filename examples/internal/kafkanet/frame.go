@@ -1,4 +1,4 @@
-package server
+package kafkanet
 
 import (
 	"bufio"
@@ -25,7 +25,7 @@ const firstChunk = 4 << 10
 // a frame has begun, a client that sends nothing for socket.read.timeout.ms
 // is closed (refuseSlowRequest). It returns the body and what it holds of
 // the budget, which the caller releases.
-func (c *conn) readFrame(br *bufio.Reader) ([]byte, *memCharge, error) {
+func (c *Conn) readFrame(br *bufio.Reader) ([]byte, *memCharge, error) {
 	first, err := br.ReadByte()
 	if err != nil {
 		return nil, nil, err
@@ -37,9 +37,9 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, *memCharge, error) {
 		return nil, nil, c.frameError(err)
 	}
 	n := int32(binary.BigEndian.Uint32(size[:]))
-	if n < 8 || n > c.s.cfg.SocketRequestMaxBytes {
+	if n < 8 || n > c.s.cfg.requestMaxBytes {
 		c.s.refusals.refuse(c.remote, refuseRequestTooLarge, zap.Int32("size", n))
-		return nil, nil, fmt.Errorf("%w: request of %d bytes (socket.request.max.bytes is %d)", errBadRequest, n, c.s.cfg.SocketRequestMaxBytes)
+		return nil, nil, fmt.Errorf("%w: request of %d bytes (socket.request.max.bytes is %d)", ErrBadRequest, n, c.s.cfg.requestMaxBytes)
 	}
 	charge := &memCharge{}
 	var body []byte
@@ -71,11 +71,11 @@ func (c *conn) readFrame(br *bufio.Reader) ([]byte, *memCharge, error) {
 // armFrameDeadline gives the client socket.read.timeout.ms to send its next
 // bytes of a frame it has begun, unless the server is draining the
 // connection (drain's deadline stands).
-func (c *conn) armFrameDeadline() {
+func (c *Conn) armFrameDeadline() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.draining {
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.SocketReadTimeout))
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.readTimeout))
 	}
 }
 
@@ -84,7 +84,7 @@ var errSlowRequest = errors.New("request stalled")
 
 // frameError returns err, read mid-frame, as the reader reports it: a
 // deadline passed while not draining is a client that stalled.
-func (c *conn) frameError(err error) error {
+func (c *Conn) frameError(err error) error {
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		return err
 	}
@@ -94,6 +94,6 @@ func (c *conn) frameError(err error) error {
 	if draining {
 		return nil
 	}
-	c.s.refusals.refuse(c.remote, refuseSlowRequest, zap.Duration("socket.read.timeout", c.s.cfg.SocketReadTimeout))
-	return fmt.Errorf("%w: nothing for %v in the middle of a request", errSlowRequest, c.s.cfg.SocketReadTimeout)
+	c.s.refusals.refuse(c.remote, refuseSlowRequest, zap.Duration("socket.read.timeout", c.s.cfg.readTimeout))
+	return fmt.Errorf("%w: nothing for %v in the middle of a request", errSlowRequest, c.s.cfg.readTimeout)
 }

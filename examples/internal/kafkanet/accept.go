@@ -1,4 +1,4 @@
-package server
+package kafkanet
 
 import (
 	"errors"
@@ -16,18 +16,19 @@ const (
 	acceptBackoffMax = time.Second
 )
 
-// acceptLoop accepts connections until Close. No accept error ends it: at
-// the file-descriptor limit (EMFILE), or short of kernel memory, Accept
-// fails until connections close, and Kafka, like net/http, logs the
-// failure and tries again after a pause; so does this loop, counting each
-// failure (refuseAcceptError) and logging it at most once a minute. A
-// connection past max.connections, or past max.connections.per.ip from its
-// host, is closed as soon as it is accepted, counted and logged, as Kafka
-// closes it. It returns nil after Close.
-func (s *Server) acceptLoop() error {
+// acceptLoop accepts connections from ln until Close. No accept error
+// ends it: at the file-descriptor limit (EMFILE), or short of kernel
+// memory, Accept fails until connections close, and Kafka, like net/http,
+// logs the failure and tries again after a pause; so does this loop,
+// counting each failure (refuseAcceptError) and logging it at most once a
+// minute. A connection past max.connections, or past
+// max.connections.per.ip from its host, is closed as soon as it is
+// accepted, counted and logged, as Kafka closes it. It returns nil after
+// Close.
+func (s *Server) acceptLoop(ln net.Listener) error {
 	var delay time.Duration
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			if s.isClosed() || errors.Is(err, net.ErrClosed) {
 				return nil
@@ -51,8 +52,8 @@ func (s *Server) acceptLoop() error {
 		default:
 			// Counted before the close, so that whoever sees the
 			// connection closed sees it counted.
-			s.refusals.refuse(c.remote, reason, zap.Int("max.connections", s.files.maxConnections),
-				zap.Int("max.connections.per.ip", s.cfg.MaxConnectionsPerIP))
+			s.refusals.refuse(c.remote, reason, zap.Int("max.connections", s.cfg.maxConns),
+				zap.Int("max.connections.per.ip", s.cfg.maxConnsPerIP))
 			_ = nc.Close()
 			continue
 		}
@@ -71,15 +72,15 @@ const closedReason = "closed"
 
 // admit registers c if max.connections and max.connections.per.ip allow
 // it, and returns "" then, or why not.
-func (s *Server) admit(c *conn) string {
+func (s *Server) admit(c *Conn) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.closed:
 		return closedReason
-	case len(s.conns) >= s.files.maxConnections:
+	case len(s.conns) >= s.cfg.maxConns:
 		return refuseMaxConnections
-	case s.perIP[c.host] >= s.cfg.MaxConnectionsPerIP:
+	case s.perIP[c.host] >= s.cfg.maxConnsPerIP:
 		return refuseMaxConnectionsPerIP
 	}
 	s.conns[c] = struct{}{}
@@ -89,7 +90,7 @@ func (s *Server) admit(c *conn) string {
 }
 
 // forget unregisters a connection that has ended.
-func (s *Server) forget(c *conn) {
+func (s *Server) forget(c *Conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.conns, c)
