@@ -58,9 +58,9 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	im := s.image()
-	for _, n := range s.cl.nodes {
-		if !im.Fenced(n.id) {
-			resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n.id, Host: n.host, Port: n.port})
+	for _, n := range s.brokers.Nodes() {
+		if !im.Fenced(n.ID) {
+			resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n.ID, Host: n.Host, Port: n.Port})
 		}
 	}
 	clusterID := im.ClusterID
@@ -68,7 +68,7 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 		clusterID = s.data.clusterID // before the first controller committed one
 	}
 	resp.ClusterID = &clusterID
-	resp.ControllerID, _ = s.meta.Leader()
+	resp.ControllerID, _ = s.member.Leader()
 
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, t := range im.Topics() {
@@ -96,7 +96,7 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 			// topic may well exist. LEADER_NOT_AVAILABLE makes the
 			// client ask again, where UNKNOWN_TOPIC_OR_PARTITION would
 			// have it forget the topic.
-			err = fmt.Errorf("%w: broker %d is catching up on the metadata log", errLeaderNotAvailable, s.cl.self)
+			err = fmt.Errorf("%w: broker %d is catching up on the metadata log", errLeaderNotAvailable, s.brokers.Self())
 		case errors.Is(err, metadata.ErrUnknownTopic) && autoCreate:
 			t, err = s.autoCreateTopic(r, name)
 		}
@@ -146,15 +146,13 @@ func (s *Server) createTopicAtController(r *kafkanet.Request, name string, parti
 	if err := s.data.store.CheckCreate(name, partitions); err != nil {
 		return nil, err
 	}
-	if !s.ctrl.IsActive() {
-		if s.peers != nil {
-			s.peers.createAtController(name, partitions, rf, configs)
-		}
+	if !s.ctrl().IsActive() {
+		s.member.CreateAtController(name, partitions, rf, configs)
 		return nil, fmt.Errorf("%w: %s is being created by the controller", errLeaderNotAvailable, name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 	defer cancel()
-	return s.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs})
+	return s.ctrl().CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs})
 }
 
 // errReplicationFactor is wrapped for a replication factor the broker
@@ -164,8 +162,8 @@ var errReplicationFactor = errors.New("invalid replication factor")
 // checkReplicationFactor accepts a replication factor from one to the
 // cluster's size.
 func (s *Server) checkReplicationFactor(rf int16) error {
-	if rf < 1 || int(rf) > s.cl.size() {
-		return fmt.Errorf("%w: replication factor %d, but the cluster has %d broker(s)", errReplicationFactor, rf, s.cl.size())
+	if rf < 1 || int(rf) > s.brokers.Size() {
+		return fmt.Errorf("%w: replication factor %d, but the cluster has %d broker(s)", errReplicationFactor, rf, s.brokers.Size())
 	}
 	return nil
 }

@@ -61,13 +61,13 @@ func (s *Server) handleFindCoordinator(r *kafkanet.Request) {
 			c.ErrorMessage = errorMessage(offsetsErr)
 		case req.CoordinatorType == coordinatorGroup:
 			idx := partitionFor(key, len(offsets.Partitions))
-			leader, ok := s.cl.node(offsets.Partitions[idx].Leader)
+			leader, ok := s.brokers.Node(offsets.Partitions[idx].Leader)
 			if !ok {
 				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 				c.ErrorMessage = nilIfEmpty(fmt.Sprintf("partition %d of %s has no leader", idx, offsetsTopic))
 				break
 			}
-			c.NodeID, c.Host, c.Port = leader.id, leader.host, leader.port
+			c.NodeID, c.Host, c.Port = leader.ID, leader.Host, leader.Port
 		case req.CoordinatorType == coordinatorTransaction:
 			c.ErrorCode = kerr.InvalidRequest.Code
 			c.ErrorMessage = nilIfEmpty("this broker has no transaction coordinator: transactions are not supported")

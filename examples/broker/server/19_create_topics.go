@@ -106,8 +106,8 @@ func (s *Server) createTopic(r *kafkanet.Request, validateOnly bool, rt *kmsg.Cr
 	if err := s.checkReplicationFactor(rf); err != nil {
 		return err
 	}
-	if !s.ctrl.IsActive() {
-		leader, _ := s.meta.Leader()
+	if !s.ctrl().IsActive() {
+		leader, _ := s.member.Leader()
 		return fmt.Errorf("%w: broker %d is the active controller", errNotController, leader)
 	}
 	cfg := s.data.store.TopicDefaults()
@@ -131,7 +131,7 @@ func (s *Server) createTopic(r *kafkanet.Request, validateOnly bool, rt *kmsg.Cr
 	if !validateOnly {
 		ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 		defer cancel()
-		t, err := s.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: rt.Topic, Partitions: partitions,
+		t, err := s.ctrl().CreateTopic(ctx, controller.TopicSpec{Name: rt.Topic, Partitions: partitions,
 			ReplicationFactor: rf, Configs: configs})
 		if err != nil {
 			return err
@@ -163,7 +163,7 @@ func (s *Server) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssign
 		}
 		seen[a.Partition] = true
 		rf := len(as[0].Replicas)
-		if want := s.cl.placement(a.Partition, rf); len(a.Replicas) != rf || rf > s.cl.size() || !slices.Equal(a.Replicas, want) {
+		if want := s.brokers.Placement(a.Partition, rf); len(a.Replicas) != rf || rf > s.brokers.Size() || !slices.Equal(a.Replicas, want) {
 			return fmt.Errorf("%w: partition %d on brokers %v, but this cluster places it on %v",
 				errReplicaAssignment, a.Partition, a.Replicas, want)
 		}

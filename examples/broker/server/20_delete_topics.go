@@ -50,8 +50,8 @@ func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
 			err error
 		)
 		switch {
-		case !s.ctrl.IsActive():
-			leader, _ := s.meta.Leader()
+		case !s.ctrl().IsActive():
+			leader, _ := s.member.Leader()
 			err = fmt.Errorf("%w: broker %d is the active controller", errNotController, leader)
 		case e.Topic != nil && e.TopicID != [16]byte{}:
 			err = fmt.Errorf("%w: give a topic's name or its id, not both", errInvalidRequest)
@@ -61,7 +61,7 @@ func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
 				name = *e.Topic
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
-			t, err = s.ctrl.DeleteTopic(ctx, name, metadata.TopicID(e.TopicID))
+			t, err = s.ctrl().DeleteTopic(ctx, name, metadata.TopicID(e.TopicID))
 			cancel()
 		}
 		if t != nil && err == nil {

@@ -33,7 +33,7 @@ func init() { serve(kmsg.AlterPartition, 2, 2, (*Server).handleAlterPartition) }
 func (s *Server) handleAlterPartition(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.AlterPartitionRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
-	if !s.ctrl.IsActive() {
+	if !s.ctrl().IsActive() {
 		resp.ErrorCode = kerr.NotController.Code
 		r.Respond(resp)
 		return
@@ -46,7 +46,7 @@ func (s *Server) handleAlterPartition(r *kafkanet.Request) {
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewAlterPartitionResponseTopicPartition()
 			sp.Partition = rp.Partition
-			p, err := s.ctrl.AlterPartition(ctx, metadata.TopicID(rt.TopicID), rp.Partition, req.BrokerID,
+			p, err := s.ctrl().AlterPartition(ctx, metadata.TopicID(rt.TopicID), rp.Partition, req.BrokerID,
 				rp.LeaderEpoch, rp.PartitionEpoch, rp.NewISR)
 			sp.ErrorCode = alterPartitionCode(err)
 			if err == nil {

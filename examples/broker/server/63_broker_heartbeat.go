@@ -36,11 +36,11 @@ func (s *Server) handleBrokerHeartbeat(r *kafkanet.Request) {
 	ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 	defer cancel()
 	if req.WantShutdown {
-		if err := s.ctrl.Shutdown(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
+		if err := s.ctrl().Shutdown(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
 			resp.ErrorCode = alterPartitionCode(err)
 		}
 		resp.IsFenced, resp.ShouldShutdown = true, resp.ErrorCode == 0
-	} else if err := s.ctrl.Heartbeat(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
+	} else if err := s.ctrl().Heartbeat(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
 		resp.ErrorCode = alterPartitionCode(err)
 		resp.IsFenced = true
 	}

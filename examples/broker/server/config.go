@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
 )
 
@@ -246,7 +247,7 @@ func (c *Config) validate() error {
 		return errors.New("replica.fetch.min.bytes and replica.fetch.max.bytes must be at least 1")
 	}
 	if c.Cluster != "" {
-		if _, err := parseCluster(c.Cluster, c.ControllerQuorumVoters, c.NodeID); err != nil {
+		if _, err := cluster.Parse(c.Cluster, c.ControllerQuorumVoters, c.NodeID); err != nil {
 			return err
 		}
 	}

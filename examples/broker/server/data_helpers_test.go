@@ -27,7 +27,7 @@ func createTopic(t testing.TB, s *Server, name string, partitions int32) *storag
 func createTopicErr(s *Server, name string, partitions int32) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := s.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: 1})
+	_, err := s.ctrl().CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: 1})
 	return err
 }
 
@@ -36,7 +36,7 @@ func deleteTopic(t testing.TB, s *Server, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := s.ctrl.DeleteTopic(ctx, name, metadata.TopicID{})
+	_, err := s.ctrl().DeleteTopic(ctx, name, metadata.TopicID{})
 	require.NoError(t, err)
 }
 

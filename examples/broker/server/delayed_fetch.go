@@ -123,7 +123,7 @@ func (s *Server) newDelayedFetch(r *kafkanet.Request, req *kmsg.FetchRequest) *d
 					unknown = true
 				case s.leads(p) != nil:
 					part.code = kerr.NotLeaderForPartition.Code
-				case replica >= 0 && (replica == s.cl.self || !s.isReplica(p, replica) || !knownReplica):
+				case replica >= 0 && (replica == s.brokers.Self() || !s.isReplica(p, replica) || !knownReplica):
 					// Kafka answers a fetch from a broker that holds
 					// no replica of the partition so; here also one
 					// from a replica fenced, or at another epoch.

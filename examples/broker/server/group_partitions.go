@@ -128,7 +128,7 @@ func (gp *groupPartitions) follow(im *metadata.Image) {
 	registered := s.registeredIn(im)
 	for i, p := range t.Partitions {
 		idx := int32(i)
-		leads := registered && p.Leader == s.cl.self
+		leads := registered && p.Leader == s.brokers.Self()
 		st := gp.states[idx]
 		switch {
 		case leads && st != nil && st.epoch == p.LeaderEpoch:
@@ -268,7 +268,7 @@ func (s *Server) groupError(r *kafkanet.Request, group string) *kerr.Error {
 	switch {
 	case p.Offline():
 		return kerr.CoordinatorNotAvailable
-	case p.Leader != s.cl.self || !s.registered():
+	case p.Leader != s.brokers.Self() || !s.registered():
 		return kerr.NotCoordinator
 	case !s.gparts.loadedAt(t.ID, idx, p.LeaderEpoch):
 		return kerr.CoordinatorLoadInProgress

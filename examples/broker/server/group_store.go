@@ -63,7 +63,7 @@ func (gs groupStore) append(group string, recs []kmsg.Record, minISR bool) (*sto
 		return nil, 0, 0, fmt.Errorf("%w: %v", errCoordinatorMoved, err)
 	}
 	st, _ := s.leaderState(p)
-	if st.Leader != s.cl.self {
+	if st.Leader != s.brokers.Self() {
 		return nil, 0, 0, fmt.Errorf("%w: %s-%d is not led here", errCoordinatorMoved, offsetsTopic, idx)
 	}
 	if ok, n := s.leaders.EnoughReplicas(p); minISR && !ok {

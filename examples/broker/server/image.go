@@ -1,19 +1,15 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
-	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
-	"github.com/gopurgatory/purgatory/examples/broker/metalog"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -30,74 +26,25 @@ import (
 // waiting on a broker that no longer leads the partition is answered at
 // once with NOT_LEADER_OR_FOLLOWER (delayed_produce.go, delayed_fetch.go).
 
-// raftDir is the quorum's directory in log.dirs.
-const raftDir = "__cluster_metadata"
+// image returns the cluster's metadata as this broker has applied it.
+func (s *Server) image() *metadata.Image { return s.member.Image() }
 
-// openMetadata opens the metadata log and the controller. A broker alone
-// has a local log, seeded with the topics its log dir holds, and is its
-// own controller at once; a broker of a cluster joins the quorum, and its
-// controller activates when the quorum elects it.
-func (s *Server) openMetadata() error {
-	opts := []metalog.Option{metalog.WithSelf(s.cl.self), metalog.WithLogger(s.log.Named("metalog")),
-		metalog.WithApplied(s.applied)}
-	if len(s.cl.voters) > 0 {
-		opts = append(opts, metalog.WithVoters(s.cl.voters), metalog.WithLeaderChanged(s.leaderChanged),
-			metalog.WithHeartbeatTimeout(s.cfg.ControllerElectionTimeout))
-		if s.cfg.LogDirs != "" {
-			opts = append(opts, metalog.WithDir(filepath.Join(s.cfg.LogDirs, raftDir)))
-		}
-	}
-	var err error
-	if s.meta, err = metalog.New(opts...); err != nil {
-		return err
-	}
-	if s.ctrl, err = controller.New(s.meta, s.cl.ids(), controller.WithSessionTimeout(s.cfg.BrokerSessionTimeout),
-		controller.WithClusterID(s.data.clusterID), controller.WithLogger(s.log.Named("controller")),
-		controller.WithUncleanLeaderElection(s.cfg.UncleanLeaderElection),
-		controller.WithRegisterer(s.reg)); err != nil {
-		_ = s.meta.Close()
-		return err
-	}
-	s.ctrlReady.Store(true)
-	if len(s.cl.voters) > 0 {
-		if leader, self := s.meta.Leader(); self {
-			s.leaderChanged(leader, self)
-		}
-		return nil
-	}
-	// A broker alone: its own controller, its log dir's topics its image.
-	s.ctrl.Elect()
-	rec := metadata.Record{}
+// seed is the record a broker alone starts its local metadata log with:
+// the topics its log dir holds, each partition on this broker alone. A
+// broker of a cluster has its quorum's log instead.
+func (s *Server) seed() *metadata.Record {
+	rec := &metadata.Record{}
+	self := s.brokers.Self()
 	for _, t := range s.data.store.Topics() {
 		mt := &metadata.Topic{Name: t.Name, ID: metadata.TopicID(t.ID), ReplicationFactor: t.ReplicationFactor,
 			Configs: ownConfigs(t.Config, s.data.store.TopicDefaults()), Partitions: make([]metadata.Partition, len(t.Partitions))}
 		for i := range mt.Partitions {
-			mt.Partitions[i] = metadata.Partition{Replicas: []int32{s.cl.self}, ISR: []int32{s.cl.self}, Leader: s.cl.self}
+			mt.Partitions[i] = metadata.Partition{Replicas: []int32{self}, ISR: []int32{self}, Leader: self}
 		}
 		rec.CreateTopics = append(rec.CreateTopics, mt)
 	}
-	if !rec.Empty() {
-		if _, err := s.meta.Propose(context.Background(), &rec); err != nil {
-			return err
-		}
-	}
-	return nil
+	return rec
 }
-
-// leaderChanged is the metadata log's callback: the controller follows
-// the quorum's leadership, and the heartbeats go to the new leader at once.
-func (s *Server) leaderChanged(leader int32, self bool) {
-	if !s.ctrlReady.Load() {
-		return // New is still opening the log; it asks again once ready
-	}
-	s.ctrl.LeaderChanged(leader, self)
-	if s.peers != nil {
-		s.peers.kickHeartbeat()
-	}
-}
-
-// image returns the cluster's metadata as this broker has applied it.
-func (s *Server) image() *metadata.Image { return s.meta.Image() }
 
 // partitionState returns p's replicas, leader, epochs and ISR as the image
 // has them; ok is false for a partition the image lacks (its topic
@@ -120,23 +67,17 @@ func (s *Server) replicasOf(p *storage.Partition) []int32 {
 // registration, not yet committed, is what takes it out of their ISR), and
 // a leader that lost its log must not serve, nor have a follower truncate
 // to it. A broker alone is always registered.
-func (s *Server) registered() bool { return s.registeredIn(s.image()) }
+func (s *Server) registered() bool { return s.member.Registered() }
 
 // registeredIn reports whether im has this broker registered, unfenced,
 // at its current epoch. A broker alone always is.
-func (s *Server) registeredIn(im *metadata.Image) bool {
-	if s.peers == nil {
-		return true
-	}
-	b, ok := im.Broker(s.cl.self)
-	return ok && b.Epoch == s.peers.epoch && !b.Fenced
-}
+func (s *Server) registeredIn(im *metadata.Image) bool { return s.member.RegisteredIn(im) }
 
 // leaderState is partitionState as this broker may act on it: a partition
 // it leads in the image is led by nobody here until it is registered.
 func (s *Server) leaderState(p *storage.Partition) (metadata.Partition, bool) {
 	st, ok := s.partitionState(p)
-	if ok && st.Leader == s.cl.self && !s.registered() {
+	if ok && st.Leader == s.brokers.Self() && !s.registered() {
 		st.Leader = metadata.NoLeader
 	}
 	return st, ok
@@ -152,7 +93,7 @@ func (s *Server) leads(p *storage.Partition) error {
 	switch {
 	case !ok:
 		return fmt.Errorf("%w: %s-%d is not in the metadata log here", errNotLeader, p.Topic().Name, p.Index())
-	case st.Leader != s.cl.self:
+	case st.Leader != s.brokers.Self():
 		return fmt.Errorf("%w: %s-%d is led by broker %d", errNotLeader, p.Topic().Name, p.Index(), st.Leader)
 	}
 	return nil
@@ -162,18 +103,14 @@ func (s *Server) leads(p *storage.Partition) error {
 // epoch: a produce or fetch that started under it may go on.
 func (s *Server) leadsAt(p *storage.Partition, epoch int32) bool {
 	st, ok := s.leaderState(p)
-	return ok && st.Leader == s.cl.self && st.LeaderEpoch == epoch
+	return ok && st.Leader == s.brokers.Self() && st.LeaderEpoch == epoch
 }
 
 // replicaCurrent reports whether broker id may fetch as a follower: it is
 // registered and unfenced in the image, at epoch (a fetch before v15
 // carries none: -1 is not checked). A broker alone has no followers.
 func (s *Server) replicaCurrent(id int32, epoch int64) bool {
-	if s.peers == nil {
-		return false
-	}
-	b, ok := s.image().Broker(id)
-	return ok && !b.Fenced && (epoch < 0 || b.Epoch == epoch)
+	return s.member.FollowerCurrent(id, epoch)
 }
 
 // notLeadingCode is the error of a request waiting on p that this broker
@@ -232,7 +169,7 @@ func (s *Server) applied(before, after *metadata.Image, rec *metadata.Record) {
 		// This broker's own registration came or went: it starts or
 		// stops leading what the image gives it, though no partition
 		// changed (a broker leads nothing until registered).
-		changed = append(changed, ledBy(after, s.cl.self)...)
+		changed = append(changed, ledBy(after, s.brokers.Self())...)
 	}
 	for _, c := range changed {
 		t, err := store.TopicByID(storage.TopicID(c.Topic))
@@ -335,8 +272,8 @@ func ownConfigs(cfg, defaults storage.TopicConfig) map[string]string {
 }
 
 // controllerTimeout bounds a decision's wait for the quorum.
-const controllerTimeout = 10 * time.Second
+const controllerTimeout = cluster.ControllerTimeout
 
 // IsController reports whether this broker is the active controller, for
 // tests and tools.
-func (s *Server) IsController() bool { return s.ctrl.IsActive() }
+func (s *Server) IsController() bool { return s.member.IsController() }

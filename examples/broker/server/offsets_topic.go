@@ -89,7 +89,7 @@ var offsetsTopicConfigs = map[string]string{"retention.ms": "-1", "retention.byt
 // offsetsTopicRF is offsets.topic.replication.factor, capped at the
 // cluster's size.
 func (s *Server) offsetsTopicRF() int16 {
-	return int16(min(int(s.cfg.OffsetsTopicRF), s.cl.size()))
+	return int16(min(int(s.cfg.OffsetsTopicRF), s.brokers.Size()))
 }
 
 // partitionFor returns the offsets partition of group among n: Kafka's

@@ -12,9 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
-	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
-	"github.com/gopurgatory/purgatory/examples/broker/metalog"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/purgatory"
@@ -48,17 +47,12 @@ type Server struct {
 	host string // advertised host and port
 	port int32
 
-	cl      *cluster         // the brokers, this one among them; immutable
+	brokers *cluster.Brokers // the brokers, this one among them; immutable
+	// member is this broker's membership in its cluster (package
+	// cluster): the metadata log it applies (image.go), the controller,
+	// active while this broker leads the quorum, its peers and heartbeat.
+	member  *cluster.Member
 	leaders *replica.Leaders // followers' state of the partitions this broker leads
-	peers   *peers           // the other brokers; nil for a broker alone
-
-	// meta is the cluster's metadata log, which every broker applies
-	// (image.go); ctrl the controller, active while this broker leads the
-	// quorum. ctrlReady is set once both are open: the log's leadership
-	// callback waits for it.
-	meta      *metalog.Log
-	ctrl      *controller.Controller
-	ctrlReady atomic.Bool
 
 	// groups is the group coordinator (package group), with its
 	// "Rebalance", "Heartbeat" and "OffsetExpiration" purgatories.
@@ -96,8 +90,8 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	}
 	peers := 0
 	if cfg.Cluster != "" {
-		cl, _ := parseCluster(cfg.Cluster, cfg.ControllerQuorumVoters, cfg.NodeID) // validate parsed it already
-		peers = cl.size() - 1
+		s.brokers, _ = cluster.Parse(cfg.Cluster, cfg.ControllerQuorumVoters, cfg.NodeID) // validate parsed it already
+		peers = s.brokers.Size() - 1
 	}
 	if s.files, err = planFiles(cfg, limit, peers, 0); err != nil {
 		return nil, err
@@ -147,15 +141,13 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		_ = s.durable.close()
 		return nil, err
 	}
-	if cfg.Cluster != "" {
-		// validate parsed it already.
-		s.cl, _ = parseCluster(cfg.Cluster, cfg.ControllerQuorumVoters, cfg.NodeID)
-		self, _ := s.cl.node(cfg.NodeID)
+	if s.brokers != nil {
+		self, _ := s.brokers.Node(cfg.NodeID)
 		if cfg.Listener == Default().Listener {
-			cfg.Listener = self.addr() // its --cluster entry, unless told otherwise
+			cfg.Listener = self.Addr() // its --cluster entry, unless told otherwise
 		}
 		if cfg.AdvertisedListener == "" {
-			cfg.AdvertisedListener = self.addr()
+			cfg.AdvertisedListener = self.Addr()
 		}
 		s.cfg = cfg
 	}
@@ -165,8 +157,8 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.host, s.port = s.ln.Advertised()
-	if s.cl == nil {
-		s.cl = single(node{id: cfg.NodeID, host: s.host, port: s.port})
+	if s.brokers == nil {
+		s.brokers = cluster.Single(cluster.Node{ID: cfg.NodeID, Host: s.host, Port: s.port})
 	}
 	s.leaders = replica.NewLeaders(cfg.NodeID, leaderEnv{s}, cfg.ReplicaLagTimeMax, time.Now)
 	if s.data, err = newData(cfg, log, s.durable, s.files.maxPartitions); err != nil {
@@ -175,29 +167,26 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		_ = s.durable.close()
 		return nil, err
 	}
-	if s.cl.size() > 1 {
-		if s.peers, err = newPeers(s); err != nil {
-			_ = s.ln.Close()
-			s.closePurgatories()
-			_ = errors.Join(s.data.close(), s.durable.close())
-			return nil, err
-		}
-	}
-	// The metadata log last: applying it creates topics in the store and
-	// wakes the purgatories, and its leadership callback reaches the
-	// peers.
-	if err = s.openMetadata(); err != nil {
-		if s.peers != nil {
-			s.peers.close()
-		}
+	if s.member, err = cluster.New(cluster.Config{Brokers: s.brokers, LogDirs: cfg.LogDirs, ClusterID: s.data.clusterID,
+		HeartbeatInterval: cfg.BrokerHeartbeatInterval, SessionTimeout: cfg.BrokerSessionTimeout,
+		ElectionTimeout: cfg.ControllerElectionTimeout, UncleanLeaderElection: cfg.UncleanLeaderElection,
+		Logger: log, Registerer: s.reg}); err != nil {
 		_ = s.ln.Close()
 		s.closePurgatories()
 		_ = errors.Join(s.data.close(), s.durable.close())
 		return nil, err
 	}
-	if s.peers != nil {
-		s.peers.start()
+	// The metadata log last: applying it creates topics in the store and
+	// wakes the purgatories, and its leadership callback reaches the
+	// peers.
+	if err = s.member.Open(s.applied, s.seed()); err != nil {
+		_ = s.member.Close(context.Background(), false)
+		_ = s.ln.Close()
+		s.closePurgatories()
+		_ = errors.Join(s.data.close(), s.durable.close())
+		return nil, err
 	}
+	s.startReplication()
 	// Offset commits name partitions that must exist, as Kafka checks its
 	// metadata cache: the metadata log's image.
 	s.topicExists = func(topic string, partition int32) bool {
@@ -233,8 +222,8 @@ func (s *Server) Serve() error {
 //  1. stop accepting connections; in a cluster, a controlled shutdown
 //     (controlled.shutdown.enable): the controller moves this broker's
 //     leaderships away while it still serves the connections it has
-//     (heartbeat.go); stop the peers' goroutines, the
-//     controller and the broker's member of the metadata quorum;
+//     (package cluster); stop the peers' goroutines, the controller and
+//     the broker's member of the metadata quorum;
 //  2. answer every waiting request: closing the purgatories completes each
 //     operation (a fetch with what it has, a produce with the error Kafka
 //     gives a request cut short);
@@ -248,19 +237,12 @@ func (s *Server) Close(ctx context.Context) error {
 		return nil
 	}
 	err := s.net.Close() // and the listener
-	if s.peers != nil && s.cfg.ControlledShutdown {
-		// Still serving the connections it has, but accepting no new
-		// one (a client dialing now is refused, which it retries,
-		// rather than cut off in the middle of its first request):
-		// clients follow the leaderships as they move.
-		s.peers.controlledShutdown(ctx)
-	}
-	if s.peers != nil {
-		s.peers.close() // no more replica fetches, heartbeats or ISR checks
-	}
-	// The controller, then the metadata log: nothing is applied to the
-	// store past this point.
-	err = errors.Join(err, s.ctrl.Close(), s.meta.Close())
+	// Still serving the connections it has, but accepting no new one (a
+	// client dialing now is refused, which it retries, rather than cut
+	// off in the middle of its first request): clients follow the
+	// leaderships as they move. Then no more replica fetches, heartbeats
+	// or ISR checks; nothing is applied to the store past this point.
+	err = errors.Join(err, s.member.Close(ctx, s.cfg.ControlledShutdown))
 	s.gparts.wait() // the offsets partitions being loaded
 	s.closePurgatories()
 	s.net.Drain(ctx)

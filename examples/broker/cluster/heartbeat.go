@@ -1,4 +1,4 @@
-package server
+package cluster
 
 import (
 	"context"
@@ -18,12 +18,12 @@ import (
 // when it is the leader. A broker the controller fenced (its session
 // expired during a pause) is registered again by its next heartbeat.
 func (ps *peers) heartbeat() {
-	t := time.NewTicker(ps.s.cfg.BrokerHeartbeatInterval)
+	t := time.NewTicker(ps.m.cfg.HeartbeatInterval)
 	defer t.Stop()
 	for {
 		ps.heartbeatOnce()
 		select {
-		case <-ps.ctx.Done():
+		case <-ps.m.ctx.Done():
 			return
 		case <-t.C:
 		case <-ps.kick:
@@ -44,26 +44,27 @@ func (ps *peers) heartbeatOnce() {
 	if ps.stopping.Load() {
 		return // in controlled shutdown: a heartbeat would register it again
 	}
-	ctx, cancel := context.WithTimeout(ps.ctx, ps.s.cfg.BrokerHeartbeatInterval)
+	m := ps.m
+	ctx, cancel := context.WithTimeout(m.ctx, m.cfg.HeartbeatInterval)
 	defer cancel()
-	leader, self := ps.s.meta.Leader()
+	leader, self := m.meta.Leader()
 	var err error
 	switch {
 	case leader < 0:
 		return // an election is on; the new leader's callback kicks us
 	case self:
-		err = ps.s.ctrl.Heartbeat(ctx, ps.s.cl.self, ps.epoch)
+		err = m.ctrl.Heartbeat(ctx, m.brokers.self, ps.epoch)
 	default:
 		req := kmsg.NewPtrBrokerHeartbeatRequest()
-		req.BrokerID, req.BrokerEpoch = ps.s.cl.self, ps.epoch
-		req.CurrentMetadataOffset = int64(ps.s.image().Index)
+		req.BrokerID, req.BrokerEpoch = m.brokers.self, ps.epoch
+		req.CurrentMetadataOffset = int64(m.Image().Index)
 		var resp kmsg.Response
 		if resp, err = ps.request(ctx, leader, req); err == nil {
 			err = kerr.ErrorForCode(resp.(*kmsg.BrokerHeartbeatResponse).ErrorCode)
 		}
 	}
-	if err != nil && ps.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-		ps.s.log.Info("heartbeat to the controller", zap.Int32("controller", leader), zap.Error(err))
+	if err != nil && m.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+		m.log.Info("heartbeat to the controller", zap.Int32("controller", leader), zap.Error(err))
 	}
 }
 
@@ -78,17 +79,18 @@ func (ps *peers) heartbeatOnce() {
 // anyway; a controller that cannot be reached (the quorum is gone) skips
 // it.
 func (ps *peers) controlledShutdown(ctx context.Context) {
+	m := ps.m
 	ps.stopping.Store(true)
-	ctx, cancel := context.WithTimeout(ctx, ps.s.cfg.BrokerSessionTimeout)
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout)
 	defer cancel()
-	self := ps.s.cl.self
-	leader, isLeader := ps.s.meta.Leader()
+	self := m.brokers.self
+	leader, isLeader := m.meta.Leader()
 	var err error
 	switch {
 	case leader < 0:
 		return
 	case isLeader:
-		err = ps.s.ctrl.Shutdown(ctx, self, ps.epoch)
+		err = m.ctrl.Shutdown(ctx, self, ps.epoch)
 	default:
 		req := kmsg.NewPtrBrokerHeartbeatRequest()
 		req.BrokerID, req.BrokerEpoch, req.WantShutdown = self, ps.epoch, true
@@ -98,22 +100,22 @@ func (ps *peers) controlledShutdown(ctx context.Context) {
 		}
 	}
 	if err != nil {
-		ps.s.log.Info("controlled shutdown: the controller did not fence this broker", zap.Error(err))
+		m.log.Info("controlled shutdown: the controller did not fence this broker", zap.Error(err))
 		return
 	}
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
-	for !ps.s.image().Fenced(self) {
+	for !m.Image().Fenced(self) {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
-	ps.s.log.Info("controlled shutdown: leaderships moved")
-	if ps.s.meta.IsLeader() {
-		if err := ps.s.meta.TransferLeadership(); err != nil {
-			ps.s.log.Info("controlled shutdown: handing over the metadata quorum", zap.Error(err))
+	m.log.Info("controlled shutdown: leaderships moved")
+	if m.meta.IsLeader() {
+		if err := m.meta.TransferLeadership(); err != nil {
+			m.log.Info("controlled shutdown: handing over the metadata quorum", zap.Error(err))
 		}
 	}
 }
