@@ -3,7 +3,7 @@ package server
 // Metadata: v0-v13.
 //
 // Describes the cluster from the metadata log as this broker has applied
-// it (image.go): every broker of --cluster that is not fenced (node id,
+// it (package cluster): every broker of --cluster that is not fenced (node id,
 // host and port, no rack; this broker alone without it), the active
 // controller (the quorum's leader, -1 during an election), the cluster id
 // the log holds, and each partition's replicas, leader, leader epoch and

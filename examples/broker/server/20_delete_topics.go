@@ -12,7 +12,8 @@ package server
 // A topic created again under the same name is a new topic, with a new id
 // and empty logs. Only the active controller deletes topics
 // (NOT_CONTROLLER elsewhere): it commits the deletion to the metadata log,
-// which every broker applies (image.go), answering what waited on them.
+// which every broker applies (package replica), answering what waited on
+// them.
 //
 // Not implemented: the timeout (deletion is synchronous), authorization,
 // and throttling.
@@ -26,7 +27,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
-	"github.com/gopurgatory/purgatory/examples/broker/storage"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -79,13 +79,4 @@ func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	r.Respond(resp)
-}
-
-// wakeDeleted checks the fetches and produces waiting on t's partitions:
-// each sees its partition deleted and is answered with an error now rather
-// than at its deadline.
-func (s *Server) wakeDeleted(t *storage.Topic) {
-	for _, p := range t.Partitions {
-		s.wake(p)
-	}
 }

@@ -23,6 +23,7 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -39,7 +40,7 @@ func (s *Server) handleOffsetForLeaderEpoch(r *kafkanet.Request) {
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
-		topic, terr := s.data.store.Topic(rt.Topic)
+		topic, terr := s.replicas.Store().Topic(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -66,11 +67,11 @@ func (s *Server) endOffsetForEpoch(topic *storage.Topic, replicaID int32, rp kms
 	}
 	leader := replicaID != debuggingReplicaID
 	if leader {
-		if err := s.leads(p); err != nil {
+		if err := s.replicas.Leads(p); err != nil {
 			return errorCode(err)
 		}
 	}
-	if code := epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch()); code != 0 {
+	if code := replica.EpochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch()); code != 0 {
 		return code
 	}
 	epoch, end, err := p.EndOffsetForEpoch(rp.LeaderEpoch)

@@ -15,7 +15,7 @@ package server
 // resource types are INVALID_REQUEST.
 //
 // In a cluster, a topic's own configs are in the metadata log, so every
-// broker answers the same (image.go).
+// broker answers the same (package replica applies them).
 //
 // Not implemented: synonyms (include_synonyms is ignored), documentation,
 // and authorization.

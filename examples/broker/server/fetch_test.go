@@ -103,7 +103,7 @@ func TestFetchWaitsAndIsCompletedByAProduce(t *testing.T) {
 	// A wait far longer than recv's read deadline: only the produce can
 	// answer it in time.
 	corr := consumer.Send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}))
-	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
 
 	producer := dialRaw(t, s)
 	sp := produced(t, producer.RoundTrip(produceRequest(9, 1, "f", 0, batchtest.Values(nowMs(), "wake"))))
@@ -114,7 +114,7 @@ func TestFetchWaitsAndIsCompletedByAProduce(t *testing.T) {
 	require.Equal(t, corr, consumer.Recv(resp))
 	parts := fetched(t, resp)
 	assert.Equal(t, []string{"wake"}, values(t, parts[0]))
-	assert.Zero(t, s.fetches.Delayed())
+	assert.Zero(t, s.replicas.Fetches().Delayed())
 }
 
 // With fetch.purgatory.purge.interval.requests 0, a fetch leaves the
@@ -125,8 +125,8 @@ func TestFetchPurgeIntervalZeroKeepsNothingAnswered(t *testing.T) {
 	topic := createTopic(t, s, "f", 2)
 	consumer := dialRaw(t, s)
 	corr := consumer.Send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
-	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
-	require.Equal(t, 2, s.fetches.Watched(), "under both partitions")
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
+	require.Equal(t, 2, s.replicas.Fetches().Watched(), "under both partitions")
 
 	producer := dialRaw(t, s)
 	produced(t, producer.RoundTrip(produceRequest(9, 1, "f", 0, batchtest.Values(nowMs(), "wake"))))
@@ -135,9 +135,9 @@ func TestFetchPurgeIntervalZeroKeepsNothingAnswered(t *testing.T) {
 	require.Equal(t, corr, consumer.Recv(resp))
 	// Its OnComplete wrote the answer; the lists drop it right after, on the
 	// same goroutine, with no purge.
-	require.Eventually(t, func() bool { return s.fetches.Watched() == 0 }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Watched() == 0 }, 5*time.Second, time.Millisecond,
 		"gone from both lists once answered")
-	assert.Zero(t, s.fetches.Garbage())
+	assert.Zero(t, s.replicas.Fetches().Garbage())
 }
 
 func TestFetchWaitsForMinBytesAcrossPartitions(t *testing.T) {
@@ -146,13 +146,13 @@ func TestFetchWaitsForMinBytesAcrossPartitions(t *testing.T) {
 	size := int32(len(batchtest.Values(nowMs(), "x")))
 	consumer := dialRaw(t, s)
 	corr := consumer.Send(fetchRequest(12, time.Minute, 2*size, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
-	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond)
 
 	producer := dialRaw(t, s)
 	produced(t, producer.RoundTrip(produceRequest(9, 1, "f", 0, batchtest.Values(nowMs(), "x"))))
 	// The produce checked the fetch before it answered: one batch is not
 	// min_bytes, so the fetch still waits.
-	assert.Equal(t, 1, s.fetches.Delayed())
+	assert.Equal(t, 1, s.replicas.Fetches().Delayed())
 	produced(t, producer.RoundTrip(produceRequest(9, 1, "f", 1, batchtest.Values(nowMs(), "y"))))
 
 	resp := kmsg.NewPtrFetchResponse()
@@ -174,7 +174,7 @@ func TestFetchExpires(t *testing.T) {
 	assert.Equal(t, int16(0), parts[0].ErrorCode)
 	assert.Empty(t, parts[0].RecordBatches)
 	assert.Equal(t, int64(0), parts[0].HighWatermark)
-	assert.Zero(t, s.fetches.Delayed())
+	assert.Zero(t, s.replicas.Fetches().Delayed())
 }
 
 func TestFetchOfAClientThatDisconnects(t *testing.T) {
@@ -182,13 +182,13 @@ func TestFetchOfAClientThatDisconnects(t *testing.T) {
 	topic := createTopic(t, s, "f", 3)
 	c := dialRaw(t, s)
 	c.Send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}, fetchFrom{topic, 2, 0}))
-	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond)
-	assert.Equal(t, 3, s.fetches.Watched(), "watched under each of its partitions")
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 3, s.replicas.Fetches().Watched(), "watched under each of its partitions")
 
 	require.NoError(t, c.NC.Close())
-	require.Eventually(t, func() bool { return s.fetches.Delayed() == 0 }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 0 }, 5*time.Second, time.Millisecond,
 		"the connection completes its waiting fetch when the client goes")
-	require.Eventually(t, func() bool { return s.fetches.Watched() == 0 }, 5*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Watched() == 0 }, 5*time.Second, 10*time.Millisecond,
 		"and the reaper purges it from the watcher lists once nothing waits")
 }
 
@@ -199,7 +199,7 @@ func TestFetchAnsweredWhenItsTopicIsDeleted(t *testing.T) {
 			topic := createTopic(t, s, "doomed", 1)
 			consumer := dialRaw(t, s)
 			corr := consumer.Send(fetchRequest(v, time.Minute, 1, fetchFrom{topic, 0, 0}))
-			require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond)
 
 			del := kmsg.NewPtrDeleteTopicsRequest()
 			del.SetVersion(6)
@@ -261,7 +261,7 @@ func TestFetchErrorsAnswerAtOnce(t *testing.T) {
 			require.Len(t, parts, 1)
 			assert.Equal(t, tt.want.Code, parts[0].ErrorCode, "got %v", kerr.ErrorForCode(parts[0].ErrorCode))
 			assert.Equal(t, int64(-1), parts[0].HighWatermark)
-			assert.Zero(t, s.fetches.Delayed(), "never waited")
+			assert.Zero(t, s.replicas.Fetches().Delayed(), "never waited")
 		})
 	}
 }
@@ -302,13 +302,13 @@ func TestFetchUnknownPartitionsDoNotEndTheWait(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := dialRaw(t, s)
 			corr := c.Send(fetchRequest(tt.v, time.Minute, 1, tt.missing, fetchFrom{topic, 0, next}))
-			require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond,
+			require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond,
 				"waits for data on the partition it can read")
-			s.fetches.Purge() // the entries of the fetches before, completed, stay until a purge
-			assert.Equal(t, 1, s.fetches.Watched(), "watched under that partition only")
+			s.replicas.Fetches().Purge() // the entries of the fetches before, completed, stay until a purge
+			assert.Equal(t, 1, s.replicas.Fetches().Watched(), "watched under that partition only")
 
 			appendValues(t, topic.Partitions[0], "x")
-			s.wake(topic.Partitions[0])
+			s.replicas.Wake(topic.Partitions[0])
 			next++
 			resp := kmsg.NewPtrFetchResponse()
 			resp.SetVersion(tt.v)
@@ -319,7 +319,7 @@ func TestFetchUnknownPartitionsDoNotEndTheWait(t *testing.T) {
 			assert.Equal(t, int64(-1), parts[0].HighWatermark)
 			assert.Equal(t, int16(0), parts[1].ErrorCode)
 			assert.Equal(t, []string{"x"}, values(t, parts[1]))
-			require.Eventually(t, func() bool { return s.fetches.Delayed() == 0 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 0 }, 5*time.Second, time.Millisecond)
 		})
 	}
 
@@ -441,10 +441,10 @@ func TestWaitingRequestHoldsNoBudget(t *testing.T) {
 	topic := createTopic(t, s, "quiet", 1)
 	c := dialRaw(t, s)
 	corr := c.Send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}))
-	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
 	assert.Equal(t, int64(0), s.net.QueuedBytes(), "holding none of the budget")
 	appendValues(t, topic.Partitions[0], "wake")
-	s.wake(topic.Partitions[0])
+	s.replicas.Wake(topic.Partitions[0])
 	resp := kmsg.NewPtrFetchResponse()
 	resp.SetVersion(12)
 	assert.Equal(t, corr, c.Recv(resp))

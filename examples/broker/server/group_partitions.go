@@ -125,7 +125,7 @@ func (gp *groupPartitions) follow(im *metadata.Image) {
 		return
 	}
 	gp.topic, gp.n = t.ID, len(t.Partitions)
-	registered := s.registeredIn(im)
+	registered := s.member.RegisteredIn(im)
 	for i, p := range t.Partitions {
 		idx := int32(i)
 		leads := registered && p.Leader == s.brokers.Self()

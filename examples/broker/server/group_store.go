@@ -58,15 +58,15 @@ func (gs groupStore) append(group string, recs []kmsg.Record, minISR bool) (*sto
 		return nil, 0, 0, fmt.Errorf("%w: %s does not exist", errCoordinatorMoved, offsetsTopic)
 	}
 	idx := partitionFor(group, len(t.Partitions))
-	p, err := s.data.store.Partition(offsetsTopic, idx)
+	p, err := s.replicas.Store().Partition(offsetsTopic, idx)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("%w: %v", errCoordinatorMoved, err)
 	}
-	st, _ := s.leaderState(p)
+	st, _ := s.replicas.State(p)
 	if st.Leader != s.brokers.Self() {
 		return nil, 0, 0, fmt.Errorf("%w: %s-%d is not led here", errCoordinatorMoved, offsetsTopic, idx)
 	}
-	if ok, n := s.leaders.EnoughReplicas(p); minISR && !ok {
+	if ok, n := s.replicas.EnoughReplicas(p); minISR && !ok {
 		return nil, 0, 0, fmt.Errorf("%w: %s-%d has %d in-sync replicas, min.insync.replicas is %d",
 			kerr.CoordinatorNotAvailable, offsetsTopic, idx, n, p.Topic().Config.MinISR())
 	}
@@ -119,10 +119,10 @@ func (gs groupStore) Group(sg group.StoredGroup) (group.Pending, error) {
 func (gs groupStore) replicated(p *storage.Partition, epoch int32, required int64) group.Pending {
 	s := gs.s
 	return func(done func(error)) {
-		s.leaders.AfterAppend(p) // a leader alone in its ISR moves the high watermark now
-		s.wake(p)                // followers waiting for data fetch it
+		s.replicas.AfterAppend(p) // a leader alone in its ISR moves the high watermark now
+		s.replicas.Wake(p)        // followers waiting for data fetch it
 		op := &delayedCommit{s: s, p: p, epoch: epoch, required: required, done: done}
-		if _, err := s.produces.TryCompleteElseWatch(op, s.cfg.OffsetsCommitTimeout, tp{offsetsTopic, p.Index()}); err != nil {
+		if err := s.replicas.WatchHighWatermark(op, s.cfg.OffsetsCommitTimeout, p); err != nil {
 			done(fmt.Errorf("%w: %v", errCoordinatorMoved, err)) // closing
 		}
 	}
@@ -167,7 +167,7 @@ type delayedCommit struct {
 
 func (d *delayedCommit) TryComplete() bool {
 	o, err := d.p.Offsets()
-	return err != nil || o.HighWatermark >= d.required || !d.s.leadsAt(d.p, d.epoch)
+	return err != nil || o.HighWatermark >= d.required || !d.s.replicas.LeadsAt(d.p, d.epoch)
 }
 
 // OnComplete answers: replicated, nil, unless the ISR fell below
@@ -178,10 +178,10 @@ func (d *delayedCommit) TryComplete() bool {
 func (d *delayedCommit) OnComplete() {
 	o, err := d.p.Offsets()
 	switch {
-	case err != nil, !d.s.leadsAt(d.p, d.epoch):
+	case err != nil, !d.s.replicas.LeadsAt(d.p, d.epoch):
 		d.done(errCoordinatorMoved)
 	case o.HighWatermark >= d.required:
-		if ok, _ := d.s.leaders.EnoughReplicas(d.p); !ok {
+		if ok, _ := d.s.replicas.EnoughReplicas(d.p); !ok {
 			d.done(kerr.CoordinatorNotAvailable)
 			return
 		}

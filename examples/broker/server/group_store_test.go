@@ -50,14 +50,14 @@ func TestOffsetCommitWaitsForTheHighWatermark(t *testing.T) {
 	s.handleOffsetCommit(r)
 	_, answered := tc.answer(r)
 	require.False(t, answered, "waits for the high watermark")
-	assert.Equal(t, 1, s.produces.Delayed(), "in the Produce purgatory")
+	assert.Equal(t, 1, s.replicas.Produces().Delayed(), "in the Produce purgatory")
 	assert.Equal(t, []int64{1, 2}, fetchOffsets(t, c, 8, "g", "orders", 0, 1), "pending: not visible")
 
 	o, err := p.Offsets()
 	require.NoError(t, err)
 	require.Less(t, o.HighWatermark, o.LogEnd, "the commit's record is appended")
 	p.AdvanceHighWatermark(o.LogEnd) // the followers have it
-	s.wake(p)
+	s.replicas.Wake(p)
 	assert.Equal(t, []int16{0, 0}, commitCodes(tc.await(r)))
 	assert.Equal(t, []int64{10, 11}, fetchOffsets(t, c, 8, "g", "orders", 0, 1))
 }

@@ -267,19 +267,19 @@ type delayedLogStart struct {
 // submit waits for the rewrite's replication; a leader alone in its ISR
 // has it at once.
 func (d *delayedLogStart) submit() {
-	d.s.leaders.AfterAppend(d.p)
-	if _, err := d.s.produces.TryCompleteElseWatch(d, d.s.cfg.OffsetsCommitTimeout, tp{offsetsTopic, d.p.Index()}); err != nil {
+	d.s.replicas.AfterAppend(d.p)
+	if err := d.s.replicas.WatchHighWatermark(d, d.s.cfg.OffsetsCommitTimeout, d.p); err != nil {
 		d.s.log.Debug("rewrite of an offsets partition not watched", zap.Error(err)) // closing
 	}
 }
 
 func (d *delayedLogStart) TryComplete() bool {
 	o, err := d.p.Offsets()
-	return err != nil || o.HighWatermark >= d.end || !d.s.leadsAt(d.p, d.epoch)
+	return err != nil || o.HighWatermark >= d.end || !d.s.replicas.LeadsAt(d.p, d.epoch)
 }
 
 func (d *delayedLogStart) OnComplete() {
-	if d.s.leadsAt(d.p, d.epoch) {
+	if d.s.replicas.LeadsAt(d.p, d.epoch) {
 		d.s.compactor.drop(d.p, d.epoch)
 	}
 }

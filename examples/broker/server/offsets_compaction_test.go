@@ -103,7 +103,7 @@ func pendingRewrite(t *testing.T, s *Server, p *storage.Partition) (*testConn, *
 			return tc, r, before.HighWatermark, i // the commit's 2 records, then the rewrite
 		}
 		p.AdvanceHighWatermark(after.LogEnd)
-		s.wake(p)
+		s.replicas.Wake(p)
 		require.Equal(t, []int16{0, 0}, commitCodes(tc.await(r)))
 		require.Less(t, i, int64(100), "a rewrite comes")
 	}
@@ -122,7 +122,7 @@ func TestOffsetsRewriteWithACommitPending(t *testing.T) {
 		assert.Equal(t, int64(0), o.LogStart, "the high watermark has not passed the rewrite")
 
 		p.AdvanceHighWatermark(o.LogEnd)
-		s.wake(p)
+		s.replicas.Wake(p)
 		assert.Equal(t, []int16{0, 0}, commitCodes(tc.await(r)), "the pending commit is durable")
 		o, err = p.Offsets()
 		require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -64,7 +65,7 @@ func TestProduceEveryVersion(t *testing.T) {
 	o, err := topic.Partitions[1].Offsets()
 	require.NoError(t, err)
 	assert.Equal(t, next, o.HighWatermark)
-	assert.Zero(t, s.produces.Delayed(), "acks=all on one broker completes at once")
+	assert.Zero(t, s.replicas.Produces().Delayed(), "acks=all on one broker completes at once")
 }
 
 func TestProduceErrors(t *testing.T) {
@@ -171,11 +172,11 @@ func TestProduceRefusesTransactionalBatches(t *testing.T) {
 // laggingWait is a wait on p for one offset beyond its log end: a
 // follower that has not caught up, which one broker never has, so the
 // delayed produce's real wait can be tested.
-func laggingWait(t *testing.T, p *storage.Partition) []produceWait {
+func laggingWait(t *testing.T, p *storage.Partition) []replica.ProduceWait {
 	t.Helper()
 	o, err := p.Offsets()
 	require.NoError(t, err)
-	return []produceWait{{p: p, required: o.LogEnd + 1}}
+	return []replica.ProduceWait{{Partition: p, Required: o.LogEnd + 1}}
 }
 
 func produceResponseFor(topic string) *kmsg.ProduceResponse {
@@ -192,14 +193,14 @@ func TestDelayedProduceTimesOut(t *testing.T) {
 	topic := createTopic(t, s, "p", 1)
 	tc := newTestConn(t, s)
 	r := tc.request(produceRequest(9, -1, "p", 0, nil))
-	s.awaitReplication(r, produceResponseFor("p"), laggingWait(t, topic.Partitions[0]), 50*time.Millisecond)
+	s.replicas.AwaitReplication(r, produceResponseFor("p"), laggingWait(t, topic.Partitions[0]), 50*time.Millisecond)
 	_, answered := tc.answer(r)
 	require.False(t, answered, "waits for the high watermark")
-	assert.Equal(t, 1, s.produces.Delayed())
+	assert.Equal(t, 1, s.replicas.Produces().Delayed())
 	sp := produced(t, tc.await(r))
 	assert.Equal(t, kerr.RequestTimedOut.Code, sp.ErrorCode)
 	assert.Equal(t, int64(-1), sp.BaseOffset)
-	assert.Zero(t, s.produces.Delayed())
+	assert.Zero(t, s.replicas.Produces().Delayed())
 }
 
 func TestDelayedProduceAnsweredWhenItsTopicIsDeleted(t *testing.T) {
@@ -207,8 +208,8 @@ func TestDelayedProduceAnsweredWhenItsTopicIsDeleted(t *testing.T) {
 	topic := createTopic(t, s, "doomed", 1)
 	tc := newTestConn(t, s)
 	r := tc.request(produceRequest(9, -1, "doomed", 0, nil))
-	s.awaitReplication(r, produceResponseFor("doomed"), laggingWait(t, topic.Partitions[0]), time.Minute)
-	require.Equal(t, 1, s.produces.Delayed())
+	s.replicas.AwaitReplication(r, produceResponseFor("doomed"), laggingWait(t, topic.Partitions[0]), time.Minute)
+	require.Equal(t, 1, s.replicas.Produces().Delayed())
 
 	del := kmsg.NewPtrDeleteTopicsRequest()
 	del.SetVersion(6)
@@ -217,7 +218,7 @@ func TestDelayedProduceAnsweredWhenItsTopicIsDeleted(t *testing.T) {
 	resp, answered := tc.answer(r)
 	require.True(t, answered, "answered by the deletion, before DeleteTopics returned")
 	assert.Equal(t, kerr.UnknownTopicOrPartition.Code, produced(t, resp).ErrorCode)
-	assert.Zero(t, s.produces.Delayed())
+	assert.Zero(t, s.replicas.Produces().Delayed())
 }
 
 func TestDelayedProduceAnsweredWhenTheClientGoes(t *testing.T) {
@@ -225,10 +226,10 @@ func TestDelayedProduceAnsweredWhenTheClientGoes(t *testing.T) {
 	topic := createTopic(t, s, "p", 1)
 	tc := newTestConn(t, s)
 	r := tc.request(produceRequest(9, -1, "p", 0, nil))
-	s.awaitReplication(r, produceResponseFor("p"), laggingWait(t, topic.Partitions[0]), time.Minute)
-	require.Equal(t, 1, s.produces.Delayed())
+	s.replicas.AwaitReplication(r, produceResponseFor("p"), laggingWait(t, topic.Partitions[0]), time.Minute)
+	require.Equal(t, 1, s.replicas.Produces().Delayed())
 	tc.rec.Close() // cancels the connection's context: the produce completes on its own goroutine
 	resp := tc.await(r)
 	assert.Equal(t, kerr.NotLeaderForPartition.Code, produced(t, resp).ErrorCode)
-	assert.Zero(t, s.produces.Delayed())
+	assert.Zero(t, s.replicas.Produces().Delayed())
 }

@@ -18,8 +18,9 @@ type PurgatorySize struct {
 // purgatory.
 func (s *Server) PurgatorySizes() map[string]PurgatorySize {
 	sizes := make(map[string]PurgatorySize, 5)
-	sizes[s.fetches.Name()] = PurgatorySize{Delayed: s.fetches.Delayed(), Watched: s.fetches.Watched()}
-	sizes[s.produces.Name()] = PurgatorySize{Delayed: s.produces.Delayed(), Watched: s.produces.Watched()}
+	for name, r := range s.replicas.PurgatorySizes() {
+		sizes[name] = PurgatorySize(r)
+	}
 	for name, g := range s.groups.PurgatorySizes() {
 		sizes[name] = PurgatorySize(g)
 	}

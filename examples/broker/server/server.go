@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -16,14 +15,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
-	"github.com/gopurgatory/purgatory/purgatory"
 )
-
-// tp names a topic-partition: the key fetches and produces wait under.
-type tp struct {
-	topic     string
-	partition int32
-}
 
 // Server is a Kafka-protocol broker whose every wait is an operation in a
 // purgatory: a long-poll fetch, an acks=all produce, a group join, a
@@ -33,10 +25,11 @@ type Server struct {
 	log *zap.Logger
 	reg *prometheus.Registry
 
-	fetches  *purgatory.Purgatory[tp] // Kafka's "Fetch" purgatory
-	produces *purgatory.Purgatory[tp] // Kafka's "Produce" purgatory
-	data     *data                    // topics, logs, producer ids (data.go)
-	durable  *durable                 // log.dirs, or nil: in memory (durable.go)
+	data    *data    // topics, logs, producer ids (data.go)
+	durable *durable // log.dirs, or nil: in memory (durable.go)
+	// replicas is the replica manager (package replica): the data path,
+	// its Fetch and Produce purgatories, replication.
+	replicas *replica.Manager
 
 	files fdPlan // the file-descriptor budget (limits.go); immutable
 
@@ -49,10 +42,9 @@ type Server struct {
 
 	brokers *cluster.Brokers // the brokers, this one among them; immutable
 	// member is this broker's membership in its cluster (package
-	// cluster): the metadata log it applies (image.go), the controller,
-	// active while this broker leads the quorum, its peers and heartbeat.
-	member  *cluster.Member
-	leaders *replica.Leaders // followers' state of the partitions this broker leads
+	// cluster): the metadata log it applies, the controller, active
+	// while this broker leads the quorum, its peers and heartbeat.
+	member *cluster.Member
 
 	// groups is the group coordinator (package group), with its
 	// "Rebalance", "Heartbeat" and "OffsetExpiration" purgatories.
@@ -94,16 +86,6 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		peers = s.brokers.Size() - 1
 	}
 	if s.files, err = planFiles(cfg, limit, peers, 0); err != nil {
-		return nil, err
-	}
-	popts := func(purge int) []purgatory.Option {
-		return []purgatory.Option{purgatory.WithLogger(log), purgatory.WithRegisterer(s.reg), purgatory.WithPurgeInterval(purge)}
-	}
-	if s.fetches, err = purgatory.New[tp]("Fetch", popts(cfg.FetchPurgeInterval)...); err != nil {
-		return nil, err
-	}
-	if s.produces, err = purgatory.New[tp]("Produce", popts(cfg.ProducePurgeInterval)...); err != nil {
-		_ = s.fetches.Close()
 		return nil, err
 	}
 	// The log dir first: its lock keeps out a second broker before
@@ -160,7 +142,6 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if s.brokers == nil {
 		s.brokers = cluster.Single(cluster.Node{ID: cfg.NodeID, Host: s.host, Port: s.port})
 	}
-	s.leaders = replica.NewLeaders(cfg.NodeID, leaderEnv{s}, cfg.ReplicaLagTimeMax, time.Now)
 	if s.data, err = newData(cfg, log, s.durable, s.files.maxPartitions); err != nil {
 		_ = s.ln.Close()
 		s.closePurgatories()
@@ -176,21 +157,33 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		_ = errors.Join(s.data.close(), s.durable.close())
 		return nil, err
 	}
-	// The metadata log last: applying it creates topics in the store and
-	// wakes the purgatories, and its leadership callback reaches the
-	// peers.
-	if err = s.member.Open(s.applied, s.seed()); err != nil {
+	if s.replicas, err = replica.NewManager(replica.Config{Member: s.member, Store: s.data.store,
+		FetchMaxBytes: cfg.FetchMaxBytes, LagTimeMax: cfg.ReplicaLagTimeMax,
+		FetchPurgeInterval: cfg.FetchPurgeInterval, ProducePurgeInterval: cfg.ProducePurgeInterval,
+		Fetcher: replica.FetcherConfig{WaitMax: cfg.ReplicaFetchWaitMax, MinBytes: cfg.ReplicaFetchMinBytes,
+			MaxBytes: cfg.ReplicaFetchMaxBytes, Backoff: cfg.ReplicaFetchBackoff},
+		Logger: log, Registerer: s.reg}); err != nil {
 		_ = s.member.Close(context.Background(), false)
 		_ = s.ln.Close()
 		s.closePurgatories()
 		_ = errors.Join(s.data.close(), s.durable.close())
 		return nil, err
 	}
-	s.startReplication()
+	// The metadata log last: applying it creates topics in the store and
+	// wakes the purgatories, and its leadership callback reaches the
+	// peers.
+	if err = s.member.Open(s.applied, s.replicas.Seed()); err != nil {
+		_ = s.member.Close(context.Background(), false)
+		_ = s.ln.Close()
+		s.closePurgatories()
+		_ = errors.Join(s.data.close(), s.durable.close())
+		return nil, err
+	}
+	s.replicas.Start()
 	// Offset commits name partitions that must exist, as Kafka checks its
 	// metadata cache: the metadata log's image.
 	s.topicExists = func(topic string, partition int32) bool {
-		t, err := s.image().Topic(topic)
+		t, err := s.member.Image().Topic(topic)
 		return err == nil && partition >= 0 && int(partition) < len(t.Partitions)
 	}
 	return s, nil
@@ -255,6 +248,7 @@ func (s *Server) closePurgatories() {
 	if s.groups != nil {
 		_ = s.groups.Close() // its purgatories: waiting JoinGroups get NOT_COORDINATOR
 	}
-	_ = s.produces.Close()
-	_ = s.fetches.Close()
+	if s.replicas != nil {
+		s.replicas.Close()
+	}
 }

@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"context"
@@ -13,8 +13,10 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
-// storageCodes maps the storage's errors to the Kafka error codes a client
-// acts on, in the order they are checked.
+// storageCodes maps the errors of the data path and of what it stands on
+// (storage, metadata, controller, metadata log) to the Kafka error codes a
+// client acts on, in the order they are checked. The request handlers map
+// their own first (package server).
 var storageCodes = []struct {
 	err  error
 	code *kerr.Error
@@ -34,13 +36,8 @@ var storageCodes = []struct {
 	{storage.ErrInvalidPartitions, kerr.InvalidPartitions},
 	{storage.ErrPartitionLimit, kerr.PolicyViolation},
 	{storage.ErrInvalidConfig, kerr.InvalidConfig},
-	{errReplicationFactor, kerr.InvalidReplicationFactor},
-	{errReplicaAssignment, kerr.InvalidReplicaAssignment},
-	{errInvalidRequest, kerr.InvalidRequest},
-	{errNotLeader, kerr.NotLeaderForPartition},
-	{errNotEnoughReplicas, kerr.NotEnoughReplicas},
-	{errNotController, kerr.NotController},
-	{errLeaderNotAvailable, kerr.LeaderNotAvailable},
+	{ErrNotLeader, kerr.NotLeaderForPartition},
+	{ErrNotEnoughReplicas, kerr.NotEnoughReplicas},
 	{metadata.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
 	{metadata.ErrUnknownPartition, kerr.UnknownTopicOrPartition},
 	{metadata.ErrTopicExists, kerr.TopicAlreadyExists},
@@ -51,10 +48,11 @@ var storageCodes = []struct {
 	{context.DeadlineExceeded, kerr.RequestTimedOut},
 }
 
-// errorCode returns the Kafka error code for err: 0 for nil, the mapped code
-// for a storage error, and KAFKA_STORAGE_ERROR for anything else, which can
-// only come from the log itself (Kafka's answer to a failing disk).
-func errorCode(err error) int16 {
+// ErrorCode returns the Kafka error code for err: 0 for nil, the mapped
+// code for an error of the data path, and KAFKA_STORAGE_ERROR for
+// anything else, which can only come from the log itself (Kafka's answer
+// to a failing disk).
+func ErrorCode(err error) int16 {
 	if err == nil {
 		return 0
 	}
@@ -66,33 +64,49 @@ func errorCode(err error) int16 {
 	return kerr.KafkaStorageError.Code
 }
 
-// partitionErrorCode is errorCode for a partition a client named by topic
+// PartitionErrorCode is ErrorCode for a partition a client named by topic
 // id (Fetch v13+, Produce v13+): a topic gone is UNKNOWN_TOPIC_ID there,
 // which tells the client to refresh its ids.
-func partitionErrorCode(err error, byID bool) int16 {
+func PartitionErrorCode(err error, byID bool) int16 {
 	if byID && (errors.Is(err, storage.ErrUnknownTopic) || errors.Is(err, storage.ErrDeleted)) {
 		return kerr.UnknownTopicID.Code
 	}
-	return errorCode(err)
+	return ErrorCode(err)
 }
 
-// maxErrorMessage bounds the error messages of responses: they may quote
+// EpochErrorCode checks a client's current leader epoch against the
+// partition's: -1 skips the check, a newer one is UNKNOWN_LEADER_EPOCH (the
+// client knows of a leader this broker has not heard of), an older one
+// FENCED_LEADER_EPOCH.
+func EpochErrorCode(client, partition int32) int16 {
+	switch {
+	case client < 0:
+		return 0
+	case client > partition:
+		return kerr.UnknownLeaderEpoch.Code
+	case client < partition:
+		return kerr.FencedLeaderEpoch.Code
+	}
+	return 0
+}
+
+// MaxErrorMessage bounds the error messages of responses: they may quote
 // what the client sent (a topic name), and a response must not grow with
 // it (a 1 MiB name once per partition of a produce made a 2 GB response).
-const maxErrorMessage = 512
+const MaxErrorMessage = 512
 
-// errorMessage returns err's text for the error message fields of newer
-// versions, or nil, cut to maxErrorMessage bytes.
-func errorMessage(err error) *string {
+// ErrorMessage returns err's text for the error message fields of newer
+// versions, or nil, cut to MaxErrorMessage bytes.
+func ErrorMessage(err error) *string {
 	if err == nil {
 		return nil
 	}
-	msg := truncate(err.Error(), maxErrorMessage)
+	msg := Truncate(err.Error(), MaxErrorMessage)
 	return &msg
 }
 
-// truncate cuts s to at most n bytes, marking the cut, at a rune boundary.
-func truncate(s string, n int) string {
+// Truncate cuts s to at most n bytes, marking the cut, at a rune boundary.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -1,11 +1,11 @@
-package server
+package replica
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
-	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/operation"
 )
 
@@ -18,8 +18,8 @@ import (
 // TryComplete on another goroutine writes nothing it could race with.
 type delayedFetch struct {
 	operation.State
-	s        *Server
-	r        *kafkanet.Request
+	m        *Manager
+	r        Responder
 	iso      storage.Isolation
 	minBytes int
 	maxBytes int
@@ -43,6 +43,29 @@ type fetchPart struct {
 	topic, partition int // where its answer sits in resp
 }
 
+// Fetch answers a Fetch request through r: at once when it can (min_bytes
+// readable, an error), else once it has waited in the Fetch purgatory for
+// data, its deadline, a leadership change or its client going away.
+// A follower's fetch moves the high watermark of the partitions it reads,
+// and wakes what waits on them. It runs on the request's reader
+// goroutine, and does not block.
+func (m *Manager) Fetch(r Responder, req *kmsg.FetchRequest) {
+	f := m.newDelayedFetch(r, req)
+	for _, p := range f.moved {
+		m.Wake(p)
+	}
+	if f.immediate() {
+		f.answer()
+		return
+	}
+	if _, err := m.fetches.TryCompleteElseWatchContext(r.Context(), f, millis(req.MaxWaitMillis), f.keys()...); err != nil {
+		// Not taken (the broker is closing, or the client has gone):
+		// answer with what there is.
+		m.log.Debug("fetch not delayed", zap.Error(err))
+		f.answer()
+	}
+}
+
 // newDelayedFetch resolves the partitions req names and lays out the
 // response, in request order, with the errors known already.
 //
@@ -57,11 +80,11 @@ type fetchPart struct {
 // 15s). A partition that exists but cannot be read as asked (a fenced
 // leader epoch, not the leader, an invalid isolation level) answers the
 // whole fetch at once, as Kafka's ReplicaManager does on a read error.
-func (s *Server) newDelayedFetch(r *kafkanet.Request, req *kmsg.FetchRequest) *delayedFetch {
+func (m *Manager) newDelayedFetch(r Responder, req *kmsg.FetchRequest) *delayedFetch {
 	// Kafka caps a fetch's max_bytes with fetch.max.bytes, and its
 	// min_bytes with the result.
-	maxBytes := int(min(max(req.MaxBytes, 0), s.cfg.FetchMaxBytes))
-	f := &delayedFetch{s: s, r: r, minBytes: min(int(req.MinBytes), maxBytes), maxBytes: maxBytes, byID: req.Version >= 13}
+	maxBytes := int(min(max(req.MaxBytes, 0), m.cfg.FetchMaxBytes))
+	f := &delayedFetch{m: m, r: r, minBytes: min(int(req.MinBytes), maxBytes), maxBytes: maxBytes, byID: req.Version >= 13}
 	f.resp = req.ResponseKind().(*kmsg.FetchResponse)
 	if req.SessionEpoch > 0 {
 		// An incremental fetch names a session, and the broker creates
@@ -77,7 +100,7 @@ func (s *Server) newDelayedFetch(r *kafkanet.Request, req *kmsg.FetchRequest) *d
 	// registered and unfenced in the metadata log, at the broker epoch it
 	// gives (v15+). A fetch from a fenced, unregistered or restarted
 	// replica moves neither the high watermark nor the ISR.
-	knownReplica := replica < 0 || s.replicaCurrent(replica, replicaEpoch)
+	knownReplica := replica < 0 || m.member.FollowerCurrent(replica, replicaEpoch)
 	var isoCode int16
 	switch {
 	case replica >= 0:
@@ -98,9 +121,9 @@ func (s *Server) newDelayedFetch(r *kafkanet.Request, req *kmsg.FetchRequest) *d
 			terr  error
 		)
 		if f.byID {
-			topic, terr = s.data.store.TopicByID(rt.TopicID)
+			topic, terr = m.store.TopicByID(rt.TopicID)
 		} else {
-			topic, terr = s.data.store.Topic(rt.Topic)
+			topic, terr = m.store.Topic(rt.Topic)
 		}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewFetchResponseTopicPartition()
@@ -113,17 +136,17 @@ func (s *Server) newDelayedFetch(r *kafkanet.Request, req *kmsg.FetchRequest) *d
 			case isoCode != 0:
 				part.code = isoCode
 			case terr != nil:
-				part.code = partitionErrorCode(terr, f.byID)
+				part.code = PartitionErrorCode(terr, f.byID)
 				unknown = true
 			default:
 				p, err := topic.Partition(rp.Partition)
 				switch {
 				case err != nil:
-					part.code = partitionErrorCode(err, f.byID)
+					part.code = PartitionErrorCode(err, f.byID)
 					unknown = true
-				case s.leads(p) != nil:
+				case m.Leads(p) != nil:
 					part.code = kerr.NotLeaderForPartition.Code
-				case replica >= 0 && (replica == s.brokers.Self() || !s.isReplica(p, replica) || !knownReplica):
+				case replica >= 0 && (replica == m.member.Self() || !m.isReplica(p, replica) || !knownReplica):
 					// Kafka answers a fetch from a broker that holds
 					// no replica of the partition so; here also one
 					// from a replica fenced, or at another epoch.
@@ -133,17 +156,17 @@ func (s *Server) newDelayedFetch(r *kafkanet.Request, req *kmsg.FetchRequest) *d
 					// (Kafka's updateFollowerFetchState), which may
 					// move the high watermark.
 					part.p = p
-					part.code = epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
-					if part.code == 0 && s.leaders.FollowerFetched(p, replica, rp.FetchOffset) {
+					part.code = EpochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
+					if part.code == 0 && m.leaders.FollowerFetched(p, replica, rp.FetchOffset) {
 						f.moved = append(f.moved, p)
 					}
 				default:
 					part.p = p
-					part.code = epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
+					part.code = EpochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
 				}
 			}
 			if part.p != nil {
-				state, _ := s.partitionState(part.p)
+				state, _ := m.partitionState(part.p)
 				part.epoch = state.LeaderEpoch
 			}
 			if part.code != 0 {
@@ -170,11 +193,11 @@ func (f *delayedFetch) immediate() bool {
 }
 
 // keys returns the partitions f waits on: those it reads.
-func (f *delayedFetch) keys() []tp {
-	keys := make([]tp, 0, f.reads)
+func (f *delayedFetch) keys() []TP {
+	keys := make([]TP, 0, f.reads)
 	for _, part := range f.parts {
 		if part.p != nil {
-			keys = append(keys, tp{part.p.Topic().Name, part.p.Index()})
+			keys = append(keys, keyOf(part.p))
 		}
 	}
 	return keys
@@ -192,7 +215,7 @@ func (f *delayedFetch) TryComplete() bool {
 		if part.p == nil {
 			continue // set aside with its error
 		}
-		if !f.s.leadsAt(part.p, part.epoch) {
+		if !f.m.LeadsAt(part.p, part.epoch) {
 			return true
 		}
 		n, err := part.p.Readable(part.offset, f.iso, part.maxBytes)
@@ -230,13 +253,13 @@ func (f *delayedFetch) answer() {
 			continue // its error is in the response already
 		}
 		sp := &f.resp.Topics[part.topic].Partitions[part.partition]
-		if !f.s.leadsAt(part.p, part.epoch) {
-			sp.ErrorCode = f.s.notLeadingCode(part.p, f.byID)
+		if !f.m.LeadsAt(part.p, part.epoch) {
+			sp.ErrorCode = f.m.notLeadingCode(part.p, f.byID)
 			continue
 		}
 		res, err := part.p.Read(part.offset, f.iso, min(part.maxBytes, remaining), minOne)
 		if err != nil {
-			sp.ErrorCode = partitionErrorCode(err, f.byID)
+			sp.ErrorCode = PartitionErrorCode(err, f.byID)
 			continue
 		}
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStable, res.LogStart

@@ -1,0 +1,50 @@
+package server
+
+import (
+	"github.com/gopurgatory/purgatory/examples/broker/cluster"
+	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
+)
+
+// The handlers' view of the cluster: the metadata log's image as this
+// broker has applied it and the controller, both package cluster's
+// (cluster.Member); the partitions' state as this broker may act on it,
+// package replica's.
+
+// controllerTimeout bounds a decision's wait for the quorum.
+const controllerTimeout = cluster.ControllerTimeout
+
+// image returns the cluster's metadata as this broker has applied it.
+func (s *Server) image() *metadata.Image { return s.member.Image() }
+
+// registered reports whether this broker's registration is in the image
+// at its current epoch (cluster.Member.Registered): until it is, it leads
+// nothing.
+func (s *Server) registered() bool { return s.member.Registered() }
+
+// ctrl returns this broker's controller, which decides only while active.
+func (s *Server) ctrl() *controller.Controller { return s.member.Controller() }
+
+// applied is the metadata log's callback, on its apply goroutine: the
+// storage follows each record (package replica), then the groups follow
+// their offsets partitions' leaders.
+func (s *Server) applied(before, after *metadata.Image, rec *metadata.Record) {
+	s.replicas.Apply(before, after, rec)
+	s.gparts.follow(after)
+}
+
+// IsController reports whether this broker is the active controller, for
+// tests and tools.
+func (s *Server) IsController() bool { return s.member.IsController() }
+
+// ReplicaInfo is what a broker holds of one partition: its placement,
+// leader, leader epoch and ISR as the metadata log has them here, and its
+// own replica's offsets.
+type ReplicaInfo = replica.Info
+
+// Replica returns what this broker holds of topic's partition, for tests
+// and tools that watch replication: a follower's log end, a leader's ISR.
+func (s *Server) Replica(topic string, partition int32) (ReplicaInfo, error) {
+	return s.replicas.Info(topic, partition)
+}
