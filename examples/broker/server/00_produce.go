@@ -50,9 +50,12 @@ package server
 // KIP-951 leader hints (the leader never moves).
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
@@ -83,7 +86,7 @@ func (s *Server) handleProduce(r *kafkanet.Request) {
 			} else {
 				topic, terr = s.replicas.Store().Topic(rt.Topic)
 			}
-			if terr == nil && isInternalTopic(topic.Name) {
+			if terr == nil && coordinator.IsInternal(topic.Name) {
 				terr = internalTopicError(topic.Name)
 			}
 		}
@@ -143,4 +146,10 @@ func (s *Server) handleProduce(r *kafkanet.Request) {
 	default:
 		r.Respond(resp)
 	}
+}
+
+// internalTopicError is the error a produce to an internal topic gets:
+// INVALID_TOPIC_EXCEPTION, with Kafka's message.
+func internalTopicError(name string) error {
+	return fmt.Errorf("%w: cannot append to internal topic %s", storage.ErrInvalidTopic, name)
 }

@@ -32,7 +32,7 @@ package server
 // The offsets topic, __consumer_offsets, is auto-created (by name, when
 // allowed) with offsets.topic.num.partitions partitions, as Kafka does; it
 // and Kafka's other internal names are is_internal (v1+). See
-// offsets_topic.go.
+// package coordinator.
 //
 // Not implemented: authorization. Cluster and topic authorized operations
 // (v8+) keep Kafka's "not requested" value, -2147483648, whatever the
@@ -48,6 +48,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -116,10 +117,11 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 // broker's defaults. A topic created meanwhile by another request is used.
 func (s *Server) autoCreateTopic(r *kafkanet.Request, name string) (*metadata.Topic, error) {
 	partitions, rf := s.cfg.NumPartitions, s.cfg.DefaultReplication
-	if name == offsetsTopic {
-		// Created as FindCoordinator creates it: with its own partition
-		// count, and not subject to default.replication.factor.
-		if err := s.ensureOffsetsTopic(r); err != nil {
+	if t := s.coords.Topic(name); t != nil {
+		// A coordinator's state topic (__consumer_offsets) is created as
+		// FindCoordinator creates it: with its own partition count, and
+		// not subject to default.replication.factor.
+		if err := t.Ensure(); err != nil {
 			return nil, err
 		}
 		return s.image().Topic(name)
@@ -127,7 +129,7 @@ func (s *Server) autoCreateTopic(r *kafkanet.Request, name string) (*metadata.To
 	if err := s.checkReplicationFactor(rf); err != nil {
 		return nil, err
 	}
-	t, err := s.createTopicAtController(r, name, partitions, rf, nil)
+	t, err := s.createTopicAtController(name, partitions, rf, nil)
 	if errors.Is(err, metadata.ErrTopicExists) {
 		return s.image().Topic(name)
 	}
@@ -142,7 +144,7 @@ func (s *Server) autoCreateTopic(r *kafkanet.Request, name string) (*metadata.To
 // else by asking the active controller, and answering
 // LEADER_NOT_AVAILABLE, which clients retry, until the metadata log brings
 // the topic here.
-func (s *Server) createTopicAtController(r *kafkanet.Request, name string, partitions int32, rf int16, configs map[string]string) (*metadata.Topic, error) {
+func (s *Server) createTopicAtController(name string, partitions int32, rf int16, configs map[string]string) (*metadata.Topic, error) {
 	if err := s.data.store.CheckCreate(name, partitions); err != nil {
 		return nil, err
 	}
@@ -191,7 +193,7 @@ func (s *Server) topicMetadata(im *metadata.Image, t *metadata.Topic) kmsg.Metad
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
-	mt.IsInternal = isInternalTopic(name)
+	mt.IsInternal = coordinator.IsInternal(name)
 	for i, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = int32(i)

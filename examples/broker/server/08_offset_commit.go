@@ -17,8 +17,8 @@ package server
 // is answered once that record is below the partition's high watermark,
 // waiting in the Produce purgatory as an acks=all produce does, for at
 // most offsets.commit.timeout.ms (REQUEST_TIMED_OUT past it); the
-// committed offsets are visible to OffsetFetch only then
-// (group_store.go).
+// committed offsets are visible to OffsetFetch only then (package
+// group/service, on the coordinator runtime).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -69,7 +69,7 @@ func (s *Server) handleOffsetCommit(r *kafkanet.Request) {
 		r.Respond(resp)
 		return
 	}
-	// Answered once the commit is replicated (group_store.go), from the
+	// Answered once the commit is replicated (group/service), from the
 	// goroutine that ends its wait.
 	s.groups.CommitOffsets(cr, func(errs []*kerr.Error) {
 		for i, err := range errs {

@@ -34,7 +34,7 @@ func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
 				}
 			}
 			var fetched []fetchedTopic
-			err := s.groupError(r, g.Group) // each group at its own coordinator
+			err := s.offsets.KeyError(g.Group) // each group at its own coordinator
 			if err == nil {
 				fetched, err = s.fetchOffsets(g.Group, tps, g.Topics == nil)
 			}

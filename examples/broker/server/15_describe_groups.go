@@ -30,7 +30,7 @@ func (s *Server) handleDescribeGroups(r *kafkanet.Request) {
 			d     group.Description
 			found bool
 		)
-		err := s.groupError(r, id) // each group at its own coordinator
+		err := s.offsets.KeyError(id) // each group at its own coordinator
 		if err == nil {
 			d, found, err = s.groups.DescribeGroup(id)
 		}

@@ -20,7 +20,7 @@ func (s *Server) handleDeleteGroups(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.DeleteGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 	for _, id := range req.Groups {
-		err := s.groupError(r, id) // each group at its own coordinator
+		err := s.offsets.KeyError(id) // each group at its own coordinator
 		if err == nil {
 			err = s.groups.DeleteGroups([]string{id})[0]
 		}

@@ -27,11 +27,11 @@ func (s *Server) registered() bool { return s.member.Registered() }
 func (s *Server) ctrl() *controller.Controller { return s.member.Controller() }
 
 // applied is the metadata log's callback, on its apply goroutine: the
-// storage follows each record (package replica), then the groups follow
-// their offsets partitions' leaders.
+// storage follows each record (package replica), then the coordinators
+// follow their state partitions' leaders (package coordinator).
 func (s *Server) applied(before, after *metadata.Image, rec *metadata.Record) {
 	s.replicas.Apply(before, after, rec)
-	s.gparts.follow(after)
+	s.coords.Follow(after)
 }
 
 // IsController reports whether this broker is the active controller, for

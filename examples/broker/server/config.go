@@ -35,7 +35,8 @@ type Config struct {
 	// OffsetsCompactionDeadRecords is how many dead records (offsets
 	// overwritten or deleted, groups deleted) an offsets partition holds
 	// at least before its leader rewrites the live ones and drops the
-	// rest, once they also outnumber the live (offsets_compaction.go).
+	// rest, once they also outnumber the live (package coordinator's
+	// compaction).
 	OffsetsCompactionDeadRecords int64
 	// OffsetsTopicSegmentBytes is the segment size of the offsets topic's
 	// partitions in log.dirs (offsets.topic.segment.bytes): the unit its

@@ -90,7 +90,7 @@ func TestOffsetsPartitionLoadsAgain(t *testing.T) {
 	require.Equal(t, int16(0), c.RoundTrip(del).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode)
 
 	reloadOffsets(t, s, func() {
-		assert.Equal(t, kerr.CoordinatorLoadInProgress, s.groupError(nil, "g"), "led here, not loaded")
+		assert.Equal(t, kerr.CoordinatorLoadInProgress, s.offsets.KeyError("g"), "led here, not loaded")
 		_, found, _ := s.groups.DescribeGroup("g")
 		require.False(t, found)
 	})

@@ -21,21 +21,8 @@ func compactAfter20(c *Config) { c.OffsetsCompactionDeadRecords = 20 }
 // same leader epoch, as a new leader loads it, and waits for the load.
 func reloadOffsets(t *testing.T, s *Server, between func()) {
 	t.Helper()
-	gp := s.gparts
-	gp.mu.Lock()
-	epoch := gp.states[0].epoch
-	gp.unloadLocked(0)
-	gp.publishLocked()
-	gp.mu.Unlock()
-	if between != nil {
-		between()
-	}
-	gp.mu.Lock()
-	gp.startLoadLocked(0, epoch)
-	gp.publishLocked()
-	gp.mu.Unlock()
-	gp.wait()
-	require.Nil(t, s.groupError(nil, "g"), "loaded")
+	s.offsets.Reload(0, between)
+	require.Nil(t, s.offsets.KeyError("g"), "loaded")
 }
 
 // heldRecords returns the number of records the partition holds.

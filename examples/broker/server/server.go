@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
@@ -46,25 +47,23 @@ type Server struct {
 	// while this broker leads the quorum, its peers and heartbeat.
 	member *cluster.Member
 
+	// coords is the coordinator runtime (package coordinator), which
+	// hosts the group coordinator's state on __consumer_offsets
+	// (offsets, package group/service).
+	coords  *coordinator.Runtime
+	offsets *coordinator.Topic
 	// groups is the group coordinator (package group), with its
 	// "Rebalance", "Heartbeat" and "OffsetExpiration" purgatories.
 	groups *group.Coordinator
-	// gparts is the offsets partitions this broker leads, whose groups
-	// it coordinates (group_partitions.go).
-	gparts *groupPartitions
-	// compactor bounds the offsets partitions this broker leads
-	// (offsets_compaction.go).
-	compactor *offsetsCompactor
 	// topicExists reports whether a partition exists, for OffsetCommit's
-	// UNKNOWN_TOPIC_OR_PARTITION. Nil accepts every partition: topics are
-	// the data path's; wire its registry here (see coordinator.go).
+	// UNKNOWN_TOPIC_OR_PARTITION (groups.go); nil accepts every one.
 	topicExists func(topic string, partition int32) bool
 
 	closed atomic.Bool // Close has begun
 }
 
 // New returns a broker listening on cfg's listener; Serve starts it.
-func New(cfg Config, log *zap.Logger) (*Server, error) {
+func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -72,6 +71,11 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		log = zap.NewNop()
 	}
 	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	defer func() {
+		if err != nil {
+			s.closeOpened()
+		}
+	}()
 	// The file budget first: the log dir's cache of open segments is
 	// sized by it, and a log dir too large for the limit is refused
 	// before anything is opened but its lock.
@@ -91,7 +95,6 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	// The log dir first: its lock keeps out a second broker before
 	// anything is read, and the coordinator restores its offsets from it.
 	if s.durable, err = openDurable(cfg, log, s.files.openSealed); err != nil {
-		s.closePurgatories()
 		return nil, err
 	}
 	if s.durable != nil {
@@ -100,8 +103,6 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 			s.files, err = planFiles(cfg, limit, peers, existing)
 		}
 		if err != nil {
-			s.closePurgatories()
-			_ = s.durable.close()
 			return nil, err
 		}
 	}
@@ -112,15 +113,6 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		kafkanet.WithMaxInFlight(cfg.MaxInFlightPerConn), kafkanet.WithRequestMaxBytes(cfg.SocketRequestMaxBytes),
 		kafkanet.WithReadTimeout(cfg.SocketReadTimeout), kafkanet.WithIdleTimeout(cfg.ConnectionsMaxIdle),
 		kafkanet.WithMemoryBudget(cfg.QueuedMaxRequestBytes)); err != nil {
-		s.closePurgatories()
-		_ = s.durable.close()
-		return nil, err
-	}
-	s.gparts = newGroupPartitions(s)
-	s.compactor = newOffsetsCompactor(s)
-	if s.groups, err = newCoordinator(cfg, log, s.reg, groupStore{s}, s.gparts.owns); err != nil {
-		s.closePurgatories()
-		_ = s.durable.close()
 		return nil, err
 	}
 	if s.brokers != nil {
@@ -134,8 +126,6 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		s.cfg = cfg
 	}
 	if s.ln, err = s.net.Listen(cfg.Listener, cfg.AdvertisedListener); err != nil {
-		s.closePurgatories()
-		_ = s.durable.close()
 		return nil, err
 	}
 	s.host, s.port = s.ln.Advertised()
@@ -143,18 +133,12 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		s.brokers = cluster.Single(cluster.Node{ID: cfg.NodeID, Host: s.host, Port: s.port})
 	}
 	if s.data, err = newData(cfg, log, s.durable, s.files.maxPartitions); err != nil {
-		_ = s.ln.Close()
-		s.closePurgatories()
-		_ = s.durable.close()
 		return nil, err
 	}
 	if s.member, err = cluster.New(cluster.Config{Brokers: s.brokers, LogDirs: cfg.LogDirs, ClusterID: s.data.clusterID,
 		HeartbeatInterval: cfg.BrokerHeartbeatInterval, SessionTimeout: cfg.BrokerSessionTimeout,
 		ElectionTimeout: cfg.ControllerElectionTimeout, UncleanLeaderElection: cfg.UncleanLeaderElection,
 		Logger: log, Registerer: s.reg}); err != nil {
-		_ = s.ln.Close()
-		s.closePurgatories()
-		_ = errors.Join(s.data.close(), s.durable.close())
 		return nil, err
 	}
 	if s.replicas, err = replica.NewManager(replica.Config{Member: s.member, Store: s.data.store,
@@ -163,30 +147,42 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		Fetcher: replica.FetcherConfig{WaitMax: cfg.ReplicaFetchWaitMax, MinBytes: cfg.ReplicaFetchMinBytes,
 			MaxBytes: cfg.ReplicaFetchMaxBytes, Backoff: cfg.ReplicaFetchBackoff},
 		Logger: log, Registerer: s.reg}); err != nil {
-		_ = s.member.Close(context.Background(), false)
-		_ = s.ln.Close()
-		s.closePurgatories()
-		_ = errors.Join(s.data.close(), s.durable.close())
+		return nil, err
+	}
+	s.coords = coordinator.New(coordinator.Config{Replicas: s.replicas, Member: s.member,
+		CreateTopic: s.createStateTopic, Logger: log.Named("coordinator")})
+	if s.groups, s.offsets, err = newGroupCoordinator(s.coords, cfg, log, s.reg); err != nil {
 		return nil, err
 	}
 	// The metadata log last: applying it creates topics in the store and
 	// wakes the purgatories, and its leadership callback reaches the
 	// peers.
 	if err = s.member.Open(s.applied, s.replicas.Seed()); err != nil {
-		_ = s.member.Close(context.Background(), false)
-		_ = s.ln.Close()
-		s.closePurgatories()
-		_ = errors.Join(s.data.close(), s.durable.close())
 		return nil, err
 	}
 	s.replicas.Start()
 	// Offset commits name partitions that must exist, as Kafka checks its
 	// metadata cache: the metadata log's image.
 	s.topicExists = func(topic string, partition int32) bool {
-		t, err := s.member.Image().Topic(topic)
+		t, err := s.image().Topic(topic)
 		return err == nil && partition >= 0 && int(partition) < len(t.Partitions)
 	}
 	return s, nil
+}
+
+// closeOpened closes what a New that failed had opened, last first.
+func (s *Server) closeOpened() {
+	if s.member != nil {
+		_ = s.member.Close(context.Background(), false)
+	}
+	s.closePurgatories()
+	if s.net != nil {
+		_ = s.net.Close() // and the listener
+	}
+	if s.data != nil {
+		_ = s.data.close()
+	}
+	_ = s.durable.close()
 }
 
 // Addr returns the address the broker listens on.
@@ -236,7 +232,7 @@ func (s *Server) Close(ctx context.Context) error {
 	// leaderships as they move. Then no more replica fetches, heartbeats
 	// or ISR checks; nothing is applied to the store past this point.
 	err = errors.Join(err, s.member.Close(ctx, s.cfg.ControlledShutdown))
-	s.gparts.wait() // the offsets partitions being loaded
+	s.coords.Wait() // the state partitions being loaded
 	s.closePurgatories()
 	s.net.Drain(ctx)
 	err = errors.Join(err, s.data.close(), s.durable.close())

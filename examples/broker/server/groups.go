@@ -8,38 +8,46 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/broker/group/service"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/operation"
 	"github.com/gopurgatory/purgatory/purgatory"
 )
 
-// This file wires the group coordinator (package group) to the broker; the
-// API files 08, 09, 10-16, 42 and 47 translate its requests and answers.
-//
-// Topic existence is the data path's: an offset commit to a partition
-// that does not exist is answered UNKNOWN_TOPIC_OR_PARTITION once
-// Server.topicExists is set, as Kafka's KafkaApis checks its metadata cache
-// before handing commits to the coordinator. Until then every partition is
-// accepted. Wire it in New, after the topics exist:
-//
-//	s.topicExists = func(topic string, partition int32) bool { ... }
+// This file wires the group coordinator (package group) to the broker, on
+// the coordinator runtime (package group/service); the API files 08, 09,
+// 10-16, 42 and 47 translate its requests and answers.
 
-// newCoordinator builds the group coordinator from the broker's configs,
-// with its purgatories' metrics on the broker's registry, its groups in
-// the offsets topic (store), coordinating those that owns says.
-func newCoordinator(cfg Config, log *zap.Logger, reg prometheus.Registerer, store group.OffsetStore, owns func(string) bool) (*group.Coordinator, error) {
-	opts := []group.Option{
+// offsetsTopic is the name of Kafka's offsets topic, the group
+// coordinator's state topic.
+const offsetsTopic = coordinator.OffsetsTopic
+
+// newGroupCoordinator builds the group coordinator from the broker's
+// configs, with its purgatories' metrics on the broker's registry, hosted
+// by rt on the offsets topic, which it returns too.
+func newGroupCoordinator(rt *coordinator.Runtime, cfg Config, log *zap.Logger, reg prometheus.Registerer) (*group.Coordinator, *coordinator.Topic, error) {
+	return service.New(rt, service.Config{
+		Partitions: cfg.OffsetsTopicPartitions, ReplicationFactor: cfg.OffsetsTopicRF,
+		CommitTimeout: cfg.OffsetsCommitTimeout, CompactionDeadRecords: cfg.OffsetsCompactionDeadRecords,
+	},
 		group.WithLogger(log.Named("group")),
 		group.WithRegisterer(reg),
 		group.WithInitialRebalanceDelay(cfg.GroupInitialRebalance),
 		group.WithSessionTimeouts(cfg.GroupMinSessionTimeout, cfg.GroupMaxSessionTimeout),
 		group.WithOffsetsRetention(cfg.OffsetsRetention),
 		group.WithSubscriptions(consumerSubscription),
-		group.WithOwner(owns),
-		group.WithOffsetStore(store),
-	}
-	return group.New(opts...)
+	)
+}
+
+// createStateTopic creates a coordinator's state topic for the runtime
+// (coordinator.Config.CreateTopic), as a Metadata request auto-creates a
+// topic: through this broker's controller if it is the active one, else
+// by asking it.
+func (s *Server) createStateTopic(name string, partitions int32, rf int16, configs map[string]string) error {
+	_, err := s.createTopicAtController(name, partitions, rf, configs)
+	return err
 }
 
 // consumerSubscription reads the topics of a "consumer" protocol member's
@@ -52,8 +60,11 @@ func consumerSubscription(metadata []byte) ([]string, error) {
 	return m.Topics, nil
 }
 
-// partitionExists reports whether a partition exists, as far as the broker
-// knows (see topicExists).
+// partitionExists reports whether a partition exists, as Kafka's KafkaApis
+// checks its metadata cache before handing commits to the coordinator: an
+// offset commit to one that does not is answered
+// UNKNOWN_TOPIC_OR_PARTITION. It asks Server.topicExists, which New sets
+// to look in the metadata log's image.
 func (s *Server) partitionExists(topic string, partition int32) bool {
 	return s.topicExists == nil || s.topicExists(topic, partition)
 }
