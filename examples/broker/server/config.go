@@ -104,7 +104,7 @@ type Config struct {
 	LogFlushOffsetCheckpoint time.Duration // log.flush.offset.checkpoint.interval.ms: recovery points written
 
 	// Cluster lists every broker of the cluster as
-	// id@host:port,id@host:port,... (see cluster.go); empty runs one
+	// id@host:port,id@host:port,... (see package cluster); empty runs one
 	// broker alone. This broker is the entry with NodeID.
 	Cluster string
 	// ControllerQuorumVoters gives the metadata quorum's Raft addresses
