@@ -170,26 +170,6 @@ type Responder interface {
 	RespondHolding(resp kmsg.Response, n int)
 }
 
-// PurgatorySize is what one purgatory holds.
-type PurgatorySize struct {
-	// Delayed is the number of operations waiting for their condition or
-	// deadline (Kafka's NumDelayedOperations).
-	Delayed int
-	// Watched is the number of watch entries: an operation counts once
-	// per key it waits on, until a purge drops it after it completed
-	// (Kafka's PurgatorySize).
-	Watched int
-}
-
-// PurgatorySizes returns the size of the Fetch and Produce purgatories,
-// by name. O(shards) per purgatory.
-func (m *Manager) PurgatorySizes() map[string]PurgatorySize {
-	return map[string]PurgatorySize{
-		m.fetches.Name():  {Delayed: m.fetches.Delayed(), Watched: m.fetches.Watched()},
-		m.produces.Name(): {Delayed: m.produces.Delayed(), Watched: m.produces.Watched()},
-	}
-}
-
 // Info is what a broker holds of one partition: its placement, leader,
 // leader epoch and ISR as the metadata log has them here, and its own
 // replica's offsets.
