@@ -1,12 +1,39 @@
 // Package replica is the broker's replica management (Kafka's
-// ReplicaManager and the replica side of its Partition): the leader's
-// view of its followers, the ISR and the high watermark; the follower's
-// fetcher with its truncation by leader epoch; and the AlterPartition a
-// leader sends the active controller. Package server keeps the request
-// handlers and wires this package in, through small interfaces
-// (LeaderEnv, FetcherEnv, ControllerEnv) rather than the server itself:
-// replica imports storage, metadata and controller, never server.
+// ReplicaManager and the replica side of its Partition): the data path
+// between the request handlers and the storage. Manager appends produces
+// and reads fetches on the partitions this broker leads, holds what waits
+// for them in its Fetch and Produce purgatories (delayed_fetch.go,
+// delayed_produce.go), keeps the leader's view of its followers, the ISR
+// and the high watermark (Leaders), runs the follower's fetchers with
+// their truncation by leader epoch (Fetcher), sends the AlterPartition a
+// leader asks the active controller for, and makes the storage follow the
+// metadata log (Manager.Apply). It maps the data path's errors to Kafka's
+// codes (codes.go).
 //
+// The request handlers (package server) call it; it answers them through
+// a Responder (a kafkanet.Request) and knows nothing of connections. It
+// reads the image and reaches its peers through this broker's cluster
+// membership (package cluster); Leaders, Fetcher and AlterPartition see
+// the rest of the broker through small interfaces (LeaderEnv, FetcherEnv,
+// ControllerEnv), which the Manager implements over it (env.go). replica
+// imports storage, metadata, controller and cluster, never server.
+//
+// # Waiting
+//
+// Every wait of the data path is an operation in a purgatory, keyed by
+// partition (TP). A fetch short of min_bytes waits in the Fetch purgatory
+// (Kafka's DelayedFetch) until an append makes them readable, its
+// max_wait_ms passes, or a partition can no longer be read; an acks=all
+// produce, and a coordinator's append waiting for its replication
+// (WatchHighWatermark), wait in the Produce purgatory (DelayedProduce)
+// until the high watermark passes their batch. Wake checks them again
+// after anything that can complete them: an append, the high watermark
+// moving, a leadership change, a deletion. A broker that stops leading a
+// partition, or leads it at a new leader epoch, answers those waiting on
+// it at once, NOT_LEADER_OR_FOLLOWER. An operation waiting on a client's
+// behalf is submitted with its connection's context (Responder.Context):
+// a client that goes away completes it at once.
+
 // # The leader's view
 //
 // Leaders holds, for each partition this broker leads with followers, the
@@ -16,7 +43,7 @@
 // watermark is the smallest log end among the ISR and a follower whose
 // addition is in flight, moved after each append (AfterAppend) and fetch.
 // The ISR itself is the metadata log's: the leader asks the controller to
-// change it (LeaderEnv.AskISR, which the broker implements with
+// change it (LeaderEnv.AskISR, which the Manager implements with
 // AlterPartition), shrinking it when a follower has not caught up for
 // replica.lag.time.max.ms (Shrink) and growing it when one has everything
 // below the high watermark, one change in flight per partition, ended by
@@ -38,26 +65,30 @@
 //
 // # Goroutines
 //
-// The package starts none of its own; the broker runs its methods:
+// The package starts none of its own; it runs on these:
 //
-//   - Fetcher.Run, on one goroutine per other broker, until its context
-//     is done;
-//   - Leaders.Shrink, on the broker's ISR check, every
-//     replica.lag.time.max.ms / 2;
-//   - AlterPartition, on a goroutine the broker starts for each ISR
-//     change LeaderEnv.AskISR sends, which then calls Followers.Done;
-//   - Leaders.FollowerFetched, EnoughReplicas and AfterAppend, on the
-//     request handlers' goroutines (a follower's Fetch, a Produce), on
-//     whichever goroutine completes a delayed produce (EnoughReplicas),
-//     and on the metadata log's apply goroutine (AfterAppend, when a
-//     record changes a partition).
+//   - the request handlers' (connections' readers): Append, Fetch,
+//     AwaitReplication, and Leaders.FollowerFetched for a follower's
+//     fetch;
+//   - whichever goroutine completes a delayed operation (an appender's,
+//     the purgatory's timer, a closing connection's): OnComplete reads the
+//     logs and answers;
+//   - the metadata log's apply goroutine: Apply, which calls Wake and
+//     Leaders.AfterAppend;
+//   - in a cluster, goroutines of cluster.Member's (Member.Go, stopped by
+//     its Close) that Start starts: Fetcher.Run, one per other broker;
+//     the ISR check, Leaders.Shrink every replica.lag.time.max.ms / 2;
+//     and, for each ISR change LeaderEnv.AskISR sends, AlterPartition,
+//     which then calls Followers.Done.
 //
 // # Lock order
 //
-// Leaders.mu, then a Followers' mu, then the storage Partition's lock
-// (taken inside its methods). LeaderEnv.AskISR is called with a
-// Followers' mu held: it starts the request and returns, and must not
-// call back into Leaders or Followers. The Fetcher holds no lock of its
-// own. No purgatory is called with any of these held: the caller wakes
-// what waits on a partition after the call returns.
+// An operation's lock (around TryComplete, which reads the logs and the
+// image), then Leaders.mu, then a Followers' mu, then the storage
+// Partition's lock (taken inside its methods). LeaderEnv.AskISR is
+// called with a Followers' mu held: it starts the request and returns,
+// and must not call back into Leaders or Followers. The Fetcher holds no
+// lock of its own. No purgatory is called with any of these held: Wake
+// runs after the call that moved a partition returns. The metadata log's
+// lock (metalog.Log.mu) comes before all of them: Apply runs under it.
 package replica

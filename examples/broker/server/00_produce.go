@@ -33,7 +33,8 @@ package server
 // high watermark passes its batch, or at timeout_ms with REQUEST_TIMED_OUT.
 // On one broker, or a leader alone in its ISR, the high watermark is the
 // log end as soon as the batch is appended, so it completes at once; with
-// followers it completes when their fetches have moved it (replication.go).
+// followers it completes when their fetches have moved it (package
+// replica).
 // With acks=all, a partition whose ISR is smaller than min.insync.replicas
 // (the topic's, else the broker's) is NOT_ENOUGH_REPLICAS and nothing is
 // appended; if the ISR shrinks below it while the produce waits, it is
@@ -54,17 +55,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.Produce, 3, 13, (*Server).handleProduce) }
 
-func (s *Server) handleProduce(r *request) {
-	req := r.kreq.(*kmsg.ProduceRequest)
+func (s *Server) handleProduce(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	var (
-		waits  []produceWait // partitions appended to, for acks=all
+		waits  []replica.ProduceWait // partitions appended to, for acks=all
 		failed bool
 	)
 	for ti := range req.Topics {
@@ -78,11 +82,11 @@ func (s *Server) handleProduce(r *request) {
 		)
 		if validAcks {
 			if byID {
-				topic, terr = s.data.store.TopicByID(rt.TopicID)
+				topic, terr = s.replicas.Store().TopicByID(rt.TopicID)
 			} else {
-				topic, terr = s.data.store.Topic(rt.Topic)
+				topic, terr = s.replicas.Store().Topic(rt.Topic)
 			}
-			if terr == nil && isInternalTopic(topic.Name) {
+			if terr == nil && coordinator.IsInternal(topic.Name) {
 				terr = internalTopicError(topic.Name)
 			}
 		}
@@ -100,32 +104,20 @@ func (s *Server) handleProduce(r *request) {
 				if p, err = topic.Partition(rp.Partition); err != nil {
 					break
 				}
-				if err = s.leads(p); err != nil {
-					break
-				}
-				state, _ := s.partitionState(p) // the leader epoch the produce waits under
-				if req.Acks == -1 {
-					if ok, n := s.leaders.EnoughReplicas(p); !ok {
-						err = fmt.Errorf("%w: %s-%d has %d, min.insync.replicas is %d", errNotEnoughReplicas,
-							topic.Name, p.Index(), n, p.Topic().Config.MinISR())
-						break
-					}
-				}
-				var res storage.AppendResult
-				if res, err = p.Append(rp.Records); err != nil {
-					s.refuseData(r, err)
+				var (
+					res  storage.AppendResult
+					wait replica.ProduceWait
+				)
+				if res, wait, err = s.replicas.Append(p, rp.Records, req.Acks == -1); err != nil {
+					refuseData(r, err)
 					break
 				}
 				sp.BaseOffset, sp.LogStartOffset = res.BaseOffset, res.LogStartOffset
-				if !res.Duplicate {
-					s.leaders.AfterAppend(p) // a leader alone in its ISR moves the high watermark now
-					s.wake(p)
-				}
-				waits = append(waits, produceWait{p: p, epoch: state.LeaderEpoch, required: res.LastOffset + 1,
-					topic: ti, partition: len(st.Partitions)})
+				wait.TopicIndex, wait.PartitionIndex = ti, len(st.Partitions)
+				waits = append(waits, wait)
 			}
 			if err != nil {
-				sp.ErrorCode = partitionErrorCode(err, byID)
+				sp.ErrorCode = replica.PartitionErrorCode(err, byID)
 				if err != terr || len(st.Partitions) == 0 {
 					// A topic's error is said once, in its first
 					// partition's message, not repeated in every one
@@ -145,13 +137,19 @@ func (s *Server) handleProduce(r *request) {
 
 	switch {
 	case req.Acks == 0 && failed:
-		r.hangUp()
+		r.HangUp()
 	case req.Acks == 0:
-		r.noResponse()
+		r.NoResponse()
 	case req.Acks == -1 && len(waits) > 0:
 		// Kafka waits only if some partition was appended to.
-		s.awaitReplication(r, resp, waits, millis(req.TimeoutMillis))
+		s.replicas.AwaitReplication(r, resp, waits, msDuration(req.TimeoutMillis))
 	default:
-		r.respond(resp)
+		r.Respond(resp)
 	}
+}
+
+// internalTopicError is the error a produce to an internal topic gets:
+// INVALID_TOPIC_EXCEPTION, with Kafka's message.
+func internalTopicError(name string) error {
+	return fmt.Errorf("%w: cannot append to internal topic %s", storage.ErrInvalidTopic, name)
 }

@@ -29,7 +29,7 @@ package server
 // completed by its connection, so nothing is left waiting. A partition
 // that fails to be read (out of range, fenced) answers at once; an unknown
 // topic, topic id or partition is answered with its error without cutting
-// the wait for the others, as in Kafka (see newDelayedFetch), and a fetch
+// the wait for the others, as in Kafka (see replica.Manager.Fetch), and a fetch
 // of nothing but unknown partitions answers at once.
 //
 // Fetch sessions (KIP-227, v7+): none is created. A full fetch (epoch 0 or
@@ -40,7 +40,7 @@ package server
 // A partition this broker does not lead is NOT_LEADER_OR_FOLLOWER.
 //
 // Replica fetches (replica_id >= 0, or replica_state from v15) come from
-// followers (replication.go): they read up to the log end, whatever the
+// followers (package replica): they read up to the log end, whatever the
 // isolation level, and wait in the same purgatory for an append; the fetch
 // offset of each partition is the follower's log end offset, which may
 // move the high watermark. A broker that holds no replica of the
@@ -54,25 +54,12 @@ package server
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch) }
 
-func (s *Server) handleFetch(r *request) {
-	req := r.kreq.(*kmsg.FetchRequest)
-	f := s.newDelayedFetch(r, req)
-	for _, p := range f.moved {
-		s.wake(p)
-	}
-	if f.immediate() {
-		f.answer()
-		return
-	}
-	if err := wait(r, s.fetches, f, millis(req.MaxWaitMillis), f.keys()); err != nil {
-		// Not taken (the broker is closing, or the client has gone):
-		// answer with what there is.
-		r.log().Debug("fetch not delayed", zap.Error(err))
-		f.answer()
-	}
+func (s *Server) handleFetch(r *kafkanet.Request) {
+	s.replicas.Fetch(r, r.Msg.(*kmsg.FetchRequest))
 }

@@ -23,10 +23,11 @@ package server
 import (
 	"fmt"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.ListOffsets, 1, 11, (*Server).handleListOffsets) }
@@ -41,8 +42,8 @@ const (
 	listEarliestPending = -6
 )
 
-func (s *Server) handleListOffsets(r *request) {
-	req := r.kreq.(*kmsg.ListOffsetsRequest)
+func (s *Server) handleListOffsets(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	iso := storage.ReadUncommitted
 	var isoErr error
@@ -54,16 +55,16 @@ func (s *Server) handleListOffsets(r *request) {
 	case req.IsolationLevel != 0:
 		isoErr = fmt.Errorf("%w: isolation level %d", errInvalidRequest, req.IsolationLevel)
 	}
-	listed := make(map[tp]int)
+	listed := make(map[replica.TP]int)
 	for _, rt := range req.Topics {
 		for _, rp := range rt.Partitions {
-			listed[tp{rt.Topic, rp.Partition}]++
+			listed[replica.TP{Topic: rt.Topic, Partition: rp.Partition}]++
 		}
 	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
-		topic, terr := s.data.store.Topic(rt.Topic)
+		topic, terr := s.replicas.Store().Topic(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -73,16 +74,16 @@ func (s *Server) handleListOffsets(r *request) {
 			)
 			switch {
 			case err != nil:
-			case listed[tp{rt.Topic, rp.Partition}] > 1:
+			case listed[replica.TP{Topic: rt.Topic, Partition: rp.Partition}] > 1:
 				err = fmt.Errorf("%w: partition %s-%d is listed more than once", errInvalidRequest, rt.Topic, rp.Partition)
 			case terr != nil:
 				err = terr
 			default:
 				if p, err = topic.Partition(rp.Partition); err == nil {
-					err = s.leads(p)
+					err = s.replicas.Leads(p)
 				}
 				if err == nil {
-					sp.ErrorCode = epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
+					sp.ErrorCode = replica.EpochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
 					if sp.ErrorCode == 0 {
 						err = listOffset(p, rp.Timestamp, iso, &sp)
 					}
@@ -95,7 +96,7 @@ func (s *Server) handleListOffsets(r *request) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }
 
 // listOffset answers one partition's query into sp, whose offset,
@@ -134,20 +135,4 @@ func listOffset(p *storage.Partition, ts int64, iso storage.Isolation, sp *kmsg.
 	}
 	sp.Offset, sp.Timestamp, sp.LeaderEpoch = offset, timestamp, p.LeaderEpoch()
 	return nil
-}
-
-// epochErrorCode checks a client's current leader epoch against the
-// partition's: -1 skips the check, a newer one is UNKNOWN_LEADER_EPOCH (the
-// client knows of a leader this broker has not heard of), an older one
-// FENCED_LEADER_EPOCH.
-func epochErrorCode(client, partition int32) int16 {
-	switch {
-	case client < 0:
-		return 0
-	case client > partition:
-		return kerr.UnknownLeaderEpoch.Code
-	case client < partition:
-		return kerr.FencedLeaderEpoch.Code
-	}
-	return 0
 }

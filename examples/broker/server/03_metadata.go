@@ -3,7 +3,7 @@ package server
 // Metadata: v0-v13.
 //
 // Describes the cluster from the metadata log as this broker has applied
-// it (image.go): every broker of --cluster that is not fenced (node id,
+// it (package cluster): every broker of --cluster that is not fenced (node id,
 // host and port, no rack; this broker alone without it), the active
 // controller (the quorum's leader, -1 during an election), the cluster id
 // the log holds, and each partition's replicas, leader, leader epoch and
@@ -32,7 +32,7 @@ package server
 // The offsets topic, __consumer_offsets, is auto-created (by name, when
 // allowed) with offsets.topic.num.partitions partitions, as Kafka does; it
 // and Kafka's other internal names are is_internal (v1+). See
-// offsets_topic.go.
+// package coordinator.
 //
 // Not implemented: authorization. Cluster and topic authorized operations
 // (v8+) keep Kafka's "not requested" value, -2147483648, whatever the
@@ -48,18 +48,20 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.Metadata, 0, 13, (*Server).handleMetadata) }
 
-func (s *Server) handleMetadata(r *request) {
-	req := r.kreq.(*kmsg.MetadataRequest)
+func (s *Server) handleMetadata(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	im := s.image()
-	for _, n := range s.cl.nodes {
-		if !im.Fenced(n.id) {
-			resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n.id, Host: n.host, Port: n.port})
+	for _, n := range s.brokers.Nodes() {
+		if !im.Fenced(n.ID) {
+			resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n.ID, Host: n.Host, Port: n.Port})
 		}
 	}
 	clusterID := im.ClusterID
@@ -67,13 +69,13 @@ func (s *Server) handleMetadata(r *request) {
 		clusterID = s.data.clusterID // before the first controller committed one
 	}
 	resp.ClusterID = &clusterID
-	resp.ControllerID, _ = s.meta.Leader()
+	resp.ControllerID, _ = s.member.Leader()
 
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, t := range im.Topics() {
 			resp.Topics = append(resp.Topics, s.topicMetadata(im, t))
 		}
-		r.respond(resp)
+		r.Respond(resp)
 		return
 	}
 	autoCreate := s.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
@@ -95,7 +97,7 @@ func (s *Server) handleMetadata(r *request) {
 			// topic may well exist. LEADER_NOT_AVAILABLE makes the
 			// client ask again, where UNKNOWN_TOPIC_OR_PARTITION would
 			// have it forget the topic.
-			err = fmt.Errorf("%w: broker %d is catching up on the metadata log", errLeaderNotAvailable, s.cl.self)
+			err = fmt.Errorf("%w: broker %d is catching up on the metadata log", errLeaderNotAvailable, s.brokers.Self())
 		case errors.Is(err, metadata.ErrUnknownTopic) && autoCreate:
 			t, err = s.autoCreateTopic(r, name)
 		}
@@ -108,17 +110,18 @@ func (s *Server) handleMetadata(r *request) {
 		}
 		resp.Topics = append(resp.Topics, s.topicMetadata(s.image(), t))
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }
 
 // autoCreateTopic creates a topic a metadata request named, with the
 // broker's defaults. A topic created meanwhile by another request is used.
-func (s *Server) autoCreateTopic(r *request, name string) (*metadata.Topic, error) {
+func (s *Server) autoCreateTopic(r *kafkanet.Request, name string) (*metadata.Topic, error) {
 	partitions, rf := s.cfg.NumPartitions, s.cfg.DefaultReplication
-	if name == offsetsTopic {
-		// Created as FindCoordinator creates it: with its own partition
-		// count, and not subject to default.replication.factor.
-		if err := s.ensureOffsetsTopic(r); err != nil {
+	if t := s.coords.Topic(name); t != nil {
+		// A coordinator's state topic (__consumer_offsets) is created as
+		// FindCoordinator creates it: with its own partition count, and
+		// not subject to default.replication.factor.
+		if err := t.Ensure(); err != nil {
 			return nil, err
 		}
 		return s.image().Topic(name)
@@ -126,12 +129,12 @@ func (s *Server) autoCreateTopic(r *request, name string) (*metadata.Topic, erro
 	if err := s.checkReplicationFactor(rf); err != nil {
 		return nil, err
 	}
-	t, err := s.createTopicAtController(r, name, partitions, rf, nil)
+	t, err := s.createTopicAtController(name, partitions, rf, nil)
 	if errors.Is(err, metadata.ErrTopicExists) {
 		return s.image().Topic(name)
 	}
 	if err == nil {
-		r.log().Info("auto-created topic", zap.String("topic", name), zap.Int32("partitions", partitions))
+		r.Logger().Info("auto-created topic", zap.String("topic", name), zap.Int32("partitions", partitions))
 	}
 	return t, err
 }
@@ -141,19 +144,17 @@ func (s *Server) autoCreateTopic(r *request, name string) (*metadata.Topic, erro
 // else by asking the active controller, and answering
 // LEADER_NOT_AVAILABLE, which clients retry, until the metadata log brings
 // the topic here.
-func (s *Server) createTopicAtController(r *request, name string, partitions int32, rf int16, configs map[string]string) (*metadata.Topic, error) {
+func (s *Server) createTopicAtController(name string, partitions int32, rf int16, configs map[string]string) (*metadata.Topic, error) {
 	if err := s.data.store.CheckCreate(name, partitions); err != nil {
 		return nil, err
 	}
-	if !s.ctrl.IsActive() {
-		if s.peers != nil {
-			s.peers.createAtController(name, partitions, rf, configs)
-		}
+	if !s.ctrl().IsActive() {
+		s.member.CreateAtController(name, partitions, rf, configs)
 		return nil, fmt.Errorf("%w: %s is being created by the controller", errLeaderNotAvailable, name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 	defer cancel()
-	return s.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs})
+	return s.ctrl().CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs})
 }
 
 // errReplicationFactor is wrapped for a replication factor the broker
@@ -163,8 +164,8 @@ var errReplicationFactor = errors.New("invalid replication factor")
 // checkReplicationFactor accepts a replication factor from one to the
 // cluster's size.
 func (s *Server) checkReplicationFactor(rf int16) error {
-	if rf < 1 || int(rf) > s.cl.size() {
-		return fmt.Errorf("%w: replication factor %d, but the cluster has %d broker(s)", errReplicationFactor, rf, s.cl.size())
+	if rf < 1 || int(rf) > s.brokers.Size() {
+		return fmt.Errorf("%w: replication factor %d, but the cluster has %d broker(s)", errReplicationFactor, rf, s.brokers.Size())
 	}
 	return nil
 }
@@ -192,7 +193,7 @@ func (s *Server) topicMetadata(im *metadata.Image, t *metadata.Topic) kmsg.Metad
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
-	mt.IsInternal = isInternalTopic(name)
+	mt.IsInternal = coordinator.IsInternal(name)
 	for i, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = int32(i)

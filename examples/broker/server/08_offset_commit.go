@@ -17,20 +17,21 @@ package server
 // is answered once that record is below the partition's high watermark,
 // waiting in the Produce purgatory as an acks=all produce does, for at
 // most offsets.commit.timeout.ms (REQUEST_TIMED_OUT past it); the
-// committed offsets are visible to OffsetFetch only then
-// (group_store.go).
+// committed offsets are visible to OffsetFetch only then (package
+// group/service, on the coordinator runtime).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.OffsetCommit, 1, 9, groupRouted((*Server).handleOffsetCommit)) }
 
-func (s *Server) handleOffsetCommit(r *request) {
-	req := r.kreq.(*kmsg.OffsetCommitRequest)
+func (s *Server) handleOffsetCommit(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.OffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	cr := group.CommitRequest{
 		Group: req.Group, MemberID: req.MemberID, InstanceID: orEmpty(req.InstanceID),
@@ -65,15 +66,15 @@ func (s *Server) handleOffsetCommit(r *request) {
 		}
 	}
 	if len(cr.Offsets) == 0 {
-		r.respond(resp)
+		r.Respond(resp)
 		return
 	}
-	// Answered once the commit is replicated (group_store.go), from the
+	// Answered once the commit is replicated (group/service), from the
 	// goroutine that ends its wait.
 	s.groups.CommitOffsets(cr, func(errs []*kerr.Error) {
 		for i, err := range errs {
 			committed[i].ErrorCode = group.Code(err)
 		}
-		r.respond(resp)
+		r.Respond(resp)
 	})
 }

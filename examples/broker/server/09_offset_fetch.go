@@ -17,12 +17,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.OffsetFetch, 1, 9, groupRouted((*Server).handleOffsetFetch)) }
 
-func (s *Server) handleOffsetFetch(r *request) {
-	req := r.kreq.(*kmsg.OffsetFetchRequest)
+func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.OffsetFetchRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {
 		for _, g := range req.Groups {
@@ -33,7 +34,7 @@ func (s *Server) handleOffsetFetch(r *request) {
 				}
 			}
 			var fetched []fetchedTopic
-			err := s.groupError(r, g.Group) // each group at its own coordinator
+			err := s.offsets.KeyError(g.Group) // each group at its own coordinator
 			if err == nil {
 				fetched, err = s.fetchOffsets(g.Group, tps, g.Topics == nil)
 			}
@@ -51,7 +52,7 @@ func (s *Server) handleOffsetFetch(r *request) {
 			}
 			resp.Groups = append(resp.Groups, rg)
 		}
-		r.respond(resp)
+		r.Respond(resp)
 		return
 	}
 
@@ -78,7 +79,7 @@ func (s *Server) handleOffsetFetch(r *request) {
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }
 
 // fetchedTopic is one topic's offsets, whichever the version.

@@ -3,14 +3,14 @@ package server
 // FindCoordinator: v0-v6.
 //
 // A group key (type 0, the only type before v1) is answered with the
-// leader of the group's partition of the offsets topic (partitionFor,
-// offsets_topic.go): its node id, host and port. The topic is created
+// leader of the group's partition of the offsets topic
+// (coordinator.PartitionFor): its node id, host and port. The topic is created
 // first if it does not exist, as Kafka does; until it exists, or while the
 // partition has no leader or its leader is not a broker this one knows,
 // the key is answered COORDINATOR_NOT_AVAILABLE, which clients retry. The
 // leader may still be loading the partition: it answers the group's
 // requests COORDINATOR_LOAD_IN_PROGRESS until it is done
-// (group_partitions.go), and any other broker answers them
+// (package coordinator), and any other broker answers them
 // NOT_COORDINATOR. v4+ batches keys (KIP-699), each answered on its own.
 // Transactions are out of scope: a transactional id (type 1) is answered
 // INVALID_REQUEST with a message saying that this broker has no
@@ -25,7 +25,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.FindCoordinator, 0, 6, (*Server).handleFindCoordinator) }
@@ -35,8 +37,8 @@ const (
 	coordinatorTransaction = 1
 )
 
-func (s *Server) handleFindCoordinator(r *request) {
-	req := r.kreq.(*kmsg.FindCoordinatorRequest)
+func (s *Server) handleFindCoordinator(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.FindCoordinatorRequest)
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	keys := req.CoordinatorKeys
 	if req.Version < 4 {
@@ -47,7 +49,7 @@ func (s *Server) handleFindCoordinator(r *request) {
 		offsetsErr error
 	)
 	if req.CoordinatorType == coordinatorGroup {
-		if offsetsErr = s.ensureOffsetsTopic(r); offsetsErr == nil {
+		if offsetsErr = s.offsets.Ensure(); offsetsErr == nil {
 			offsets, offsetsErr = s.image().Topic(offsetsTopic)
 		}
 	}
@@ -59,14 +61,14 @@ func (s *Server) handleFindCoordinator(r *request) {
 			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			c.ErrorMessage = errorMessage(offsetsErr)
 		case req.CoordinatorType == coordinatorGroup:
-			idx := partitionFor(key, len(offsets.Partitions))
-			leader, ok := s.cl.node(offsets.Partitions[idx].Leader)
+			idx := coordinator.PartitionFor(key, len(offsets.Partitions))
+			leader, ok := s.brokers.Node(offsets.Partitions[idx].Leader)
 			if !ok {
 				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 				c.ErrorMessage = nilIfEmpty(fmt.Sprintf("partition %d of %s has no leader", idx, offsetsTopic))
 				break
 			}
-			c.NodeID, c.Host, c.Port = leader.id, leader.host, leader.port
+			c.NodeID, c.Host, c.Port = leader.ID, leader.Host, leader.Port
 		case req.CoordinatorType == coordinatorTransaction:
 			c.ErrorCode = kerr.InvalidRequest.Code
 			c.ErrorMessage = nilIfEmpty("this broker has no transaction coordinator: transactions are not supported")
@@ -85,5 +87,5 @@ func (s *Server) handleFindCoordinator(r *request) {
 		resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port
 		resp.Coordinators = nil
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }

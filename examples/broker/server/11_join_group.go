@@ -17,18 +17,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.JoinGroup, 0, 9, groupRouted((*Server).handleJoinGroup)) }
 
-func (s *Server) handleJoinGroup(r *request) {
-	req := r.kreq.(*kmsg.JoinGroupRequest)
+func (s *Server) handleJoinGroup(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.JoinGroupRequest)
 	jr := group.JoinRequest{
 		Group:                  req.Group,
 		MemberID:               req.MemberID,
 		InstanceID:             orEmpty(req.InstanceID),
-		ClientID:               r.clientID,
-		ClientHost:             r.clientHost(),
+		ClientID:               r.ClientID,
+		ClientHost:             clientHost(r),
 		ProtocolType:           req.ProtocolType,
 		SessionTimeout:         msDuration(req.SessionTimeoutMillis),
 		RebalanceTimeout:       msDuration(req.RebalanceTimeoutMillis),
@@ -57,6 +58,6 @@ func (s *Server) handleJoinGroup(r *request) {
 			rm.MemberID, rm.InstanceID, rm.ProtocolMetadata = m.MemberID, nilIfEmpty(m.InstanceID), m.Metadata
 			resp.Members = append(resp.Members, rm)
 		}
-		r.respond(resp)
+		r.Respond(resp)
 	}, groupWaiter{r})
 }

@@ -11,15 +11,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.Heartbeat, 0, 4, groupRouted((*Server).handleHeartbeat)) }
 
-func (s *Server) handleHeartbeat(r *request) {
-	req := r.kreq.(*kmsg.HeartbeatRequest)
+func (s *Server) handleHeartbeat(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.HeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 	resp.ErrorCode = group.Code(s.groups.Heartbeat(group.HeartbeatRequest{
 		Group: req.Group, MemberID: req.MemberID, InstanceID: orEmpty(req.InstanceID), Generation: req.Generation,
 	}))
-	r.respond(resp)
+	r.Respond(resp)
 }

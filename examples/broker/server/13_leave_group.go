@@ -11,12 +11,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.LeaveGroup, 0, 5, groupRouted((*Server).handleLeaveGroup)) }
 
-func (s *Server) handleLeaveGroup(r *request) {
-	req := r.kreq.(*kmsg.LeaveGroupRequest)
+func (s *Server) handleLeaveGroup(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.LeaveGroupRequest)
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 	var members []group.MemberIdentity
 	if req.Version < 3 {
@@ -32,7 +33,7 @@ func (s *Server) handleLeaveGroup(r *request) {
 		if gerr == nil && len(errs) == 1 {
 			resp.ErrorCode = group.Code(errs[0])
 		}
-		r.respond(resp)
+		r.Respond(resp)
 		return
 	}
 	for i, err := range errs {
@@ -40,5 +41,5 @@ func (s *Server) handleLeaveGroup(r *request) {
 		m.MemberID, m.InstanceID, m.ErrorCode = req.Members[i].MemberID, req.Members[i].InstanceID, group.Code(err)
 		resp.Members = append(resp.Members, m)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }

@@ -12,12 +12,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.SyncGroup, 0, 5, groupRouted((*Server).handleSyncGroup)) }
 
-func (s *Server) handleSyncGroup(r *request) {
-	req := r.kreq.(*kmsg.SyncGroupRequest)
+func (s *Server) handleSyncGroup(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.SyncGroupRequest)
 	sr := group.SyncRequest{
 		Group:        req.Group,
 		MemberID:     req.MemberID,
@@ -36,6 +37,6 @@ func (s *Server) handleSyncGroup(r *request) {
 		if res.Err == nil {
 			resp.ProtocolType, resp.Protocol = &res.ProtocolType, &res.Protocol
 		}
-		r.respond(resp)
+		r.Respond(resp)
 	})
 }

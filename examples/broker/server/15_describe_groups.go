@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.DescribeGroups, 0, 6, (*Server).handleDescribeGroups) }
@@ -21,15 +22,15 @@ func init() { serve(kmsg.DescribeGroups, 0, 6, (*Server).handleDescribeGroups) }
 // groupOperations is the bitfield of every ACL operation on a group.
 const groupOperations = 1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe | 1<<kmsg.ACLOperationDelete
 
-func (s *Server) handleDescribeGroups(r *request) {
-	req := r.kreq.(*kmsg.DescribeGroupsRequest)
+func (s *Server) handleDescribeGroups(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.DescribeGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, id := range req.Groups {
 		var (
 			d     group.Description
 			found bool
 		)
-		err := s.groupError(r, id) // each group at its own coordinator
+		err := s.offsets.KeyError(id) // each group at its own coordinator
 		if err == nil {
 			d, found, err = s.groups.DescribeGroup(id)
 		}
@@ -55,5 +56,5 @@ func (s *Server) handleDescribeGroups(r *request) {
 		}
 		resp.Groups = append(resp.Groups, g)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }

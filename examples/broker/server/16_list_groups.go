@@ -13,12 +13,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.ListGroups, 0, 5, (*Server).handleListGroups) }
 
-func (s *Server) handleListGroups(r *request) {
-	req := r.kreq.(*kmsg.ListGroupsRequest)
+func (s *Server) handleListGroups(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.ListGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	listed, err := s.groups.ListGroups()
 	resp.ErrorCode = group.Code(err)
@@ -33,5 +34,5 @@ func (s *Server) handleListGroups(r *request) {
 		g.Group, g.ProtocolType, g.GroupState, g.GroupType = l.Group, l.ProtocolType, l.State.String(), "classic"
 		resp.Groups = append(resp.Groups, g)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }

@@ -45,12 +45,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.CreateTopics, 0, 7, (*Server).handleCreateTopics) }
 
-func (s *Server) handleCreateTopics(r *request) {
-	req := r.kreq.(*kmsg.CreateTopicsRequest)
+func (s *Server) handleCreateTopics(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	count := make(map[string]int, len(req.Topics))
 	for _, rt := range req.Topics {
@@ -66,13 +67,13 @@ func (s *Server) handleCreateTopics(r *request) {
 			err = s.createTopic(r, req.ValidateOnly, &rt, &st)
 		}
 		if err != nil {
-			s.refuseData(r, err)
+			refuseData(r, err)
 			st.ErrorCode = errorCode(err)
 			st.ErrorMessage = errorMessage(err)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }
 
 // errInvalidRequest is wrapped for a request that is well formed but that
@@ -85,7 +86,7 @@ var errReplicaAssignment = errors.New("invalid replica assignment")
 
 // createTopic creates (or, with validateOnly, checks) the topic rt asks for
 // and fills st with what it has; its error is the topic's.
-func (s *Server) createTopic(r *request, validateOnly bool, rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic) error {
+func (s *Server) createTopic(r *kafkanet.Request, validateOnly bool, rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic) error {
 	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
 	if len(rt.ReplicaAssignment) > 0 {
 		if partitions != -1 || rf != -1 {
@@ -105,8 +106,8 @@ func (s *Server) createTopic(r *request, validateOnly bool, rt *kmsg.CreateTopic
 	if err := s.checkReplicationFactor(rf); err != nil {
 		return err
 	}
-	if !s.ctrl.IsActive() {
-		leader, _ := s.meta.Leader()
+	if !s.ctrl().IsActive() {
+		leader, _ := s.member.Leader()
 		return fmt.Errorf("%w: broker %d is the active controller", errNotController, leader)
 	}
 	cfg := s.data.store.TopicDefaults()
@@ -130,13 +131,13 @@ func (s *Server) createTopic(r *request, validateOnly bool, rt *kmsg.CreateTopic
 	if !validateOnly {
 		ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 		defer cancel()
-		t, err := s.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: rt.Topic, Partitions: partitions,
+		t, err := s.ctrl().CreateTopic(ctx, controller.TopicSpec{Name: rt.Topic, Partitions: partitions,
 			ReplicationFactor: rf, Configs: configs})
 		if err != nil {
 			return err
 		}
 		st.TopicID = t.ID
-		r.log().Info("created topic", zap.String("topic", t.Name), zap.Int32("partitions", partitions))
+		r.Logger().Info("created topic", zap.String("topic", t.Name), zap.Int32("partitions", partitions))
 	}
 	st.NumPartitions, st.ReplicationFactor = partitions, rf
 	for _, v := range cfg.Values() {
@@ -162,7 +163,7 @@ func (s *Server) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssign
 		}
 		seen[a.Partition] = true
 		rf := len(as[0].Replicas)
-		if want := s.cl.placement(a.Partition, rf); len(a.Replicas) != rf || rf > s.cl.size() || !slices.Equal(a.Replicas, want) {
+		if want := s.brokers.Placement(a.Partition, rf); len(a.Replicas) != rf || rf > s.brokers.Size() || !slices.Equal(a.Replicas, want) {
 			return fmt.Errorf("%w: partition %d on brokers %v, but this cluster places it on %v",
 				errReplicaAssignment, a.Partition, a.Replicas, want)
 		}

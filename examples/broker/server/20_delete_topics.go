@@ -12,7 +12,8 @@ package server
 // A topic created again under the same name is a new topic, with a new id
 // and empty logs. Only the active controller deletes topics
 // (NOT_CONTROLLER elsewhere): it commits the deletion to the metadata log,
-// which every broker applies (image.go), answering what waited on them.
+// which every broker applies (package replica), answering what waited on
+// them.
 //
 // Not implemented: the timeout (deletion is synchronous), authorization,
 // and throttling.
@@ -26,13 +27,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
-	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.DeleteTopics, 0, 6, (*Server).handleDeleteTopics) }
 
-func (s *Server) handleDeleteTopics(r *request) {
-	req := r.kreq.(*kmsg.DeleteTopicsRequest)
+func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.DeleteTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	entries := req.Topics
 	if req.Version < 6 {
@@ -49,8 +50,8 @@ func (s *Server) handleDeleteTopics(r *request) {
 			err error
 		)
 		switch {
-		case !s.ctrl.IsActive():
-			leader, _ := s.meta.Leader()
+		case !s.ctrl().IsActive():
+			leader, _ := s.member.Leader()
 			err = fmt.Errorf("%w: broker %d is the active controller", errNotController, leader)
 		case e.Topic != nil && e.TopicID != [16]byte{}:
 			err = fmt.Errorf("%w: give a topic's name or its id, not both", errInvalidRequest)
@@ -60,13 +61,13 @@ func (s *Server) handleDeleteTopics(r *request) {
 				name = *e.Topic
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
-			t, err = s.ctrl.DeleteTopic(ctx, name, metadata.TopicID(e.TopicID))
+			t, err = s.ctrl().DeleteTopic(ctx, name, metadata.TopicID(e.TopicID))
 			cancel()
 		}
 		if t != nil && err == nil {
 			name := t.Name
 			st.Topic, st.TopicID = &name, t.ID
-			r.log().Info("deleted topic", zap.String("topic", t.Name))
+			r.Logger().Info("deleted topic", zap.String("topic", t.Name))
 		}
 		if err != nil {
 			st.ErrorCode = errorCode(err)
@@ -77,14 +78,5 @@ func (s *Server) handleDeleteTopics(r *request) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	r.respond(resp)
-}
-
-// wakeDeleted checks the fetches and produces waiting on t's partitions:
-// each sees its partition deleted and is answered with an error now rather
-// than at its deadline.
-func (s *Server) wakeDeleted(t *storage.Topic) {
-	for _, p := range t.Partitions {
-		s.wake(p)
-	}
+	r.Respond(resp)
 }

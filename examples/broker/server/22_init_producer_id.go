@@ -24,31 +24,33 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.InitProducerID, 0, 5, (*Server).handleInitProducerID) }
 
-func (s *Server) handleInitProducerID(r *request) {
-	req := r.kreq.(*kmsg.InitProducerIDRequest)
+func (s *Server) handleInitProducerID(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	if req.TransactionalID != nil {
-		r.log().Warn("refused a transactional producer: this broker does not support transactions",
+		r.Logger().Warn("refused a transactional producer: this broker does not support transactions",
 			zap.String("transactional_id", *req.TransactionalID))
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		resp.ProducerID, resp.ProducerEpoch = -1, -1
-		r.respond(resp)
+		r.Respond(resp)
 		return
 	}
 	id, err := s.data.producerIDs.nextID()
 	if err != nil {
 		// The block of ids could not be reserved on disk: a retriable
 		// error, as Kafka's when its controller cannot hand out a block.
-		r.log().Error("could not reserve producer ids", zap.Error(err))
+		r.Logger().Error("could not reserve producer ids", zap.Error(err))
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		resp.ProducerID, resp.ProducerEpoch = -1, -1
-		r.respond(resp)
+		r.Respond(resp)
 		return
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, 0
-	r.respond(resp)
+	r.Respond(resp)
 }

@@ -23,7 +23,9 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.OffsetForLeaderEpoch, 0, 4, (*Server).handleOffsetForLeaderEpoch) }
@@ -32,13 +34,13 @@ func init() { serve(kmsg.OffsetForLeaderEpoch, 0, 4, (*Server).handleOffsetForLe
 // replica (Kafka's ListOffsetsRequest.DEBUGGING_REPLICA_ID).
 const debuggingReplicaID = -2
 
-func (s *Server) handleOffsetForLeaderEpoch(r *request) {
-	req := r.kreq.(*kmsg.OffsetForLeaderEpochRequest)
+func (s *Server) handleOffsetForLeaderEpoch(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
-		topic, terr := s.data.store.Topic(rt.Topic)
+		topic, terr := s.replicas.Store().Topic(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -52,7 +54,7 @@ func (s *Server) handleOffsetForLeaderEpoch(r *request) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }
 
 // endOffsetForEpoch answers one partition into sp and returns its error
@@ -65,11 +67,11 @@ func (s *Server) endOffsetForEpoch(topic *storage.Topic, replicaID int32, rp kms
 	}
 	leader := replicaID != debuggingReplicaID
 	if leader {
-		if err := s.leads(p); err != nil {
+		if err := s.replicas.Leads(p); err != nil {
 			return errorCode(err)
 		}
 	}
-	if code := epochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch()); code != 0 {
+	if code := replica.EpochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch()); code != 0 {
 		return code
 	}
 	epoch, end, err := p.EndOffsetForEpoch(rp.LeaderEpoch)

@@ -15,7 +15,7 @@ package server
 // resource types are INVALID_REQUEST.
 //
 // In a cluster, a topic's own configs are in the metadata log, so every
-// broker answers the same (image.go).
+// broker answers the same (package replica applies them).
 //
 // Not implemented: synonyms (include_synonyms is ignored), documentation,
 // and authorization.
@@ -28,12 +28,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.DescribeConfigs, 0, 4, (*Server).handleDescribeConfigs) }
 
-func (s *Server) handleDescribeConfigs(r *request) {
-	req := r.kreq.(*kmsg.DescribeConfigsRequest)
+func (s *Server) handleDescribeConfigs(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	for _, rr := range req.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
@@ -53,7 +54,7 @@ func (s *Server) handleDescribeConfigs(r *request) {
 		}
 		resp.Resources = append(resp.Resources, sr)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }
 
 func (s *Server) describeTopicConfigs(rr kmsg.DescribeConfigsRequestResource, sr *kmsg.DescribeConfigsResponseResource) error {

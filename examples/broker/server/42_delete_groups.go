@@ -11,15 +11,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.DeleteGroups, 0, 3, (*Server).handleDeleteGroups) }
 
-func (s *Server) handleDeleteGroups(r *request) {
-	req := r.kreq.(*kmsg.DeleteGroupsRequest)
+func (s *Server) handleDeleteGroups(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.DeleteGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 	for _, id := range req.Groups {
-		err := s.groupError(r, id) // each group at its own coordinator
+		err := s.offsets.KeyError(id) // each group at its own coordinator
 		if err == nil {
 			err = s.groups.DeleteGroups([]string{id})[0]
 		}
@@ -30,5 +31,5 @@ func (s *Server) handleDeleteGroups(r *request) {
 		}
 		resp.Groups = append(resp.Groups, g)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }

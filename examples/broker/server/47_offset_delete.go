@@ -14,12 +14,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.OffsetDelete, 0, 0, groupRouted((*Server).handleOffsetDelete)) }
 
-func (s *Server) handleOffsetDelete(r *request) {
-	req := r.kreq.(*kmsg.OffsetDeleteRequest)
+func (s *Server) handleOffsetDelete(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.OffsetDeleteRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	var (
 		tps     []group.TopicPartition
@@ -49,5 +50,5 @@ func (s *Server) handleOffsetDelete(r *request) {
 	for i, err := range errs {
 		deleted[i].ErrorCode = group.Code(err)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }

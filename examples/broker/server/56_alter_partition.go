@@ -25,16 +25,17 @@ import (
 
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.AlterPartition, 2, 2, (*Server).handleAlterPartition) }
 
-func (s *Server) handleAlterPartition(r *request) {
-	req := r.kreq.(*kmsg.AlterPartitionRequest)
+func (s *Server) handleAlterPartition(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.AlterPartitionRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
-	if !s.ctrl.IsActive() {
+	if !s.ctrl().IsActive() {
 		resp.ErrorCode = kerr.NotController.Code
-		r.respond(resp)
+		r.Respond(resp)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
@@ -45,7 +46,7 @@ func (s *Server) handleAlterPartition(r *request) {
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewAlterPartitionResponseTopicPartition()
 			sp.Partition = rp.Partition
-			p, err := s.ctrl.AlterPartition(ctx, metadata.TopicID(rt.TopicID), rp.Partition, req.BrokerID,
+			p, err := s.ctrl().AlterPartition(ctx, metadata.TopicID(rt.TopicID), rp.Partition, req.BrokerID,
 				rp.LeaderEpoch, rp.PartitionEpoch, rp.NewISR)
 			sp.ErrorCode = alterPartitionCode(err)
 			if err == nil {
@@ -55,7 +56,7 @@ func (s *Server) handleAlterPartition(r *request) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	r.respond(resp)
+	r.Respond(resp)
 }
 
 // alterPartitionCode is Kafka's error code for an ISR change's failure.

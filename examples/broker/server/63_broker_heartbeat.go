@@ -24,24 +24,26 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.BrokerHeartbeat, 0, 2, (*Server).handleBrokerHeartbeat) }
 
-func (s *Server) handleBrokerHeartbeat(r *request) {
-	req := r.kreq.(*kmsg.BrokerHeartbeatRequest)
+func (s *Server) handleBrokerHeartbeat(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.BrokerHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
 	ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 	defer cancel()
 	if req.WantShutdown {
-		if err := s.ctrl.Shutdown(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
+		if err := s.ctrl().Shutdown(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
 			resp.ErrorCode = alterPartitionCode(err)
 		}
 		resp.IsFenced, resp.ShouldShutdown = true, resp.ErrorCode == 0
-	} else if err := s.ctrl.Heartbeat(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
+	} else if err := s.ctrl().Heartbeat(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
 		resp.ErrorCode = alterPartitionCode(err)
 		resp.IsFenced = true
 	}
 	resp.IsCaughtUp = true
-	r.respond(resp)
+	r.Respond(resp)
 }

@@ -28,7 +28,7 @@ func TestProduceResponseDoesNotAmplify(t *testing.T) {
 		req.Topics[0].Partitions = append(req.Topics[0].Partitions, kmsg.ProduceRequestTopicPartition{Partition: p})
 	}
 	reqSize := len(req.AppendTo(nil))
-	resp := dialRaw(t, s).roundTrip(req).(*kmsg.ProduceResponse)
+	resp := dialRaw(t, s).RoundTrip(req).(*kmsg.ProduceResponse)
 	require.Len(t, resp.Topics[0].Partitions, 2000)
 	for _, sp := range resp.Topics[0].Partitions {
 		require.Equal(t, kerr.UnknownTopicOrPartition.Code, sp.ErrorCode)
@@ -44,7 +44,7 @@ func TestErrorMessagesAreBounded(t *testing.T) {
 	s := newTestServer(t)
 	// 249 control characters: a name of the right length, quoted with
 	// escapes (four bytes each) in the message.
-	resp := dialRaw(t, s).roundTrip(createTopicsRequest(7, newTopic(strings.Repeat("\x01", 249), 1, 1))).(*kmsg.CreateTopicsResponse)
+	resp := dialRaw(t, s).RoundTrip(createTopicsRequest(7, newTopic(strings.Repeat("\x01", 249), 1, 1))).(*kmsg.CreateTopicsResponse)
 	st := resp.Topics[0]
 	assert.Equal(t, kerr.InvalidTopicException.Code, st.ErrorCode)
 	require.NotNil(t, st.ErrorMessage)
@@ -76,7 +76,7 @@ func TestFetchResponseCappedByFetchMaxBytes(t *testing.T) {
 		req.Topics[i].Partitions[0].PartitionMaxBytes = 1<<31 - 1
 	}
 	start := time.Now()
-	parts := fetched(t, dialRaw(t, s).roundTrip(req))
+	parts := fetched(t, dialRaw(t, s).RoundTrip(req))
 	assert.Less(t, time.Since(start), 30*time.Second, "min_bytes capped to fetch.max.bytes: answered without waiting a minute")
 	records := 0
 	for _, sp := range parts {
@@ -88,9 +88,9 @@ func TestFetchResponseCappedByFetchMaxBytes(t *testing.T) {
 	// The one batch Kafka returns whatever its size: past the cap.
 	huge := createTopic(t, s, "huge", 1)
 	appendValues(t, huge.Partitions[0], strings.Repeat("h", 2*fetchMax))
-	parts = fetched(t, dialRaw(t, s).roundTrip(fetchRequest(12, 0, 1, fetchFrom{huge, 0, 0})))
+	parts = fetched(t, dialRaw(t, s).RoundTrip(fetchRequest(12, 0, 1, fetchFrom{huge, 0, 0})))
 	assert.Greater(t, len(parts[0].RecordBatches), fetchMax, "one batch, whatever its size")
-	require.Eventually(t, func() bool { return s.mem.inUse() == 0 }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return s.net.QueuedBytes() == 0 }, 5*time.Second, time.Millisecond,
 		"the records' memory is given back once written")
 }
 
@@ -102,11 +102,13 @@ func TestFetchShrinksWhenMemoryIsSpent(t *testing.T) {
 	for range 8 {
 		appendValues(t, topic.Partitions[0], strings.Repeat("v", 1000))
 	}
-	hold := &memCharge{}
-	require.NoError(t, s.mem.grow(hold, 64<<10, nil)) // the budget spent
-	parts := fetched(t, dialRaw(t, s).roundTrip(fetchRequest(12, 0, 1, fetchFrom{topic, 0, 0})))
+	rec := s.net.NewRecorder()
+	defer rec.Close()
+	hold := rec.Request(kmsg.NewPtrApiVersionsRequest())
+	require.Equal(t, 64<<10, hold.Room(64<<10)) // the budget spent
+	parts := fetched(t, dialRaw(t, s).RoundTrip(fetchRequest(12, 0, 1, fetchFrom{topic, 0, 0})))
 	assert.Len(t, values(t, parts[0]), 1, "one batch")
-	s.mem.releaseAll(hold)
-	parts = fetched(t, dialRaw(t, s).roundTrip(fetchRequest(12, 0, 1, fetchFrom{topic, 0, 0})))
+	hold.RespondHolding(kmsg.NewPtrApiVersionsResponse(), 0) // given back
+	parts = fetched(t, dialRaw(t, s).RoundTrip(fetchRequest(12, 0, 1, fetchFrom{topic, 0, 0})))
 	assert.Len(t, values(t, parts[0]), 8, "all of them once memory is back")
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
 )
 
@@ -34,7 +35,8 @@ type Config struct {
 	// OffsetsCompactionDeadRecords is how many dead records (offsets
 	// overwritten or deleted, groups deleted) an offsets partition holds
 	// at least before its leader rewrites the live ones and drops the
-	// rest, once they also outnumber the live (offsets_compaction.go).
+	// rest, once they also outnumber the live (package coordinator's
+	// compaction).
 	OffsetsCompactionDeadRecords int64
 	// OffsetsTopicSegmentBytes is the segment size of the offsets topic's
 	// partitions in log.dirs (offsets.topic.segment.bytes): the unit its
@@ -102,7 +104,7 @@ type Config struct {
 	LogFlushOffsetCheckpoint time.Duration // log.flush.offset.checkpoint.interval.ms: recovery points written
 
 	// Cluster lists every broker of the cluster as
-	// id@host:port,id@host:port,... (see cluster.go); empty runs one
+	// id@host:port,id@host:port,... (see package cluster); empty runs one
 	// broker alone. This broker is the entry with NodeID.
 	Cluster string
 	// ControllerQuorumVoters gives the metadata quorum's Raft addresses
@@ -246,7 +248,7 @@ func (c *Config) validate() error {
 		return errors.New("replica.fetch.min.bytes and replica.fetch.max.bytes must be at least 1")
 	}
 	if c.Cluster != "" {
-		if _, err := parseCluster(c.Cluster, c.ControllerQuorumVoters, c.NodeID); err != nil {
+		if _, err := cluster.Parse(c.Cluster, c.ControllerQuorumVoters, c.NodeID); err != nil {
 			return err
 		}
 	}

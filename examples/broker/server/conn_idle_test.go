@@ -22,11 +22,11 @@ func TestIdleTimeoutSparesWaitingClients(t *testing.T) {
 	join.Group, join.MemberID, join.ProtocolType = "idle", "", "consumer"
 	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 10_000, 10_000
 	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0}}}
-	resp := c.roundTrip(join).(*kmsg.JoinGroupResponse) // MEMBER_ID_REQUIRED
+	resp := c.RoundTrip(join).(*kmsg.JoinGroupResponse) // MEMBER_ID_REQUIRED
 	join.MemberID = resp.MemberID
 	start := time.Now()
-	resp = c.roundTrip(join).(*kmsg.JoinGroupResponse) // waits out the initial delay
+	resp = c.RoundTrip(join).(*kmsg.JoinGroupResponse) // waits out the initial delay
 	assert.Equal(t, int16(0), resp.ErrorCode)
 	assert.Greater(t, time.Since(start), 600*time.Millisecond, "the join waited longer than the idle limit")
-	assert.True(t, c.closedByPeer(), "then, owing nothing, it idles out")
+	assert.True(t, c.ClosedByPeer(), "then, owing nothing, it idles out")
 }

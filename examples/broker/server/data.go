@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -38,7 +39,7 @@ func newData(cfg Config, log *zap.Logger, dur *durable, maxPartitions int32) (*d
 	}
 	d := &data{clusterID: newClusterID(), producerIDs: &producerIDs{}}
 	if cfg.Cluster != "" {
-		d.producerIDs.base = int64(cfg.NodeID) << producerIDNodeShift
+		d.producerIDs.base = int64(cfg.NodeID) << cluster.ProducerIDShift
 	}
 	if dur != nil {
 		opts = append(opts, storage.WithLogOpener(dur.dir.OpenLog), storage.WithCatalog(dur.dir))

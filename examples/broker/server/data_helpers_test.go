@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
@@ -28,7 +27,7 @@ func createTopic(t testing.TB, s *Server, name string, partitions int32) *storag
 func createTopicErr(s *Server, name string, partitions int32) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := s.ctrl.CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: 1})
+	_, err := s.ctrl().CreateTopic(ctx, controller.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: 1})
 	return err
 }
 
@@ -37,7 +36,7 @@ func deleteTopic(t testing.TB, s *Server, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := s.ctrl.DeleteTopic(ctx, name, metadata.TopicID{})
+	_, err := s.ctrl().DeleteTopic(ctx, name, metadata.TopicID{})
 	require.NoError(t, err)
 }
 
@@ -53,19 +52,3 @@ func versions(min, max int16) []int16 {
 // nowMs is a record timestamp for now: older ones fall to the default
 // retention (7 days) as soon as they are appended.
 func nowMs() int64 { return time.Now().UnixMilli() }
-
-// sendTogether writes the requests' frames in one write, as send would
-// one by one.
-func (c *rawConn) sendTogether(reqs ...kmsg.Request) {
-	c.t.Helper()
-	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("test"))
-	var frames []byte
-	for _, req := range reqs {
-		c.corr++
-		// AppendRequest writes the length at dst[0:4]: give it an empty dst.
-		frames = append(frames, f.AppendRequest(nil, req, c.corr)...)
-	}
-	_ = c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	_, err := c.nc.Write(frames)
-	require.NoError(c.t, err)
-}

@@ -16,7 +16,7 @@ func TestDescribeConfigs(t *testing.T) {
 	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
 	cfg.Name, cfg.Value = "min.insync.replicas", kmsg.StringPtr("2")
 	rt.Configs = append(rt.Configs, cfg)
-	created := c.roundTrip(createTopicsRequest(5, rt)).(*kmsg.CreateTopicsResponse)
+	created := c.RoundTrip(createTopicsRequest(5, rt)).(*kmsg.CreateTopicsResponse)
 	require.Equal(t, int16(0), created.Topics[0].ErrorCode)
 
 	resource := func(typ kmsg.ConfigResourceType, name string, keys ...string) kmsg.DescribeConfigsRequestResource {
@@ -34,7 +34,7 @@ func TestDescribeConfigs(t *testing.T) {
 			resource(kmsg.ConfigResourceTypeBroker, "2"),
 			resource(kmsg.ConfigResourceType(32), "g"),
 		}
-		resp := c.roundTrip(req).(*kmsg.DescribeConfigsResponse)
+		resp := c.RoundTrip(req).(*kmsg.DescribeConfigsResponse)
 		require.Len(t, resp.Resources, 5, "v%d", v)
 
 		own := map[string]kmsg.DescribeConfigsResponseResourceConfig{}

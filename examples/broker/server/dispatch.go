@@ -1,75 +1,58 @@
 package server
 
 import (
-	"fmt"
-	"runtime/debug"
-	"sort"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.uber.org/zap"
-)
 
-// An api is a request kind the broker serves, with the versions it serves.
-type api struct {
-	key      kmsg.Key
-	min, max int16
-	handle   func(s *Server, r *request)
-}
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
+	"github.com/gopurgatory/purgatory/operation"
+	"github.com/gopurgatory/purgatory/purgatory"
+)
 
 // apis is filled by the init function of each API's file (00_produce.go,
 // 01_fetch.go, ...), which states the versions it serves.
-var apis = map[kmsg.Key]*api{}
+var apis kafkanet.Mux[func(*Server, *kafkanet.Request)]
 
 // serve registers the handler of key for versions min to max; max is capped
 // at the newest version kmsg knows.
-func serve(key kmsg.Key, min, max int16, handle func(*Server, *request)) {
-	if newest := kmsg.RequestForKey(int16(key)).MaxVersion(); max > newest {
-		max = newest
-	}
-	if _, dup := apis[key]; dup {
-		panic(fmt.Sprintf("server: %s registered twice", key.Name()))
-	}
-	apis[key] = &api{key: key, min: min, max: max, handle: handle}
+func serve(key kmsg.Key, min, max int16, handle func(*Server, *kafkanet.Request)) {
+	apis.Handle(key, min, max, handle)
 }
 
-// supports reports whether the broker serves version of key.
-func (s *Server) supports(key, version int16) bool {
-	a := apis[kmsg.Key(key)]
-	return a != nil && version >= a.min && version <= a.max
-}
+// handler is the broker as its network layer (package kafkanet) sees it:
+// the dispatch of its requests.
+type handler struct{ s *Server }
 
-// servedAPIs returns the served APIs by key, for ApiVersions.
-func servedAPIs() []*api {
-	out := make([]*api, 0, len(apis))
-	for _, a := range apis {
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
-	return out
-}
+var _ kafkanet.Handler = handler{}
 
-// dispatch hands r to its handler, on the connection's reader goroutine.
+// Supports reports whether the broker serves version of key.
+func (h handler) Supports(key, version int16) bool { return apis.Supports(key, version) }
+
+// ServeKafka hands r to its handler, on the connection's reader goroutine.
 // Handlers never block: a request that has to wait becomes an operation in
-// a purgatory. A panicking handler is a bug: it is logged with its stack and
-// the connection is closed, as if the request were malformed; the broker
-// goes on.
-func (s *Server) dispatch(r *request) {
-	defer func() {
-		if v := recover(); v != nil {
-			r.log().Error("handler panicked; closing the connection", zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
-			s.metrics.panics.Inc()
-			_ = r.c.nc.Close()
-		}
-	}()
-	if s.checkStrings(r) {
+// a purgatory. A panic is kafkanet's to recover: the connection is closed.
+func (h handler) ServeKafka(r *kafkanet.Request) {
+	if h.s.checkStrings(r) {
 		return // refused: a string past Kafka's limits
 	}
-	apis[kmsg.Key(r.kreq.Key())].handle(s, r)
-	if kmsg.Key(r.kreq.Key()) != kmsg.Produce {
+	apis.Lookup(r.Msg.Key()).Handler(h.s, r)
+	if kmsg.Key(r.Msg.Key()) != kmsg.Produce {
 		// The request is decoded and handled: what waits for an answer
 		// (a long poll, a join through a rebalance) holds no more of
 		// the budget than its answer will. A produce's batches alias
 		// the body until appended; it gives it back when answered.
-		r.releaseBody()
+		r.ReleaseBody()
 	}
+}
+
+// wait submits op to p on behalf of r's connection, tied to its context:
+// if the client goes away before op completes, op completes at once
+// (outcome ContextDone), so nothing is left behind in a purgatory. An error
+// means op was not taken (the purgatory closed, or the client has gone
+// already): op's OnComplete will not run, the caller answers it. Without
+// one, op's OnComplete answers, exactly once.
+func wait[K comparable](r *kafkanet.Request, p *purgatory.Purgatory[K], op operation.Operation, timeout time.Duration, keys []K) error {
+	_, err := p.TryCompleteElseWatchContext(r.Context(), op, timeout, keys...)
+	return err
 }

@@ -79,7 +79,7 @@ const producerIDBlock = 1000
 // In a cluster every broker hands out ids, and a producer's id must be its
 // own on every partition it writes to, whichever broker gave it: each
 // broker's ids are offset by its node id shifted left by
-// producerIDNodeShift, a range of its own (Kafka has its controller hand
+// cluster.ProducerIDShift, a range of its own (Kafka has its controller hand
 // out blocks instead).
 type producerIDs struct {
 	reserve func(n int64) (first int64, err error) // nil: in memory
@@ -106,7 +106,3 @@ func (p *producerIDs) nextID() (int64, error) {
 	p.next++
 	return p.base + id, nil
 }
-
-// producerIDNodeShift places a cluster broker's producer ids at node id <<
-// 40: a trillion ids per broker, for node ids below 1<<23.
-const producerIDNodeShift = 40

@@ -74,7 +74,7 @@ func TestFetchEveryVersion(t *testing.T) {
 	c := dialRaw(t, s)
 	for _, v := range versions(4, 18) {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
-			resp := c.roundTrip(fetchRequest(v, time.Second, 1, fetchFrom{topic, 0, 1}))
+			resp := c.RoundTrip(fetchRequest(v, time.Second, 1, fetchFrom{topic, 0, 1}))
 			if v >= 7 {
 				assert.Equal(t, int32(0), resp.(*kmsg.FetchResponse).SessionID, "no session")
 			}
@@ -102,19 +102,19 @@ func TestFetchWaitsAndIsCompletedByAProduce(t *testing.T) {
 	consumer := dialRaw(t, s)
 	// A wait far longer than recv's read deadline: only the produce can
 	// answer it in time.
-	corr := consumer.send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}))
-	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
+	corr := consumer.Send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}))
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
 
 	producer := dialRaw(t, s)
-	sp := produced(t, producer.roundTrip(produceRequest(9, 1, "f", 0, batchtest.Values(nowMs(), "wake"))))
+	sp := produced(t, producer.RoundTrip(produceRequest(9, 1, "f", 0, batchtest.Values(nowMs(), "wake"))))
 	require.Equal(t, int16(0), sp.ErrorCode)
 
 	resp := kmsg.NewPtrFetchResponse()
 	resp.SetVersion(12)
-	require.Equal(t, corr, consumer.recv(resp))
+	require.Equal(t, corr, consumer.Recv(resp))
 	parts := fetched(t, resp)
 	assert.Equal(t, []string{"wake"}, values(t, parts[0]))
-	assert.Zero(t, s.fetches.Delayed())
+	assert.Zero(t, s.replicas.Fetches().Delayed())
 }
 
 // With fetch.purgatory.purge.interval.requests 0, a fetch leaves the
@@ -124,20 +124,20 @@ func TestFetchPurgeIntervalZeroKeepsNothingAnswered(t *testing.T) {
 	s := newTestServer(t, func(c *Config) { c.FetchPurgeInterval = 0 })
 	topic := createTopic(t, s, "f", 2)
 	consumer := dialRaw(t, s)
-	corr := consumer.send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
-	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
-	require.Equal(t, 2, s.fetches.Watched(), "under both partitions")
+	corr := consumer.Send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
+	require.Equal(t, 2, s.replicas.Fetches().Watched(), "under both partitions")
 
 	producer := dialRaw(t, s)
-	produced(t, producer.roundTrip(produceRequest(9, 1, "f", 0, batchtest.Values(nowMs(), "wake"))))
+	produced(t, producer.RoundTrip(produceRequest(9, 1, "f", 0, batchtest.Values(nowMs(), "wake"))))
 	resp := kmsg.NewPtrFetchResponse()
 	resp.SetVersion(12)
-	require.Equal(t, corr, consumer.recv(resp))
+	require.Equal(t, corr, consumer.Recv(resp))
 	// Its OnComplete wrote the answer; the lists drop it right after, on the
 	// same goroutine, with no purge.
-	require.Eventually(t, func() bool { return s.fetches.Watched() == 0 }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Watched() == 0 }, 5*time.Second, time.Millisecond,
 		"gone from both lists once answered")
-	assert.Zero(t, s.fetches.Garbage())
+	assert.Zero(t, s.replicas.Fetches().Garbage())
 }
 
 func TestFetchWaitsForMinBytesAcrossPartitions(t *testing.T) {
@@ -145,19 +145,19 @@ func TestFetchWaitsForMinBytesAcrossPartitions(t *testing.T) {
 	topic := createTopic(t, s, "f", 2)
 	size := int32(len(batchtest.Values(nowMs(), "x")))
 	consumer := dialRaw(t, s)
-	corr := consumer.send(fetchRequest(12, time.Minute, 2*size, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
-	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond)
+	corr := consumer.Send(fetchRequest(12, time.Minute, 2*size, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond)
 
 	producer := dialRaw(t, s)
-	produced(t, producer.roundTrip(produceRequest(9, 1, "f", 0, batchtest.Values(nowMs(), "x"))))
+	produced(t, producer.RoundTrip(produceRequest(9, 1, "f", 0, batchtest.Values(nowMs(), "x"))))
 	// The produce checked the fetch before it answered: one batch is not
 	// min_bytes, so the fetch still waits.
-	assert.Equal(t, 1, s.fetches.Delayed())
-	produced(t, producer.roundTrip(produceRequest(9, 1, "f", 1, batchtest.Values(nowMs(), "y"))))
+	assert.Equal(t, 1, s.replicas.Fetches().Delayed())
+	produced(t, producer.RoundTrip(produceRequest(9, 1, "f", 1, batchtest.Values(nowMs(), "y"))))
 
 	resp := kmsg.NewPtrFetchResponse()
 	resp.SetVersion(12)
-	require.Equal(t, corr, consumer.recv(resp))
+	require.Equal(t, corr, consumer.Recv(resp))
 	parts := fetched(t, resp)
 	assert.Equal(t, []string{"x"}, values(t, parts[0]))
 	assert.Equal(t, []string{"y"}, values(t, parts[1]))
@@ -168,27 +168,27 @@ func TestFetchExpires(t *testing.T) {
 	topic := createTopic(t, s, "f", 1)
 	c := dialRaw(t, s)
 	start := time.Now()
-	parts := fetched(t, c.roundTrip(fetchRequest(12, 100*time.Millisecond, 1, fetchFrom{topic, 0, 0})))
+	parts := fetched(t, c.RoundTrip(fetchRequest(12, 100*time.Millisecond, 1, fetchFrom{topic, 0, 0})))
 	assert.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond, "answered at its max wait, not before")
 	require.Len(t, parts, 1)
 	assert.Equal(t, int16(0), parts[0].ErrorCode)
 	assert.Empty(t, parts[0].RecordBatches)
 	assert.Equal(t, int64(0), parts[0].HighWatermark)
-	assert.Zero(t, s.fetches.Delayed())
+	assert.Zero(t, s.replicas.Fetches().Delayed())
 }
 
 func TestFetchOfAClientThatDisconnects(t *testing.T) {
 	s := newTestServer(t)
 	topic := createTopic(t, s, "f", 3)
 	c := dialRaw(t, s)
-	c.send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}, fetchFrom{topic, 2, 0}))
-	require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond)
-	assert.Equal(t, 3, s.fetches.Watched(), "watched under each of its partitions")
+	c.Send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}, fetchFrom{topic, 2, 0}))
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 3, s.replicas.Fetches().Watched(), "watched under each of its partitions")
 
-	require.NoError(t, c.nc.Close())
-	require.Eventually(t, func() bool { return s.fetches.Delayed() == 0 }, 5*time.Second, time.Millisecond,
+	require.NoError(t, c.NC.Close())
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 0 }, 5*time.Second, time.Millisecond,
 		"the connection completes its waiting fetch when the client goes")
-	require.Eventually(t, func() bool { return s.fetches.Watched() == 0 }, 5*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Watched() == 0 }, 5*time.Second, 10*time.Millisecond,
 		"and the reaper purges it from the watcher lists once nothing waits")
 }
 
@@ -198,17 +198,17 @@ func TestFetchAnsweredWhenItsTopicIsDeleted(t *testing.T) {
 			s := newTestServer(t)
 			topic := createTopic(t, s, "doomed", 1)
 			consumer := dialRaw(t, s)
-			corr := consumer.send(fetchRequest(v, time.Minute, 1, fetchFrom{topic, 0, 0}))
-			require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond)
+			corr := consumer.Send(fetchRequest(v, time.Minute, 1, fetchFrom{topic, 0, 0}))
+			require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond)
 
 			del := kmsg.NewPtrDeleteTopicsRequest()
 			del.SetVersion(6)
 			del.Topics = []kmsg.DeleteTopicsRequestTopic{{TopicID: topic.ID}}
-			dialRaw(t, s).roundTrip(del)
+			dialRaw(t, s).RoundTrip(del)
 
 			resp := kmsg.NewPtrFetchResponse()
 			resp.SetVersion(v)
-			require.Equal(t, corr, consumer.recv(resp))
+			require.Equal(t, corr, consumer.Recv(resp))
 			want := kerr.UnknownTopicOrPartition.Code
 			if v >= 13 {
 				want = kerr.UnknownTopicID.Code
@@ -257,11 +257,11 @@ func TestFetchErrorsAnswerAtOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			parts := fetched(t, c.roundTrip(tt.req))
+			parts := fetched(t, c.RoundTrip(tt.req))
 			require.Len(t, parts, 1)
 			assert.Equal(t, tt.want.Code, parts[0].ErrorCode, "got %v", kerr.ErrorForCode(parts[0].ErrorCode))
 			assert.Equal(t, int64(-1), parts[0].HighWatermark)
-			assert.Zero(t, s.fetches.Delayed(), "never waited")
+			assert.Zero(t, s.replicas.Fetches().Delayed(), "never waited")
 		})
 	}
 }
@@ -272,7 +272,7 @@ func TestFetchAPartitionWithAnErrorAnswersTheOthersToo(t *testing.T) {
 	appendValues(t, topic.Partitions[0], "a")
 	c := dialRaw(t, s)
 	missing := &storage.Topic{Name: "missing"}
-	parts := fetched(t, c.roundTrip(fetchRequest(12, time.Minute, 1, fetchFrom{missing, 0, 0}, fetchFrom{topic, 0, 0})))
+	parts := fetched(t, c.RoundTrip(fetchRequest(12, time.Minute, 1, fetchFrom{missing, 0, 0}, fetchFrom{topic, 0, 0})))
 	require.Len(t, parts, 2)
 	assert.Equal(t, kerr.UnknownTopicOrPartition.Code, parts[0].ErrorCode)
 	assert.Equal(t, []string{"a"}, values(t, parts[1]), "in request order, with what was readable")
@@ -301,32 +301,32 @@ func TestFetchUnknownPartitionsDoNotEndTheWait(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := dialRaw(t, s)
-			corr := c.send(fetchRequest(tt.v, time.Minute, 1, tt.missing, fetchFrom{topic, 0, next}))
-			require.Eventually(t, func() bool { return s.fetches.Delayed() == 1 }, 5*time.Second, time.Millisecond,
+			corr := c.Send(fetchRequest(tt.v, time.Minute, 1, tt.missing, fetchFrom{topic, 0, next}))
+			require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond,
 				"waits for data on the partition it can read")
-			s.fetches.Purge() // the entries of the fetches before, completed, stay until a purge
-			assert.Equal(t, 1, s.fetches.Watched(), "watched under that partition only")
+			s.replicas.Fetches().Purge() // the entries of the fetches before, completed, stay until a purge
+			assert.Equal(t, 1, s.replicas.Fetches().Watched(), "watched under that partition only")
 
 			appendValues(t, topic.Partitions[0], "x")
-			s.wake(topic.Partitions[0])
+			s.replicas.Wake(topic.Partitions[0])
 			next++
 			resp := kmsg.NewPtrFetchResponse()
 			resp.SetVersion(tt.v)
-			require.Equal(t, corr, c.recv(resp))
+			require.Equal(t, corr, c.Recv(resp))
 			parts := fetched(t, resp)
 			require.Len(t, parts, 2)
 			assert.Equal(t, tt.want.Code, parts[0].ErrorCode, "got %v", kerr.ErrorForCode(parts[0].ErrorCode))
 			assert.Equal(t, int64(-1), parts[0].HighWatermark)
 			assert.Equal(t, int16(0), parts[1].ErrorCode)
 			assert.Equal(t, []string{"x"}, values(t, parts[1]))
-			require.Eventually(t, func() bool { return s.fetches.Delayed() == 0 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 0 }, 5*time.Second, time.Millisecond)
 		})
 	}
 
 	t.Run("answered at max_wait_ms", func(t *testing.T) {
 		c := dialRaw(t, s)
 		start := time.Now()
-		parts := fetched(t, c.roundTrip(fetchRequest(12, 100*time.Millisecond, 1, fetchFrom{unknown, 0, 0}, fetchFrom{topic, 0, next})))
+		parts := fetched(t, c.RoundTrip(fetchRequest(12, 100*time.Millisecond, 1, fetchFrom{unknown, 0, 0}, fetchFrom{topic, 0, next})))
 		assert.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond, "not before the deadline")
 		require.Len(t, parts, 2)
 		assert.Equal(t, kerr.UnknownTopicOrPartition.Code, parts[0].ErrorCode)
@@ -351,7 +351,7 @@ func TestFetchSizeLimits(t *testing.T) {
 			req.Topics[i].Partitions[0].PartitionMaxBytes = partitionMax
 		}
 		var out [][]string
-		for _, sp := range fetched(t, c.roundTrip(req)) {
+		for _, sp := range fetched(t, c.RoundTrip(req)) {
 			out = append(out, values(t, sp))
 		}
 		return out
@@ -370,14 +370,14 @@ func TestFetchSessions(t *testing.T) {
 	for _, epoch := range []int32{-1, 0} {
 		req := fetchRequest(12, 0, 1, fetchFrom{topic, 0, 0})
 		req.SessionID, req.SessionEpoch = 0, epoch
-		resp := c.roundTrip(req).(*kmsg.FetchResponse)
+		resp := c.RoundTrip(req).(*kmsg.FetchResponse)
 		assert.Equal(t, int16(0), resp.ErrorCode, "a full fetch, epoch %d", epoch)
 		assert.Equal(t, int32(0), resp.SessionID, "no session is created")
 		assert.Len(t, resp.Topics, 1)
 	}
 	req := fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0})
 	req.SessionID, req.SessionEpoch = 12345, 1
-	resp := c.roundTrip(req).(*kmsg.FetchResponse)
+	resp := c.RoundTrip(req).(*kmsg.FetchResponse)
 	assert.Equal(t, kerr.FetchSessionIDNotFound.Code, resp.ErrorCode, "an incremental fetch of a session the broker never made")
 	assert.Empty(t, resp.Topics)
 }
@@ -388,7 +388,7 @@ func TestFetchReadCommitted(t *testing.T) {
 	appendValues(t, topic.Partitions[0], "a")
 	req := fetchRequest(12, 0, 1, fetchFrom{topic, 0, 0})
 	req.IsolationLevel = 1
-	parts := fetched(t, dialRaw(t, s).roundTrip(req))
+	parts := fetched(t, dialRaw(t, s).RoundTrip(req))
 	assert.Equal(t, []string{"a"}, values(t, parts[0]))
 	assert.Equal(t, int64(1), parts[0].LastStableOffset, "no transactions: the high watermark")
 	assert.NotNil(t, parts[0].AbortedTransactions, "an empty list, not null")
@@ -409,19 +409,16 @@ func TestWriterFailureFreesAWaitingReader(t *testing.T) {
 	// last and waits again, and the writer hangs up.
 	// One write, so that the reader has every request buffered: it then
 	// never reads the closed socket, which would free it anyway.
-	c.sendTogether(
+	c.SendTogether(
 		fetchRequest(12, 100*time.Millisecond, 1, fetchFrom{topic, 0, 0}),
 		produceRequest(9, 0, "missing", 0, batchtest.Values(nowMs(), "x")),
 		kmsg.NewPtrApiVersionsRequest(), kmsg.NewPtrApiVersionsRequest(), kmsg.NewPtrApiVersionsRequest())
 	resp := kmsg.NewPtrFetchResponse()
 	resp.SetVersion(12)
-	c.recv(resp)
-	assert.True(t, c.closedByPeer())
-	require.Eventually(t, func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.conns) == 0
-	}, 5*time.Second, time.Millisecond, "the connection's goroutines ended")
+	c.Recv(resp)
+	assert.True(t, c.ClosedByPeer())
+	require.Eventually(t, func() bool { return s.net.Conns() == 0 }, 5*time.Second, time.Millisecond,
+		"the connection's goroutines ended")
 }
 
 func TestPurgatorySizes(t *testing.T) {
@@ -430,7 +427,25 @@ func TestPurgatorySizes(t *testing.T) {
 	assert.Equal(t, map[string]PurgatorySize{"Fetch": {}, "Produce": {}, "Rebalance": {}, "Heartbeat": {}, "OffsetExpiration": {}},
 		s.PurgatorySizes(), "every purgatory of the broker and its group coordinator, empty")
 	c := dialRaw(t, s)
-	c.send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
+	c.Send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
 	require.Eventually(t, func() bool { return s.PurgatorySizes()["Fetch"].Delayed == 1 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, PurgatorySize{Delayed: 1, Watched: 2}, s.PurgatorySizes()["Fetch"])
+}
+
+// TestWaitingRequestHoldsNoBudget: a long poll, once handled, holds none
+// of queued.max.request.bytes while it waits: what waits long (a fetch, a
+// join through a rebalance) cannot keep the budget, or its overdraft, from
+// the readers.
+func TestWaitingRequestHoldsNoBudget(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "quiet", 1)
+	c := dialRaw(t, s)
+	corr := c.Send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}))
+	require.Eventually(t, func() bool { return s.replicas.Fetches().Delayed() == 1 }, 5*time.Second, time.Millisecond, "the fetch waits")
+	assert.Equal(t, int64(0), s.net.QueuedBytes(), "holding none of the budget")
+	appendValues(t, topic.Partitions[0], "wake")
+	s.replicas.Wake(topic.Partitions[0])
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(12)
+	assert.Equal(t, corr, c.Recv(resp))
 }

@@ -41,15 +41,14 @@ func FuzzRequest(f *testing.F) {
 			return // the reader refuses the frame from its size
 		}
 		tc := newTestConn(t, s)
-		r, err := tc.c.parse(body)
+		r, err := tc.rec.Parse(body)
 		if err != nil {
 			return // the reader closes the connection
 		}
-		require.True(t, tc.c.reserve(r))
-		apis[kmsg.Key(r.kreq.Key())].handle(s, r)
-		tc.c.shutdown() // answers what still waits
+		apis.Lookup(r.Msg.Key()).Handler(s, r)
+		tc.rec.Close() // answers what still waits
 		_, answered := tc.answer(r)
-		require.True(t, answered, "%s v%d was never answered", kmsg.NameForKey(r.kreq.Key()), r.kreq.GetVersion())
+		require.True(t, answered, "%s v%d was never answered", kmsg.NameForKey(r.Msg.Key()), r.Msg.GetVersion())
 		resetFuzzServer(t, s)
 		stillServing(t, s)
 	})

@@ -3,20 +3,22 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 // groupRouted wraps the handler of a group API that names one group: a
 // broker that is not the group's coordinator (the leader of its offsets
-// partition, group_partitions.go) answers NOT_COORDINATOR, which tells
+// partition: coordinator.Topic.KeyError) answers NOT_COORDINATOR, which tells
 // clients to find the coordinator again; one still loading the partition
 // answers COORDINATOR_LOAD_IN_PROGRESS, which they retry, as a Kafka broker
 // answers. The APIs that name several groups (DescribeGroups,
-// DeleteGroups, OffsetFetch v8+) check each group themselves (groupError).
-func groupRouted(handle func(*Server, *request)) func(*Server, *request) {
-	return func(s *Server, r *request) {
-		if id, ok := requestGroup(r.kreq); ok {
-			if err := s.groupError(r, id); err != nil {
-				r.respond(groupErrorResponse(r.kreq, err.Code))
+// DeleteGroups, OffsetFetch v8+) check each group themselves (KeyError).
+func groupRouted(handle func(*Server, *kafkanet.Request)) func(*Server, *kafkanet.Request) {
+	return func(s *Server, r *kafkanet.Request) {
+		if id, ok := requestGroup(r.Msg); ok {
+			if err := s.offsets.KeyError(id); err != nil {
+				r.Respond(groupErrorResponse(r.Msg, err.Code))
 				return
 			}
 		}

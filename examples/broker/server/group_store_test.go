@@ -24,7 +24,7 @@ func newOffsetsServer(t *testing.T, tweak ...func(*Config)) (*Server, *rawConn, 
 	}}, tweak...)...)
 	createTopic(t, s, "orders", 3)
 	c := dialRaw(t, s)
-	resp := c.roundTrip(commitReq(8, "g", "", -1, 1)).(*kmsg.OffsetCommitResponse)
+	resp := c.RoundTrip(commitReq(8, "g", "", -1, 1)).(*kmsg.OffsetCommitResponse)
 	require.Equal(t, int16(0), resp.Topics[0].Partitions[0].ErrorCode)
 	p, err := s.data.store.Partition(offsetsTopic, 0)
 	require.NoError(t, err)
@@ -50,14 +50,14 @@ func TestOffsetCommitWaitsForTheHighWatermark(t *testing.T) {
 	s.handleOffsetCommit(r)
 	_, answered := tc.answer(r)
 	require.False(t, answered, "waits for the high watermark")
-	assert.Equal(t, 1, s.produces.Delayed(), "in the Produce purgatory")
+	assert.Equal(t, 1, s.replicas.Produces().Delayed(), "in the Produce purgatory")
 	assert.Equal(t, []int64{1, 2}, fetchOffsets(t, c, 8, "g", "orders", 0, 1), "pending: not visible")
 
 	o, err := p.Offsets()
 	require.NoError(t, err)
 	require.Less(t, o.HighWatermark, o.LogEnd, "the commit's record is appended")
 	p.AdvanceHighWatermark(o.LogEnd) // the followers have it
-	s.wake(p)
+	s.replicas.Wake(p)
 	assert.Equal(t, []int16{0, 0}, commitCodes(tc.await(r)))
 	assert.Equal(t, []int64{10, 11}, fetchOffsets(t, c, 8, "g", "orders", 0, 1))
 }
@@ -83,14 +83,14 @@ func TestOffsetCommitTimesOut(t *testing.T) {
 // The records are Kafka's.
 func TestOffsetsPartitionLoadsAgain(t *testing.T) {
 	s, c, p := newOffsetsServer(t)
-	require.Equal(t, []int16{0, 0}, commitCodes(c.roundTrip(commitReq(8, "g", "", -1, 5))))
-	require.Equal(t, []int16{0, 0}, commitCodes(c.roundTrip(commitReq(8, "gone", "", -1, 9))))
+	require.Equal(t, []int16{0, 0}, commitCodes(c.RoundTrip(commitReq(8, "g", "", -1, 5))))
+	require.Equal(t, []int16{0, 0}, commitCodes(c.RoundTrip(commitReq(8, "gone", "", -1, 9))))
 	del := kmsg.NewPtrDeleteGroupsRequest()
 	del.Groups = []string{"gone"}
-	require.Equal(t, int16(0), c.roundTrip(del).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode)
+	require.Equal(t, int16(0), c.RoundTrip(del).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode)
 
 	reloadOffsets(t, s, func() {
-		assert.Equal(t, kerr.CoordinatorLoadInProgress, s.groupError(nil, "g"), "led here, not loaded")
+		assert.Equal(t, kerr.CoordinatorLoadInProgress, s.offsets.KeyError("g"), "led here, not loaded")
 		_, found, _ := s.groups.DescribeGroup("g")
 		require.False(t, found)
 	})
@@ -127,7 +127,7 @@ func TestOffsetCommitBelowMinISR(t *testing.T) {
 	createTopic(t, s, "orders", 3)
 	c := dialRaw(t, s)
 	code := kerr.CoordinatorNotAvailable.Code
-	assert.Equal(t, []int16{code, code}, commitCodes(c.roundTrip(commitReq(8, "g", "", -1, 1))))
+	assert.Equal(t, []int16{code, code}, commitCodes(c.RoundTrip(commitReq(8, "g", "", -1, 1))))
 	p, err := s.data.store.Partition(offsetsTopic, 0)
 	require.NoError(t, err)
 	o, err := p.Offsets()

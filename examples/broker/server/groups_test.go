@@ -38,14 +38,14 @@ func joinGroupReq(v int16, group, member string) *kmsg.JoinGroupRequest {
 // from v4 it is first answered MEMBER_ID_REQUIRED and joins again with its
 // id.
 func (c *rawConn) join(v int16, group string) *kmsg.JoinGroupResponse {
-	c.t.Helper()
-	resp := c.roundTrip(joinGroupReq(v, group, "")).(*kmsg.JoinGroupResponse)
+	c.T.Helper()
+	resp := c.RoundTrip(joinGroupReq(v, group, "")).(*kmsg.JoinGroupResponse)
 	if v >= 4 {
-		require.Equal(c.t, kerr.MemberIDRequired.Code, resp.ErrorCode, "v%d", v)
-		require.NotEmpty(c.t, resp.MemberID)
-		resp = c.roundTrip(joinGroupReq(v, group, resp.MemberID)).(*kmsg.JoinGroupResponse)
+		require.Equal(c.T, kerr.MemberIDRequired.Code, resp.ErrorCode, "v%d", v)
+		require.NotEmpty(c.T, resp.MemberID)
+		resp = c.RoundTrip(joinGroupReq(v, group, resp.MemberID)).(*kmsg.JoinGroupResponse)
 	}
-	require.Equal(c.t, int16(0), resp.ErrorCode, "v%d: %v", v, kerr.ErrorForCode(resp.ErrorCode))
+	require.Equal(c.T, int16(0), resp.ErrorCode, "v%d: %v", v, kerr.ErrorForCode(resp.ErrorCode))
 	return resp
 }
 
@@ -65,28 +65,28 @@ func syncGroupReq(v int16, group string, j *kmsg.JoinGroupResponse) *kmsg.SyncGr
 
 // stable makes a one-member Stable group and returns the member's join.
 func (c *rawConn) stable(group string) *kmsg.JoinGroupResponse {
-	c.t.Helper()
+	c.T.Helper()
 	j := c.join(9, group)
-	s := c.roundTrip(syncGroupReq(5, group, j)).(*kmsg.SyncGroupResponse)
-	require.Equal(c.t, int16(0), s.ErrorCode)
+	s := c.RoundTrip(syncGroupReq(5, group, j)).(*kmsg.SyncGroupResponse)
+	require.Equal(c.T, int16(0), s.ErrorCode)
 	return j
 }
 
 func (c *rawConn) heartbeat(v int16, group string, j *kmsg.JoinGroupResponse) int16 {
-	c.t.Helper()
+	c.T.Helper()
 	req := kmsg.NewPtrHeartbeatRequest()
 	req.SetVersion(v)
 	req.Group, req.MemberID, req.Generation = group, j.MemberID, j.Generation
-	return c.roundTrip(req).(*kmsg.HeartbeatResponse).ErrorCode
+	return c.RoundTrip(req).(*kmsg.HeartbeatResponse).ErrorCode
 }
 
 func (c *rawConn) describe(group string) kmsg.DescribeGroupsResponseGroup {
-	c.t.Helper()
+	c.T.Helper()
 	req := kmsg.NewPtrDescribeGroupsRequest()
 	req.SetVersion(5)
 	req.Groups = []string{group}
-	resp := c.roundTrip(req).(*kmsg.DescribeGroupsResponse)
-	require.Len(c.t, resp.Groups, 1)
+	resp := c.RoundTrip(req).(*kmsg.DescribeGroupsResponse)
+	require.Len(c.T, resp.Groups, 1)
 	return resp.Groups[0]
 }
 
@@ -100,7 +100,7 @@ func TestFindCoordinator(t *testing.T) {
 		req := kmsg.NewPtrFindCoordinatorRequest()
 		req.SetVersion(v)
 		req.CoordinatorKey, req.CoordinatorKeys = "g", []string{"g", "h"}
-		resp := c.roundTrip(req).(*kmsg.FindCoordinatorResponse)
+		resp := c.RoundTrip(req).(*kmsg.FindCoordinatorResponse)
 		if v < 4 {
 			assert.Equal(t, int16(0), resp.ErrorCode, "v%d", v)
 			assert.Equal(t, int32(1), resp.NodeID, "v%d", v)
@@ -122,7 +122,7 @@ func TestFindCoordinator(t *testing.T) {
 		req.SetVersion(v)
 		req.CoordinatorType = 1 // a transactional id
 		req.CoordinatorKey, req.CoordinatorKeys = "txn", []string{"txn"}
-		resp := c.roundTrip(req).(*kmsg.FindCoordinatorResponse)
+		resp := c.RoundTrip(req).(*kmsg.FindCoordinatorResponse)
 		code, msg := resp.ErrorCode, resp.ErrorMessage
 		if v >= 4 {
 			code, msg = resp.Coordinators[0].ErrorCode, resp.Coordinators[0].ErrorMessage
@@ -154,7 +154,7 @@ func TestJoinGroupVersions(t *testing.T) {
 
 	bad := joinGroupReq(5, "join-bad", "")
 	bad.SessionTimeoutMillis = 1
-	assert.Equal(t, kerr.InvalidSessionTimeout.Code, c.roundTrip(bad).(*kmsg.JoinGroupResponse).ErrorCode)
+	assert.Equal(t, kerr.InvalidSessionTimeout.Code, c.RoundTrip(bad).(*kmsg.JoinGroupResponse).ErrorCode)
 }
 
 func TestJoinGroupStaticMember(t *testing.T) {
@@ -162,25 +162,25 @@ func TestJoinGroupStaticMember(t *testing.T) {
 	c := dialRaw(t, s)
 	req := joinGroupReq(5, "static", "")
 	req.InstanceID = kmsg.StringPtr("instance-1")
-	j := c.roundTrip(req).(*kmsg.JoinGroupResponse) // a static member gets no MEMBER_ID_REQUIRED
+	j := c.RoundTrip(req).(*kmsg.JoinGroupResponse) // a static member gets no MEMBER_ID_REQUIRED
 	require.Equal(t, int16(0), j.ErrorCode)
 	require.Len(t, j.Members, 1)
 	require.NotNil(t, j.Members[0].InstanceID)
 	assert.Equal(t, "instance-1", *j.Members[0].InstanceID)
 	sreq := syncGroupReq(5, "static", j)
 	sreq.InstanceID = req.InstanceID
-	require.Equal(t, int16(0), c.roundTrip(sreq).(*kmsg.SyncGroupResponse).ErrorCode)
+	require.Equal(t, int16(0), c.RoundTrip(sreq).(*kmsg.SyncGroupResponse).ErrorCode)
 
 	// The process restarts: same instance, no member id. It is answered
 	// at once, in the same generation.
-	again := c.roundTrip(req).(*kmsg.JoinGroupResponse)
+	again := c.RoundTrip(req).(*kmsg.JoinGroupResponse)
 	require.Equal(t, int16(0), again.ErrorCode)
 	assert.NotEqual(t, j.MemberID, again.MemberID)
 	assert.Equal(t, j.Generation, again.Generation)
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.SetVersion(3)
 	hb.Group, hb.MemberID, hb.InstanceID, hb.Generation = "static", j.MemberID, req.InstanceID, j.Generation
-	assert.Equal(t, kerr.FencedInstanceID.Code, c.roundTrip(hb).(*kmsg.HeartbeatResponse).ErrorCode, "the old id is fenced")
+	assert.Equal(t, kerr.FencedInstanceID.Code, c.RoundTrip(hb).(*kmsg.HeartbeatResponse).ErrorCode, "the old id is fenced")
 	assert.Equal(t, "Stable", c.describe("static").State)
 }
 
@@ -190,7 +190,7 @@ func TestSyncGroupVersions(t *testing.T) {
 	for v := int16(0); v <= 5; v++ {
 		group := fmt.Sprintf("sync-v%d", v)
 		j := c.join(4, group)
-		resp := c.roundTrip(syncGroupReq(v, group, j)).(*kmsg.SyncGroupResponse)
+		resp := c.RoundTrip(syncGroupReq(v, group, j)).(*kmsg.SyncGroupResponse)
 		require.Equal(t, int16(0), resp.ErrorCode, "v%d", v)
 		assert.Equal(t, []byte("assignment of "+j.MemberID), resp.MemberAssignment, "v%d", v)
 		if v >= 5 {
@@ -199,7 +199,7 @@ func TestSyncGroupVersions(t *testing.T) {
 		}
 		stale := syncGroupReq(v, group, j)
 		stale.Generation = 0
-		assert.Equal(t, kerr.IllegalGeneration.Code, c.roundTrip(stale).(*kmsg.SyncGroupResponse).ErrorCode, "v%d", v)
+		assert.Equal(t, kerr.IllegalGeneration.Code, c.RoundTrip(stale).(*kmsg.SyncGroupResponse).ErrorCode, "v%d", v)
 	}
 }
 
@@ -230,7 +230,7 @@ func TestLeaveGroupVersions(t *testing.T) {
 			m.Reason = kmsg.StringPtr("test over")
 			req.Members = []kmsg.LeaveGroupRequestMember{m, unknown}
 		}
-		resp := c.roundTrip(req).(*kmsg.LeaveGroupResponse)
+		resp := c.RoundTrip(req).(*kmsg.LeaveGroupResponse)
 		assert.Equal(t, int16(0), resp.ErrorCode, "v%d", v)
 		if v >= 3 {
 			require.Len(t, resp.Members, 2)
@@ -239,7 +239,7 @@ func TestLeaveGroupVersions(t *testing.T) {
 		}
 		assert.Equal(t, "Empty", c.describe(group).State, "v%d", v)
 		if v < 3 {
-			again := c.roundTrip(req).(*kmsg.LeaveGroupResponse)
+			again := c.RoundTrip(req).(*kmsg.LeaveGroupResponse)
 			assert.Equal(t, kerr.UnknownMemberID.Code, again.ErrorCode, "v%d: the member's error at the top", v)
 		}
 	}
@@ -267,12 +267,12 @@ func TestOffsetCommitAndFetchVersions(t *testing.T) {
 	j := c.stable("offsets")
 	for v := int16(1); v <= 9; v++ {
 		offset := int64(v) * 100
-		resp := c.roundTrip(commitReq(v, "offsets", j.MemberID, j.Generation, offset)).(*kmsg.OffsetCommitResponse)
+		resp := c.RoundTrip(commitReq(v, "offsets", j.MemberID, j.Generation, offset)).(*kmsg.OffsetCommitResponse)
 		require.Len(t, resp.Topics, 1)
 		for _, p := range resp.Topics[0].Partitions {
 			assert.Equal(t, int16(0), p.ErrorCode, "commit v%d", v)
 		}
-		stale := c.roundTrip(commitReq(v, "offsets", j.MemberID, j.Generation+1, 0)).(*kmsg.OffsetCommitResponse)
+		stale := c.RoundTrip(commitReq(v, "offsets", j.MemberID, j.Generation+1, 0)).(*kmsg.OffsetCommitResponse)
 		assert.Equal(t, kerr.IllegalGeneration.Code, stale.Topics[0].Partitions[0].ErrorCode, "commit v%d", v)
 
 		for fv := int16(1); fv <= 9; fv++ {
@@ -283,7 +283,7 @@ func TestOffsetCommitAndFetchVersions(t *testing.T) {
 		f.SetVersion(5)
 		f.Group = "offsets"
 		f.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "orders", Partitions: []int32{0}}}
-		p := c.roundTrip(f).(*kmsg.OffsetFetchResponse).Topics[0].Partitions[0]
+		p := c.RoundTrip(f).(*kmsg.OffsetFetchResponse).Topics[0].Partitions[0]
 		want := int32(-1)
 		if v >= 6 {
 			want = 3 // committed with the offset from v6
@@ -297,7 +297,7 @@ func TestOffsetCommitAndFetchVersions(t *testing.T) {
 	all := kmsg.NewPtrOffsetFetchRequest()
 	all.SetVersion(7)
 	all.Group, all.Topics, all.RequireStable = "offsets", nil, true
-	resp := c.roundTrip(all).(*kmsg.OffsetFetchResponse)
+	resp := c.RoundTrip(all).(*kmsg.OffsetFetchResponse)
 	require.Len(t, resp.Topics, 1)
 	assert.Len(t, resp.Topics[0].Partitions, 2)
 	multi := kmsg.NewPtrOffsetFetchRequest()
@@ -307,13 +307,13 @@ func TestOffsetCommitAndFetchVersions(t *testing.T) {
 		rg.Group = g
 		multi.Groups = append(multi.Groups, rg)
 	}
-	mresp := c.roundTrip(multi).(*kmsg.OffsetFetchResponse)
+	mresp := c.RoundTrip(multi).(*kmsg.OffsetFetchResponse)
 	require.Len(t, mresp.Groups, 2)
 	assert.Len(t, mresp.Groups[0].Topics, 1)
 	assert.Empty(t, mresp.Groups[1].Topics)
 
 	// A simple consumer (generation -1) stores offsets in a group nobody joins.
-	simple := c.roundTrip(commitReq(2, "simple", "", -1, 7)).(*kmsg.OffsetCommitResponse)
+	simple := c.RoundTrip(commitReq(2, "simple", "", -1, 7)).(*kmsg.OffsetCommitResponse)
 	assert.Equal(t, int16(0), simple.Topics[0].Partitions[0].ErrorCode)
 	assert.Equal(t, []int64{7}, fetchOffsets(t, c, 1, "simple", "orders", 0))
 }
@@ -322,7 +322,7 @@ func TestOffsetCommitToUnknownPartition(t *testing.T) {
 	s := newGroupServer(t)
 	s.topicExists = func(topic string, partition int32) bool { return topic == "orders" && partition == 0 }
 	c := dialRaw(t, s)
-	resp := c.roundTrip(commitReq(8, "g", "", -1, 5)).(*kmsg.OffsetCommitResponse)
+	resp := c.RoundTrip(commitReq(8, "g", "", -1, 5)).(*kmsg.OffsetCommitResponse)
 	ps := resp.Topics[0].Partitions
 	assert.Equal(t, int16(0), ps[0].ErrorCode)
 	assert.Equal(t, kerr.UnknownTopicOrPartition.Code, ps[1].ErrorCode, "partition 1 does not exist")
@@ -342,7 +342,7 @@ func fetchOffsets(t *testing.T, c *rawConn, v int16, group, topic string, partit
 		rt.Topic, rt.Partitions = topic, partitions
 		rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{rt}
 		req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
-		resp := c.roundTrip(req).(*kmsg.OffsetFetchResponse)
+		resp := c.RoundTrip(req).(*kmsg.OffsetFetchResponse)
 		require.Len(t, resp.Groups, 1)
 		require.Equal(t, int16(0), resp.Groups[0].ErrorCode)
 		for _, rt := range resp.Groups[0].Topics {
@@ -355,7 +355,7 @@ func fetchOffsets(t *testing.T, c *rawConn, v int16, group, topic string, partit
 	rt := kmsg.NewOffsetFetchRequestTopic()
 	rt.Topic, rt.Partitions = topic, partitions
 	req.Group, req.Topics = group, []kmsg.OffsetFetchRequestTopic{rt}
-	resp := c.roundTrip(req).(*kmsg.OffsetFetchResponse)
+	resp := c.RoundTrip(req).(*kmsg.OffsetFetchResponse)
 	require.Equal(t, int16(0), resp.ErrorCode)
 	for _, rt := range resp.Topics {
 		for _, p := range rt.Partitions {
@@ -370,14 +370,14 @@ func TestDescribeListAndDeleteGroups(t *testing.T) {
 	s := newGroupServer(t)
 	c := dialRaw(t, s)
 	j := c.stable("busy")
-	c.roundTrip(commitReq(8, "idle", "", -1, 1))
+	c.RoundTrip(commitReq(8, "idle", "", -1, 1))
 
 	for v := int16(0); v <= 6; v++ {
 		req := kmsg.NewPtrDescribeGroupsRequest()
 		req.SetVersion(v)
 		req.Groups = []string{"busy", "idle", "nope"}
 		req.IncludeAuthorizedOperations = v >= 3
-		resp := c.roundTrip(req).(*kmsg.DescribeGroupsResponse)
+		resp := c.RoundTrip(req).(*kmsg.DescribeGroupsResponse)
 		require.Len(t, resp.Groups, 3)
 		busy, idle, nope := resp.Groups[0], resp.Groups[1], resp.Groups[2]
 		assert.Equal(t, "Stable", busy.State, "v%d", v)
@@ -401,29 +401,29 @@ func TestDescribeListAndDeleteGroups(t *testing.T) {
 	for v := int16(0); v <= 5; v++ {
 		req := kmsg.NewPtrListGroupsRequest()
 		req.SetVersion(v)
-		resp := c.roundTrip(req).(*kmsg.ListGroupsResponse)
+		resp := c.RoundTrip(req).(*kmsg.ListGroupsResponse)
 		require.Len(t, resp.Groups, 2, "v%d", v)
 		assert.Equal(t, "busy", resp.Groups[0].Group)
 		assert.Equal(t, "consumer", resp.Groups[0].ProtocolType)
 		if v >= 4 {
 			req.StatesFilter = []string{"stable"}
-			resp = c.roundTrip(req).(*kmsg.ListGroupsResponse)
+			resp = c.RoundTrip(req).(*kmsg.ListGroupsResponse)
 			require.Len(t, resp.Groups, 1, "v%d: only Stable groups", v)
 			assert.Equal(t, "Stable", resp.Groups[0].GroupState)
 		}
 		if v >= 5 {
 			req.StatesFilter, req.TypesFilter = nil, []string{"consumer"}
-			resp = c.roundTrip(req).(*kmsg.ListGroupsResponse)
+			resp = c.RoundTrip(req).(*kmsg.ListGroupsResponse)
 			assert.Empty(t, resp.Groups, "v%d: only classic groups here", v)
 		}
 	}
 
 	for v := int16(0); v <= 3; v++ {
-		c.roundTrip(commitReq(8, "idle", "", -1, 1))
+		c.RoundTrip(commitReq(8, "idle", "", -1, 1))
 		req := kmsg.NewPtrDeleteGroupsRequest()
 		req.SetVersion(v)
 		req.Groups = []string{"busy", "idle", "nope"}
-		resp := c.roundTrip(req).(*kmsg.DeleteGroupsResponse)
+		resp := c.RoundTrip(req).(*kmsg.DeleteGroupsResponse)
 		require.Len(t, resp.Groups, 3)
 		assert.Equal(t, kerr.NonEmptyGroup.Code, resp.Groups[0].ErrorCode, "v%d", v)
 		assert.Equal(t, int16(0), resp.Groups[1].ErrorCode, "v%d", v)
@@ -435,20 +435,20 @@ func TestDescribeListAndDeleteGroups(t *testing.T) {
 func TestOffsetDelete(t *testing.T) {
 	s := newGroupServer(t)
 	c := dialRaw(t, s)
-	c.roundTrip(commitReq(8, "g", "", -1, 1))
+	c.RoundTrip(commitReq(8, "g", "", -1, 1))
 	req := kmsg.NewPtrOffsetDeleteRequest()
 	req.Group = "g"
 	rt := kmsg.NewOffsetDeleteRequestTopic()
 	rt.Topic = "orders"
 	rt.Partitions = []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}
 	req.Topics = []kmsg.OffsetDeleteRequestTopic{rt}
-	resp := c.roundTrip(req).(*kmsg.OffsetDeleteResponse)
+	resp := c.RoundTrip(req).(*kmsg.OffsetDeleteResponse)
 	require.Equal(t, int16(0), resp.ErrorCode)
 	assert.Equal(t, int16(0), resp.Topics[0].Partitions[0].ErrorCode)
 	assert.Equal(t, []int64{-1, 2}, fetchOffsets(t, c, 8, "g", "orders", 0, 1))
 
 	req.Group = "nope"
-	assert.Equal(t, kerr.GroupIDNotFound.Code, c.roundTrip(req).(*kmsg.OffsetDeleteResponse).ErrorCode)
+	assert.Equal(t, kerr.GroupIDNotFound.Code, c.RoundTrip(req).(*kmsg.OffsetDeleteResponse).ErrorCode)
 }
 
 // A JoinGroup that waits holds neither its connection's reader nor any
@@ -461,8 +461,8 @@ func TestWaitingJoinBlocksNothing(t *testing.T) {
 	// y joins (v0: no member id dance): the group rebalances and y waits
 	// for x to rejoin. Behind y's JoinGroup, on the same connection, a
 	// simple consumer's offset commit.
-	joinCorr := b.send(joinGroupReq(0, "g", ""))
-	commitCorr := b.send(commitReq(8, "elsewhere", "", -1, 42))
+	joinCorr := b.Send(joinGroupReq(0, "g", ""))
+	commitCorr := b.Send(commitReq(8, "elsewhere", "", -1, 42))
 
 	// The commit behind the waiting join is served (its answer waits
 	// behind the join's, in order).
@@ -473,18 +473,18 @@ func TestWaitingJoinBlocksNothing(t *testing.T) {
 	assert.Equal(t, kerr.RebalanceInProgress.Code, a.heartbeat(4, "g", x))
 
 	// x rejoins: everyone has, the rebalance completes.
-	rx := a.roundTrip(joinGroupReq(9, "g", x.MemberID)).(*kmsg.JoinGroupResponse)
+	rx := a.RoundTrip(joinGroupReq(9, "g", x.MemberID)).(*kmsg.JoinGroupResponse)
 	require.Equal(t, int16(0), rx.ErrorCode)
 	assert.Equal(t, int32(2), rx.Generation)
 
 	jy := kmsg.NewPtrJoinGroupResponse()
 	jy.SetVersion(0)
-	assert.Equal(t, joinCorr, b.recv(jy), "the JoinGroup's answer first")
+	assert.Equal(t, joinCorr, b.Recv(jy), "the JoinGroup's answer first")
 	assert.Equal(t, int16(0), jy.ErrorCode)
 	assert.Equal(t, int32(2), jy.Generation)
 	cy := kmsg.NewPtrOffsetCommitResponse()
 	cy.SetVersion(8)
-	assert.Equal(t, commitCorr, b.recv(cy), "then the commit's")
+	assert.Equal(t, commitCorr, b.Recv(cy), "then the commit's")
 	assert.Equal(t, int16(0), cy.Topics[0].Partitions[0].ErrorCode)
 }
 
@@ -492,14 +492,14 @@ func TestDisconnectWhileJoinWaits(t *testing.T) {
 	s := newGroupServer(t)
 	a, b := dialRaw(t, s), dialRaw(t, s)
 	x := a.stable("g")
-	b.send(joinGroupReq(0, "g", "")) // y waits for x to rejoin...
+	b.Send(joinGroupReq(0, "g", "")) // y waits for x to rejoin...
 	require.Eventually(t, func() bool { return len(a.describe("g").Members) == 2 }, 10*time.Second, time.Millisecond)
-	require.NoError(t, b.nc.Close()) // ...and goes away
+	require.NoError(t, b.NC.Close()) // ...and goes away
 
 	// Its join is withdrawn: y was new, so it leaves the group, and x's
 	// rejoin completes the rebalance alone.
 	require.Eventually(t, func() bool { return len(a.describe("g").Members) == 1 }, 10*time.Second, time.Millisecond)
-	rx := a.roundTrip(joinGroupReq(9, "g", x.MemberID)).(*kmsg.JoinGroupResponse)
+	rx := a.RoundTrip(joinGroupReq(9, "g", x.MemberID)).(*kmsg.JoinGroupResponse)
 	require.Equal(t, int16(0), rx.ErrorCode)
 	require.Len(t, rx.Members, 1)
 	assert.Equal(t, x.MemberID, rx.Members[0].MemberID)
@@ -511,9 +511,9 @@ func TestCloseAnswersWaitingJoin(t *testing.T) {
 	a.stable("g")
 	// A new member (v5: with the member id dance) joins and waits for
 	// the leader to rejoin.
-	id := b.roundTrip(joinGroupReq(5, "g", "")).(*kmsg.JoinGroupResponse)
+	id := b.RoundTrip(joinGroupReq(5, "g", "")).(*kmsg.JoinGroupResponse)
 	require.Equal(t, kerr.MemberIDRequired.Code, id.ErrorCode)
-	corr := b.send(joinGroupReq(5, "g", id.MemberID))
+	corr := b.Send(joinGroupReq(5, "g", id.MemberID))
 	require.Eventually(t, func() bool { return len(a.describe("g").Members) == 2 }, 10*time.Second, time.Millisecond)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -521,7 +521,7 @@ func TestCloseAnswersWaitingJoin(t *testing.T) {
 	require.NoError(t, s.Close(ctx))
 	got := kmsg.NewPtrJoinGroupResponse()
 	got.SetVersion(5)
-	assert.Equal(t, corr, b.recv(got))
+	assert.Equal(t, corr, b.Recv(got))
 	assert.Equal(t, kerr.NotCoordinator.Code, got.ErrorCode, "a waiting JoinGroup is answered when the broker closes")
 }
 

@@ -20,7 +20,7 @@ func TestInitProducerID(t *testing.T) {
 			if v >= 3 {
 				req.ProducerID, req.ProducerEpoch = 0, 4 // asking for a bump: a new id, as Kafka
 			}
-			resp := c.roundTrip(req).(*kmsg.InitProducerIDResponse)
+			resp := c.RoundTrip(req).(*kmsg.InitProducerIDResponse)
 			assert.Equal(t, int16(0), resp.ErrorCode)
 			assert.GreaterOrEqual(t, resp.ProducerID, int64(0))
 			assert.False(t, seen[resp.ProducerID], "a new id each time")
@@ -37,7 +37,7 @@ func TestInitProducerIDRefusesTransactions(t *testing.T) {
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.SetVersion(4)
 		req.TransactionalID = kmsg.StringPtr(id)
-		resp := c.roundTrip(req).(*kmsg.InitProducerIDResponse)
+		resp := c.RoundTrip(req).(*kmsg.InitProducerIDResponse)
 		assert.Equal(t, kerr.InvalidRequest.Code, resp.ErrorCode, "transactional id %q", id)
 		assert.False(t, kerr.IsRetriable(kerr.ErrorForCode(resp.ErrorCode)), "clients give up rather than retry")
 		assert.Equal(t, int64(-1), resp.ProducerID)

@@ -38,9 +38,6 @@ const (
 	fdSealedMin    = 8
 	fdSealedMax    = 1024
 	fdPerPartition = 2 // the active segment's .log and .index
-	// maxFileLimit caps the limit the budget counts with: an unlimited
-	// RLIMIT_NOFILE is counted as this many.
-	maxFileLimit = 1 << 20
 	// defaultMaxBrokerPartitions bounds the partitions one broker holds
 	// when nothing smaller does: each costs memory from its creation,
 	// empty or not.

@@ -66,7 +66,7 @@ func TestListOffsets(t *testing.T) {
 	for _, v := range versions(1, 11) {
 		for _, tt := range tests {
 			t.Run(fmt.Sprintf("v%d %s", v, tt.name), func(t *testing.T) {
-				sp := listed(t, c.roundTrip(listOffsetsRequest(v, "l", 0, tt.ts)))[0]
+				sp := listed(t, c.RoundTrip(listOffsetsRequest(v, "l", 0, tt.ts)))[0]
 				require.Equal(t, int16(0), sp.ErrorCode, "%v", kerr.ErrorForCode(sp.ErrorCode))
 				assert.Equal(t, tt.want.offset, sp.Offset)
 				assert.Equal(t, tt.want.timestamp, sp.Timestamp)
@@ -87,7 +87,7 @@ func TestListOffsetsEmptyPartition(t *testing.T) {
 	createTopic(t, s, "l", 1)
 	c := dialRaw(t, s)
 	for ts, want := range map[int64]int64{-2: 0, -1: 0, -3: -1, 12345: -1} {
-		sp := listed(t, c.roundTrip(listOffsetsRequest(7, "l", 0, ts)))[0]
+		sp := listed(t, c.RoundTrip(listOffsetsRequest(7, "l", 0, ts)))[0]
 		assert.Equal(t, int16(0), sp.ErrorCode)
 		assert.Equal(t, want, sp.Offset, "timestamp %d", ts)
 	}
@@ -114,7 +114,7 @@ func TestListOffsetsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, sp := range listed(t, c.roundTrip(tt.req)) {
+			for _, sp := range listed(t, c.RoundTrip(tt.req)) {
 				assert.Equal(t, tt.want.Code, sp.ErrorCode, "got %v", kerr.ErrorForCode(sp.ErrorCode))
 				assert.Equal(t, int64(-1), sp.Offset)
 			}
@@ -128,6 +128,6 @@ func TestListOffsetsLatestForAReplica(t *testing.T) {
 	appendValues(t, topic.Partitions[0], "a", "b")
 	req := listOffsetsRequest(4, "l", 0, -1)
 	req.ReplicaID = -2 // a debug tool
-	sp := listed(t, dialRaw(t, s).roundTrip(req))[0]
+	sp := listed(t, dialRaw(t, s).RoundTrip(req))[0]
 	assert.Equal(t, int64(2), sp.Offset, "the log end")
 }

@@ -27,7 +27,7 @@ func TestMetadataDescribesTheBroker(t *testing.T) {
 	c := dialRaw(t, s)
 	for _, v := range versions(0, 13) {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
-			resp := c.roundTrip(metadataRequest(v, "orders")).(*kmsg.MetadataResponse)
+			resp := c.RoundTrip(metadataRequest(v, "orders")).(*kmsg.MetadataResponse)
 			require.Len(t, resp.Brokers, 1)
 			assert.Equal(t, int32(7), resp.Brokers[0].NodeID)
 			assert.Equal(t, s.host, resp.Brokers[0].Host)
@@ -69,19 +69,19 @@ func TestMetadataAllTopics(t *testing.T) {
 	createTopic(t, s, "a", 2)
 	c := dialRaw(t, s)
 
-	v0 := c.roundTrip(metadataRequest(0)).(*kmsg.MetadataResponse)
+	v0 := c.RoundTrip(metadataRequest(0)).(*kmsg.MetadataResponse)
 	assert.Len(t, v0.Topics, 2, "v0: an empty list is every topic")
 
 	all := metadataRequest(12)
 	all.Topics = nil
-	resp := c.roundTrip(all).(*kmsg.MetadataResponse)
+	resp := c.RoundTrip(all).(*kmsg.MetadataResponse)
 	require.Len(t, resp.Topics, 2, "a null list is every topic")
 	assert.Equal(t, "a", *resp.Topics[0].Topic)
 	assert.Equal(t, "b", *resp.Topics[1].Topic)
 
 	none := metadataRequest(12)
 	none.Topics = []kmsg.MetadataRequestTopic{}
-	resp = c.roundTrip(none).(*kmsg.MetadataResponse)
+	resp = c.RoundTrip(none).(*kmsg.MetadataResponse)
 	assert.Empty(t, resp.Topics, "v1+: an empty list is no topic")
 }
 
@@ -108,7 +108,7 @@ func TestMetadataAutoCreation(t *testing.T) {
 			c := dialRaw(t, s)
 			req := metadataRequest(12, tt.topic, tt.topic)
 			req.AllowAutoTopicCreation = tt.allow
-			resp := c.roundTrip(req).(*kmsg.MetadataResponse)
+			resp := c.RoundTrip(req).(*kmsg.MetadataResponse)
 			require.Len(t, resp.Topics, 1, "a topic asked twice is answered once")
 			assert.Equal(t, tt.want, resp.Topics[0].ErrorCode)
 			_, err := s.data.store.Topic(tt.topic)
@@ -127,7 +127,7 @@ func TestMetadataAutoCreation(t *testing.T) {
 func TestMetadataBeforeV4AlwaysAutoCreates(t *testing.T) {
 	s := newTestServer(t)
 	c := dialRaw(t, s)
-	resp := c.roundTrip(metadataRequest(3, "implicit")).(*kmsg.MetadataResponse)
+	resp := c.RoundTrip(metadataRequest(3, "implicit")).(*kmsg.MetadataResponse)
 	assert.Equal(t, int16(0), resp.Topics[0].ErrorCode)
 }
 
@@ -137,7 +137,7 @@ func TestMetadataByTopicID(t *testing.T) {
 	c := dialRaw(t, s)
 	req := metadataRequest(12)
 	req.Topics = []kmsg.MetadataRequestTopic{{TopicID: topic.ID}, {TopicID: [16]byte{9}}}
-	resp := c.roundTrip(req).(*kmsg.MetadataResponse)
+	resp := c.RoundTrip(req).(*kmsg.MetadataResponse)
 	require.Len(t, resp.Topics, 2)
 	assert.Equal(t, "by-id", *resp.Topics[0].Topic)
 	assert.Len(t, resp.Topics[0].Partitions, 2)

@@ -7,6 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 // Limits on the strings of requests, checked before a request reaches its
@@ -38,19 +40,19 @@ var softwareNamePattern = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-z
 // checkStrings refuses a request whose strings exceed the limits above
 // with the error response its API gives, and reports whether it did: the
 // handler is not called then.
-func (s *Server) checkStrings(r *request) bool {
-	code, what := stringsError(r.kreq)
+func (s *Server) checkStrings(r *kafkanet.Request) bool {
+	code, what := stringsError(r.Msg)
 	if code == 0 {
 		return false
 	}
-	s.refusals.refuse(r.c.remote, refuseInvalidString, zap.String("api", kmsg.NameForKey(r.kreq.Key())), zap.String("what", what))
-	if _, ok := r.kreq.(*kmsg.ApiVersionsRequest); ok {
+	r.Refuse(refuseInvalidString, zap.String("api", kmsg.NameForKey(r.Msg.Key())), zap.String("what", what))
+	if _, ok := r.Msg.(*kmsg.ApiVersionsRequest); ok {
 		resp := apiVersionsResponse()
 		resp.ErrorCode = code // Kafka answers INVALID_REQUEST with the ranges
-		r.respond(resp)
+		r.Respond(resp)
 		return true
 	}
-	r.respond(groupErrorResponse(r.kreq, code))
+	r.Respond(groupErrorResponse(r.Msg, code))
 	return true
 }
 

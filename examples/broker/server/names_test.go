@@ -50,12 +50,12 @@ func TestStringsPastKafkasLimits(t *testing.T) {
 	c := dialRaw(t, s)
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := c.roundTrip(tt.req)
+			resp := c.RoundTrip(tt.req)
 			assert.Equal(t, tt.want.Code, tt.code(resp), "got %v", kerr.ErrorForCode(tt.code(resp)))
 			assert.Equal(t, float64(i+1), refused(s, refuseInvalidString))
 		})
 	}
-	av := c.roundTrip(software("kgo")).(*kmsg.ApiVersionsResponse)
+	av := c.RoundTrip(software("kgo")).(*kmsg.ApiVersionsResponse)
 	assert.Equal(t, int16(0), av.ErrorCode, "a name of the pattern is fine")
 	require.NotEmpty(t, av.ApiKeys)
 	groups, gerr := s.groups.ListGroups()
@@ -73,7 +73,7 @@ func TestMaxBrokerPartitions(t *testing.T) {
 	create := func(validateOnly bool, topics ...kmsg.CreateTopicsRequestTopic) []kmsg.CreateTopicsResponseTopic {
 		req := createTopicsRequest(7, topics...)
 		req.ValidateOnly = validateOnly
-		return c.roundTrip(req).(*kmsg.CreateTopicsResponse).Topics
+		return c.RoundTrip(req).(*kmsg.CreateTopicsResponse).Topics
 	}
 	got := create(false, newTopic("a", 6, 1), newTopic("b", 3, 1), newTopic("c", 2, 1))
 	assert.Equal(t, int16(0), got[0].ErrorCode)

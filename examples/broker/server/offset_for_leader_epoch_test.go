@@ -71,7 +71,7 @@ func TestOffsetForLeaderEpoch(t *testing.T) {
 			if topic == "" {
 				topic = "e"
 			}
-			resp := c.roundTrip(offsetForLeaderEpochRequest(v, topic, tt.q)).(*kmsg.OffsetForLeaderEpochResponse)
+			resp := c.RoundTrip(offsetForLeaderEpochRequest(v, topic, tt.q)).(*kmsg.OffsetForLeaderEpochResponse)
 			require.Len(t, resp.Topics, 1)
 			require.Len(t, resp.Topics[0].Partitions, 1)
 			sp := resp.Topics[0].Partitions[0]

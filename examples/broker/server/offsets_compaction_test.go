@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 // compactAfter20 makes the offsets partition's leader rewrite its live
@@ -20,21 +21,8 @@ func compactAfter20(c *Config) { c.OffsetsCompactionDeadRecords = 20 }
 // same leader epoch, as a new leader loads it, and waits for the load.
 func reloadOffsets(t *testing.T, s *Server, between func()) {
 	t.Helper()
-	gp := s.gparts
-	gp.mu.Lock()
-	epoch := gp.states[0].epoch
-	gp.unloadLocked(0)
-	gp.publishLocked()
-	gp.mu.Unlock()
-	if between != nil {
-		between()
-	}
-	gp.mu.Lock()
-	gp.startLoadLocked(0, epoch)
-	gp.publishLocked()
-	gp.mu.Unlock()
-	gp.wait()
-	require.Nil(t, s.groupError(nil, "g"), "loaded")
+	s.offsets.Reload(0, between)
+	require.Nil(t, s.offsets.KeyError("g"), "loaded")
 }
 
 // heldRecords returns the number of records the partition holds.
@@ -51,9 +39,9 @@ func heldRecords(t *testing.T, p *storage.Partition) int64 {
 // the same committed offsets.
 func TestOffsetsPartitionStaysBounded(t *testing.T) {
 	s, c, p := newOffsetsServer(t, compactAfter20)
-	c.roundTrip(commitReq(8, "other", "", -1, 100)) // a group whose offsets never change
+	c.RoundTrip(commitReq(8, "other", "", -1, 100)) // a group whose offsets never change
 	for i := range int64(1000) {
-		require.Equal(t, []int16{0, 0}, commitCodes(c.roundTrip(commitReq(8, "g", "", -1, i))))
+		require.Equal(t, []int16{0, 0}, commitCodes(c.RoundTrip(commitReq(8, "g", "", -1, i))))
 		// 4 live records (the two groups' offsets), 20 dead at most
 		// before a rewrite, then the rewrite, then a commit's (2; 3
 		// when a group's metadata record led each commit).
@@ -72,9 +60,9 @@ func TestOffsetsPartitionStaysBounded(t *testing.T) {
 	// dropped with the records they delete.
 	del := kmsg.NewPtrDeleteGroupsRequest()
 	del.Groups = []string{"other"}
-	require.Equal(t, int16(0), c.roundTrip(del).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode)
+	require.Equal(t, int16(0), c.RoundTrip(del).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode)
 	for i := range int64(100) {
-		require.Equal(t, []int16{0, 0}, commitCodes(c.roundTrip(commitReq(8, "g", "", -1, 6000+i))))
+		require.Equal(t, []int16{0, 0}, commitCodes(c.RoundTrip(commitReq(8, "g", "", -1, 6000+i))))
 	}
 	assert.LessOrEqual(t, heldRecords(t, p), int64(2+20+3+2+3))
 	reloadOffsets(t, s, nil)
@@ -87,7 +75,7 @@ func TestOffsetsPartitionStaysBounded(t *testing.T) {
 // pending, its answer not yet given. It returns the connection, that
 // commit's request, the high watermark before it and the offset it
 // commits to partition 0.
-func pendingRewrite(t *testing.T, s *Server, p *storage.Partition) (*testConn, *request, int64, int64) {
+func pendingRewrite(t *testing.T, s *Server, p *storage.Partition) (*testConn, *kafkanet.Request, int64, int64) {
 	t.Helper()
 	p.SetHighWatermarkManaged(true) // as with followers: the append alone does not move it
 	tc := newTestConn(t, s)
@@ -102,7 +90,7 @@ func pendingRewrite(t *testing.T, s *Server, p *storage.Partition) (*testConn, *
 			return tc, r, before.HighWatermark, i // the commit's 2 records, then the rewrite
 		}
 		p.AdvanceHighWatermark(after.LogEnd)
-		s.wake(p)
+		s.replicas.Wake(p)
 		require.Equal(t, []int16{0, 0}, commitCodes(tc.await(r)))
 		require.Less(t, i, int64(100), "a rewrite comes")
 	}
@@ -121,7 +109,7 @@ func TestOffsetsRewriteWithACommitPending(t *testing.T) {
 		assert.Equal(t, int64(0), o.LogStart, "the high watermark has not passed the rewrite")
 
 		p.AdvanceHighWatermark(o.LogEnd)
-		s.wake(p)
+		s.replicas.Wake(p)
 		assert.Equal(t, []int16{0, 0}, commitCodes(tc.await(r)), "the pending commit is durable")
 		o, err = p.Offsets()
 		require.NoError(t, err)
@@ -148,7 +136,7 @@ func TestOffsetsRewriteWithACommitPending(t *testing.T) {
 		// The new leader's compaction follows its own log.
 		p.SetHighWatermarkManaged(false)
 		for i := range int64(200) {
-			require.Equal(t, []int16{0, 0}, commitCodes(c.roundTrip(commitReq(8, "g", "", -1, 1000+i))))
+			require.Equal(t, []int16{0, 0}, commitCodes(c.RoundTrip(commitReq(8, "g", "", -1, 1000+i))))
 		}
 		assert.LessOrEqual(t, heldRecords(t, p), int64(2+20+3+2+3))
 		reloadOffsets(t, s, nil)
@@ -166,10 +154,10 @@ func TestMembersSurviveAReload(t *testing.T) {
 	s, c, p := newOffsetsServer(t, compactAfter20)
 	j := c.stable("m")
 	// A second generation: the leader rejoins.
-	j = c.roundTrip(joinGroupReq(9, "m", j.MemberID)).(*kmsg.JoinGroupResponse)
+	j = c.RoundTrip(joinGroupReq(9, "m", j.MemberID)).(*kmsg.JoinGroupResponse)
 	require.Equal(t, int16(0), j.ErrorCode)
 	require.Equal(t, int32(2), j.Generation)
-	require.Equal(t, int16(0), c.roundTrip(syncGroupReq(5, "m", j)).(*kmsg.SyncGroupResponse).ErrorCode)
+	require.Equal(t, int16(0), c.RoundTrip(syncGroupReq(5, "m", j)).(*kmsg.SyncGroupResponse).ErrorCode)
 
 	check := func(why string) {
 		t.Helper()
@@ -178,7 +166,7 @@ func TestMembersSurviveAReload(t *testing.T) {
 		assert.Equal(t, "Stable", d.State, why)
 		require.Len(t, d.Members, 1, why)
 		assert.Equal(t, j.MemberID, d.Members[0].MemberID, why)
-		sync := c.roundTrip(syncGroupReq(5, "m", j)).(*kmsg.SyncGroupResponse)
+		sync := c.RoundTrip(syncGroupReq(5, "m", j)).(*kmsg.SyncGroupResponse)
 		assert.Equal(t, int16(0), sync.ErrorCode, why)
 		assert.Equal(t, []byte("assignment of "+j.MemberID), sync.MemberAssignment, why)
 	}
@@ -193,7 +181,7 @@ func TestMembersSurviveAReload(t *testing.T) {
 		if o.LogStart > 0 {
 			break
 		}
-		require.Equal(t, []int16{0, 0}, commitCodes(c.roundTrip(commitReq(8, "g", "", -1, i))))
+		require.Equal(t, []int16{0, 0}, commitCodes(c.RoundTrip(commitReq(8, "g", "", -1, i))))
 	}
 	o, err := p.Offsets()
 	require.NoError(t, err)

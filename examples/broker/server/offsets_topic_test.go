@@ -17,7 +17,7 @@ func allTopics(t *testing.T, c *rawConn) map[string]kmsg.MetadataResponseTopic {
 	t.Helper()
 	req := metadataRequest(12)
 	req.Topics = nil
-	resp := c.roundTrip(req).(*kmsg.MetadataResponse)
+	resp := c.RoundTrip(req).(*kmsg.MetadataResponse)
 	out := make(map[string]kmsg.MetadataResponseTopic)
 	for _, mt := range resp.Topics {
 		out[*mt.Topic] = mt
@@ -37,14 +37,14 @@ func TestFindCoordinatorCreatesTheOffsetsTopic(t *testing.T) {
 	txn := kmsg.NewPtrFindCoordinatorRequest()
 	txn.SetVersion(6)
 	txn.CoordinatorType, txn.CoordinatorKeys = coordinatorTransaction, []string{"txn"}
-	c.roundTrip(txn)
+	c.RoundTrip(txn)
 	require.NotContains(t, allTopics(t, c), offsetsTopic, "a transactional id is not a group")
 
 	for range 2 { // the second finds it there
 		req := kmsg.NewPtrFindCoordinatorRequest()
 		req.SetVersion(6)
 		req.CoordinatorKeys = []string{"g"}
-		resp := c.roundTrip(req).(*kmsg.FindCoordinatorResponse)
+		resp := c.RoundTrip(req).(*kmsg.FindCoordinatorResponse)
 		require.Len(t, resp.Coordinators, 1)
 		assert.Equal(t, int16(0), resp.Coordinators[0].ErrorCode)
 	}
@@ -65,7 +65,7 @@ func TestMetadataAutoCreatesTheOffsetsTopicAsInternal(t *testing.T) {
 	c := dialRaw(t, s)
 	req := metadataRequest(12, offsetsTopic)
 	req.AllowAutoTopicCreation = true
-	resp := c.roundTrip(req).(*kmsg.MetadataResponse)
+	resp := c.RoundTrip(req).(*kmsg.MetadataResponse)
 	require.Len(t, resp.Topics, 1)
 	mt := resp.Topics[0]
 	assert.Equal(t, int16(0), mt.ErrorCode, "default.replication.factor is not the offsets topic's")
@@ -78,7 +78,7 @@ func TestProduceToAnInternalTopicIsRefused(t *testing.T) {
 	createTopic(t, s, offsetsTopic, 1)
 	c := dialRaw(t, s)
 	for _, acks := range []int16{1, -1} {
-		sp := produced(t, c.roundTrip(produceRequest(9, acks, offsetsTopic, 0, batchtest.Values(time.Now().UnixMilli(), "x"))))
+		sp := produced(t, c.RoundTrip(produceRequest(9, acks, offsetsTopic, 0, batchtest.Values(time.Now().UnixMilli(), "x"))))
 		assert.Equal(t, kerr.InvalidTopicException.Code, sp.ErrorCode, "acks %d", acks)
 		require.NotNil(t, sp.ErrorMessage)
 		assert.Contains(t, *sp.ErrorMessage, "internal topic")

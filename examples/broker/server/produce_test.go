@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -50,7 +51,7 @@ func TestProduceEveryVersion(t *testing.T) {
 		for _, acks := range []int16{1, -1} {
 			t.Run(fmt.Sprintf("v%d acks %d", v, acks), func(t *testing.T) {
 				req := byID(produceRequest(v, acks, "p", 1, batchtest.Values(time.Now().UnixMilli(), "a", "b")), topic.ID)
-				sp := produced(t, c.roundTrip(req))
+				sp := produced(t, c.RoundTrip(req))
 				assert.Equal(t, int16(0), sp.ErrorCode, "%v", kerr.ErrorForCode(sp.ErrorCode))
 				assert.Equal(t, next, sp.BaseOffset)
 				if v >= 5 {
@@ -64,7 +65,7 @@ func TestProduceEveryVersion(t *testing.T) {
 	o, err := topic.Partitions[1].Offsets()
 	require.NoError(t, err)
 	assert.Equal(t, next, o.HighWatermark)
-	assert.Zero(t, s.produces.Delayed(), "acks=all on one broker completes at once")
+	assert.Zero(t, s.replicas.Produces().Delayed(), "acks=all on one broker completes at once")
 }
 
 func TestProduceErrors(t *testing.T) {
@@ -92,7 +93,7 @@ func TestProduceErrors(t *testing.T) {
 	c := dialRaw(t, s)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sp := produced(t, c.roundTrip(tt.req))
+			sp := produced(t, c.RoundTrip(tt.req))
 			assert.Equal(t, tt.want.Code, sp.ErrorCode, "got %v", kerr.ErrorForCode(sp.ErrorCode))
 			assert.Equal(t, int64(-1), sp.BaseOffset)
 			if tt.want != kerr.InvalidRequiredAcks {
@@ -109,11 +110,11 @@ func TestProduceAcksZero(t *testing.T) {
 	s := newTestServer(t)
 	topic := createTopic(t, s, "p", 1)
 	c := dialRaw(t, s)
-	c.send(produceRequest(9, 0, "p", 0, batchtest.Values(1, "a")))
-	c.send(produceRequest(9, 0, "p", 0, batchtest.Values(1, "b")))
+	c.Send(produceRequest(9, 0, "p", 0, batchtest.Values(1, "a")))
+	c.Send(produceRequest(9, 0, "p", 0, batchtest.Values(1, "b")))
 	// The next request's answer is the next thing read: no answer to the
 	// acks=0 produces, and they were appended before it was served.
-	c.roundTrip(kmsg.NewPtrApiVersionsRequest())
+	c.RoundTrip(kmsg.NewPtrApiVersionsRequest())
 	o, _ := topic.Partitions[0].Offsets()
 	assert.Equal(t, int64(2), o.LogEnd)
 }
@@ -122,14 +123,14 @@ func TestProduceAcksZeroFailureClosesTheConnection(t *testing.T) {
 	s := newTestServer(t)
 	c := dialRaw(t, s)
 	before := kmsg.NewPtrApiVersionsRequest()
-	first := c.send(before)
-	c.send(produceRequest(9, 0, "missing", 0, batchtest.Values(1, "a")))
-	c.send(kmsg.NewPtrApiVersionsRequest())
+	first := c.Send(before)
+	c.Send(produceRequest(9, 0, "missing", 0, batchtest.Values(1, "a")))
+	c.Send(kmsg.NewPtrApiVersionsRequest())
 	resp := kmsg.NewPtrApiVersionsResponse()
-	assert.Equal(t, first, c.recv(resp), "the answer owed before the failed produce is written")
-	assert.True(t, c.closedByPeer(), "then the broker hangs up, as Kafka does, so the client notices")
+	assert.Equal(t, first, c.Recv(resp), "the answer owed before the failed produce is written")
+	assert.True(t, c.ClosedByPeer(), "then the broker hangs up, as Kafka does, so the client notices")
 	// The broker goes on serving others.
-	dialRaw(t, s).roundTrip(kmsg.NewPtrApiVersionsRequest())
+	dialRaw(t, s).RoundTrip(kmsg.NewPtrApiVersionsRequest())
 }
 
 func TestProduceIdempotence(t *testing.T) {
@@ -137,7 +138,7 @@ func TestProduceIdempotence(t *testing.T) {
 	createTopic(t, s, "p", 1)
 	c := dialRaw(t, s)
 	send := func(epoch int16, seq int32, values ...string) kmsg.ProduceResponseTopicPartition {
-		return produced(t, c.roundTrip(produceRequest(9, -1, "p", 0, batchtest.Idempotent(11, epoch, seq, 1, values...))))
+		return produced(t, c.RoundTrip(produceRequest(9, -1, "p", 0, batchtest.Idempotent(11, epoch, seq, 1, values...))))
 	}
 	sp := send(0, 0, "a", "b")
 	require.Equal(t, int16(0), sp.ErrorCode)
@@ -164,18 +165,18 @@ func TestProduceRefusesTransactionalBatches(t *testing.T) {
 	b := batchtest.Header(1, 1)
 	b.Attributes, b.ProducerID, b.ProducerEpoch, b.FirstSequence = 0x10, 1, 0, 0
 	b.Records = batchtest.Records(kmsg.Record{Value: []byte("x")})
-	sp := produced(t, dialRaw(t, s).roundTrip(produceRequest(9, -1, "p", 0, batchtest.Encode(b))))
+	sp := produced(t, dialRaw(t, s).RoundTrip(produceRequest(9, -1, "p", 0, batchtest.Encode(b))))
 	assert.Equal(t, kerr.InvalidTxnState.Code, sp.ErrorCode)
 }
 
 // laggingWait is a wait on p for one offset beyond its log end: a
 // follower that has not caught up, which one broker never has, so the
 // delayed produce's real wait can be tested.
-func laggingWait(t *testing.T, p *storage.Partition) []produceWait {
+func laggingWait(t *testing.T, p *storage.Partition) []replica.ProduceWait {
 	t.Helper()
 	o, err := p.Offsets()
 	require.NoError(t, err)
-	return []produceWait{{p: p, required: o.LogEnd + 1}}
+	return []replica.ProduceWait{{Partition: p, Required: o.LogEnd + 1}}
 }
 
 func produceResponseFor(topic string) *kmsg.ProduceResponse {
@@ -192,14 +193,14 @@ func TestDelayedProduceTimesOut(t *testing.T) {
 	topic := createTopic(t, s, "p", 1)
 	tc := newTestConn(t, s)
 	r := tc.request(produceRequest(9, -1, "p", 0, nil))
-	s.awaitReplication(r, produceResponseFor("p"), laggingWait(t, topic.Partitions[0]), 50*time.Millisecond)
+	s.replicas.AwaitReplication(r, produceResponseFor("p"), laggingWait(t, topic.Partitions[0]), 50*time.Millisecond)
 	_, answered := tc.answer(r)
 	require.False(t, answered, "waits for the high watermark")
-	assert.Equal(t, 1, s.produces.Delayed())
+	assert.Equal(t, 1, s.replicas.Produces().Delayed())
 	sp := produced(t, tc.await(r))
 	assert.Equal(t, kerr.RequestTimedOut.Code, sp.ErrorCode)
 	assert.Equal(t, int64(-1), sp.BaseOffset)
-	assert.Zero(t, s.produces.Delayed())
+	assert.Zero(t, s.replicas.Produces().Delayed())
 }
 
 func TestDelayedProduceAnsweredWhenItsTopicIsDeleted(t *testing.T) {
@@ -207,17 +208,17 @@ func TestDelayedProduceAnsweredWhenItsTopicIsDeleted(t *testing.T) {
 	topic := createTopic(t, s, "doomed", 1)
 	tc := newTestConn(t, s)
 	r := tc.request(produceRequest(9, -1, "doomed", 0, nil))
-	s.awaitReplication(r, produceResponseFor("doomed"), laggingWait(t, topic.Partitions[0]), time.Minute)
-	require.Equal(t, 1, s.produces.Delayed())
+	s.replicas.AwaitReplication(r, produceResponseFor("doomed"), laggingWait(t, topic.Partitions[0]), time.Minute)
+	require.Equal(t, 1, s.replicas.Produces().Delayed())
 
 	del := kmsg.NewPtrDeleteTopicsRequest()
 	del.SetVersion(6)
 	del.Topics = []kmsg.DeleteTopicsRequestTopic{{Topic: kmsg.StringPtr("doomed")}}
-	require.Equal(t, int16(0), dialRaw(t, s).roundTrip(del).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode)
+	require.Equal(t, int16(0), dialRaw(t, s).RoundTrip(del).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode)
 	resp, answered := tc.answer(r)
 	require.True(t, answered, "answered by the deletion, before DeleteTopics returned")
 	assert.Equal(t, kerr.UnknownTopicOrPartition.Code, produced(t, resp).ErrorCode)
-	assert.Zero(t, s.produces.Delayed())
+	assert.Zero(t, s.replicas.Produces().Delayed())
 }
 
 func TestDelayedProduceAnsweredWhenTheClientGoes(t *testing.T) {
@@ -225,10 +226,10 @@ func TestDelayedProduceAnsweredWhenTheClientGoes(t *testing.T) {
 	topic := createTopic(t, s, "p", 1)
 	tc := newTestConn(t, s)
 	r := tc.request(produceRequest(9, -1, "p", 0, nil))
-	s.awaitReplication(r, produceResponseFor("p"), laggingWait(t, topic.Partitions[0]), time.Minute)
-	require.Equal(t, 1, s.produces.Delayed())
-	tc.c.shutdown() // cancels the connection's context: the produce completes on its own goroutine
+	s.replicas.AwaitReplication(r, produceResponseFor("p"), laggingWait(t, topic.Partitions[0]), time.Minute)
+	require.Equal(t, 1, s.replicas.Produces().Delayed())
+	tc.rec.Close() // cancels the connection's context: the produce completes on its own goroutine
 	resp := tc.await(r)
 	assert.Equal(t, kerr.NotLeaderForPartition.Code, produced(t, resp).ErrorCode)
-	assert.Zero(t, s.produces.Delayed())
+	assert.Zero(t, s.replicas.Produces().Delayed())
 }

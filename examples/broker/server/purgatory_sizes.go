@@ -1,5 +1,10 @@
 package server
 
+import (
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
+	"github.com/gopurgatory/purgatory/purgatory"
+)
+
 // PurgatorySize is what one purgatory holds.
 type PurgatorySize struct {
 	// Delayed is the number of operations waiting for their condition or
@@ -18,8 +23,9 @@ type PurgatorySize struct {
 // purgatory.
 func (s *Server) PurgatorySizes() map[string]PurgatorySize {
 	sizes := make(map[string]PurgatorySize, 5)
-	sizes[s.fetches.Name()] = PurgatorySize{Delayed: s.fetches.Delayed(), Watched: s.fetches.Watched()}
-	sizes[s.produces.Name()] = PurgatorySize{Delayed: s.produces.Delayed(), Watched: s.produces.Watched()}
+	for _, p := range []*purgatory.Purgatory[replica.TP]{s.replicas.Fetches(), s.replicas.Produces()} {
+		sizes[p.Name()] = PurgatorySize{Delayed: p.Delayed(), Watched: p.Watched()}
+	}
 	for name, g := range s.groups.PurgatorySizes() {
 		sizes[name] = PurgatorySize(g)
 	}

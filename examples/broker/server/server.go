@@ -3,31 +3,20 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
-	"runtime"
-	"strconv"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
-	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/broker/cluster"
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
-	"github.com/gopurgatory/purgatory/examples/broker/metalog"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
-	"github.com/gopurgatory/purgatory/purgatory"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
-
-// tp names a topic-partition: the key fetches and produces wait under.
-type tp struct {
-	topic     string
-	partition int32
-}
 
 // Server is a Kafka-protocol broker whose every wait is an operation in a
 // purgatory: a long-poll fetch, an acks=all produce, a group join, a
@@ -37,113 +26,75 @@ type Server struct {
 	log *zap.Logger
 	reg *prometheus.Registry
 
-	metrics  *serverMetrics
-	fetches  *purgatory.Purgatory[tp] // Kafka's "Fetch" purgatory
-	produces *purgatory.Purgatory[tp] // Kafka's "Produce" purgatory
-	data     *data                    // topics, logs, producer ids (data.go)
-	durable  *durable                 // log.dirs, or nil: in memory (durable.go)
+	data    *data    // topics, logs, producer ids (data.go)
+	durable *durable // log.dirs, or nil: in memory (durable.go)
+	// replicas is the replica manager (package replica): the data path,
+	// its Fetch and Produce purgatories, replication.
+	replicas *replica.Manager
 
-	files    fdPlan     // the file-descriptor budget (limits.go); immutable
-	mem      *memBudget // queued.max.request.bytes (budget.go)
-	refusals *refusals  // counts and logs what is refused (refusals.go)
-	// decodeSlots bounds the request bodies decoded at once (decode.go);
-	// decodesWaiting counts the readers waiting for one.
-	decodeSlots    chan struct{}
-	decodesWaiting atomic.Int64
+	files fdPlan // the file-descriptor budget (limits.go); immutable
 
-	ln   net.Listener
+	// net is the network layer (package kafkanet): the connections, their
+	// limits and budgets, refusals counted in broker_refusals_total.
+	net  *kafkanet.Server
+	ln   *kafkanet.Listener
 	host string // advertised host and port
 	port int32
 
-	cl      *cluster         // the brokers, this one among them; immutable
-	leaders *replica.Leaders // followers' state of the partitions this broker leads
-	peers   *peers           // the other brokers; nil for a broker alone
+	brokers *cluster.Brokers // the brokers, this one among them; immutable
+	// member is this broker's membership in its cluster (package
+	// cluster): the metadata log it applies, the controller, active
+	// while this broker leads the quorum, its peers and heartbeat.
+	member *cluster.Member
 
-	// meta is the cluster's metadata log, which every broker applies
-	// (image.go); ctrl the controller, active while this broker leads the
-	// quorum. ctrlReady is set once both are open: the log's leadership
-	// callback waits for it.
-	meta      *metalog.Log
-	ctrl      *controller.Controller
-	ctrlReady atomic.Bool
-
+	// coords is the coordinator runtime (package coordinator), which
+	// hosts the group coordinator's state on __consumer_offsets
+	// (offsets, package group/service).
+	coords  *coordinator.Runtime
+	offsets *coordinator.Topic
 	// groups is the group coordinator (package group), with its
 	// "Rebalance", "Heartbeat" and "OffsetExpiration" purgatories.
 	groups *group.Coordinator
-	// gparts is the offsets partitions this broker leads, whose groups
-	// it coordinates (group_partitions.go).
-	gparts *groupPartitions
-	// compactor bounds the offsets partitions this broker leads
-	// (offsets_compaction.go).
-	compactor *offsetsCompactor
 	// topicExists reports whether a partition exists, for OffsetCommit's
-	// UNKNOWN_TOPIC_OR_PARTITION. Nil accepts every partition: topics are
-	// the data path's; wire its registry here (see coordinator.go).
+	// UNKNOWN_TOPIC_OR_PARTITION (groups.go); nil accepts every one.
 	topicExists func(topic string, partition int32) bool
 
-	mu     sync.Mutex // guards the following
-	conns  map[*conn]struct{}
-	perIP  map[string]int // open connections by client host
-	closed bool
-
-	closing chan struct{}  // closed by Close: the accept loop stops waiting
-	wg      sync.WaitGroup // the accept loop and the connections
+	closed atomic.Bool // Close has begun
 }
 
 // New returns a broker listening on cfg's listener; Serve starts it.
-func New(cfg Config, log *zap.Logger) (*Server, error) {
+func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), conns: make(map[*conn]struct{}),
-		perIP: make(map[string]int), closing: make(chan struct{}),
-		mem: newMemBudget(cfg.QueuedMaxRequestBytes), decodeSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
-	var err error
-	if s.metrics, err = newServerMetrics(s.reg); err != nil {
-		return nil, err
-	}
-	if s.refusals, err = newRefusals(s.reg, log, time.Now); err != nil {
-		return nil, err
-	}
-	if err := s.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "broker_queued_bytes",
-		Help: "Bytes of requests being read or answered and of fetched records being written, which queued.max.request.bytes bounds.",
-	}, func() float64 { return float64(s.mem.inUse()) })); err != nil {
-		return nil, err
-	}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	defer func() {
+		if err != nil {
+			s.closeOpened()
+		}
+	}()
 	// The file budget first: the log dir's cache of open segments is
 	// sized by it, and a log dir too large for the limit is refused
 	// before anything is opened but its lock.
-	limit, err := raiseFileLimit()
+	limit, err := kafkanet.RaiseFileLimit()
 	if err != nil {
 		log.Warn("cannot read RLIMIT_NOFILE; counting with the largest", zap.Error(err))
-		limit = maxFileLimit
+		limit = kafkanet.MaxFileLimit
 	}
 	peers := 0
 	if cfg.Cluster != "" {
-		cl, _ := parseCluster(cfg.Cluster, cfg.ControllerQuorumVoters, cfg.NodeID) // validate parsed it already
-		peers = cl.size() - 1
+		s.brokers, _ = cluster.Parse(cfg.Cluster, cfg.ControllerQuorumVoters, cfg.NodeID) // validate parsed it already
+		peers = s.brokers.Size() - 1
 	}
 	if s.files, err = planFiles(cfg, limit, peers, 0); err != nil {
-		return nil, err
-	}
-	popts := func(purge int) []purgatory.Option {
-		return []purgatory.Option{purgatory.WithLogger(log), purgatory.WithRegisterer(s.reg), purgatory.WithPurgeInterval(purge)}
-	}
-	if s.fetches, err = purgatory.New[tp]("Fetch", popts(cfg.FetchPurgeInterval)...); err != nil {
-		return nil, err
-	}
-	if s.produces, err = purgatory.New[tp]("Produce", popts(cfg.ProducePurgeInterval)...); err != nil {
-		_ = s.fetches.Close()
 		return nil, err
 	}
 	// The log dir first: its lock keeps out a second broker before
 	// anything is read, and the coordinator restores its offsets from it.
 	if s.durable, err = openDurable(cfg, log, s.files.openSealed); err != nil {
-		s.closePurgatories()
 		return nil, err
 	}
 	if s.durable != nil {
@@ -152,85 +103,64 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 			s.files, err = planFiles(cfg, limit, peers, existing)
 		}
 		if err != nil {
-			s.closePurgatories()
-			_ = s.durable.close()
 			return nil, err
 		}
 	}
 	s.files.log(log, cfg)
-	s.gparts = newGroupPartitions(s)
-	s.compactor = newOffsetsCompactor(s)
-	if s.groups, err = newCoordinator(cfg, log, s.reg, groupStore{s}, s.gparts.owns); err != nil {
-		s.closePurgatories()
-		_ = s.durable.close()
+	if s.net, err = kafkanet.New(handler{s}, kafkanet.WithLogger(log), kafkanet.WithRegisterer(s.reg),
+		kafkanet.WithNamespace("broker"),
+		kafkanet.WithMaxConnections(s.files.maxConnections, cfg.MaxConnectionsPerIP),
+		kafkanet.WithMaxInFlight(cfg.MaxInFlightPerConn), kafkanet.WithRequestMaxBytes(cfg.SocketRequestMaxBytes),
+		kafkanet.WithReadTimeout(cfg.SocketReadTimeout), kafkanet.WithIdleTimeout(cfg.ConnectionsMaxIdle),
+		kafkanet.WithMemoryBudget(cfg.QueuedMaxRequestBytes)); err != nil {
 		return nil, err
 	}
-	if cfg.Cluster != "" {
-		// validate parsed it already.
-		s.cl, _ = parseCluster(cfg.Cluster, cfg.ControllerQuorumVoters, cfg.NodeID)
-		self, _ := s.cl.node(cfg.NodeID)
+	if s.brokers != nil {
+		self, _ := s.brokers.Node(cfg.NodeID)
 		if cfg.Listener == Default().Listener {
-			cfg.Listener = self.addr() // its --cluster entry, unless told otherwise
+			cfg.Listener = self.Addr() // its --cluster entry, unless told otherwise
 		}
 		if cfg.AdvertisedListener == "" {
-			cfg.AdvertisedListener = self.addr()
+			cfg.AdvertisedListener = self.Addr()
 		}
 		s.cfg = cfg
 	}
-	if s.ln, err = net.Listen("tcp", cfg.Listener); err != nil {
-		s.closePurgatories()
-		_ = s.durable.close()
-		return nil, fmt.Errorf("listen on %s: %w", cfg.Listener, err)
-	}
-	adv := cfg.AdvertisedListener
-	if adv == "" {
-		adv = s.ln.Addr().String()
-	}
-	host, port, err := net.SplitHostPort(adv)
-	if err == nil {
-		var p int
-		p, err = strconv.Atoi(port)
-		s.host, s.port = host, int32(p)
-	}
-	if err != nil {
-		_ = s.ln.Close()
-		s.closePurgatories()
-		_ = s.durable.close()
-		return nil, fmt.Errorf("advertised.listeners %q: %w", adv, err)
-	}
-	if s.cl == nil {
-		s.cl = single(node{id: cfg.NodeID, host: s.host, port: s.port})
-	}
-	s.leaders = replica.NewLeaders(cfg.NodeID, leaderEnv{s}, cfg.ReplicaLagTimeMax, time.Now)
-	if s.data, err = newData(cfg, log, s.durable, s.files.maxPartitions); err != nil {
-		_ = s.ln.Close()
-		s.closePurgatories()
-		_ = s.durable.close()
+	if s.ln, err = s.net.Listen(cfg.Listener, cfg.AdvertisedListener); err != nil {
 		return nil, err
 	}
-	if s.cl.size() > 1 {
-		if s.peers, err = newPeers(s); err != nil {
-			_ = s.ln.Close()
-			s.closePurgatories()
-			_ = errors.Join(s.data.close(), s.durable.close())
-			return nil, err
-		}
+	s.host, s.port = s.ln.Advertised()
+	if s.brokers == nil {
+		s.brokers = cluster.Single(cluster.Node{ID: cfg.NodeID, Host: s.host, Port: s.port})
+	}
+	if s.data, err = newData(cfg, log, s.durable, s.files.maxPartitions); err != nil {
+		return nil, err
+	}
+	if s.member, err = cluster.New(cluster.Config{Brokers: s.brokers, LogDirs: cfg.LogDirs, ClusterID: s.data.clusterID,
+		HeartbeatInterval: cfg.BrokerHeartbeatInterval, SessionTimeout: cfg.BrokerSessionTimeout,
+		ElectionTimeout: cfg.ControllerElectionTimeout, UncleanLeaderElection: cfg.UncleanLeaderElection,
+		Logger: log, Registerer: s.reg}); err != nil {
+		return nil, err
+	}
+	if s.replicas, err = replica.NewManager(replica.Config{Member: s.member, Store: s.data.store,
+		FetchMaxBytes: cfg.FetchMaxBytes, LagTimeMax: cfg.ReplicaLagTimeMax,
+		FetchPurgeInterval: cfg.FetchPurgeInterval, ProducePurgeInterval: cfg.ProducePurgeInterval,
+		Fetcher: replica.FetcherConfig{WaitMax: cfg.ReplicaFetchWaitMax, MinBytes: cfg.ReplicaFetchMinBytes,
+			MaxBytes: cfg.ReplicaFetchMaxBytes, Backoff: cfg.ReplicaFetchBackoff},
+		Logger: log, Registerer: s.reg}); err != nil {
+		return nil, err
+	}
+	s.coords = coordinator.New(coordinator.Config{Replicas: s.replicas, Member: s.member,
+		CreateTopic: s.createStateTopic, Logger: log.Named("coordinator")})
+	if s.groups, s.offsets, err = newGroupCoordinator(s.coords, cfg, log, s.reg); err != nil {
+		return nil, err
 	}
 	// The metadata log last: applying it creates topics in the store and
 	// wakes the purgatories, and its leadership callback reaches the
 	// peers.
-	if err = s.openMetadata(); err != nil {
-		if s.peers != nil {
-			s.peers.close()
-		}
-		_ = s.ln.Close()
-		s.closePurgatories()
-		_ = errors.Join(s.data.close(), s.durable.close())
+	if err = s.member.Open(s.applied, s.replicas.Seed()); err != nil {
 		return nil, err
 	}
-	if s.peers != nil {
-		s.peers.start()
-	}
+	s.replicas.Start()
 	// Offset commits name partitions that must exist, as Kafka checks its
 	// metadata cache: the metadata log's image.
 	s.topicExists = func(topic string, partition int32) bool {
@@ -238,6 +168,21 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		return err == nil && partition >= 0 && int(partition) < len(t.Partitions)
 	}
 	return s, nil
+}
+
+// closeOpened closes what a New that failed had opened, last first.
+func (s *Server) closeOpened() {
+	if s.member != nil {
+		_ = s.member.Close(context.Background(), false)
+	}
+	s.closePurgatories()
+	if s.net != nil {
+		_ = s.net.Close() // and the listener
+	}
+	if s.data != nil {
+		_ = s.data.close()
+	}
+	_ = s.durable.close()
 }
 
 // Addr returns the address the broker listens on.
@@ -254,25 +199,11 @@ func (s *Server) MetricsHandler() http.Handler {
 
 // Serve accepts connections until Close. It returns nil after Close.
 func (s *Server) Serve() error {
-	// Add under mu, after the closed check, so that it never races Close's
-	// Wait: a Close that came first makes Serve return at once.
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
+	if !s.closed.Load() {
+		s.log.Info("broker serving", zap.Stringer("listener", s.ln.Addr()),
+			zap.String("advertised", s.ln.AdvertisedAddr()), zap.Int32("node_id", s.cfg.NodeID))
 	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	defer s.wg.Done()
-	s.log.Info("broker serving", zap.Stringer("listener", s.ln.Addr()),
-		zap.String("advertised", net.JoinHostPort(s.host, strconv.Itoa(int(s.port)))), zap.Int32("node_id", s.cfg.NodeID))
-	return s.acceptLoop()
-}
-
-func (s *Server) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
+	return s.net.Serve(s.ln)
 }
 
 // Close shuts the broker down gracefully and waits for its goroutines:
@@ -280,8 +211,8 @@ func (s *Server) isClosed() bool {
 //  1. stop accepting connections; in a cluster, a controlled shutdown
 //     (controlled.shutdown.enable): the controller moves this broker's
 //     leaderships away while it still serves the connections it has
-//     (heartbeat.go); stop the peers' goroutines, the
-//     controller and the broker's member of the metadata quorum;
+//     (package cluster); stop the peers' goroutines, the controller and
+//     the broker's member of the metadata quorum;
 //  2. answer every waiting request: closing the purgatories completes each
 //     operation (a fetch with what it has, a produce with the error Kafka
 //     gives a request cut short);
@@ -291,42 +222,19 @@ func (s *Server) isClosed() bool {
 //     hold with log.dirs; then the log dir, whose
 //     lock the next broker on it takes.
 func (s *Server) Close(ctx context.Context) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	s.closed = true
-	s.mu.Unlock()
-	close(s.closing)
-
-	err := s.ln.Close()
-	if s.peers != nil && s.cfg.ControlledShutdown {
-		// Still serving the connections it has, but accepting no new
-		// one (a client dialing now is refused, which it retries,
-		// rather than cut off in the middle of its first request):
-		// clients follow the leaderships as they move.
-		s.peers.controlledShutdown(ctx)
-	}
-	if s.peers != nil {
-		s.peers.close() // no more replica fetches, heartbeats or ISR checks
-	}
-	// The controller, then the metadata log: nothing is applied to the
-	// store past this point.
-	err = errors.Join(err, s.ctrl.Close(), s.meta.Close())
-	s.gparts.wait() // the offsets partitions being loaded
+	err := s.net.Close() // and the listener
+	// Still serving the connections it has, but accepting no new one (a
+	// client dialing now is refused, which it retries, rather than cut
+	// off in the middle of its first request): clients follow the
+	// leaderships as they move. Then no more replica fetches, heartbeats
+	// or ISR checks; nothing is applied to the store past this point.
+	err = errors.Join(err, s.member.Close(ctx, s.cfg.ControlledShutdown))
+	s.coords.Wait() // the state partitions being loaded
 	s.closePurgatories()
-
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	for _, c := range conns {
-		c.drain(ctx)
-	}
-	s.wg.Wait()
+	s.net.Drain(ctx)
 	err = errors.Join(err, s.data.close(), s.durable.close())
 	s.log.Info("broker closed")
 	return err
@@ -336,23 +244,7 @@ func (s *Server) closePurgatories() {
 	if s.groups != nil {
 		_ = s.groups.Close() // its purgatories: waiting JoinGroups get NOT_COORDINATOR
 	}
-	_ = s.produces.Close()
-	_ = s.fetches.Close()
-}
-
-// drain stops the reader and waits until every answer owed has been
-// written, or ctx ends, when it closes the socket under the writer.
-func (c *conn) drain(ctx context.Context) {
-	c.mu.Lock()
-	c.draining = true
-	_ = c.nc.SetReadDeadline(time.Now()) // the reader stops at its next read
-	c.mu.Unlock()
-	c.stopReading() // or in its wait for memory or a decode slot
-	c.cond.Broadcast()
-	select {
-	case <-c.served:
-	case <-ctx.Done():
-		_ = c.nc.Close()
-		<-c.served
+	if s.replicas != nil {
+		s.replicas.Close()
 	}
 }

@@ -24,7 +24,7 @@ func TestApiVersions(t *testing.T) {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.SetVersion(v)
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1.0.0"
-		resp := c.roundTrip(req).(*kmsg.ApiVersionsResponse)
+		resp := c.RoundTrip(req).(*kmsg.ApiVersionsResponse)
 		assert.Equal(t, int16(0), resp.ErrorCode, "v%d", v)
 		require.NotEmpty(t, resp.ApiKeys)
 	}
@@ -35,10 +35,10 @@ func TestApiVersionsNewerThanBroker(t *testing.T) {
 	c := dialRaw(t, s)
 	// A version the broker does not know: answered in v0, as Kafka does.
 	body := []byte{0, 18, 0x7f, 0x00, 0, 0, 0, 9, 0xff, 0xff, 0xde, 0xad}
-	c.writeFrame(body)
+	c.WriteFrame(body)
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.SetVersion(0)
-	assert.Equal(t, int32(9), c.recv(resp))
+	assert.Equal(t, int32(9), c.Recv(resp))
 	assert.Equal(t, kerr.UnsupportedVersion.Code, resp.ErrorCode)
 	assert.NotEmpty(t, resp.ApiKeys, "with the ranges the broker serves")
 }
@@ -57,22 +57,22 @@ func TestBadRequestsCloseTheConnection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := dialRaw(t, s)
-			c.writeFrame(tt.frame)
-			assert.True(t, c.closedByPeer())
+			c.WriteFrame(tt.frame)
+			assert.True(t, c.ClosedByPeer())
 		})
 	}
 	// The broker goes on serving others.
 	c := dialRaw(t, s)
-	c.roundTrip(kmsg.NewPtrApiVersionsRequest())
+	c.RoundTrip(kmsg.NewPtrApiVersionsRequest())
 }
 
 func TestOversizedRequestClosesTheConnection(t *testing.T) {
 	s := newTestServer(t, func(c *Config) { c.SocketRequestMaxBytes = 1 << 16 })
 	c := dialRaw(t, s)
 	size := binary.BigEndian.AppendUint32(nil, 1<<20)
-	_, err := c.nc.Write(size)
+	_, err := c.NC.Write(size)
 	require.NoError(t, err)
-	assert.True(t, c.closedByPeer(), "refused from the size prefix, before reading the body")
+	assert.True(t, c.ClosedByPeer(), "refused from the size prefix, before reading the body")
 }
 
 func TestPipelinedAnswersInOrder(t *testing.T) {
@@ -82,12 +82,12 @@ func TestPipelinedAnswersInOrder(t *testing.T) {
 	for v := int16(0); v <= 4; v++ {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.SetVersion(v)
-		corrs = append(corrs, c.send(req))
+		corrs = append(corrs, c.Send(req))
 	}
 	for i, want := range corrs {
 		resp := kmsg.NewPtrApiVersionsResponse()
 		resp.SetVersion(int16(i))
-		assert.Equal(t, want, c.recv(resp))
+		assert.Equal(t, want, c.Recv(resp))
 	}
 }
 
@@ -96,10 +96,10 @@ func TestHugeHeaderTagCountIsRefusedQuickly(t *testing.T) {
 	c := dialRaw(t, s)
 	// ApiVersions v3 (flexible) whose header claims 2^32-1 tagged fields
 	// in the few bytes that follow.
-	c.writeFrame([]byte{0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0})
+	c.WriteFrame([]byte{0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0})
 	// Spinning through the count took about 40 s; refusing it, nothing.
-	_ = c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	_, err := c.nc.Read(make([]byte, 1))
+	_ = c.NC.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := c.NC.Read(make([]byte, 1))
 	var ne net.Error
 	require.Error(t, err)
 	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "closed at once as malformed, not still spinning: %v", err)

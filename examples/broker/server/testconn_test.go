@@ -1,52 +1,43 @@
 package server
 
 import (
-	"net"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 // testConn is a connection a test drives by hand, without its reader and
-// writer goroutines: requests take their place in the response order as
-// the reader gives it, go to their handler or straight into a delayed
-// operation, and their answers are read from their slots. It lets a test
-// reach a waiting operation directly.
+// writer goroutines (kafkanet.Recorder): requests take their place in the
+// response order as the reader gives it, go to their handler or straight
+// into a delayed operation, and their answers are read from their places.
+// It lets a test reach a waiting operation directly.
 type testConn struct {
-	t *testing.T
-	c *conn
+	t   *testing.T
+	rec *kafkanet.Recorder
 }
 
 func newTestConn(t *testing.T, s *Server) *testConn {
 	t.Helper()
-	near, far := net.Pipe()
-	c := newConn(s, near)
-	t.Cleanup(func() {
-		c.shutdown() // answers whatever still waits, as a closing connection does
-		_ = far.Close()
-	})
-	return &testConn{t: t, c: c}
+	rec := s.net.NewRecorder()
+	t.Cleanup(rec.Close) // answers whatever still waits, as a closing connection does
+	return &testConn{t: t, rec: rec}
 }
 
-// request returns kreq as read from the connection, with its slot.
-func (tc *testConn) request(kreq kmsg.Request) *request {
+// request returns kreq as read from the connection, with its place.
+func (tc *testConn) request(kreq kmsg.Request) *kafkanet.Request {
 	tc.t.Helper()
-	r := &request{s: tc.c.s, c: tc.c, kreq: kreq, clientVersion: kreq.GetVersion(), at: time.Now()}
-	require.True(tc.t, tc.c.reserve(r))
-	return r
+	return tc.rec.Request(kreq)
 }
 
 // answer returns r's answer and whether it has one yet.
-func (tc *testConn) answer(r *request) (kmsg.Response, bool) {
-	tc.c.mu.Lock()
-	defer tc.c.mu.Unlock()
-	return r.slot.resp, r.slot.ready
-}
+func (tc *testConn) answer(r *kafkanet.Request) (kmsg.Response, bool) { return tc.rec.Answer(r) }
 
 // await polls, up to a deadline, for r's answer.
-func (tc *testConn) await(r *request) kmsg.Response {
+func (tc *testConn) await(r *kafkanet.Request) kmsg.Response {
 	tc.t.Helper()
 	var resp kmsg.Response
 	require.Eventually(tc.t, func() bool {

@@ -29,7 +29,7 @@ func TestCreateTopicsEveryVersion(t *testing.T) {
 	for _, v := range versions(0, 7) {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			name := fmt.Sprintf("topic-v%d", v)
-			resp := c.roundTrip(createTopicsRequest(v, newTopic(name, 2, 1))).(*kmsg.CreateTopicsResponse)
+			resp := c.RoundTrip(createTopicsRequest(v, newTopic(name, 2, 1))).(*kmsg.CreateTopicsResponse)
 			require.Len(t, resp.Topics, 1)
 			st := resp.Topics[0]
 			assert.Equal(t, name, st.Topic)
@@ -88,7 +88,7 @@ func TestCreateTopicsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := c.roundTrip(createTopicsRequest(7, tt.topic)).(*kmsg.CreateTopicsResponse)
+			resp := c.RoundTrip(createTopicsRequest(7, tt.topic)).(*kmsg.CreateTopicsResponse)
 			require.Len(t, resp.Topics, 1)
 			st := resp.Topics[0]
 			assert.Equal(t, tt.want.Code, st.ErrorCode, "got %v", kerr.ErrorForCode(st.ErrorCode))
@@ -108,7 +108,7 @@ func TestCreateTopicsAssignmentAndConfigs(t *testing.T) {
 	rt := newTopic("assigned", -1, -1)
 	rt.ReplicaAssignment = []kmsg.CreateTopicsRequestTopicReplicaAssignment{{Partition: 1, Replicas: []int32{3}}, {Partition: 0, Replicas: []int32{3}}}
 	rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "retention.ms", Value: kmsg.StringPtr("60000")}, {Name: "retention.bytes", Value: nil}}
-	resp := c.roundTrip(createTopicsRequest(7, rt)).(*kmsg.CreateTopicsResponse)
+	resp := c.RoundTrip(createTopicsRequest(7, rt)).(*kmsg.CreateTopicsResponse)
 	st := resp.Topics[0]
 	require.Equal(t, int16(0), st.ErrorCode)
 	assert.Equal(t, int32(2), st.NumPartitions)
@@ -128,7 +128,7 @@ func TestCreateTopicsAssignmentAndConfigs(t *testing.T) {
 func TestCreateTopicsDefaultsAndDuplicates(t *testing.T) {
 	s := newTestServer(t, func(c *Config) { c.NumPartitions = 5 })
 	c := dialRaw(t, s)
-	resp := c.roundTrip(createTopicsRequest(7, newTopic("defaults", -1, -1), newTopic("twice", 1, 1), newTopic("twice", 1, 1))).(*kmsg.CreateTopicsResponse)
+	resp := c.RoundTrip(createTopicsRequest(7, newTopic("defaults", -1, -1), newTopic("twice", 1, 1), newTopic("twice", 1, 1))).(*kmsg.CreateTopicsResponse)
 	require.Len(t, resp.Topics, 3)
 	assert.Equal(t, int16(0), resp.Topics[0].ErrorCode)
 	assert.Equal(t, int32(5), resp.Topics[0].NumPartitions, "-1 takes num.partitions")
@@ -144,7 +144,7 @@ func TestCreateTopicsValidateOnly(t *testing.T) {
 	c := dialRaw(t, s)
 	req := createTopicsRequest(7, newTopic("checked", 3, 1), newTopic("taken", 1, 1))
 	req.ValidateOnly = true
-	resp := c.roundTrip(req).(*kmsg.CreateTopicsResponse)
+	resp := c.RoundTrip(req).(*kmsg.CreateTopicsResponse)
 	assert.Equal(t, int16(0), resp.Topics[0].ErrorCode)
 	assert.Equal(t, int32(3), resp.Topics[0].NumPartitions)
 	assert.Equal(t, [16]byte{}, resp.Topics[0].TopicID, "no topic, no id")
@@ -167,7 +167,7 @@ func TestDeleteTopicsEveryVersion(t *testing.T) {
 			} else {
 				req.Topics = []kmsg.DeleteTopicsRequestTopic{{Topic: kmsg.StringPtr(name)}, {Topic: kmsg.StringPtr("missing")}}
 			}
-			resp := c.roundTrip(req).(*kmsg.DeleteTopicsResponse)
+			resp := c.RoundTrip(req).(*kmsg.DeleteTopicsResponse)
 			require.Len(t, resp.Topics, 2)
 			assert.Equal(t, int16(0), resp.Topics[0].ErrorCode)
 			assert.Equal(t, name, *resp.Topics[0].Topic)
@@ -192,7 +192,7 @@ func TestDeleteTopicsByID(t *testing.T) {
 		{TopicID: [16]byte{1}},
 		{Topic: kmsg.StringPtr("other"), TopicID: other.ID},
 	}
-	resp := c.roundTrip(req).(*kmsg.DeleteTopicsResponse)
+	resp := c.RoundTrip(req).(*kmsg.DeleteTopicsResponse)
 	require.Len(t, resp.Topics, 3)
 	assert.Equal(t, int16(0), resp.Topics[0].ErrorCode)
 	assert.Equal(t, "by-id", *resp.Topics[0].Topic, "the name is filled in")

@@ -106,6 +106,14 @@
 // logs. Creation opens its logs outside the store's lock, the name
 // reserved meanwhile.
 //
+// # Size
+//
+// About 3.2k lines, above the 3k this project's packages keep to: one
+// concept a file (a batch's validation, the partition and its offsets,
+// leader epochs, producers' sequences, retention, the catalog), each the
+// partition's, under the partition's one lock; the on-disk log is package
+// logdir already.
+//
 // # Lock order
 //
 // Store.mu, then Partition.mu. A Log is called only under its partition's

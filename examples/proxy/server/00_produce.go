@@ -35,7 +35,7 @@ type topicKey struct {
 }
 
 func (s *Server) handleProduce(r *request) {
-	req := r.kreq.(*kmsg.ProduceRequest)
+	req := r.Msg.(*kmsg.ProduceRequest)
 	byID := req.Version >= 13
 	key := func(name string, id [16]byte) topicKey {
 		if byID {
@@ -72,7 +72,7 @@ func (s *Server) handleProduce(r *request) {
 				r.failed(sh.node, sh.err)
 				return
 			}
-			r.noResponse()
+			r.NoResponse()
 		})
 		return
 	}
@@ -123,7 +123,7 @@ func (s *Server) handleProduce(r *request) {
 		if s.hasLeaderHints(done) {
 			resp.Brokers = []kmsg.ProduceResponseBroker{{NodeID: s.cfg.NodeID, Host: s.host, Port: s.port}}
 		}
-		r.respond(resp)
+		r.Respond(resp)
 	})
 }
 

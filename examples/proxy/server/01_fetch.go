@@ -57,7 +57,7 @@ import (
 func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch) }
 
 func (s *Server) handleFetch(r *request) {
-	f := s.newDelayedFetch(r, r.kreq.(*kmsg.FetchRequest))
+	f := s.newDelayedFetch(r, r.Msg.(*kmsg.FetchRequest))
 	if f.resp.ErrorCode != 0 || f.replica {
 		f.respond()
 		return

@@ -15,7 +15,7 @@ import (
 func init() { serve(kmsg.ListOffsets, 1, 11, (*Server).handleListOffsets) }
 
 func (s *Server) handleListOffsets(r *request) {
-	req := r.kreq.(*kmsg.ListOffsetsRequest)
+	req := r.Msg.(*kmsg.ListOffsetsRequest)
 	byNode := map[int32]*shard{}
 	var shards []*shard
 	for _, t := range req.Topics {
@@ -70,6 +70,6 @@ func (s *Server) handleListOffsets(r *request) {
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		r.respond(resp)
+		r.Respond(resp)
 	})
 }

@@ -20,7 +20,7 @@ import (
 func init() { serve(kmsg.Metadata, 0, 13, (*Server).handleMetadata) }
 
 func (s *Server) handleMetadata(r *request) {
-	req := r.kreq.(*kmsg.MetadataRequest)
+	req := r.Msg.(*kmsg.MetadataRequest)
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	r.forward(s.cl.Any(), req, func(resp kmsg.Response) {
 		m := resp.(*kmsg.MetadataResponse)

@@ -16,7 +16,7 @@ import (
 func init() { serve(kmsg.OffsetFetch, 0, 10, (*Server).handleOffsetFetch) }
 
 func (s *Server) handleOffsetFetch(r *request) {
-	req := r.kreq.(*kmsg.OffsetFetchRequest)
+	req := r.Msg.(*kmsg.OffsetFetchRequest)
 	if req.Version < 8 {
 		byCoordinator(coordinatorGroup, func(kmsg.Request) string { return req.Group })(s, r)
 		return
@@ -59,7 +59,7 @@ func (s *Server) handleOffsetFetch(r *request) {
 					resp.Groups = append(resp.Groups, rg)
 				}
 			}
-			r.respond(resp)
+			r.Respond(resp)
 		})
 	})
 }

@@ -16,7 +16,7 @@ import (
 func init() { serve(kmsg.FindCoordinator, 0, 6, (*Server).handleFindCoordinator) }
 
 func (s *Server) handleFindCoordinator(r *request) {
-	req := r.kreq.(*kmsg.FindCoordinatorRequest)
+	req := r.Msg.(*kmsg.FindCoordinatorRequest)
 	r.forward(s.cl.Any(), req, func(resp kmsg.Response) {
 		m := resp.(*kmsg.FindCoordinatorResponse)
 		if m.Version < 4 {

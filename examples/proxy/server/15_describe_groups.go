@@ -15,7 +15,7 @@ import (
 func init() { serve(kmsg.DescribeGroups, 0, 6, (*Server).handleDescribeGroups) }
 
 func (s *Server) handleDescribeGroups(r *request) {
-	req := r.kreq.(*kmsg.DescribeGroupsRequest)
+	req := r.Msg.(*kmsg.DescribeGroupsRequest)
 	s.coordinators(coordinatorGroup, req.Groups, func(nodes map[string]int32) {
 		byNode := map[int32]*shard{}
 		var shards []*shard
@@ -53,7 +53,7 @@ func (s *Server) handleDescribeGroups(r *request) {
 					resp.Groups = append(resp.Groups, rg)
 				}
 			}
-			r.respond(resp)
+			r.Respond(resp)
 		})
 	})
 }

@@ -14,7 +14,7 @@ import (
 func init() { serve(kmsg.ListGroups, 0, 5, (*Server).handleListGroups) }
 
 func (s *Server) handleListGroups(r *request) {
-	req := r.kreq.(*kmsg.ListGroupsRequest)
+	req := r.Msg.(*kmsg.ListGroupsRequest)
 	var shards []*shard
 	for _, b := range s.cl.Brokers() {
 		shards = append(shards, &shard{node: b.ID, req: req})
@@ -36,6 +36,6 @@ func (s *Server) handleListGroups(r *request) {
 			}
 			resp.Groups = append(resp.Groups, m.Groups...)
 		}
-		r.respond(resp)
+		r.Respond(resp)
 	})
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/proxy/upstream"
 )
 
-func init() { serve(kmsg.ApiVersions, 0, 4, (*Server).handleApiVersions).local = true }
+func init() { serve(kmsg.ApiVersions, 0, 4, (*Server).handleApiVersions).Handler.local = true }
 
 func (s *Server) handleApiVersions(r *request) {
 	s.cl.Versions(func(vs upstream.Versions, err error) {
@@ -28,13 +28,13 @@ func (s *Server) handleApiVersions(r *request) {
 			return
 		}
 		resp := kmsg.NewPtrApiVersionsResponse()
-		if !supports(int16(kmsg.ApiVersions), r.clientVersion) {
+		if !apis.Supports(int16(kmsg.ApiVersions), r.ClientVersion) {
 			resp.ErrorCode = kerr.UnsupportedVersion.Code
 		}
-		for _, a := range servedAPIs() {
-			lo, hi := a.min, a.max
-			if !a.local {
-				up, ok := vs[int16(a.key)]
+		for _, a := range apis.APIs() {
+			lo, hi := a.Min, a.Max
+			if !a.Handler.local {
+				up, ok := vs[int16(a.Key)]
 				if !ok {
 					continue
 				}
@@ -43,8 +43,8 @@ func (s *Server) handleApiVersions(r *request) {
 			if lo > hi {
 				continue
 			}
-			resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: int16(a.key), MinVersion: lo, MaxVersion: hi})
+			resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: int16(a.Key), MinVersion: lo, MaxVersion: hi})
 		}
-		r.respond(resp)
+		r.Respond(resp)
 	})
 }

@@ -19,7 +19,7 @@ import (
 func init() { serve(kmsg.DescribeConfigs, 0, 4, (*Server).handleDescribeConfigs) }
 
 func (s *Server) handleDescribeConfigs(r *request) {
-	req := r.kreq.(*kmsg.DescribeConfigsRequest)
+	req := r.Msg.(*kmsg.DescribeConfigsRequest)
 	anyNode := s.cl.Any()
 	byNode := map[int32]*shard{}
 	var shards []*shard
@@ -67,7 +67,7 @@ func (s *Server) handleDescribeConfigs(r *request) {
 				resp.Resources = append(resp.Resources, rr)
 			}
 		}
-		r.respond(resp)
+		r.Respond(resp)
 	})
 }
 

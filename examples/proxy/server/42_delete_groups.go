@@ -12,7 +12,7 @@ import (
 func init() { serve(kmsg.DeleteGroups, 0, 3, (*Server).handleDeleteGroups) }
 
 func (s *Server) handleDeleteGroups(r *request) {
-	req := r.kreq.(*kmsg.DeleteGroupsRequest)
+	req := r.Msg.(*kmsg.DeleteGroupsRequest)
 	s.coordinators(coordinatorGroup, req.Groups, func(nodes map[string]int32) {
 		byNode := map[int32]*shard{}
 		var shards []*shard
@@ -50,7 +50,7 @@ func (s *Server) handleDeleteGroups(r *request) {
 					resp.Groups = append(resp.Groups, rg)
 				}
 			}
-			r.respond(resp)
+			r.Respond(resp)
 		})
 	})
 }

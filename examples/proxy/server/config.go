@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -38,6 +39,23 @@ type Config struct {
 	SocketRequestMaxBytes int32         // socket.request.max.bytes
 	MaxInFlightPerConn    int           // queued.max.requests.per.connection
 	ConnectionsMaxIdle    time.Duration // connections.max.idle.ms
+	// MaxConnections bounds the client connections open at once
+	// (max.connections; -1, the default, is unbounded, as Kafka's), and
+	// MaxConnectionsPerIP those from one client address
+	// (max.connections.per.ip): a connection past either is closed when
+	// it is accepted, and counted in proxy_refusals_total.
+	MaxConnections      int
+	MaxConnectionsPerIP int
+	// QueuedMaxRequestBytes bounds the bytes of client requests read and
+	// not yet answered (queued.max.request.bytes): past it the proxy
+	// stops reading sockets. -1 (or 0), the default, is unbounded
+	// (Kafka's).
+	QueuedMaxRequestBytes int64
+	// SocketReadTimeout closes a client connection that sends part of a
+	// request and then nothing for this long (socket.read.timeout.ms, as
+	// the example broker's). It, and the settings above, are checked by
+	// package kafkanet when the proxy starts.
+	SocketReadTimeout time.Duration
 
 	CacheBytesPerPartition int           // cache.bytes.per.partition
 	TailFetchMaxWait       time.Duration // tail.fetch.max.wait.ms
@@ -62,6 +80,10 @@ func Default() Config {
 		SocketRequestMaxBytes:  100 << 20,
 		MaxInFlightPerConn:     100,
 		ConnectionsMaxIdle:     10 * time.Minute,
+		MaxConnections:         -1,
+		MaxConnectionsPerIP:    math.MaxInt32,
+		QueuedMaxRequestBytes:  -1,
+		SocketReadTimeout:      30 * time.Second,
 		CacheBytesPerPartition: 8 << 20,
 		TailFetchMaxWait:       500 * time.Millisecond,
 		TailFetchMaxBytes:      50 << 20,
@@ -106,6 +128,14 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// maxConnections is MaxConnections with -1 read as unbounded.
+func (c *Config) maxConnections() int {
+	if c.MaxConnections == -1 {
+		return math.MaxInt
+	}
+	return c.MaxConnections
+}
+
 // seeds splits Upstream.
 func (c *Config) seeds() []string {
 	var out []string
@@ -130,6 +160,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(int32Value{&c.SocketRequestMaxBytes}, "socket.request.max.bytes", "largest request accepted; a larger one closes the connection")
 	fs.IntVar(&c.MaxInFlightPerConn, "queued.max.requests.per.connection", c.MaxInFlightPerConn, "requests read ahead of their responses on one connection")
 	fs.Var(msValue{&c.ConnectionsMaxIdle}, "connections.max.idle.ms", "close client connections idle this long")
+	fs.IntVar(&c.MaxConnections, "max.connections", c.MaxConnections, "client connections open at once; more are closed when accepted (-1: unbounded)")
+	fs.IntVar(&c.MaxConnectionsPerIP, "max.connections.per.ip", c.MaxConnectionsPerIP, "client connections open at once from one address")
+	fs.Int64Var(&c.QueuedMaxRequestBytes, "queued.max.request.bytes", c.QueuedMaxRequestBytes, "bytes of client requests held; past it sockets are not read (-1: unbounded)")
+	fs.Var(msValue{&c.SocketReadTimeout}, "socket.read.timeout.ms", "close a client connection that stalls this long in the middle of a request")
 	fs.IntVar(&c.CacheBytesPerPartition, "cache.bytes.per.partition", c.CacheBytesPerPartition, "bytes of recent batches cached per tailed partition (the newest batch stays whatever its size)")
 	fs.Var(msValue{&c.TailFetchMaxWait}, "tail.fetch.max.wait.ms", "max_wait_ms of the shared upstream long polls")
 	fs.Var(int32Value{&c.TailFetchMaxBytes}, "tail.fetch.max.bytes", "max_bytes of a shared upstream long poll")

@@ -62,7 +62,7 @@ type fetchPart struct {
 // response in request order.
 func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFetch {
 	f := &delayedFetch{s: s, r: r, req: req, minBytes: int(req.MinBytes), maxBytes: int(req.MaxBytes),
-		deadline: r.at.Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)}
+		deadline: r.Received.Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)}
 	f.resp = req.ResponseKind().(*kmsg.FetchResponse)
 	if req.SessionEpoch > 0 {
 		// An incremental fetch names a session; the proxy creates none.
@@ -219,7 +219,7 @@ func (f *delayedFetch) wait() {
 func (s *Server) watch(f *delayedFetch, timeout time.Duration, keys []tail.TP) {
 	f.watched = true
 	s.metrics.waiting.Add(1)
-	if _, err := s.fetches.TryCompleteElseWatchContext(f.r.c.ctx, f, timeout, keys...); err != nil {
+	if _, err := s.fetches.TryCompleteElseWatchContext(f.r.Context(), f, timeout, keys...); err != nil {
 		// Not taken (the proxy is closing, or the client has left): answer
 		// with what there is; an answer to a gone client goes nowhere.
 		s.metrics.waiting.Add(-1)
@@ -331,5 +331,5 @@ func (f *delayedFetch) respond() {
 			f.s.metrics.answered(p.fromCache)
 		}
 	}
-	f.r.respond(f.resp)
+	f.r.Respond(f.resp)
 }

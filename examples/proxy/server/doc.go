@@ -3,8 +3,9 @@
 // what it does not serve, and it serves every consumer that reads a
 // partition at its end from one shared upstream long poll per partition,
 // their fetches waiting in its Fetch purgatory until that poll brings
-// data. It is laid out as the example broker's server package is: the
-// connections and one file per Kafka API.
+// data. It is laid out as the example broker's server package is: one
+// file per Kafka API, served through the network layer the broker uses
+// too (package kafkanet).
 //
 // # The cluster clients see
 //
@@ -65,15 +66,19 @@
 //
 // # Requests
 //
-// Each connection has a reader goroutine, which reads frames (bounded by
-// socket.request.max.bytes), decodes them with kmsg and hands them to
-// their handler without waiting for earlier answers, up to
+// The connections are the network layer's (package kafkanet, the
+// broker's too): each has a reader goroutine, which reads frames (bounded
+// by socket.request.max.bytes and socket.read.timeout.ms, their bytes by
+// queued.max.request.bytes), decodes them with kmsg and hands them to
+// their handler (dispatch.go) without waiting for earlier answers, up to
 // queued.max.requests.per.connection ahead; and a writer goroutine, which
-// writes the answers in request order as they become ready. Handlers do
-// not block: they answer at once, from an upstream callback, or from an
-// operation's OnComplete (but for a coordinator lookup the proxy has not
-// cached, which holds the connection's later requests for one round trip,
-// to keep their order). One file per Kafka API the proxy handles itself,
+// writes the answers in request order as they become ready (the reader
+// writes those its handler made at once itself). Connections are bounded
+// by max.connections and max.connections.per.ip, and what is refused is
+// counted in proxy_refusals_total. Handlers do not block: they answer at
+// once, from an upstream callback, or from an operation's OnComplete (but
+// for a coordinator lookup the proxy has not cached, which holds the
+// connection's later requests for one round trip, to keep their order). One file per Kafka API the proxy handles itself,
 // named by key (00_produce.go, 01_fetch.go, ...), each opening with the
 // versions it serves and what it does; routes.go lists the APIs forwarded
 // unchanged. An unknown API, an unsupported version or a malformed request
@@ -90,7 +95,8 @@
 //
 // An operation's lock (around TryComplete), then a cache's (a leaf). The
 // tail manager's lock, then the upstream cluster's. A connection's lock
-// and an upstream connection's are leaves. No lock is held while calling
+// (kafkanet.Conn's), its clientSession's (session.go) and an upstream
+// connection's are leaves. No lock is held while calling
 // CheckAndComplete, while an upstream callback or an OnComplete runs, or
 // while answering a request.
 package server

@@ -15,7 +15,7 @@ import (
 // calls done with the answer. With the client gone, done gets
 // errConnClosed.
 func (r *request) send(node int32, req kmsg.Request, done func(kmsg.Response, error)) {
-	sess := r.c.upstream(r.clientID)
+	sess := r.upstream()
 	if sess == nil {
 		done(nil, errConnClosed)
 		return
@@ -35,7 +35,7 @@ func (r *request) forward(node int32, req kmsg.Request, fix func(kmsg.Response))
 		if fix != nil {
 			fix(resp)
 		}
-		r.respond(resp)
+		r.Respond(resp)
 	})
 }
 
@@ -47,11 +47,11 @@ func (r *request) failed(node int32, err error) {
 	if errors.Is(err, errConnClosed) || errors.Is(err, upstream.ErrClosed) {
 		// The client's connection is closing, and its session with it:
 		// no one is left to answer.
-		r.c.answer(r, hangUp, nil)
+		r.HangUp()
 		return
 	}
 	r.s.cl.Refresh()
-	r.hangUp(fmt.Errorf("%w: %s to broker %d: %w", ErrUpstream, kmsg.NameForKey(r.kreq.Key()), node, err))
+	r.hangUp(fmt.Errorf("%w: %s to broker %d: %w", ErrUpstream, kmsg.NameForKey(r.Msg.Key()), node, err))
 }
 
 // The coordinator types of FindCoordinator.

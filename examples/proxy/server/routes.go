@@ -53,8 +53,8 @@ func init() {
 	serve(kmsg.DeleteTopics, 0, all, (*Server).toController)
 	serve(kmsg.CreatePartitions, 0, all, (*Server).toController)
 	serve(kmsg.InitProducerID, 0, all, func(s *Server, r *request) {
-		if r.kreq.(*kmsg.InitProducerIDRequest).TransactionalID == nil {
-			r.forward(s.cl.Any(), r.kreq, nil) // an idempotent producer: any broker
+		if r.Msg.(*kmsg.InitProducerIDRequest).TransactionalID == nil {
+			r.forward(s.cl.Any(), r.Msg, nil) // an idempotent producer: any broker
 			return
 		}
 		txn(func(q kmsg.Request) string { return *q.(*kmsg.InitProducerIDRequest).TransactionalID })(s, r)
@@ -67,9 +67,9 @@ func init() {
 // byCoordinator forwards a request to the coordinator of the key it names.
 func byCoordinator(typ int8, key func(kmsg.Request) string) func(*Server, *request) {
 	return func(s *Server, r *request) {
-		k := key(r.kreq)
+		k := key(r.Msg)
 		s.coordinator(typ, k, func(node int32) {
-			r.forward(node, r.kreq, func(resp kmsg.Response) {
+			r.forward(node, r.Msg, func(resp kmsg.Response) {
 				if staleCoordinator(coordinatorError(resp)) {
 					s.cl.ForgetCoordinator(typ, k)
 				}
@@ -130,5 +130,5 @@ func coordinatorError(resp kmsg.Response) int16 {
 // refreshed after every answer: the request created, deleted or grew
 // topics, or the broker was not the controller (NOT_CONTROLLER).
 func (s *Server) toController(r *request) {
-	r.forward(s.controller(), r.kreq, func(kmsg.Response) { s.cl.Refresh() })
+	r.forward(s.controller(), r.Msg, func(kmsg.Response) { s.cl.Refresh() })
 }

@@ -2,17 +2,15 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net"
 	"net/http"
-	"strconv"
-	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/examples/proxy/tail"
 	"github.com/gopurgatory/purgatory/examples/proxy/upstream"
 	"github.com/gopurgatory/purgatory/purgatory"
@@ -32,15 +30,14 @@ type Server struct {
 	tails   *tail.Manager
 	fetches *purgatory.Purgatory[tail.TP] // client fetches waiting for a tail
 
-	ln   net.Listener
+	// net is the network layer (package kafkanet, shared with the
+	// broker): the client connections, their limits and budgets.
+	net  *kafkanet.Server
+	ln   *kafkanet.Listener
 	host string // advertised
 	port int32
 
-	mu     sync.Mutex // guards the following
-	conns  map[*conn]struct{}
-	closed bool
-
-	wg sync.WaitGroup // the accept loop and the connections
+	closed atomic.Bool // Close has begun
 }
 
 // New returns a proxy listening on cfg's listener, in front of cfg's
@@ -53,7 +50,7 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), conns: make(map[*conn]struct{})}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
 	var err error
 	if s.metrics, err = newMetrics(s.reg); err != nil {
 		return nil, err
@@ -81,25 +78,21 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		s.cl.Close()
 		return nil, err
 	}
-	if s.ln, err = net.Listen("tcp", cfg.Listener); err != nil {
-		s.closeBackends()
-		return nil, fmt.Errorf("listen on %s: %w", cfg.Listener, err)
-	}
-	adv := cfg.AdvertisedListener
-	if adv == "" {
-		adv = s.ln.Addr().String()
-	}
-	host, port, err := net.SplitHostPort(adv)
-	if err == nil {
-		var p int
-		p, err = strconv.Atoi(port)
-		s.host, s.port = host, int32(p)
-	}
+	s.net, err = kafkanet.New(handler{s}, kafkanet.WithLogger(log), kafkanet.WithRegisterer(s.reg),
+		kafkanet.WithNamespace("proxy"), kafkanet.WithMaxConnections(cfg.maxConnections(), cfg.MaxConnectionsPerIP),
+		kafkanet.WithMaxInFlight(cfg.MaxInFlightPerConn), kafkanet.WithRequestMaxBytes(cfg.SocketRequestMaxBytes),
+		kafkanet.WithReadTimeout(cfg.SocketReadTimeout), kafkanet.WithIdleTimeout(cfg.ConnectionsMaxIdle),
+		kafkanet.WithMemoryBudget(cfg.QueuedMaxRequestBytes),
+		kafkanet.WithConnContext(s.withSession), kafkanet.WithConnClosed(closeSession))
 	if err != nil {
-		_ = s.ln.Close()
 		s.closeBackends()
-		return nil, fmt.Errorf("advertised.listeners %q: %w", adv, err)
+		return nil, err
 	}
+	if s.ln, err = s.net.Listen(cfg.Listener, cfg.AdvertisedListener); err != nil {
+		s.closeBackends()
+		return nil, err
+	}
+	s.host, s.port = s.ln.Advertised()
 	return s, nil
 }
 
@@ -124,63 +117,16 @@ type Stats struct {
 
 // Stats returns the proxy's state now.
 func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	n := len(s.conns)
-	s.mu.Unlock()
-	return Stats{Tailed: s.tails.Len(), WaitingFetches: s.metrics.waiting.Load(), Connections: n}
+	return Stats{Tailed: s.tails.Len(), WaitingFetches: s.metrics.waiting.Load(), Connections: s.net.Conns()}
 }
 
 // Serve accepts connections until Close, then returns nil.
 func (s *Server) Serve() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
+	if !s.closed.Load() {
+		s.log.Info("proxy serving", zap.Stringer("listener", s.ln.Addr()), zap.String("advertised", s.ln.AdvertisedAddr()),
+			zap.Int32("node_id", s.cfg.NodeID), zap.String("upstream", s.cfg.Upstream))
 	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	defer s.wg.Done()
-	s.log.Info("proxy serving", zap.Stringer("listener", s.ln.Addr()),
-		zap.String("advertised", net.JoinHostPort(s.host, strconv.Itoa(int(s.port)))),
-		zap.Int32("node_id", s.cfg.NodeID), zap.String("upstream", s.cfg.Upstream))
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			var ne net.Error
-			switch {
-			case s.isClosed() || errors.Is(err, net.ErrClosed):
-				return nil
-			case errors.As(err, &ne) && ne.Timeout():
-				continue
-			}
-			return err
-		}
-		c := newConn(s, nc)
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			_ = nc.Close()
-			return nil
-		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		s.metrics.connections.Inc()
-		go func() {
-			defer s.wg.Done()
-			c.serve()
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-			s.metrics.connections.Dec()
-		}()
-	}
-}
-
-func (s *Server) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
+	return s.net.Serve(s.ln)
 }
 
 // Close shuts the proxy down gracefully and waits for its goroutines:
@@ -193,32 +139,19 @@ func (s *Server) isClosed() bool {
 //     close it, with its upstream connections;
 //  4. stop the tails and the upstream metadata loop.
 func (s *Server) Close(ctx context.Context) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	s.closed = true
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-
-	err := s.ln.Close()
-	var drained sync.WaitGroup
-	for _, c := range conns {
-		drained.Add(1)
-		go func() { defer drained.Done(); c.drain(ctx.Done()) }()
-	}
-	_ = s.fetches.Close()
-	drained.Wait()
-	s.wg.Wait()
-	s.closeBackends()
+	err := s.net.Close() // and the listener
+	drained := make(chan struct{})
+	go func() { // 1 and 3: the readers stop at once, the writers go on
+		defer close(drained)
+		s.net.Drain(ctx)
+	}()
+	_ = s.fetches.Close() // 2
+	<-drained
+	s.closeBackends() // 4
 	s.log.Info("proxy closed")
-	if errors.Is(err, net.ErrClosed) {
-		err = nil
-	}
 	return err
 }
 

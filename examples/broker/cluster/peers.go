@@ -1,0 +1,143 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/plugin/kzap"
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/controller"
+)
+
+// peers is this broker's side of the cluster's conversation in the Kafka
+// protocol, through one kgo client per other broker (kmsg requests sent to
+// that broker alone); the metadata quorum talks over Raft's own transport
+// (package metalog). Over them go:
+//
+//   - the heartbeat to the active controller, every
+//     broker.heartbeat.interval.ms, and at once when the quorum's leader
+//     changes (heartbeat.go);
+//   - what package replica sends (Member.Request, on goroutines it starts
+//     with Member.Go): a replica fetcher's requests to each broker that
+//     leads partitions this one follows, and the AlterPartition requests
+//     a leader sends the controller;
+//   - topic creations that a Metadata request asks of a broker that is not
+//     the controller, forwarded to it (CreateAtController).
+//
+// Nothing here exists for a broker alone.
+type peers struct {
+	m       *Member
+	clients map[int32]*kgo.Client // by node id: every broker but this one
+	kick    chan struct{}         // a heartbeat now: the controller changed
+	epoch   int64                 // this broker's incarnation, its broker epoch; immutable
+	// stopping is set by a controlled shutdown: no more heartbeats.
+	stopping atomic.Bool
+}
+
+func newPeers(m *Member) (*peers, error) {
+	ps := &peers{m: m, clients: make(map[int32]*kgo.Client), kick: make(chan struct{}, 1), epoch: time.Now().UnixNano()}
+	self := m.brokers.self
+	for _, n := range m.brokers.nodes {
+		if n.ID == self {
+			continue
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.ClientID("broker-"+strconv.Itoa(int(self))),
+			kgo.DialTimeout(time.Second),
+			kgo.WithLogger(kzap.New(m.log.Named("peer"), kzap.Level(kgo.LogLevelError))))
+		if err != nil {
+			ps.closeClients()
+			return nil, err
+		}
+		ps.clients[n.ID] = cl
+	}
+	return ps, nil
+}
+
+func (ps *peers) closeClients() {
+	for _, cl := range ps.clients {
+		cl.Close()
+	}
+}
+
+// request sends req to broker id alone.
+func (ps *peers) request(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
+	cl := ps.clients[id]
+	if cl == nil {
+		return nil, errors.New("no such broker")
+	}
+	return cl.SeedBrokers()[0].Request(ctx, req)
+}
+
+// Request sends req to broker id alone, over this broker's client of it:
+// what a replica fetcher and an ISR change send. A broker alone has no one
+// to send it to.
+func (m *Member) Request(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
+	if m.peers == nil {
+		return nil, errors.New("no such broker")
+	}
+	return m.peers.request(ctx, id, req)
+}
+
+// Peers returns the other brokers' ids, ascending.
+func (m *Member) Peers() []int32 {
+	var out []int32
+	for _, id := range m.brokers.IDs() {
+		if id != m.brokers.self {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// ActiveController returns this broker's controller if it is the active
+// one, else nil: an ISR change then goes to the quorum's leader (Leader)
+// over Request.
+func (m *Member) ActiveController() *controller.Controller {
+	if m.ctrl.IsActive() {
+		return m.ctrl
+	}
+	return nil
+}
+
+// CreateAtController asks the active controller to create topic name, as
+// a metadata request that auto-creates it on this broker needs. Its answer
+// is only logged: the topic reaches this broker through the metadata log,
+// and the client, answered LEADER_NOT_AVAILABLE meanwhile, retries. A
+// broker alone is its own controller: there is nobody to ask.
+func (m *Member) CreateAtController(name string, partitions int32, rf int16, configs map[string]string) {
+	if m.peers == nil {
+		return
+	}
+	leader, _ := m.meta.Leader()
+	if leader < 0 {
+		return
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions, rf
+	for k, v := range configs {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		rt.Configs = append(rt.Configs, c)
+	}
+	req.Topics = append(req.Topics, rt)
+	req.TimeoutMillis = 5000
+	ctx, cancel := context.WithTimeout(m.ctx, 5*time.Second)
+	defer cancel()
+	resp, err := m.peers.request(ctx, leader, req)
+	if err == nil {
+		if ts := resp.(*kmsg.CreateTopicsResponse).Topics; len(ts) == 1 && ts[0].ErrorCode != kerr.TopicAlreadyExists.Code {
+			err = kerr.ErrorForCode(ts[0].ErrorCode)
+		}
+	}
+	if err != nil {
+		m.log.Info("asking the controller to create a topic", zap.String("topic", name), zap.Error(err))
+	}
+}

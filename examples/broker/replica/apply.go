@@ -1,0 +1,181 @@
+package replica
+
+import (
+	"errors"
+
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+)
+
+// The storage follows the cluster's metadata log: each record applied
+// changes it to match (Apply), as Kafka's ReplicaManager.applyDelta does.
+// A topic created gets its logs, a topic deleted loses them (and what
+// waits on it is answered), a partition whose leadership or ISR changed
+// takes its new leader epoch, and what waits on it is checked again: a
+// produce or fetch waiting on a broker that no longer leads the partition
+// is answered at once with NOT_LEADER_OR_FOLLOWER (delayed_produce.go,
+// delayed_fetch.go).
+
+// Seed returns the record a broker alone starts its local metadata log
+// with: the topics its log dir holds, each partition on this broker alone.
+// A broker of a cluster has its quorum's log instead.
+func (m *Manager) Seed() *metadata.Record {
+	rec := &metadata.Record{}
+	self := m.member.Self()
+	for _, t := range m.store.Topics() {
+		mt := &metadata.Topic{Name: t.Name, ID: metadata.TopicID(t.ID), ReplicationFactor: t.ReplicationFactor,
+			Configs: ownConfigs(t.Config, m.store.TopicDefaults()), Partitions: make([]metadata.Partition, len(t.Partitions))}
+		for i := range mt.Partitions {
+			mt.Partitions[i] = metadata.Partition{Replicas: []int32{self}, ISR: []int32{self}, Leader: self}
+		}
+		rec.CreateTopics = append(rec.CreateTopics, mt)
+	}
+	return rec
+}
+
+// Apply makes the storage follow a record applied to the metadata log
+// (rec nil: a snapshot replaced the image), before after's image, and
+// wakes what waits on the partitions it changed. It runs on the log's
+// apply goroutine, before the proposer's Propose returns.
+func (m *Manager) Apply(before, after *metadata.Image, rec *metadata.Record) {
+	store := m.store
+	var gone []storage.TopicID
+	if rec != nil {
+		for _, id := range rec.DeleteTopics {
+			gone = append(gone, storage.TopicID(id))
+		}
+	} else {
+		for _, t := range store.Topics() {
+			if _, err := after.TopicByID(metadata.TopicID(t.ID)); err != nil {
+				gone = append(gone, t.ID)
+			}
+		}
+	}
+	for _, id := range gone {
+		m.deleteLocalTopic(id)
+	}
+	var changed []metadata.PartitionChange
+	created := after.Topics()
+	if rec != nil {
+		created = rec.CreateTopics
+		changed = rec.Partitions
+	}
+	for _, t := range created {
+		t, err := after.TopicByID(t.ID) // as applied: a duplicate name was skipped
+		if err != nil {
+			continue
+		}
+		m.ensureLocalTopic(t)
+		for i, p := range t.Partitions {
+			changed = append(changed, metadata.PartitionChange{Topic: t.ID, Index: int32(i), Partition: p})
+		}
+	}
+	if m.member.RegisteredIn(before) != m.member.RegisteredIn(after) {
+		// This broker's own registration came or went: it starts or
+		// stops leading what the image gives it, though no partition
+		// changed (a broker leads nothing until registered).
+		changed = append(changed, ledBy(after, m.member.Self())...)
+	}
+	for _, c := range changed {
+		t, err := store.TopicByID(storage.TopicID(c.Topic))
+		if err != nil {
+			continue
+		}
+		p, err := t.Partition(c.Index)
+		if err != nil {
+			continue
+		}
+		st, err := after.Partition(c.Topic, c.Index)
+		if err != nil {
+			continue
+		}
+		p.SetLeaderEpoch(st.LeaderEpoch)
+		if m.Leads(p) == nil {
+			// Kafka's makeLeader: the new epoch starts at the log end,
+			// so that a follower that diverged in the previous epoch
+			// learns where that epoch ends here before this leader
+			// takes a record.
+			if err := p.AssignLeaderEpoch(st.LeaderEpoch); err != nil {
+				m.log.Warn("recording a new leader epoch", zap.String("topic", p.Topic().Name),
+					zap.Int32("partition", p.Index()), zap.Error(err))
+			}
+		}
+		// A new leader's high watermark may move with its ISR; a former
+		// leader's waiting requests see it no longer leads.
+		m.leaders.AfterAppend(p)
+		m.Wake(p)
+	}
+}
+
+// ledBy returns every partition im has broker id lead.
+func ledBy(im *metadata.Image, id int32) []metadata.PartitionChange {
+	var out []metadata.PartitionChange
+	for _, t := range im.Topics() {
+		for i, p := range t.Partitions {
+			if p.Leader == id {
+				out = append(out, metadata.PartitionChange{Topic: t.ID, Index: int32(i), Partition: p})
+			}
+		}
+	}
+	return out
+}
+
+// ensureLocalTopic creates t's logs here unless they exist under its id;
+// a topic of the same name under another id (deleted while this broker
+// was away) is deleted first.
+func (m *Manager) ensureLocalTopic(t *metadata.Topic) {
+	store := m.store
+	if _, err := store.TopicByID(storage.TopicID(t.ID)); err == nil {
+		return
+	}
+	if old, err := store.Topic(t.Name); err == nil {
+		m.deleteLocalTopic(old.ID)
+	}
+	cfg := store.TopicDefaults()
+	for k, v := range t.Configs {
+		if next, err := cfg.With(k, &v); err == nil {
+			cfg = next
+		}
+	}
+	_, err := store.CreateTopicSpec(storage.TopicSpec{Name: t.Name, ID: storage.TopicID(t.ID), Partitions: int32(len(t.Partitions)),
+		Config: cfg, ReplicationFactor: t.ReplicationFactor})
+	if err != nil && !errors.Is(err, storage.ErrTopicExists) {
+		m.log.Error("creating a topic the metadata log holds", zap.String("topic", t.Name), zap.Error(err))
+		return
+	}
+	m.log.Info("created topic", zap.String("topic", t.Name), zap.Int("partitions", len(t.Partitions)),
+		zap.Int16("replication_factor", t.ReplicationFactor))
+}
+
+// deleteLocalTopic deletes the logs of topic id, if here, and answers what
+// waits on them.
+func (m *Manager) deleteLocalTopic(id storage.TopicID) {
+	t, err := m.store.DeleteTopicByID(id)
+	if t == nil {
+		return
+	}
+	if err != nil {
+		m.log.Warn("closing a deleted topic's logs", zap.String("topic", t.Name), zap.Error(err))
+	}
+	// Each fetch and produce waiting on its partitions sees them deleted
+	// and is answered with an error now rather than at its deadline.
+	for _, p := range t.Partitions {
+		m.Wake(p)
+	}
+	m.log.Info("deleted topic", zap.String("topic", t.Name))
+}
+
+// ownConfigs returns the configs of cfg that differ from defaults, as a
+// topic's own, by name.
+func ownConfigs(cfg, defaults storage.TopicConfig) map[string]string {
+	own := make(map[string]string)
+	dv := defaults.Values()
+	for i, v := range cfg.Values() {
+		if i < len(dv) && dv[i].Value != v.Value {
+			own[v.Name] = v.Value
+		}
+	}
+	return own
+}

@@ -1,0 +1,150 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/operation"
+)
+
+// delayedProduce is an acks=all produce waiting until every in-sync replica
+// has its batches (Kafka's DelayedProduce): it completes when the high
+// watermark of each partition it appended to has passed its batch, or a
+// partition was deleted, or this broker stopped leading one (a new leader
+// epoch: answered at once with NOT_LEADER_OR_FOLLOWER, as Kafka's
+// DelayedProduce does when leadership moves), or at its timeout.
+//
+// TryComplete only reads; OnComplete decides each partition's answer from
+// the partitions' state then, so nothing is written that TryComplete on
+// another goroutine could be reading.
+type delayedProduce struct {
+	operation.State
+	m     *Manager
+	r     Responder
+	resp  *kmsg.ProduceResponse // the appends' results; OnComplete adds the waits' outcome
+	waits []ProduceWait
+}
+
+// ProduceWait is one partition an acks=all produce waits on (Append
+// returns it): its batch, appended under a leader epoch, and where the
+// partition's result sits in the produce's response.
+type ProduceWait struct {
+	Partition *storage.Partition
+	Epoch     int32 // the leader epoch it was appended under
+	Required  int64 // the offset after the batch: the high watermark it waits for
+	// TopicIndex and PartitionIndex place its result in the response:
+	// Topics[TopicIndex].Partitions[PartitionIndex].
+	TopicIndex, PartitionIndex int
+}
+
+// settled reports whether w needs no more waiting: its batch is below the
+// high watermark, its partition is gone, or this broker no longer leads it
+// at the epoch it was appended under.
+func (w ProduceWait) settled(m *Manager) bool {
+	o, err := w.Partition.Offsets()
+	return err != nil || o.HighWatermark >= w.Required || !m.LeadsAt(w.Partition, w.Epoch)
+}
+
+// Append appends batch, a produce's, to p if this broker leads it (and,
+// with acksAll, if its ISR holds min.insync.replicas), moves the high
+// watermark of a leader alone in its ISR and wakes what waits on p. It
+// returns the append's result and the wait an acks=all produce makes for
+// it (its indexes in the response left to the caller). An error is the
+// partition's: not led here (ErrNotLeader), too few in-sync replicas
+// (ErrNotEnoughReplicas), or the storage's refusal of the batch.
+func (m *Manager) Append(p *storage.Partition, batch []byte, acksAll bool) (storage.AppendResult, ProduceWait, error) {
+	if err := m.Leads(p); err != nil {
+		return storage.AppendResult{}, ProduceWait{}, err
+	}
+	state, _ := m.partitionState(p) // the leader epoch the produce waits under
+	if acksAll {
+		if ok, n := m.leaders.EnoughReplicas(p); !ok {
+			return storage.AppendResult{}, ProduceWait{}, fmt.Errorf("%w: %s-%d has %d, min.insync.replicas is %d",
+				ErrNotEnoughReplicas, p.Topic().Name, p.Index(), n, p.Topic().Config.MinISR())
+		}
+	}
+	res, err := p.Append(batch)
+	if err != nil {
+		return res, ProduceWait{}, err
+	}
+	if !res.Duplicate {
+		m.leaders.AfterAppend(p) // a leader alone in its ISR moves the high watermark now
+		m.Wake(p)
+	}
+	return res, ProduceWait{Partition: p, Epoch: state.LeaderEpoch, Required: res.LastOffset + 1}, nil
+}
+
+// AwaitReplication answers r with resp once every partition in waits has
+// its batch below its high watermark, or at timeout (Kafka's
+// DelayedProduce, in the Produce purgatory, tied to r's connection).
+func (m *Manager) AwaitReplication(r Responder, resp *kmsg.ProduceResponse, waits []ProduceWait, timeout time.Duration) {
+	op := &delayedProduce{m: m, r: r, resp: resp, waits: waits}
+	keys := make([]TP, len(waits))
+	for i, w := range waits {
+		keys[i] = keyOf(w.Partition)
+	}
+	if _, err := m.produces.TryCompleteElseWatchContext(r.Context(), op, timeout, keys...); err != nil {
+		// Not taken (the broker is closing, or the client has gone):
+		// answer from what is known now.
+		m.log.Debug("produce not delayed", zap.Error(err))
+		op.OnComplete()
+	}
+}
+
+func (d *delayedProduce) TryComplete() bool {
+	for _, w := range d.waits {
+		if !w.settled(d.m) {
+			return false
+		}
+	}
+	return true
+}
+
+// OnComplete answers each partition from its state now: led by another
+// broker or at another epoch, NOT_LEADER_OR_FOLLOWER; replicated, NONE,
+// unless the ISR has shrunk below min.insync.replicas meanwhile,
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's checkEnoughReplicasReachOffset);
+// deleted, UNKNOWN_TOPIC_OR_PARTITION; not yet replicated at the deadline,
+// REQUEST_TIMED_OUT (the batch stays appended, as in Kafka); cut short by
+// the broker closing or the client going, NOT_LEADER_OR_FOLLOWER, what a
+// partition losing its leader answers, which clients retry elsewhere.
+func (d *delayedProduce) OnComplete() {
+	for _, w := range d.waits {
+		sp := &d.resp.Topics[w.TopicIndex].Partitions[w.PartitionIndex]
+		o, err := w.Partition.Offsets()
+		switch {
+		case errors.Is(err, storage.ErrDeleted):
+			sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		case err != nil:
+			sp.ErrorCode = ErrorCode(err)
+		case !d.m.LeadsAt(w.Partition, w.Epoch):
+			// Leadership moved: the new leader may not hold the batch,
+			// and the client retries there (idempotent producers are
+			// deduplicated).
+			sp.ErrorCode = d.m.notLeadingCode(w.Partition, false)
+		case o.HighWatermark >= w.Required:
+			if ok, _ := d.m.leaders.EnoughReplicas(w.Partition); ok {
+				continue
+			}
+			sp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
+		case d.Outcome() == operation.Expired:
+			sp.ErrorCode = kerr.RequestTimedOut.Code
+		default:
+			sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		}
+		sp.BaseOffset = -1
+		sp.ErrorMessage = ErrorMessage(err)
+	}
+	d.r.Respond(d.resp)
+}
+
+func (d *delayedProduce) OnExpiration() {}
+
+// millis converts a request's millisecond timeout.
+func millis(ms int32) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -1,0 +1,49 @@
+package server
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/gopurgatory/purgatory/examples/broker/replica"
+)
+
+// errNotController is wrapped for a request only the active controller
+// serves (NOT_CONTROLLER).
+var errNotController = errors.New("not the controller")
+
+// requestCodes maps the handlers' own errors to the Kafka error codes a
+// client acts on; replica.ErrorCode maps those of the data path and of
+// what it stands on.
+var requestCodes = []struct {
+	err  error
+	code *kerr.Error
+}{
+	{errReplicationFactor, kerr.InvalidReplicationFactor},
+	{errReplicaAssignment, kerr.InvalidReplicaAssignment},
+	{errInvalidRequest, kerr.InvalidRequest},
+	{errNotController, kerr.NotController},
+	{errLeaderNotAvailable, kerr.LeaderNotAvailable},
+}
+
+// errorCode returns the Kafka error code for err: 0 for nil, the mapped
+// code of a handler's error, else replica.ErrorCode's (KAFKA_STORAGE_ERROR
+// for an error nobody maps, which can only come from the log itself).
+func errorCode(err error) int16 {
+	for _, m := range requestCodes {
+		if errors.Is(err, m.err) {
+			return m.code.Code
+		}
+	}
+	return replica.ErrorCode(err)
+}
+
+// errorMessage returns err's text for the error message fields of newer
+// versions, or nil, cut to replica.MaxErrorMessage bytes.
+func errorMessage(err error) *string { return replica.ErrorMessage(err) }
+
+// maxErrorMessage bounds the error messages of responses.
+const maxErrorMessage = replica.MaxErrorMessage
+
+// truncate cuts s to at most n bytes, marking the cut, at a rune boundary.
+func truncate(s string, n int) string { return replica.Truncate(s, n) }

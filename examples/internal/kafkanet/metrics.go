@@ -1,0 +1,49 @@
+package kafkanet
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// metrics are the connections' and requests' metrics, named
+// <namespace>_requests_total, ..._request_latency_seconds,
+// ..._connections, ..._handler_panics_total.
+type metrics struct {
+	requests    *prometheus.CounterVec   // by api
+	latency     *prometheus.HistogramVec // by api: read to answered
+	connections prometheus.Gauge
+	panics      prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer, namespace string) (*metrics, error) {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: namespace + "_requests_total", Help: "Requests answered, by API.",
+		}, []string{"api"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    namespace + "_request_latency_seconds",
+			Help:    "From reading a request to answering it, by API; a long poll counts its wait.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"api"}),
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: namespace + "_connections", Help: "Open client connections.",
+		}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: namespace + "_handler_panics_total", Help: "Request handlers that panicked (the connection was closed).",
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.connections, m.panics} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) observe(key int16, d time.Duration) {
+	name := kmsg.NameForKey(key)
+	m.requests.WithLabelValues(name).Inc()
+	m.latency.WithLabelValues(name).Observe(d.Seconds())
+}

@@ -1,0 +1,161 @@
+package kafkanet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+)
+
+// An Option configures a Server.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// config is a Server's settings; immutable once New returns.
+type config struct {
+	log       *zap.Logger
+	reg       prometheus.Registerer
+	namespace string
+
+	maxConns, maxConnsPerIP int
+	maxInFlight             int
+	requestMaxBytes         int32
+	readTimeout             time.Duration
+	idleTimeout             time.Duration
+	budget                  int64
+	decodeSlots             int
+
+	connContext func(context.Context, *Conn) context.Context
+	connClosed  func(*Conn)
+}
+
+// The defaults, Kafka's where Kafka has one.
+const (
+	defaultMaxInFlight     = 100       // queued.max.requests.per.connection
+	defaultRequestMaxBytes = 100 << 20 // socket.request.max.bytes
+	defaultReadTimeout     = 30 * time.Second
+	defaultIdleTimeout     = 10 * time.Minute // connections.max.idle.ms
+	minRequestMaxBytes     = 1024
+)
+
+func defaultConfig() config {
+	return config{
+		log:             zap.NewNop(),
+		namespace:       "kafka",
+		maxConns:        math.MaxInt,
+		maxConnsPerIP:   math.MaxInt,
+		maxInFlight:     defaultMaxInFlight,
+		requestMaxBytes: defaultRequestMaxBytes,
+		readTimeout:     defaultReadTimeout,
+		idleTimeout:     defaultIdleTimeout,
+		budget:          -1,
+		decodeSlots:     runtime.GOMAXPROCS(0),
+	}
+}
+
+var namespacePattern = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+func (c *config) validate() error {
+	switch {
+	case !namespacePattern.MatchString(c.namespace):
+		return fmt.Errorf("kafkanet: metrics namespace %q is not a metric name", c.namespace)
+	case c.maxConns < 0 || c.maxConnsPerIP < 0:
+		return errors.New("kafkanet: connection limits must not be negative")
+	case c.maxInFlight < 1:
+		return fmt.Errorf("kafkanet: queued.max.requests.per.connection: %d, must be at least 1", c.maxInFlight)
+	case c.requestMaxBytes < minRequestMaxBytes:
+		return fmt.Errorf("kafkanet: socket.request.max.bytes: %d, must be at least %d", c.requestMaxBytes, minRequestMaxBytes)
+	case c.readTimeout <= 0:
+		return errors.New("kafkanet: socket.read.timeout.ms must be positive")
+	case c.decodeSlots < 1:
+		return fmt.Errorf("kafkanet: %d decode slots, must be at least 1", c.decodeSlots)
+	}
+	return nil
+}
+
+// WithLogger logs connections closed on errors, refusals and handler
+// panics to l. Nothing is logged by default.
+func WithLogger(l *zap.Logger) Option {
+	return optionFunc(func(c *config) {
+		if l != nil {
+			c.log = l
+		}
+	})
+}
+
+// WithRegisterer registers the server's metrics on r, named with the
+// namespace (WithNamespace). None are registered by default.
+func WithRegisterer(r prometheus.Registerer) Option {
+	return optionFunc(func(c *config) { c.reg = r })
+}
+
+// WithNamespace prefixes the metrics' names: "broker" gives
+// broker_connections, broker_refusals_total... The default is "kafka".
+func WithNamespace(ns string) Option { return optionFunc(func(c *config) { c.namespace = ns }) }
+
+// WithMaxConnections bounds the connections open at once (Kafka's
+// max.connections) and those from one client host
+// (max.connections.per.ip): a connection past either is closed as soon as
+// it is accepted, and counted. Both are unbounded by default.
+func WithMaxConnections(total, perIP int) Option {
+	return optionFunc(func(c *config) { c.maxConns, c.maxConnsPerIP = total, perIP })
+}
+
+// WithMaxInFlight bounds the requests a connection reads ahead of their
+// answers (queued.max.requests.per.connection, 100 by default): past it,
+// the reader waits for the writer.
+func WithMaxInFlight(n int) Option { return optionFunc(func(c *config) { c.maxInFlight = n }) }
+
+// WithRequestMaxBytes bounds a request's size (socket.request.max.bytes,
+// 100 MiB by default): a larger length prefix closes the connection before
+// its body is read.
+func WithRequestMaxBytes(n int32) Option {
+	return optionFunc(func(c *config) { c.requestMaxBytes = n })
+}
+
+// WithReadTimeout closes a connection that sends part of a request and then
+// nothing for d (socket.read.timeout.ms, 30s by default; Kafka has none).
+func WithReadTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.readTimeout = d })
+}
+
+// WithIdleTimeout closes a connection that owes nothing and sends nothing
+// for d (connections.max.idle.ms, 10 minutes by default); 0 or less never
+// does.
+func WithIdleTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.idleTimeout = d })
+}
+
+// WithMemoryBudget bounds the bytes held for clients
+// (queued.max.request.bytes): the bodies of requests being read or
+// handled, and what answers hold until written (Request.Room). 0 or less,
+// the default, is unbounded (bytes are still counted).
+func WithMemoryBudget(n int64) Option { return optionFunc(func(c *config) { c.budget = n }) }
+
+// WithDecodeSlots bounds the request bodies decoded at once, GOMAXPROCS by
+// default (see the package documentation, # Decoding).
+func WithDecodeSlots(n int) Option { return optionFunc(func(c *config) { c.decodeSlots = n }) }
+
+// WithConnContext derives each connection's context, as net/http's
+// Server.ConnContext does: f is called when the connection is accepted,
+// with the context its requests' operations wait under (Request.Context),
+// and what it returns replaces it. f must return a context derived from
+// the one it is given, so that it is cancelled when the connection closes.
+func WithConnContext(f func(ctx context.Context, c *Conn) context.Context) Option {
+	return optionFunc(func(c *config) { c.connContext = f })
+}
+
+// WithConnClosed calls f once each connection has closed: its socket
+// closed, its context cancelled (which answers the operations waiting on
+// its behalf), its reader and writer gone. It runs on the connection's
+// goroutine, before Drain returns.
+func WithConnClosed(f func(*Conn)) Option { return optionFunc(func(c *config) { c.connClosed = f }) }
