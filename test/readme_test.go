@@ -107,3 +107,46 @@ func quickStart(t *testing.T, readme []byte) []string {
 	t.Fatal("no quickstart markers in README.md")
 	return nil
 }
+
+// TestReadmeExample builds and runs the README's example program as
+// written, against this checkout (a workspace of its own), and checks that
+// it prints what its "// Output:" comment says.
+func TestReadmeExample(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	code := between(t, string(readme), "<!-- example:", "<!-- /example -->")
+	code = between(t, code, "```go\n", "```")
+	_, want, ok := strings.Cut(code, "\t// Output:\n")
+	require.True(t, ok, "the example ends with the output it prints")
+	var lines []string
+	for l := range strings.SplitSeq(strings.TrimRight(want, "}\n"), "\n") {
+		lines = append(lines, strings.TrimPrefix(strings.TrimSpace(l), "// "))
+	}
+
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(code), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module readme\n\ngo 1.26\n"), 0o644))
+	work := "go 1.26.0\n\nuse (\n\t.\n\t" + root + "\n)\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.work"), []byte(work), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "run", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK="+filepath.Join(dir, "go.work"))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go run the README's example: %s", out)
+	assert.Equal(t, strings.Join(lines, "\n"), strings.TrimSpace(string(out)))
+}
+
+// between returns what s holds between the first start and the end after
+// it.
+func between(t *testing.T, s, start, end string) string {
+	t.Helper()
+	_, after, ok := strings.Cut(s, start)
+	require.True(t, ok, "%q not found", start)
+	in, _, ok := strings.Cut(after, end)
+	require.True(t, ok, "%q not found after %q", end, start)
+	return in
+}
