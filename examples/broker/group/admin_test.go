@@ -14,9 +14,9 @@ func TestNothingWaitsForAGroupThatIsGone(t *testing.T) {
 	c, clk := newTestCoordinator(t)
 	res := stableGroup(t, c, clk, "g", 3)
 	sizes := c.PurgatorySizes()
-	assert.Equal(t, 3, sizes["Heartbeat"].Delayed, "a session per member")
-	assert.Zero(t, sizes["Rebalance"].Delayed, "the rebalance and the syncs are done")
-	assert.Zero(t, sizes["OffsetExpiration"].Delayed, "not Empty")
+	assert.Equal(t, 3, sizes["Heartbeat"].Pending, "a session per member")
+	assert.Zero(t, sizes["Rebalance"].Pending, "the rebalance and the syncs are done")
+	assert.Zero(t, sizes["OffsetExpiration"].Pending, "not Empty")
 
 	var leaving []MemberIdentity
 	for _, r := range res {
@@ -25,13 +25,13 @@ func TestNothingWaitsForAGroupThatIsGone(t *testing.T) {
 	_, errs := c.LeaveGroup("g", leaving)
 	require.Equal(t, []*kerr.Error{nil, nil, nil}, errs)
 	sizes = c.PurgatorySizes()
-	assert.Zero(t, sizes["Heartbeat"].Delayed)
-	assert.Zero(t, sizes["Rebalance"].Delayed)
-	assert.Equal(t, 1, sizes["OffsetExpiration"].Delayed, "the Empty group's expiration")
+	assert.Zero(t, sizes["Heartbeat"].Pending)
+	assert.Zero(t, sizes["Rebalance"].Pending)
+	assert.Equal(t, 1, sizes["OffsetExpiration"].Pending, "the Empty group's expiration")
 
 	require.Equal(t, []*kerr.Error{nil}, c.DeleteGroups([]string{"g"}))
 	for name, size := range c.PurgatorySizes() {
-		assert.Zero(t, size.Delayed, name)
+		assert.Zero(t, size.Pending, name)
 	}
 	// Completed operations leave the watcher lists within one purge (the
 	// reaper's, once nothing waits).

@@ -282,11 +282,11 @@ func submit[K comparable](a *after, p *purgatory.Purgatory[K], op operation.Oper
 
 // PurgatorySize is what one of the coordinator's purgatories holds.
 type PurgatorySize struct {
-	// Delayed is the number of operations waiting for their condition or
-	// deadline (Kafka's NumDelayedOperations).
-	Delayed int
-	// Watched is the number of watch entries, until a purge drops those
-	// of completed operations (Kafka's PurgatorySize).
+	// Pending is the number of operations waiting to be answered, each
+	// once (purgatory.Pending).
+	Pending int
+	// Watched is the number of watch entries, until a check or purge drops
+	// those of completed operations (Kafka's PurgatorySize).
 	Watched int
 }
 
@@ -296,8 +296,8 @@ type PurgatorySize struct {
 // O(shards) per purgatory.
 func (c *Coordinator) PurgatorySizes() map[string]PurgatorySize {
 	return map[string]PurgatorySize{
-		c.rebalance.Name(): {Delayed: c.rebalance.Delayed(), Watched: c.rebalance.Watched()},
-		c.sessions.Name():  {Delayed: c.sessions.Delayed(), Watched: c.sessions.Watched()},
-		c.expiry.Name():    {Delayed: c.expiry.Delayed(), Watched: c.expiry.Watched()},
+		c.rebalance.Name(): {Pending: c.rebalance.Pending(), Watched: c.rebalance.Watched()},
+		c.sessions.Name():  {Pending: c.sessions.Pending(), Watched: c.sessions.Watched()},
+		c.expiry.Name():    {Pending: c.expiry.Pending(), Watched: c.expiry.Watched()},
 	}
 }

@@ -122,6 +122,6 @@ func TestUnload(t *testing.T) {
 	assert.Equal(t, []*kerr.Error{kerr.NotCoordinator}, commitNow(t, c, simpleCommit(1)), "not created again")
 	clk.Advance(time.Hour) // the unloaded groups' sessions and waits end without effect
 	for name, size := range c.PurgatorySizes() {
-		assert.Zero(t, size.Delayed, "%s: nothing left waiting", name)
+		assert.Zero(t, size.Pending, "%s: nothing left waiting", name)
 	}
 }

@@ -428,8 +428,8 @@ func TestPurgatorySizes(t *testing.T) {
 		s.PurgatorySizes(), "every purgatory of the broker and its group coordinator, empty")
 	c := dialRaw(t, s)
 	c.Send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
-	require.Eventually(t, func() bool { return s.PurgatorySizes()["Fetch"].Delayed == 1 }, 5*time.Second, time.Millisecond)
-	assert.Equal(t, PurgatorySize{Delayed: 1, Watched: 2}, s.PurgatorySizes()["Fetch"])
+	require.Eventually(t, func() bool { return s.PurgatorySizes()["Fetch"].Pending == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, PurgatorySize{Pending: 1, Watched: 2}, s.PurgatorySizes()["Fetch"])
 }
 
 // TestWaitingRequestHoldsNoBudget: a long poll, once handled, holds none

@@ -7,12 +7,12 @@ import (
 
 // PurgatorySize is what one purgatory holds.
 type PurgatorySize struct {
-	// Delayed is the number of operations waiting for their condition or
-	// deadline (Kafka's NumDelayedOperations).
-	Delayed int
+	// Pending is the number of operations waiting to be answered, each
+	// once (purgatory.Pending).
+	Pending int
 	// Watched is the number of watch entries: an operation counts once
-	// per key it waits on, until a purge drops it after it completed
-	// (Kafka's PurgatorySize).
+	// per key it waits on, until a check or purge drops it after it
+	// completed (Kafka's PurgatorySize).
 	Watched int
 }
 
@@ -24,7 +24,7 @@ type PurgatorySize struct {
 func (s *Server) PurgatorySizes() map[string]PurgatorySize {
 	sizes := make(map[string]PurgatorySize, 5)
 	for _, p := range []*purgatory.Purgatory[replica.TP]{s.replicas.Fetches(), s.replicas.Produces()} {
-		sizes[p.Name()] = PurgatorySize{Delayed: p.Delayed(), Watched: p.Watched()}
+		sizes[p.Name()] = PurgatorySize{Pending: p.Pending(), Watched: p.Watched()}
 	}
 	for name, g := range s.groups.PurgatorySizes() {
 		sizes[name] = PurgatorySize(g)
