@@ -30,9 +30,18 @@ func (c *fakeClock) AdvanceClock(ctx context.Context, maxWait time.Duration) boo
 	return false
 }
 
-type countPurger struct{ n atomic.Int32 }
+// countPurger counts its turns; with a gate, each turn waits for it.
+type countPurger struct {
+	n    atomic.Int32
+	gate chan struct{}
+}
 
-func (p *countPurger) MaybePurge() { p.n.Add(1) }
+func (p *countPurger) MaybePurge() {
+	p.n.Add(1)
+	if p.gate != nil {
+		<-p.gate
+	}
+}
 
 func TestAdvancesWithBoundedWaitAndPurges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -100,8 +109,11 @@ func TestWakeRunsARoundNow(t *testing.T) {
 			r.Start()
 			synctest.Wait()
 			start := time.Now()
+			pur.gate = make(chan struct{})
 			r.Wake()
-			r.Wake() // merged with the first: the round it would end has ended
+			synctest.Wait() // the round ended: the reaper is in its purge turn
+			r.Wake()        // merged with the first: the round it would end has ended
+			close(pur.gate)
 			synctest.Wait()
 			assert.Equal(t, int32(1), pur.n.Load(), "clock %v: one purge turn, at once", withClock)
 			assert.Zero(t, time.Since(start), "without waiting out the hour")

@@ -108,7 +108,7 @@ func TestClusterFollowerLeavesAndRejoinsISR(t *testing.T) {
 	c.stop(3)
 	done := make(chan error, 1)
 	cl.Produce(ctx, &kgo.Record{Value: []byte("while 3 is down")}, func(_ *kgo.Record, err error) { done <- err })
-	require.Eventually(t, func() bool { return c.broker(1).PurgatorySizes()["Produce"].Delayed == 1 },
+	require.Eventually(t, func() bool { return c.broker(1).PurgatorySizes()["Produce"].Pending == 1 },
 		5*time.Second, time.Millisecond, "the produce waits in the leader's purgatory for broker 3")
 	select {
 	case err := <-done:

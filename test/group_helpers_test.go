@@ -373,7 +373,7 @@ func waitGroupWaits(t *testing.T, srv *server.Server, members int) {
 	var last map[string]server.PurgatorySize
 	require.Eventually(t, func() bool {
 		last = srv.PurgatorySizes()
-		return last["Heartbeat"].Delayed == members && last["Rebalance"].Delayed == 0
+		return last["Heartbeat"].Pending == members && last["Rebalance"].Pending == 0
 	}, 10*time.Second, 5*time.Millisecond, "one session per member, no rebalance waiting; last seen %+v", &last)
 }
 

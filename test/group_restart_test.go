@@ -42,7 +42,7 @@ func TestGroupResumesFromCommittedOffsets(t *testing.T) {
 	// What waits for an Empty group is its offsets' expiry, nothing else.
 	eventually(t, func() bool {
 		sz := srv.PurgatorySizes()
-		return sz["Heartbeat"].Delayed == 0 && sz["Rebalance"].Delayed == 0 && sz["OffsetExpiration"].Delayed == 1
+		return sz["Heartbeat"].Pending == 0 && sz["Rebalance"].Pending == 0 && sz["OffsetExpiration"].Pending == 1
 	}, "no session nor join left waiting; the offsets' expiry armed")
 	committed := committedOffsets(t, admin, "resume", "resume", partitions)
 	_, firstNext := first.offsets()

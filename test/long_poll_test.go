@@ -35,7 +35,7 @@ func TestLongPollIsAnsweredByTheAppend(t *testing.T) {
 			}
 		}
 	}()
-	eventually(t, func() bool { return srv.PurgatorySizes()["Fetch"].Delayed == 1 }, "the consumer's fetch waits in the purgatory")
+	eventually(t, func() bool { return srv.PurgatorySizes()["Fetch"].Pending == 1 }, "the consumer's fetch waits in the purgatory")
 
 	time.Sleep(time.Second) // the scenario: data arrives a second into the wait
 	producer := newClient(t, srv, kgo.DefaultProduceTopic("long-poll"))
@@ -110,7 +110,7 @@ func TestThousandIdleLongPolls(t *testing.T) {
 		}
 		cs = append(cs, c)
 	}
-	eventually(t, func() bool { return srv.PurgatorySizes()["Fetch"].Delayed == conns*perConn }, "every fetch waits")
+	eventually(t, func() bool { return srv.PurgatorySizes()["Fetch"].Pending == conns*perConn }, "every fetch waits")
 	size := srv.PurgatorySizes()["Fetch"]
 	t.Logf("with %d fetches waiting: %+v", conns*perConn, size)
 	assert.Equal(t, conns*perConn, size.Watched, "one watch entry per fetch and partition")
@@ -118,7 +118,7 @@ func TestThousandIdleLongPolls(t *testing.T) {
 	for _, c := range cs {
 		require.NoError(t, c.nc.Close())
 	}
-	eventually(t, func() bool { return srv.PurgatorySizes()["Fetch"].Delayed == 0 }, "closing the connections answers their fetches")
+	eventually(t, func() bool { return srv.PurgatorySizes()["Fetch"].Pending == 0 }, "closing the connections answers their fetches")
 	eventually(t, func() bool { return srv.PurgatorySizes()["Fetch"].Watched == 0 }, "and the reaper purges them once nothing waits")
 	t.Logf("after the clients left: %+v", srv.PurgatorySizes()["Fetch"])
 	assert.Equal(t, server.PurgatorySize{}, srv.PurgatorySizes()["Produce"])
@@ -136,7 +136,7 @@ func TestAnswersMadeInDispatchWaitTheirTurn(t *testing.T) {
 
 	c := dialRaw(t, srv)
 	fetchCorr := c.send(fetchRequest("turn", 0, 300*time.Millisecond))
-	eventually(t, func() bool { return srv.PurgatorySizes()["Fetch"].Delayed == 1 }, "the fetch waits")
+	eventually(t, func() bool { return srv.PurgatorySizes()["Fetch"].Pending == 1 }, "the fetch waits")
 	meta := kmsg.NewPtrMetadataRequest()
 	meta.SetVersion(12)
 	metaCorr := c.send(meta)
