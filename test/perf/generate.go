@@ -29,17 +29,21 @@ type generator struct {
 	queue *timer.Timer // the completion queue
 	rec   *recorder
 
-	model     histogram    // drawn latencies, capped at the timeout
-	lag       histogram    // due arrival to submission
+	model     histogram    // drawn latencies, capped at the timeout; the sources' merged
+	lag       histogram    // due arrival to submission; the sources' merged
 	submitted atomic.Int64 // read by the progress line
 }
 
-// source is one submitting goroutine's own draws.
+// source is one submitting goroutine's own draws, and its own histograms
+// (merged into the generator's when it is done): threads sharing one
+// would meet on its counters, and the harness would measure itself.
 type source struct {
 	rng      *rand.Rand
 	arrivals poisson
 	keys     *keyPicker
 	num      int // requests it submits
+
+	model, lag *histogram
 }
 
 func newGenerator(cfg config, clk *timer.RealClock, p *purgatory.Purgatory[string], queue *timer.Timer, rec *recorder) *generator {
@@ -71,6 +75,11 @@ func (g *generator) sources() []*source {
 			arrivals: poisson{rate: g.cfg.rate / float64(n)},
 			keys:     newKeyPicker(g.names, g.cfg.keys),
 			num:      g.cfg.num / n,
+			model:    &g.model,
+			lag:      &g.lag,
+		}
+		if n > 1 {
+			srcs[i].model, srcs[i].lag = new(histogram), new(histogram)
 		}
 		if i < g.cfg.num%n {
 			srcs[i].num++
@@ -92,6 +101,10 @@ func (g *generator) run(ctx context.Context, start time.Duration) error {
 		wg.Go(func() { errs[i] = g.runSource(ctx, start, src) })
 	}
 	wg.Wait()
+	for _, src := range srcs {
+		g.model.merge(src.model)
+		g.lag.merge(src.lag)
+	}
 	return errors.Join(errs...)
 }
 
@@ -118,7 +131,7 @@ func (g *generator) runSource(ctx context.Context, start time.Duration, src *sou
 		} else if i%1024 == 0 && ctx.Err() != nil {
 			return fmt.Errorf("after %d requests: %w", i, ctx.Err())
 		}
-		g.lag.record(now - arrival)
+		src.lag.record(now - arrival)
 		if err := g.submit(src, arrival); err != nil {
 			return fmt.Errorf("request %d: %w", i, err)
 		}
@@ -131,7 +144,7 @@ func (g *generator) runSource(ctx context.Context, start time.Duration, src *sou
 func (g *generator) submit(src *source, arrival time.Duration) error {
 	lat := msToDuration(g.latencies.sample(src.rng))
 	early := lat < g.timeout
-	g.model.record(min(lat, g.timeout))
+	src.model.record(min(lat, g.timeout))
 	op := &fakeOp{rec: g.rec, arrival: arrival, completesAt: arrival + lat}
 	if !early {
 		op.completesAt = 1<<63 - 1 // only the purgatory's deadline answers it

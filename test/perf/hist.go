@@ -61,6 +61,22 @@ func (h *histogram) record(d time.Duration) {
 	}
 }
 
+// merge adds o's samples to h. Call it once recording into o has finished.
+func (h *histogram) merge(o *histogram) {
+	for i := range o.counts {
+		if c := o.counts[i].Load(); c > 0 {
+			h.counts[i].Add(c)
+		}
+	}
+	h.n.Add(o.n.Load())
+	for v := o.max.Load(); ; {
+		m := h.max.Load()
+		if v <= m || h.max.CompareAndSwap(m, v) {
+			break
+		}
+	}
+}
+
 // quantile returns the value below which a fraction q of the samples lie.
 // Call it once recording has finished.
 func (h *histogram) quantile(q float64) time.Duration {
