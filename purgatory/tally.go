@@ -69,24 +69,18 @@ func (t *tally) record(s *lifecycle.State, counted bool, listed int, collect boo
 }
 
 // answered returns the completions of operations that waited, ever.
-func (t *tally) answered() int64 {
-	var n int64
-	for i := range t.stripes {
-		st := &t.stripes[i]
-		st.mu.Lock()
-		n += st.answered
-		st.mu.Unlock()
-	}
-	return n
-}
+func (t *tally) answered() int64 { return t.sum(func(st *stripe) int64 { return st.answered }) }
 
 // left returns the watch entries completions have left behind, ever.
-func (t *tally) left() int64 {
+func (t *tally) left() int64 { return t.sum(func(st *stripe) int64 { return st.left }) }
+
+// sum adds up field over the stripes, each read under its lock.
+func (t *tally) sum(field func(*stripe) int64) int64 {
 	var n int64
 	for i := range t.stripes {
 		st := &t.stripes[i]
 		st.mu.Lock()
-		n += st.left
+		n += field(st)
 		st.mu.Unlock()
 	}
 	return n
