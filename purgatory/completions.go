@@ -40,7 +40,7 @@ func (o *completions) Completed(s *lifecycle.State, out lifecycle.Outcome, liste
 	counted := lifecycle.Counted(s)
 	if r := o.retention; r != nil {
 		if counted || listed > 0 {
-			before, after := o.tally.record(s, counted, listed, true, r.maxDone())
+			before, after := o.tally.record(s, counted, listed, r.collecting.Load(), r.maxDone())
 			if steps := r.crossed(before, after); steps > 0 {
 				r.check(steps)
 			}

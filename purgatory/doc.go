@@ -98,11 +98,12 @@
 // whole reaper wait (200ms) passes with no such completion, the load has
 // ended and whatever is listed goes. Garbage reports the count.
 //
-// A purge does not read the operations it walks past. Each completion
-// that leaves entries records its operation's address (striped, under a
-// lock the completion takes anyway to count itself), and a purge drops the
-// entries whose operations it finds among those recorded since the last
-// purge: a lookup in a table of a few hundred kilobytes, where reading
+// A purge does not read the operations it walks past. While purges come,
+// each completion that leaves entries records its operation's address
+// (striped, under a lock the completion takes anyway to count itself), and
+// a purge drops the entries whose operations it finds among those recorded
+// since the last purge (where checks drop the garbage before any purge is
+// due, recording stops until one is): a lookup in a table of a few hundred kilobytes, where reading
 // every listed operation's completion word was a cache miss each, and most
 // of the tool's CPU. An address is trusted only while the garbage
 // collector has not completed a cycle since it was recorded (only then

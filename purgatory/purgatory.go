@@ -333,7 +333,9 @@ func (p *Purgatory[K]) purgeLocked(full bool) int {
 		} else {
 			purged = p.w.PurgeKnown(&p.done)
 		}
-		if !full && r.garbage() > r.limit.Load() {
+		// Read the lists again: the bound starts afresh from what the purge
+		// left, so that the next reading comes when garbage has grown again.
+		if g := r.garbage(); !full && g > r.limit.Load() {
 			r.mu.Lock()
 			r.fullNext = true
 			r.mu.Unlock()

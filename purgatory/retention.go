@@ -60,6 +60,13 @@ type retention struct {
 	coarse atomic.Int64 // steps the stripes crossed, times step: under total by < stripes×step
 	_      [56]byte     // coarse alone on its line, as the stripes are
 
+	// collecting says whether completions record their addresses for the
+	// next purge: only while purges come (a reading past twice the limit
+	// turns it on), not while checks drop the garbage before any purge is
+	// due (most of what was recorded is gone from the lists: it turns
+	// off), where recording would cost every completion for nothing.
+	collecting atomic.Bool
+
 	dropped atomic.Int64 // the lists' Dropped at the last reading; written under mu
 	limit   atomic.Int64 // the interval, or a sixteenth of the live entries at the last reading; written under mu
 
@@ -78,6 +85,7 @@ func newRetention(interval int64, p purgeTarget, t *tally) *retention {
 	shift := uint(bits.Len64(uint64(step)) - 1) // rounded down to a power of two
 	r := &retention{interval: interval, shift: shift, p: p, t: t}
 	r.limit.Store(interval)
+	r.collecting.Store(true) // from the start, so that the first purge finds all
 	return r
 }
 
@@ -110,11 +118,30 @@ func (r *retention) check(steps int64) {
 		return
 	}
 	g := r.garbage()
+	r.collect(g)
 	switch limit := r.limit.Load(); {
 	case g > 2*limit+limit/2 || (g > 2*limit && !r.p.hasReaper()):
 		r.p.purgeIfIdle(false)
 	case g > 2*limit:
 		r.p.wakeReaper()
+	}
+}
+
+// collect turns the recording of completions for the next purge on or off
+// from a reading of the garbage g, made because the upper bound passed
+// twice the limit: past twice the limit a purge is coming, and the
+// completions from now on are recorded (this purge reads every entry: a
+// completion not recorded marked the record incomplete). At or under the
+// limit, with four times more entries recorded than left (checks, or
+// lists compacting themselves, dropped them), no purge is due for what
+// was recorded, and recording stops.
+func (r *retention) collect(g int64) {
+	switch limit := r.limit.Load(); {
+	case g > 2*limit && !r.collecting.Load():
+		r.collecting.Store(true)
+	case g <= limit && r.collecting.Load() && r.t.recorded() > 4*(g+limit):
+		r.collecting.Store(false)
+		r.t.forget()
 	}
 }
 
@@ -193,7 +220,9 @@ func (pu *purger[K]) MaybePurge() {
 	switch {
 	case upper <= 0: // nothing left behind since the lists were last read
 	case upper > 2*r.limit.Load():
-		if r.garbage() > 2*r.limit.Load() {
+		g := r.garbage()
+		r.collect(g)
+		if g > 2*r.limit.Load() {
 			p.purgeIfIdle(false)
 		}
 	case quiet && r.garbage() > 0:

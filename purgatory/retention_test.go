@@ -167,3 +167,36 @@ func TestPurgeFindsEntriesListedAfterTheirOperationCompleted(t *testing.T) {
 	assert.Zero(t, p.Watched(), "the purge after one that left garbage past the limit reads every entry")
 	assert.Zero(t, p.Garbage())
 }
+
+// Completions record their addresses for the next purge only while purges
+// come: where checks drop the garbage first (a broker's fetches, completed
+// by the appends that check their keys), recording would cost every
+// completion and hold memory for a purge that never comes.
+func TestAddressesAreRecordedOnlyWhilePurgesCome(t *testing.T) {
+	p, _ := newTestPurgatory(t, WithPurgeInterval(10))
+	r := p.obs.retention
+	recorded := func() int {
+		n := 0
+		for i := range p.obs.tally.stripes {
+			n += len(p.obs.tally.stripes[i].done)
+		}
+		return n
+	}
+	for i := range 200 { // completed by a check of their key, which drops them at the next
+		op := newMockOp()
+		submit(t, p, op, time.Hour, "k")
+		op.completable.Store(true)
+		require.Equal(t, 1, p.CheckAndComplete("k"), "round %d", i)
+	}
+	maybePurge(p)
+	assert.False(t, r.collecting.Load(), "checks drop the garbage: nothing recorded")
+	assert.Zero(t, recorded())
+
+	for i := range 200 { // forced: their entries stay until a purge
+		op := newMockOp()
+		submit(t, p, op, time.Hour, "f"+strconv.Itoa(i))
+		op.ForceComplete()
+	}
+	assert.True(t, r.collecting.Load(), "purges come: recording again")
+	assert.LessOrEqual(t, p.Garbage(), 30, "within the bound")
+}

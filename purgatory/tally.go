@@ -33,9 +33,10 @@ type stripe struct {
 	// the last purge took them, up to maxDone (then lossy is set: a purge
 	// must read every entry). Addresses keep nothing reachable (see
 	// watchlist.AddrSet for why they are still safe to look for).
-	done  []uintptr
-	lossy bool
-	_     [24]byte // stripes on lines of their own
+	done     []uintptr
+	doneLeft int64 // the entries the operations in done left
+	lossy    bool
+	_        [16]byte // stripes on lines of their own
 }
 
 func (t *tally) stripe(s *lifecycle.State) *stripe {
@@ -55,12 +56,11 @@ func (t *tally) record(s *lifecycle.State, counted bool, listed int, collect boo
 	before = st.left
 	if listed > 0 {
 		st.left += int64(listed)
-		if collect {
-			if len(st.done) < maxDone {
-				st.done = append(st.done, watchlist.Addr(s))
-			} else {
-				st.lossy = true
-			}
+		if collect && len(st.done) < maxDone {
+			st.done = append(st.done, watchlist.Addr(s))
+			st.doneLeft += int64(listed)
+		} else {
+			st.lossy = true // the next purge must read every entry
 		}
 	}
 	after = st.left
@@ -73,6 +73,10 @@ func (t *tally) answered() int64 { return t.sum(func(st *stripe) int64 { return 
 
 // left returns the watch entries completions have left behind, ever.
 func (t *tally) left() int64 { return t.sum(func(st *stripe) int64 { return st.left }) }
+
+// recorded returns the entries left by the operations recorded since the
+// last take.
+func (t *tally) recorded() int64 { return t.sum(func(st *stripe) int64 { return st.doneLeft }) }
 
 // sum adds up field over the stripes, each read under its lock.
 func (t *tally) sum(field func(*stripe) int64) int64 {
@@ -104,6 +108,7 @@ func (t *tally) take(set *watchlist.AddrSet) (complete bool) {
 		spare := t.spares[i][:0]
 		st.mu.Lock()
 		st.done, t.spares[i] = spare, st.done
+		st.doneLeft = 0
 		if st.lossy {
 			complete, st.lossy = false, false
 		}
@@ -116,4 +121,16 @@ func (t *tally) take(set *watchlist.AddrSet) (complete bool) {
 		}
 	}
 	return complete
+}
+
+// forget drops the addresses recorded since the last take and marks the
+// record incomplete: the next purge reads every entry. Retention calls it
+// when it stops recording, to let the memory go.
+func (t *tally) forget() {
+	for i := range t.stripes {
+		st := &t.stripes[i]
+		st.mu.Lock()
+		st.done, st.doneLeft, st.lossy = st.done[:0], 0, true
+		st.mu.Unlock()
+	}
 }
