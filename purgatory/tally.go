@@ -36,7 +36,7 @@ type stripe struct {
 	done     []uintptr
 	doneLeft int64 // the entries the operations in done left
 	lossy    bool
-	_        [16]byte // stripes on lines of their own
+	_        [71]byte // 128 bytes a stripe: wherever the array starts, no two stripes share a cache line
 }
 
 func (t *tally) stripe(s *lifecycle.State) *stripe {
