@@ -1,7 +1,6 @@
 package purgatory
 
 import (
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -21,9 +20,8 @@ type completions struct {
 	retention *retention             // nil in eager mode (purge interval 0)
 	release   func(*lifecycle.State) // eager mode: drops a finished operation's entries
 	m         *metrics               // nil without a Registerer
-	log       *zap.Logger
-	panicsOut bool   // no logger was given: panics go to standard error
-	name      string // the purgatory's, for those reports
+	log       *zap.Logger            // nil without a logger given
+	name      string                 // the purgatory's, for reporting panics
 
 	// delayed counts the operations on a shared timer and not completed;
 	// with its own timer the purgatory asks the timer instead (Kafka's
@@ -62,17 +60,12 @@ func (o *completions) Completed(s *lifecycle.State, out lifecycle.Outcome, liste
 	}
 }
 
-// Panicked counts the panic and logs it, or without a logger writes it to
-// standard error. It runs in the deferred function that recovered it, so
-// the stack is the panic's.
+// Panicked counts the panic and reports it: to the purgatory's logger, or
+// without one to standard error (package panics). It runs in the deferred
+// function that recovered it, so the stack is the panic's.
 func (o *completions) Panicked(_ *lifecycle.State, callback string, v any) {
 	if o.m != nil {
 		o.m.panics.Inc()
 	}
-	if o.panicsOut {
-		panics.Report("purgatory "+o.name+": "+callback, v, debug.Stack())
-		return
-	}
-	o.log.Error("operation callback panicked; the purgatory goes on",
-		zap.String("callback", callback), zap.Any("panic", v), zap.Stack("stack"))
+	panics.Report(o.log, "purgatory "+o.name+": "+callback, v, zap.String("callback", callback))
 }

@@ -72,7 +72,10 @@ func New[K comparable](name string, opts ...Option) (*Purgatory[K], error) {
 
 		quietAfter: cfg.reaperWait,
 	}
-	p.obs.log, p.obs.panicsOut, p.obs.name = p.log, cfg.logger == nil, name
+	p.obs.name = name
+	if cfg.logger != nil {
+		p.obs.log = p.log // else panics go to standard error (package panics)
+	}
 	if cfg.purgeInterval > 0 {
 		p.obs.retention = newRetention(int64(cfg.purgeInterval), p, &p.obs.tally)
 	} else {

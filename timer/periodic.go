@@ -134,7 +134,7 @@ func (p *Periodic) runOnce() (ok bool) {
 			return
 		}
 		v := recover()
-		p.tm.reportPanic("timer: periodic task (it will not run again)", "timer: periodic task panicked; it will not run again", v)
+		p.tm.reportPanic("timer: periodic task", v) // Err says its schedule ended
 		p.mu.Lock()
 		p.ended, p.err = true, fmt.Errorf("%w: %v", ErrPanicked, v)
 		p.mu.Unlock()

@@ -1,11 +1,8 @@
 package timer
 
 import (
-	"runtime/debug"
-
 	"github.com/gopurgatory/purgatory/internal/goid"
 	"github.com/gopurgatory/purgatory/internal/panics"
-	"go.uber.org/zap"
 )
 
 // newBatch returns an empty batch: the executor's, or without one the
@@ -53,20 +50,15 @@ func (tm *Timer) runBatch(b []*Task) {
 func (tm *Timer) runTask(t *Task) {
 	defer func() {
 		if r := recover(); r != nil {
-			tm.reportPanic("timer: task", "timer: task panicked; the timer goes on", r)
+			tm.reportPanic("timer: task", r)
 		}
 	}()
 	t.r.Run()
 }
 
-// reportPanic counts a recovered panic and logs it with its stack, or,
-// without a logger, writes it to standard error (rate-limited by where). It
+// reportPanic counts a recovered panic and reports it (package panics). It
 // must be called in the deferred function that recovered it, for the stack.
-func (tm *Timer) reportPanic(where, msg string, v any) {
+func (tm *Timer) reportPanic(where string, v any) {
 	tm.panics.Add(1)
-	if tm.panicsOut {
-		panics.Report(where, v, debug.Stack())
-		return
-	}
-	tm.log.Error(msg, zap.Any("panic", v), zap.Stack("stack"))
+	panics.Report(tm.log, where, v)
 }

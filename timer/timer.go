@@ -20,8 +20,7 @@ type Timer struct {
 	tickDiv    divider
 	clock      Clock
 	manual     *ManualClock // clock, when it is manual
-	log        *zap.Logger  // nil: panics go to standard error (panicsOut)
-	panicsOut  bool         // no logger was given
+	log        *zap.Logger  // reports recovered panics; nil: to standard error (package panics)
 	maxPending int64
 	exec       *executor // nil: tasks run on the goroutine that advances
 
@@ -74,7 +73,6 @@ func New(opts ...Option) (*Timer, error) {
 		tickDiv:    newDivider(uint64(cfg.tick)),
 		clock:      cfg.clock,
 		log:        cfg.logger,
-		panicsOut:  cfg.logger == nil,
 		maxPending: cfg.maxPending,
 		shards:     make([]shard, cfg.shards),
 		shardShift: uint(64 - bits.Len(uint(cfg.shards-1))),

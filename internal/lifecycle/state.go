@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -205,7 +204,7 @@ func (s *State) panicked(callback string, v any) {
 		s.b.obs.Panicked(s, callback, v)
 		return
 	}
-	panics.Report("operation: "+callback, v, debug.Stack())
+	panics.Report(nil, "operation: "+callback, v)
 }
 
 // try runs TryComplete. A panic counts as "not yet": recovered, it leaves ok

@@ -1,17 +1,21 @@
-// Package panics writes the panics the library recovers to standard error
-// when nobody gave it a logger, as net/http writes a handler's panic to the
-// standard logger: a recovered panic is never silent. Each place a panic
-// can come from (a purgatory's OnComplete, a timer's task) is written at
-// most once a minute, with its stack; the others in that minute are
-// counted, and the next report says how many.
+// Package panics reports the panics the library recovers: to the logger
+// the user gave, or, when nobody gave one, to standard error, as net/http
+// writes a handler's panic to the standard logger: a recovered panic is
+// never silent. On standard error each place a panic can come from (a
+// purgatory's OnComplete, a timer's task) is written at most once a
+// minute, with its stack; the others in that minute are counted, and the
+// next report says how many.
 package panics
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // interval is how often one site is written at most.
@@ -29,12 +33,25 @@ type site struct {
 	suppressed int
 }
 
-// Report writes the panic v recovered at site (which names where it came
-// from: "purgatory fetch: OnComplete") with its stack, unless that site was
-// written less than a minute ago, in which case it is counted for the next
-// report. It never panics and never blocks for long: a write to standard
-// error.
-func Report(where string, v any, stack []byte) {
+// Report reports the panic v recovered at where (which names where it
+// came from: "purgatory fetch: OnComplete") with its stack: to log at error
+// level, with fields, or without a logger (log nil) to standard error (see
+// write). It must run in the deferred function that recovered v, so that
+// the stack is the panic's.
+func Report(log *zap.Logger, where string, v any, fields ...zap.Field) {
+	if log != nil {
+		log.Error(where+" panicked; recovered, it goes on",
+			append(fields, zap.Any("panic", v), zap.Stack("stack"))...)
+		return
+	}
+	write(where, v, debug.Stack())
+}
+
+// write writes the panic v recovered at where with its stack to standard
+// error, unless that place was written less than a minute ago, in which
+// case it is counted for the next report. It never panics and never blocks
+// for long: a write to standard error.
+func write(where string, v any, stack []byte) {
 	mu.Lock()
 	defer mu.Unlock()
 	t := now()
@@ -55,7 +72,7 @@ func Report(where string, v any, stack []byte) {
 		where, v, more, stack)
 }
 
-// SetForTest makes Report write to w and read the time from clock, and
+// SetForTest makes Report (without a logger) write to w and read the time from clock, and
 // forgets the sites seen; the returned function puts things back. For the
 // library's tests.
 func SetForTest(w io.Writer, clock func() time.Time) (restore func()) {

@@ -14,20 +14,20 @@ func TestReportOncePerSitePerMinute(t *testing.T) {
 	clock := time.Unix(0, 0)
 	defer SetForTest(&buf, func() time.Time { return clock })()
 
-	Report("purgatory fetch: OnComplete", "boom", []byte("goroutine 7 [running]:\nmain.f()"))
+	write("purgatory fetch: OnComplete", "boom", []byte("goroutine 7 [running]:\nmain.f()"))
 	assert.Contains(t, buf.String(), "purgatory fetch: OnComplete panicked: boom")
 	assert.Contains(t, buf.String(), "goroutine 7 [running]:", "with its stack")
 
 	buf.Reset()
 	for range 3 {
-		Report("purgatory fetch: OnComplete", "boom", nil)
+		Report(nil, "purgatory fetch: OnComplete", "boom")
 	}
-	Report("timer: task", "other", nil)
+	Report(nil, "timer: task", "other")
 	assert.Equal(t, 1, strings.Count(buf.String(), "panicked"), "the same site within the minute is counted, another site is written")
 	assert.Contains(t, buf.String(), "timer: task panicked: other")
 
 	buf.Reset()
 	clock = clock.Add(time.Minute)
-	Report("purgatory fetch: OnComplete", "again", nil)
+	Report(nil, "purgatory fetch: OnComplete", "again")
 	assert.Contains(t, buf.String(), "panicked: again (and 3 more at this site since the last report)")
 }
