@@ -326,11 +326,17 @@ func (p *Purgatory[K]) purgeLocked(full bool) int {
 	if r := p.obs.retention; r == nil {
 		purged = p.w.Purge()
 	} else {
-		complete := p.obs.tally.take(&p.done)
 		r.mu.Lock()
-		full = full || !complete || r.fullNext
+		full = full || r.fullNext
 		r.fullNext = false
 		r.mu.Unlock()
+		set := &p.done
+		if full {
+			set = nil // the records are dropped unread
+		}
+		if !p.obs.tally.take(set) {
+			full = true
+		}
 		if full {
 			purged = p.w.Purge()
 		} else {

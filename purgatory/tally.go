@@ -90,8 +90,9 @@ func (t *tally) sum(field func(*stripe) int64) int64 {
 	return n
 }
 
-// take moves the recorded addresses into set, and reports whether they are
-// all of those recorded since the last take (no stripe was lossy). Each
+// take moves the recorded addresses into set (nil: a purge that reads
+// every entry, and needs none), and reports whether they are all of those
+// recorded since the last take (no stripe was lossy). Each
 // stripe's slice is swapped with a spare one, so that taking allocates
 // nothing and holds each lock for a few stores; a slice left much bigger
 // than what it held is dropped, so that a burst's memory is returned. The
@@ -114,7 +115,9 @@ func (t *tally) take(set *watchlist.AddrSet) (complete bool) {
 		}
 		st.mu.Unlock()
 	}
-	set.Reset(since, t.spares[:]...)
+	if set != nil && complete {
+		set.Reset(since, t.spares[:]...)
+	}
 	for i, sp := range t.spares {
 		if cap(sp) > 1024 && cap(sp) > 4*len(sp) {
 			t.spares[i] = nil

@@ -44,9 +44,10 @@ type Callbacks interface {
 type Observer interface {
 	// Completed is called after OnComplete (and OnExpiration) returned or
 	// panicked, and before the finished bit is set and Done's channel
-	// closed: whoever Done wakes sees what Completed counted. listed is how many watch entries the operation had in lists
-	// when it completed: they stay there, garbage, until the lists drop
-	// them. late is how long after its deadline an expired operation
+	// closed: whoever Done wakes sees what Completed counted. listed is
+	// how many watch entries the operation had in lists when it
+	// completed: they stay there, garbage, until the lists drop them.
+	// late is how long after its deadline an expired operation
 	// completed, zero otherwise.
 	Completed(s *State, o Outcome, listed int, late time.Duration)
 	// Panicked is called when a callback panicked; the panic was recovered.

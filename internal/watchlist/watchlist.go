@@ -377,28 +377,14 @@ func (w *Watchers[K]) RemoveAll() []*lifecycle.State {
 // once per key it is watched under, until its entry is dropped (Kafka's
 // PurgatorySize). O(shards).
 func (w *Watchers[K]) Watched() int {
-	n := 0
-	for i := range w.shards {
-		sh := &w.shards[i]
-		sh.mu.Lock()
-		n += sh.entries
-		sh.mu.Unlock()
-	}
-	return n
+	return int(w.sum(func(sh *shard[K]) int64 { return int64(sh.entries) }))
 }
 
 // Keys returns the number of keys with a list. A list is never empty, but
 // its entries may all have completed, until a check or a purge.
 // O(shards).
 func (w *Watchers[K]) Keys() int {
-	n := 0
-	for i := range w.shards {
-		sh := &w.shards[i]
-		sh.mu.Lock()
-		n += len(sh.lists)
-		sh.mu.Unlock()
-	}
-	return n
+	return int(w.sum(func(sh *shard[K]) int64 { return int64(len(sh.lists)) }))
 }
 
 // Dropped returns how many entries of completed operations the lists have
@@ -412,11 +398,16 @@ func (w *Watchers[K]) Dropped() int64 {
 // Submitted returns how many operations WatchAll has listed since New,
 // each once however many keys it has. O(shards).
 func (w *Watchers[K]) Submitted() int64 {
+	return w.sum(func(sh *shard[K]) int64 { return sh.submitted })
+}
+
+// sum adds up field over the shards, each read under its lock.
+func (w *Watchers[K]) sum(field func(*shard[K]) int64) int64 {
 	var n int64
 	for i := range w.shards {
 		sh := &w.shards[i]
 		sh.mu.Lock()
-		n += sh.submitted
+		n += field(sh)
 		sh.mu.Unlock()
 	}
 	return n
