@@ -51,13 +51,7 @@ func TestCloseFromACallback(t *testing.T) {
 			}
 			other := newMockOp()
 			submit(t, p, other, time.Hour, "other")
-			op := newMockOp()
-			closed := make(chan struct{})
-			op.onComplete = func() {
-				assert.NoError(t, p.Close())
-				close(closed)
-			}
-			submit(t, p, op, time.Millisecond, "k")
+			op, closed := submitClosing(t, p)
 			testwait.Returns(t, "Close from "+tc.name, func() {
 				tc.finish(p, op, clk)
 				<-closed
@@ -83,13 +77,7 @@ func TestCloseFromACallbackOnAManualClockWithAReaper(t *testing.T) {
 			clk := timer.NewManualClock(0)
 			p, err := New[string](t.Name(), WithClock(clk), WithTimerOptions(timer.WithWorkers(workers)))
 			require.NoError(t, err)
-			op := newMockOp()
-			closed := make(chan struct{})
-			op.onComplete = func() {
-				assert.NoError(t, p.Close())
-				close(closed)
-			}
-			submit(t, p, op, time.Millisecond, "k")
+			op, closed := submitClosing(t, p)
 			testwait.Returns(t, fmt.Sprintf("Advance whose expiry closes the purgatory (run %d, %d workers)", i, workers), func() {
 				clk.Advance(time.Millisecond)
 				<-closed
@@ -97,4 +85,19 @@ func TestCloseFromACallbackOnAManualClockWithAReaper(t *testing.T) {
 			assert.Equal(t, operation.Expired, op.Outcome())
 		}
 	}
+}
+
+// submitClosing submits, under key "k" and due in a millisecond, an
+// operation whose OnComplete closes p, and returns it with a channel closed
+// once that Close has returned.
+func submitClosing(t *testing.T, p *Purgatory[string]) (*mockOp, <-chan struct{}) {
+	t.Helper()
+	op := newMockOp()
+	closed := make(chan struct{})
+	op.onComplete = func() {
+		assert.NoError(t, p.Close())
+		close(closed)
+	}
+	submit(t, p, op, time.Millisecond, "k")
+	return op, closed
 }

@@ -104,22 +104,21 @@ func mismatch(want, got []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the exported API of the library packages differs from %s", current)
 	var changed bool
+	note := func(sign, l string) {
+		if !changed {
+			b.WriteString(" (- listed, gone from the code; + new in the code, not listed):\n")
+			changed = true
+		}
+		fmt.Fprintf(&b, "\t%s %s\n", sign, l)
+	}
 	for _, l := range want {
 		if !inGot[l] {
-			if !changed {
-				b.WriteString(" (- listed, gone from the code; + new in the code, not listed):\n")
-				changed = true
-			}
-			fmt.Fprintf(&b, "\t- %s\n", l)
+			note("-", l)
 		}
 	}
 	for _, l := range got {
 		if !inWant[l] {
-			if !changed {
-				b.WriteString(" (- listed, gone from the code; + new in the code, not listed):\n")
-				changed = true
-			}
-			fmt.Fprintf(&b, "\t+ %s\n", l)
+			note("+", l)
 		}
 	}
 	if !changed {
