@@ -12,7 +12,7 @@ import (
 // operation holds: a fetch's response, a produce's records) reachable.
 //
 // It counts them exactly. Each completion reports how many entries its
-// operation left in lists, added here to a counter striped by the
+// operation left in lists, added to a counter of the tally striped by the
 // operation's address, so that completions on two cores seldom share one;
 // the lists count what they drop, under the locks they hold anyway. The
 // garbage is the difference. Reading the lists' count takes each shard's
@@ -25,8 +25,9 @@ import (
 // cost more than a few entry visits per completion. With 165,000 waiting
 // operations and an interval of 1000 (the performance tool's run), a bound
 // of the interval alone had every 1000 completions walk them all, and
-// tripled the tool's CPU time; with the sixteenth, each purge drops at
-// least one entry for every 17 it visits.
+// tripled the tool's CPU time; with the sixteenth, and purges waiting for
+// twice the limit (below), each purge drops at least one entry for every 9
+// it visits.
 //
 // A purge costs a visit of every entry, so it is put off as long as the
 // bound allows: it starts past twice the limit, and drops at least that
@@ -77,7 +78,8 @@ type retention struct {
 }
 
 // liveShare is the share of the live entries that the limit never goes
-// under: a purge visits fewer than liveShare+1 entries per entry it drops.
+// under: a purge, which waits for twice the limit, visits fewer than
+// liveShare/2+1 entries per entry it drops.
 const liveShare = 16
 
 func newRetention(interval int64, p purgeTarget, t *tally) *retention {
