@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,7 +19,10 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/server"
 )
 
-const helperEnv = "KFAKECMP_BROKER"
+const (
+	helperEnv  = "KFAKECMP_BROKER"
+	profileEnv = "KFAKECMP_CPUPROFILE"
+)
 
 // TestHelperBroker is not a test: it is the child process a benchmark
 // starts, running one broker until its stdin closes. It prints the broker's
@@ -54,6 +58,20 @@ func TestHelperBroker(t *testing.T) {
 		stop = c.Close
 	default:
 		t.Fatalf("unknown broker %q", kind)
+	}
+	// KFAKECMP_CPUPROFILE=path writes the child broker's CPU profile
+	// (either broker: the benchmarks start one per sub-benchmark, so
+	// narrow -bench to one broker) to path, from start to stop.
+	if path := os.Getenv(profileEnv); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		stopBroker := stop
+		stop = func() { stopBroker(); pprof.StopCPUProfile(); _ = f.Close() }
 	}
 	fmt.Println(addr)
 	// Each "cpu" line is answered with this process's user+system CPU time
