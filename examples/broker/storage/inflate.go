@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -40,30 +39,34 @@ const snappyMaxRatio = 22
 // the bound.
 var errInflatedTooLarge = errors.New("records decompress past the bound")
 
+// chunkSize is the size of the chunks a compressed batch's records are
+// inflated into (see window): records are checked in place within one.
+const chunkSize = 32 << 10
+
 // An inflater streams a compressed batch's records: the walk reads the
 // records from it as they are decompressed, skipping keys and values
 // without keeping them, so that validating a batch holds a few buffers,
 // whatever it inflates to. Pooled, with its decoders.
 type inflater struct {
-	gz   gzip.Reader
-	lz4  *lz4.Reader
-	zstd *zstd.Decoder
-	snap snappyReader
-	src  bytes.Reader
-	lim  io.LimitedReader
-	buf  *bufio.Reader
+	gz     gzip.Reader
+	lz4    *lz4.Reader
+	zstd   *zstd.Decoder
+	snap   snappyReader
+	src    bytes.Reader
+	lim    io.LimitedReader
+	chunks readerChunks
+	win    window
 }
 
 var inflaters = sync.Pool{New: func() any {
-	in := &inflater{lz4: lz4.NewReader(nil), buf: bufio.NewReaderSize(nil, 32<<10)}
-	return in
+	return &inflater{lz4: lz4.NewReader(nil), chunks: readerChunks{buf: make([]byte, chunkSize)}}
 }}
 
-// open returns a reader of src, the records of a batch compressed with
+// open returns a window on src, the records of a batch compressed with
 // codec, that yields at most bound+1 bytes (more is errInflatedTooLarge,
 // which the walk reports: see exceeded). It fails if src does not start
 // as codec says.
-func (in *inflater) open(src []byte, codec int, bound int) (*bufio.Reader, error) {
+func (in *inflater) open(src []byte, codec int, bound int) (*window, error) {
 	in.lim = io.LimitedReader{N: int64(bound) + 1}
 	in.src.Reset(src)
 	var r io.Reader
@@ -90,16 +93,20 @@ func (in *inflater) open(src []byte, codec int, bound int) (*bufio.Reader, error
 		}
 		r = in.zstd
 	case codecSnappy:
+		// Decoded a block at a time, each block a chunk: the bound is
+		// checked against the blocks' sizes, before any is decoded.
 		if err := in.snap.reset(src, bound); err != nil {
 			return nil, err
 		}
-		r = &in.snap
+		in.win = window{src: &in.snap}
+		return &in.win, nil
 	default:
 		return nil, fmt.Errorf("unknown compression codec %d", codec)
 	}
 	in.lim.R = r
-	in.buf.Reset(&in.lim)
-	return in.buf, nil
+	in.chunks.r, in.chunks.err = &in.lim, nil
+	in.win = window{src: &in.chunks}
+	return &in.win, nil
 }
 
 // exceeded reports whether the stream was cut at the bound: more than
@@ -109,7 +116,8 @@ func (in *inflater) exceeded() bool { return in.lim.N <= 0 }
 // release lets go of the batch's bytes and puts in back in the pool.
 func (in *inflater) release() {
 	in.src.Reset(nil)
-	in.buf.Reset(nil)
+	in.chunks.r, in.chunks.err = nil, nil
+	in.win = window{}
 	if in.zstd != nil {
 		_ = in.zstd.Reset(nil)
 	}
@@ -137,12 +145,11 @@ const xerialHeaderSize = 16
 // consumers could not read it.
 type snappyReader struct {
 	blocks [][]byte // what is left to decode
-	out    []byte   // the block decoded, not yet read
-	buf    []byte   // out's storage, reused
+	buf    []byte   // the block decoded: the window's chunk, reused
 }
 
 func (r *snappyReader) reset(src []byte, bound int) error {
-	r.blocks, r.out = r.blocks[:0], nil
+	r.blocks = r.blocks[:0]
 	if src == nil {
 		return nil
 	}
@@ -177,27 +184,23 @@ func (r *snappyReader) reset(src []byte, bound int) error {
 	return nil
 }
 
-func (r *snappyReader) Read(p []byte) (int, error) {
-	for len(r.out) == 0 {
-		if len(r.blocks) == 0 {
-			return 0, io.EOF
-		}
-		b := r.blocks[0]
-		r.blocks = r.blocks[1:]
-		n, _ := snappy.DecodedLen(b) // checked by reset
-		if cap(r.buf) < n {
-			r.buf = make([]byte, n)
-		}
-		out, err := snappy.DecodeStrict(r.buf[:n], b)
-		if err != nil {
-			return 0, err
-		}
-		if len(out) != n {
-			return 0, errors.New("snappy block decoded to other than its size")
-		}
-		r.out = out
+// next decodes the next block, into buf: a chunk of the window.
+func (r *snappyReader) next() ([]byte, error) {
+	if len(r.blocks) == 0 {
+		return nil, io.EOF
 	}
-	n := copy(p, r.out)
-	r.out = r.out[n:]
-	return n, nil
+	b := r.blocks[0]
+	r.blocks = r.blocks[1:]
+	n, _ := snappy.DecodedLen(b) // checked by reset
+	if cap(r.buf) < n {
+		r.buf = make([]byte, n)
+	}
+	out, err := snappy.DecodeStrict(r.buf[:n], b)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != n {
+		return nil, errors.New("snappy block decoded to other than its size")
+	}
+	return out, nil
 }

@@ -45,31 +45,19 @@ import (
 // validateRecords checks b's records as the doc above says, bound being
 // the most bytes they may decompress to. Uncompressed records are walked
 // in place; compressed ones as they are inflated, through a few pooled
-// buffers. O(records + inflated bytes).
+// buffers (see window). O(records + inflated bytes).
 func validateRecords(b *Batch, bound int) error {
 	records := b.raw[batchOverhead:]
 	codec := int(b.attrs & attrCompression)
 	if codec == codecNone {
-		src := sliceSource{b: records}
-		return walkRecords(&src, b)
+		w := window{b: records}
+		return walkRecords(&w, b)
 	}
 	in := inflaters.Get().(*inflater)
 	defer in.release()
-	r, err := in.open(records, codec, bound)
+	w, err := in.open(records, codec, bound)
 	if err == nil {
-		err = walkRecords(r, b)
-		if err == nil {
-			// The stream's end: its checksum, and nothing after the
-			// records (Kafka's "records still remaining").
-			var n int
-			n, err = r.Discard(1)
-			switch {
-			case n > 0:
-				err = fmt.Errorf("%w: bytes after the %d records declared", ErrInvalidRecord, b.numRecords)
-			case errors.Is(err, io.EOF):
-				err = nil
-			}
-		}
+		err = walkRecords(w, b)
 	}
 	switch {
 	case err == nil:
@@ -83,48 +71,37 @@ func validateRecords(b *Batch, bound int) error {
 	}
 }
 
-// A recordSource is what records are read from: the batch's bytes
-// (sliceSource), or a decompressing stream (a bufio.Reader).
-type recordSource interface {
-	io.ByteReader
-	// Discard skips n bytes, and returns how many it skipped.
-	Discard(n int) (int, error)
-}
-
 // errShort is why a record read stops: its bytes ran out.
 var errShort = errors.New("cut short")
 
-// walkRecords reads every record of src as Kafka's DefaultRecord reads it
-// (see the doc above). A read that fails for another reason than the
-// bytes running out (a decompression error) is returned as it is.
-func walkRecords(src recordSource, b *Batch) error {
+// maxVarint32 is the most bytes of a varint of an int32 field.
+const maxVarint32 = 5
+
+// walkRecords reads every record of w as Kafka's DefaultRecord reads it
+// (see the doc above), then makes sure nothing follows the last: for a
+// stream, up to its end, checksum included. A read that fails for another
+// reason than the bytes running out (a decompression error) is returned
+// as it is.
+func walkRecords(w *window, b *Batch) error {
 	maxTS := int64(math.MinInt64)
 	for i := int32(0); i < b.numRecords; i++ {
-		w := recordWalker{src: src}
-		length, err := w.varint32()
-		switch {
-		case errors.Is(err, io.EOF) && w.read == 0:
-			return fmt.Errorf("%w: %d records declared, %d found", ErrInvalidRecord, b.numRecords, i)
-		case err != nil:
-			return w.fail(i, err)
-		case length < 0:
-			return fmt.Errorf("%w: record %d has a length of %d", ErrInvalidRecord, i, length)
-		}
-		w.bounded, w.left = true, int64(length)
-		ts, delta, err := w.record()
+		ts, delta, err := w.record(i, b.numRecords)
 		if err != nil {
-			return w.fail(i, err)
-		}
-		if w.left > 0 {
-			return fmt.Errorf("%w: record %d: %d bytes past its fields, within its length", ErrInvalidRecord, i, w.left)
+			return err
 		}
 		if delta != i {
 			return fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, delta)
 		}
 		maxTS = max(maxTS, b.firstTimestamp+ts)
 	}
-	if src, ok := src.(*sliceSource); ok && len(src.b) > 0 {
-		return fmt.Errorf("%w: %d bytes after the %d records declared", ErrInvalidRecord, len(src.b), b.numRecords)
+	switch {
+	case w.src == nil && len(w.b) > 0:
+		return fmt.Errorf("%w: %d bytes after the %d records declared", ErrInvalidRecord, len(w.b), b.numRecords)
+	case w.more():
+		// Kafka's "records still remaining".
+		return fmt.Errorf("%w: bytes after the %d records declared", ErrInvalidRecord, b.numRecords)
+	case !errors.Is(w.endErr(), io.EOF):
+		return w.endErr() // the stream's end does not check out
 	}
 	if b.attrs&attrLogAppendTime == 0 && maxTS != b.info.MaxTimestamp {
 		return fmt.Errorf("%w: max timestamp %d, but its records' largest is %d", ErrInvalidRecord, b.info.MaxTimestamp, maxTS)
@@ -132,19 +109,63 @@ func walkRecords(src recordSource, b *Batch) error {
 	return nil
 }
 
-// recordWalker reads one record from src: its length, then its fields
-// within it.
-type recordWalker struct {
-	src     recordSource
-	read    int64 // bytes read
-	bounded bool  // the length is read: the fields must fit in left
-	left    int64 // bytes of the record not yet read
+// record reads record i of n and returns its timestamp and offset
+// deltas: in place when the chunk holds it whole (parseRecord), otherwise
+// a byte at a time across chunks (streamRecord). Both make the same
+// checks and report the same errors.
+func (w *window) record(i, n int32) (tsDelta int64, offsetDelta int32, err error) {
+	if len(w.b) == 0 {
+		w.more() // a stream's first chunk, or its next
+	}
+	if len(w.b) >= maxVarint32 {
+		length, k := varintAt(w.b, 0, maxVarint32)
+		switch {
+		case k < 0 || length != int64(int32(length)):
+			return 0, 0, recordError(i, varint32Error(k, length))
+		case length < 0:
+			return 0, 0, fmt.Errorf("%w: record %d has a length of %d", ErrInvalidRecord, i, length)
+		}
+		if rest := w.b[k:]; length <= int64(len(rest)) {
+			ts, delta, used, err := parseRecord(rest[:length])
+			if err != nil {
+				return 0, 0, recordError(i, err)
+			}
+			if used < int(length) {
+				return 0, 0, fmt.Errorf("%w: record %d: %d bytes past its fields, within its length", ErrInvalidRecord, i, int(length)-used)
+			}
+			w.b = rest[length:]
+			return ts, delta, nil
+		}
+	}
+	return w.streamRecord(i, n)
 }
 
-// fail returns err, reading record i, as walkRecords reports it: a
+// streamRecord reads record i of n a byte at a time, its length first.
+func (w *window) streamRecord(i, n int32) (tsDelta int64, offsetDelta int32, err error) {
+	rw := recordWalker{src: w}
+	length, err := rw.varint32()
+	switch {
+	case errors.Is(err, io.EOF) && rw.read == 0:
+		return 0, 0, fmt.Errorf("%w: %d records declared, %d found", ErrInvalidRecord, n, i)
+	case err != nil:
+		return 0, 0, recordError(i, err)
+	case length < 0:
+		return 0, 0, fmt.Errorf("%w: record %d has a length of %d", ErrInvalidRecord, i, length)
+	}
+	rw.bounded, rw.left = true, int64(length)
+	if tsDelta, offsetDelta, err = rw.record(); err != nil {
+		return 0, 0, recordError(i, err)
+	}
+	if rw.left > 0 {
+		return 0, 0, fmt.Errorf("%w: record %d: %d bytes past its fields, within its length", ErrInvalidRecord, i, rw.left)
+	}
+	return tsDelta, offsetDelta, nil
+}
+
+// recordError returns err, reading record i, as walkRecords reports it: a
 // record that runs past the bytes, or its length, is INVALID_RECORD;
 // anything else (a decompression error) is returned as it is.
-func (w *recordWalker) fail(i int32, err error) error {
+func recordError(i int32, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errShort) {
 		return fmt.Errorf("%w: record %d: %v", ErrInvalidRecord, i, errShort)
 	}
@@ -152,6 +173,122 @@ func (w *recordWalker) fail(i int32, err error) error {
 		return fmt.Errorf("record %d: %w", i, err)
 	}
 	return err
+}
+
+// parseRecord reads a record's fields from rec, exactly its length's
+// bytes, as recordWalker.record reads them from a stream, and returns its
+// timestamp and offset deltas and how many bytes its fields take. The
+// same checks in the same order, on a slice: errShort when a field runs
+// past rec. Errors are made off the main path: a valid record costs its
+// varints, most of them one byte, decoded inline.
+func parseRecord(rec []byte) (tsDelta int64, offsetDelta int32, used int, err error) {
+	if len(rec) == 0 { // attributes, unused
+		return 0, 0, 0, errShort
+	}
+	ts, p := varintAt(rec, 1, 10)
+	if p < 0 {
+		return 0, 0, 0, varintError(p, 10)
+	}
+	delta, p := varintAt(rec, p, maxVarint32)
+	if p < 0 || delta != int64(int32(delta)) {
+		return 0, 0, 0, varint32Error(p, delta)
+	}
+	for range 2 { // key, value: a negative length is a null (skipBytesAt, inline)
+		n, q := varintAt(rec, p, maxVarint32)
+		switch {
+		case q < 0 || n != int64(int32(n)):
+			return 0, 0, 0, varint32Error(q, n)
+		case n > int64(len(rec)-q):
+			return 0, 0, 0, errShort
+		case n > 0:
+			q += int(n)
+		}
+		p = q
+	}
+	headers, p := varintAt(rec, p, maxVarint32)
+	switch {
+	case p < 0 || headers != int64(int32(headers)):
+		return 0, 0, 0, varint32Error(p, headers)
+	case headers < 0:
+		return 0, 0, 0, fmt.Errorf("%w: a header count of %d", ErrInvalidRecord, headers)
+	}
+	for range headers {
+		if p, err = skipBytesAt(rec, p, true); err != nil { // the key
+			return 0, 0, 0, err
+		}
+		if p, err = skipBytesAt(rec, p, false); err != nil { // the value
+			return 0, 0, 0, err
+		}
+	}
+	return ts, int32(delta), p, nil
+}
+
+// The ends varintAt returns when it reads no varint.
+const (
+	varintShort   = -1 // the bytes end first
+	varintTooLong = -2 // more than max bytes
+)
+
+// varintAt reads the zigzag varint of at most max bytes at b[p:], as
+// recordWalker.varint does, and returns it and where it ends, or an end
+// below zero (varintShort, varintTooLong). Small enough to be inlined.
+func varintAt(b []byte, p, max int) (int64, int) {
+	var x uint64
+	for i := range max {
+		if p+i >= len(b) {
+			return 0, varintShort
+		}
+		c := b[p+i]
+		x |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return int64(x>>1) ^ -int64(x&1), p + i + 1
+		}
+	}
+	return 0, varintTooLong
+}
+
+// varintError returns why varintAt, reading at most max bytes, read
+// nothing (end below zero).
+func varintError(end, max int) error {
+	if end == varintShort {
+		return errShort
+	}
+	return fmt.Errorf("%w: a varint longer than %d bytes", ErrInvalidRecord, max)
+}
+
+// varint32Error returns why varintAt, reading an int32 field, failed:
+// it read nothing (end below zero), or v, out of an int32's range.
+func varint32Error(end int, v int64) error {
+	if end < 0 {
+		return varintError(end, maxVarint32)
+	}
+	return fmt.Errorf("%w: a varint of %d for a 32-bit field", ErrInvalidRecord, v)
+}
+
+// skipBytesAt skips the varint-length byte string at b[p:] and returns
+// where it ends; a negative length is a null, refused for a header's key.
+func skipBytesAt(b []byte, p int, header bool) (int, error) {
+	n, p := varintAt(b, p, maxVarint32)
+	switch {
+	case p < 0 || n != int64(int32(n)):
+		return 0, varint32Error(p, n)
+	case n < 0 && header:
+		return 0, fmt.Errorf("%w: a header key of %d bytes", ErrInvalidRecord, n)
+	case n < 0:
+		return p, nil
+	case n > int64(len(b)-p):
+		return 0, errShort
+	}
+	return p + int(n), nil
+}
+
+// recordWalker reads one record from src: its length, then its fields
+// within it.
+type recordWalker struct {
+	src     *window
+	read    int64 // bytes read
+	bounded bool  // the length is read: the fields must fit in left
+	left    int64 // bytes of the record not yet read
 }
 
 // record reads a record's fields after its length, and returns its
@@ -253,26 +390,4 @@ func (w *recordWalker) skipBytes(header bool) error {
 		return err
 	}
 	return nil
-}
-
-// sliceSource reads records in place from a batch's bytes.
-type sliceSource struct{ b []byte }
-
-func (s *sliceSource) ReadByte() (byte, error) {
-	if len(s.b) == 0 {
-		return 0, io.EOF
-	}
-	c := s.b[0]
-	s.b = s.b[1:]
-	return c, nil
-}
-
-func (s *sliceSource) Discard(n int) (int, error) {
-	if n > len(s.b) {
-		k := len(s.b)
-		s.b = s.b[k:]
-		return k, io.EOF
-	}
-	s.b = s.b[n:]
-	return n, nil
 }

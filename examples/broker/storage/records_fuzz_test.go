@@ -33,14 +33,7 @@ func FuzzValidateBatch(f *testing.F) {
 	}
 	dec := kgo.DefaultDecompressor()
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if len(raw) >= batchOverhead {
-			// Seal the input as a client would: its length and checksum
-			// agree with its bytes, so that mutations reach the records
-			// rather than die at the checksum.
-			raw = bytes.Clone(raw)
-			binary.BigEndian.PutUint32(raw[8:12], uint32(len(raw)-lengthOverhead))
-			binary.BigEndian.PutUint32(raw[17:21], crc32.Checksum(raw[crcCoversFrom:], castagnoli))
-		}
+		raw = seal(raw)
 		b, err := ParseBatch(raw)
 		if err != nil {
 			return
@@ -65,6 +58,19 @@ func FuzzValidateBatch(f *testing.F) {
 		}
 		require.Empty(t, rd.Src, "nothing after the records counted")
 	})
+}
+
+// seal returns a copy of raw sealed as a client would: its length and
+// checksum agree with its bytes, so that mutations reach the records
+// rather than die at the checksum.
+func seal(raw []byte) []byte {
+	if len(raw) < batchOverhead {
+		return raw
+	}
+	raw = bytes.Clone(raw)
+	binary.BigEndian.PutUint32(raw[8:12], uint32(len(raw)-lengthOverhead))
+	binary.BigEndian.PutUint32(raw[17:21], crc32.Checksum(raw[crcCoversFrom:], castagnoli))
+	return raw
 }
 
 // validateSeeds returns the fuzz target's seeds: valid batches of every

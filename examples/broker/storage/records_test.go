@@ -87,12 +87,26 @@ func TestValidateRecordsRefusesLies(t *testing.T) {
 		hh.Records = bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 64)
 		return batchtest.Encode(hh)
 	}
+	// cut is three records compressed with codec, the stream's last
+	// bytes (its checksum) cut off: every record is there, the stream
+	// does not end well.
+	cut := func(codec int16) []byte {
+		hh := h
+		hh.Attributes = codec
+		hh.NumRecords, hh.LastOffsetDelta = 3, 2
+		full := batchtest.Compress(codec, three)
+		hh.Records = full[:len(full)-4]
+		return batchtest.Encode(hh)
+	}
 	tests := []struct {
 		name string
 		raw  []byte
 		want error
 	}{
 		{"gzip garbage", garbage(codecGzip), ErrCorruptBatch},
+		{"a gzip stream cut short", cut(codecGzip), ErrCorruptBatch},
+		{"a zstd stream cut short", cut(codecZstd), ErrInvalidRecord}, // no checksum: a record is cut
+		{"an lz4 stream cut short", cut(codecLz4), ErrCorruptBatch},
 		{"snappy garbage", garbage(codecSnappy), ErrCorruptBatch},
 		{"lz4 garbage", garbage(codecLz4), ErrCorruptBatch},
 		{"zstd garbage", garbage(codecZstd), ErrCorruptBatch},
