@@ -58,6 +58,10 @@ type Conn struct {
 	closed   bool
 
 	served chan struct{} // closed when serve returns
+
+	// chunks is the storage of the chunk list a frame's body arrives
+	// into (readFrame), reused frame after frame; the reader's alone.
+	chunks []chunk
 }
 
 func newConn(s *Server, nc net.Conn) *Conn {

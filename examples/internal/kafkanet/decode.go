@@ -23,7 +23,7 @@ func (c *Conn) parse(body []byte) (*Request, error) {
 	if kreq == nil {
 		return nil, fmt.Errorf("%w: unknown api key %d", ErrBadRequest, key)
 	}
-	r := &Request{Msg: kreq, ClientVersion: version, Received: time.Now(), conn: c, corr: corr}
+	r := &Request{Msg: kreq, ClientVersion: version, Received: time.Now(), BodySize: len(body), conn: c, corr: corr}
 	if clientID != nil {
 		r.ClientID = *clientID
 	}

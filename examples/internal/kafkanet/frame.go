@@ -7,24 +7,54 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
 )
 
-// firstChunk is the buffer a request body starts in; it doubles as bytes
-// arrive, up to the frame's size.
-const firstChunk = 4 << 10
+// firstChunk is the first chunk a request body arrives into; each next
+// chunk is twice the last, up to maxChunk.
+const (
+	firstChunk    = 4 << 10
+	maxChunkShift = 8 // chunks of firstChunk << 8: 1 MiB
+)
+
+// chunkPools hold the chunks of each size, firstChunk << class: what a
+// body arrives into is reused, frame after frame and connection after
+// connection.
+var chunkPools [maxChunkShift + 1]sync.Pool
+
+// A chunk is one of the pooled buffers a body arrives into.
+type chunk struct {
+	buf   *[]byte
+	class int
+	n     int // bytes of it filled
+}
+
+func getChunk(class int) *[]byte {
+	if p, _ := chunkPools[class].Get().(*[]byte); p != nil {
+		return p
+	}
+	b := make([]byte, firstChunk<<class)
+	return &b
+}
 
 // readFrame reads one request frame: its 4-byte size, then its body. The
-// body's buffer is never sized from the size alone: it starts at
-// firstChunk and doubles as the bytes arrive, each growth taken from the
-// memory budget first, so that a client claiming 100 MiB and sending 10
-// bytes costs 4 KiB, and a budget spent stops the reading (see memBudget).
-// Waiting for the first byte is idleness (connections.max.idle.ms); once
-// a frame has begun, a client that sends nothing for socket.read.timeout.ms
-// is closed (refuseSlowRequest). It returns the body and what it holds of
-// the budget, which the caller releases.
+// body is never allocated from the size alone: the bytes arrive into
+// pooled chunks of 4 KiB, 8 KiB, ... up to 1 MiB each, every chunk taken
+// from the memory budget first, so that a client claiming 100 MiB and
+// sending 10 bytes costs 4 KiB, and a budget spent stops the reading
+// (see memBudget). Once the last byte is in, the body is allocated at its
+// size and the chunks are copied into it, each byte once, and go back to
+// their pools; a frame already in the reader's buffer is read straight
+// into its body. The body is the request's own, exactly its size and
+// never reused: what a handler keeps of it (a produce's batches, which
+// the log stores) stays valid. Waiting for the first byte is idleness
+// (connections.max.idle.ms); once a frame has begun, a client that sends
+// nothing for socket.read.timeout.ms is closed (refuseSlowRequest). It
+// returns the body and what it holds of the budget (its size), which the
+// caller releases.
 func (c *Conn) readFrame(br *bufio.Reader) ([]byte, *memCharge, error) {
 	first, err := br.ReadByte()
 	if err != nil {
@@ -42,30 +72,61 @@ func (c *Conn) readFrame(br *bufio.Reader) ([]byte, *memCharge, error) {
 		return nil, nil, fmt.Errorf("%w: request of %d bytes (socket.request.max.bytes is %d)", ErrBadRequest, n, c.s.cfg.requestMaxBytes)
 	}
 	charge := &memCharge{}
-	var body []byte
-	for len(body) < int(n) {
-		if len(body) == cap(body) {
-			grown := min(int(n), max(firstChunk, 2*cap(body)))
-			if err := c.s.mem.grow(charge, int64(grown-cap(body)), c.quit); err != nil {
-				c.s.mem.releaseAll(charge)
-				return nil, nil, errStopReading
-			}
-			grownBody := make([]byte, len(body), grown)
-			copy(grownBody, body)
-			body = grownBody
-			c.armFrameDeadline() // a wait for memory is not the client's stall
+	if int(n) <= br.Buffered() {
+		// The whole frame has arrived: read it into its body at once.
+		if err := c.s.mem.grow(charge, int64(n), c.quit); err != nil {
+			return nil, nil, errStopReading
 		}
-		m, err := br.Read(body[len(body):min(cap(body), int(n))])
-		body = body[:len(body)+m]
-		if err != nil {
-			c.s.mem.releaseAll(charge)
-			return nil, nil, c.frameError(err)
-		}
-		if m > 0 {
-			c.armFrameDeadline()
-		}
+		body := make([]byte, n)
+		_, _ = io.ReadFull(br, body) // buffered: it cannot fail
+		return body, charge, nil
 	}
+	chunks, err := c.readChunks(br, int(n), charge)
+	defer func() {
+		for _, ch := range chunks {
+			chunkPools[ch.class].Put(ch.buf)
+		}
+		c.chunks = chunks[:0]
+	}()
+	if err != nil {
+		c.s.mem.releaseAll(charge)
+		return nil, nil, err
+	}
+	body := make([]byte, 0, n)
+	for _, ch := range chunks {
+		body = append(body, (*ch.buf)[:ch.n]...)
+	}
+	c.s.mem.release(charge, charge.n-int64(n)) // the chunks go back; the body stays
 	return body, charge, nil
+}
+
+// readChunks reads n bytes into chunks, charging each to charge before it
+// is taken, and returns them (c.chunks' storage), with the error that
+// stopped it: errStopReading for a wait for memory given up.
+func (c *Conn) readChunks(br *bufio.Reader, n int, charge *memCharge) ([]chunk, error) {
+	chunks := c.chunks[:0]
+	for got := 0; got < n; {
+		class := min(len(chunks), maxChunkShift)
+		if err := c.s.mem.grow(charge, firstChunk<<class, c.quit); err != nil {
+			return chunks, errStopReading
+		}
+		c.armFrameDeadline() // a wait for memory is not the client's stall
+		chunks = append(chunks, chunk{buf: getChunk(class), class: class})
+		ch := &chunks[len(chunks)-1]
+		want := min(len(*ch.buf), n-got)
+		for ch.n < want {
+			m, err := br.Read((*ch.buf)[ch.n:want])
+			ch.n += m
+			if err != nil {
+				return chunks, c.frameError(err)
+			}
+			if m > 0 {
+				c.armFrameDeadline()
+			}
+		}
+		got += ch.n
+	}
+	return chunks, nil
 }
 
 // armFrameDeadline gives the client socket.read.timeout.ms to send its next
@@ -83,7 +144,8 @@ func (c *Conn) armFrameDeadline() {
 var errSlowRequest = errors.New("request stalled")
 
 // frameError returns err, read mid-frame, as the reader reports it: a
-// deadline passed while not draining is a client that stalled.
+// deadline passed while not draining is a client that stalled; while
+// draining, the drain's deadline (errStopReading: the reader stops).
 func (c *Conn) frameError(err error) error {
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		return err
@@ -92,7 +154,7 @@ func (c *Conn) frameError(err error) error {
 	draining := c.draining
 	c.mu.Unlock()
 	if draining {
-		return nil
+		return errStopReading
 	}
 	c.s.refusals.refuse(c.remote, refuseSlowRequest, zap.Duration("socket.read.timeout", c.s.cfg.readTimeout))
 	return fmt.Errorf("%w: nothing for %v in the middle of a request", errSlowRequest, c.s.cfg.readTimeout)

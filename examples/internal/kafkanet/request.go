@@ -28,6 +28,10 @@ type Request struct {
 	ClientVersion int16
 	// Received is when it was read: the latency metric's start.
 	Received time.Time
+	// BodySize is the size of the request's body, header included: the
+	// byte slices Msg holds alias one buffer of that size, its own
+	// (never reused), which stays in memory while any of them is kept.
+	BodySize int
 
 	conn *Conn
 	corr int32
