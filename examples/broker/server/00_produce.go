@@ -50,6 +50,7 @@ package server
 // KIP-951 leader hints (the leader never moves).
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -108,7 +109,7 @@ func (s *Server) handleProduce(r *kafkanet.Request) {
 					res  storage.AppendResult
 					wait replica.ProduceWait
 				)
-				if res, wait, err = s.replicas.Append(p, rp.Records, req.Acks == -1); err != nil {
+				if res, wait, err = s.replicas.Append(p, logBytes(r, rp.Records), req.Acks == -1); err != nil {
 					refuseData(r, err)
 					break
 				}
@@ -152,4 +153,16 @@ func (s *Server) handleProduce(r *kafkanet.Request) {
 // INVALID_TOPIC_EXCEPTION, with Kafka's message.
 func internalTopicError(name string) error {
 	return fmt.Errorf("%w: cannot append to internal topic %s", storage.ErrInvalidTopic, name)
+}
+
+// logBytes returns records, a batch decoded from r's body, as the log may
+// keep them: the log stores the bytes it is given (storage's
+// Partition.Append) and so keeps their whole buffer in memory, which is
+// the request's own; a batch that is less than half of its request is
+// copied, so that the log never holds more than twice what it counts.
+func logBytes(r *kafkanet.Request, records []byte) []byte {
+	if 2*len(records) < r.BodySize {
+		return bytes.Clone(records)
+	}
+	return records
 }

@@ -162,13 +162,12 @@ func infoOf(kb *kmsg.RecordBatch, size int) BatchInfo {
 	return info
 }
 
-// place returns a copy of b whose header carries its offsets in the log
-// (base offset) and the leader epoch it was written in, neither covered by
-// the checksum. The copy lets the request's buffer go, and makes the bytes
-// the log keeps its own and immutable.
+// place returns b, its header now carrying its offsets in the log (base
+// offset) and the leader epoch it was written in, neither covered by the
+// checksum, written in b's bytes: the log keeps the bytes the client sent,
+// not a copy (Partition.Append says what its caller gives up).
 func (b *Batch) place(base int64, leaderEpoch int32, now time.Time) *Batch {
-	raw := make([]byte, len(b.raw))
-	copy(raw, b.raw)
+	raw := b.raw
 	binary.BigEndian.PutUint64(raw[0:8], uint64(base))
 	binary.BigEndian.PutUint32(raw[leaderEpochAt:leaderEpochAt+4], uint32(leaderEpoch))
 	info := b.info

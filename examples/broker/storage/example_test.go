@@ -1,6 +1,7 @@
 package storage_test
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -25,7 +26,7 @@ func Example() {
 	batch := batchtest.Idempotent(1, 0, 0, time.Now().UnixMilli(), "first", "second")
 	res, _ := p.Append(batch)
 	fmt.Println("appended at", res.BaseOffset, "to", res.LastOffset)
-	res, _ = p.Append(batch)
+	res, _ = p.Append(bytes.Clone(batch)) // a retry comes in a request of its own
 	fmt.Println("retry answered with", res.BaseOffset, "duplicate:", res.Duplicate)
 
 	read, _ := p.Read(1, storage.ReadUncommitted, 1<<20, true)

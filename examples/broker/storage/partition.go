@@ -67,6 +67,7 @@ type Partition struct {
 	hwManaged     bool // the replica manager moves the high watermark, not Append (SetHighWatermarkManaged)
 	producers     producers
 	maxTimestamp  BatchInfo    // the kept batch with the largest max timestamp; Size 0 when none
+	maxTimeLast   int64        // the base offset of the last kept batch with that max timestamp
 	epochs        leaderEpochs // the leader-epoch cache (epochs.go)
 	deleted       bool
 }
@@ -237,8 +238,12 @@ type AppendResult struct {
 
 // Append validates raw as a client's record batch (see ParseBatch), and
 // its records, decompressed to at most the topic's max.message.bytes (see
-// records.go), checks its producer's sequence, and appends a copy of it at the log end, with its
-// base offset and leader epoch written in. It then moves the high watermark
+// records.go), checks its producer's sequence, and appends it at the log
+// end, its base offset and leader epoch written in. Once appended, raw is
+// the log's: written in place and kept (an in-memory log keeps it and its
+// whole backing array), so the caller must not modify it, nor append it
+// again; a caller whose raw is a small part of a large buffer passes a
+// copy. It then moves the high watermark
 // to the log end, unless the replica manager moves it
 // (SetHighWatermarkManaged), and applies the size and time retention (a
 // failure there is logged, not returned: the batch is in, and failing would
@@ -321,8 +326,11 @@ func (p *Partition) advanceHighWatermarkLocked() {
 //
 // REQUIRES: p.mu held for writing.
 func (p *Partition) noteTimestampLocked(info BatchInfo) {
-	if p.maxTimestamp.Size == 0 || info.MaxTimestamp > p.maxTimestamp.MaxTimestamp {
-		p.maxTimestamp = info
+	switch {
+	case p.maxTimestamp.Size == 0 || info.MaxTimestamp > p.maxTimestamp.MaxTimestamp:
+		p.maxTimestamp, p.maxTimeLast = info, info.BaseOffset
+	case info.MaxTimestamp == p.maxTimestamp.MaxTimestamp:
+		p.maxTimeLast = info.BaseOffset
 	}
 }
 

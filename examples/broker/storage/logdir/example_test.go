@@ -1,6 +1,7 @@
 package logdir_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"time"
@@ -42,7 +43,7 @@ func Example() {
 	p, _ := s.Partition("orders", 0)
 	o, _ := p.Offsets()
 	fmt.Println("after a restart, the log ends at", o.LogEnd)
-	res, _ = p.Append(batch)
+	res, _ = p.Append(bytes.Clone(batch)) // a retry comes in a request of its own
 	fmt.Println("a retry is still recognised:", res.Duplicate)
 	// Output:
 	// appended at 0
