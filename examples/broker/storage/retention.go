@@ -61,8 +61,23 @@ func (p *Partition) dropBeforeLocked(to int64) error {
 		p.epochsChangedLocked()
 	}
 	if err == nil && p.maxTimestamp.Size > 0 && p.maxTimestamp.BaseOffset < start {
-		p.maxTimestamp = BatchInfo{} // found again by the next MaxTimestamp
-		_ = p.log.Scan(start, func(info BatchInfo) bool { p.noteTimestampLocked(info); return true })
+		if max, last := p.maxTimestamp.MaxTimestamp, p.maxTimeLast; last >= start {
+			// A batch with the same max timestamp is kept: the first
+			// of them is the new one, found from the start (batches
+			// with equal timestamps, or none, make this the common
+			// case: a whole rescan at every drop would make size
+			// retention quadratic).
+			_ = p.log.Scan(start, func(info BatchInfo) bool {
+				if info.MaxTimestamp == max {
+					p.maxTimestamp = info
+					return false
+				}
+				return true
+			})
+		} else {
+			p.maxTimestamp = BatchInfo{} // found again
+			_ = p.log.Scan(start, func(info BatchInfo) bool { p.noteTimestampLocked(info); return true })
+		}
 	}
 	return err
 }

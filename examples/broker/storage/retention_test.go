@@ -97,6 +97,33 @@ func TestRetentionKeepsTheMaxTimestampCurrent(t *testing.T) {
 	assert.Equal(t, int64(300), ts)
 }
 
+// TestRetentionKeepsTheMaxTimestampWithTies: with batches that share the
+// largest timestamp (equal timestamps, or none), a batch that goes for
+// size hands the max timestamp to the first kept batch with the same one,
+// found without a rescan; when none is kept, the rescan finds the next.
+// After every append, MaxTimestamp is what a brute-force look at the kept
+// batches says.
+func TestRetentionKeepsTheMaxTimestampWithTies(t *testing.T) {
+	size := int64(len(batchtest.Values(1, "x")))
+	p, _ := newTestPartition(t, TopicConfig{Retention: -1, RetentionBytes: 3 * size, MaxMessageBytes: 1 << 20})
+	stamps := []int64{500, 500, 100, 500, 200, 200, 300, 300, 300, 100, 100, 100}
+	for i, ts := range stamps {
+		_, err := p.Append(batchtest.Values(ts, "x"))
+		require.NoError(t, err)
+		o, _ := p.Offsets()
+		wantOff, wantTS := int64(-1), int64(-1)
+		for off := o.LogStart; off <= int64(i); off++ {
+			if stamps[off] > wantTS {
+				wantOff, wantTS = off, stamps[off]
+			}
+		}
+		off, ts, found, err := p.MaxTimestamp(ReadUncommitted)
+		require.NoError(t, err)
+		require.True(t, found)
+		assert.Equal(t, [2]int64{wantOff, wantTS}, [2]int64{off, ts}, "after the append of offset %d, log start %d", i, o.LogStart)
+	}
+}
+
 // TestSweeperGoroutine runs the store's own retention goroutine in a
 // synctest bubble, where time moves only when every goroutine is blocked:
 // the verdict does not depend on the machine's speed, and the bubble fails
