@@ -63,6 +63,31 @@ func TestSlowSenderClosed(t *testing.T) {
 	idle.RoundTrip(kmsg.NewPtrApiVersionsRequest())
 }
 
+// TestTricklingSenderServed: a client that sends a request in pieces,
+// never silent for socket.read.timeout.ms but taking longer than that in
+// all, is served: the deadline measures silence, not the frame's time.
+func TestTricklingSenderServed(t *testing.T) {
+	s := newTestServer(t, WithReadTimeout(500*time.Millisecond))
+	c := dialRaw(t, s)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName = string(make([]byte, 20<<10)) // past the reader's buffer: read into chunks
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("test")).AppendRequest(nil, req, 1)
+	piece := len(frame)/6 + 1
+	for rest := frame; len(rest) > 0; {
+		k := min(piece, len(rest))
+		c.WriteRaw(rest[:k])
+		rest = rest[k:]
+		if len(rest) > 0 {
+			time.Sleep(150 * time.Millisecond) // 900 ms in all, never 500 ms silent
+		}
+	}
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 3
+	assert.Equal(t, int32(1), c.Recv(resp), "answered")
+	assert.Zero(t, refused(s, refuseSlowRequest))
+}
+
 // TestMemoryBudgetStopsReading: with queued.max.request.bytes spent, a
 // connection is not read (its request waits, unanswered) until bytes are
 // given back; the request holding the overdraft goes on meanwhile.
