@@ -11,9 +11,10 @@ import (
 // byte read until they are handled (Request.ReleaseBody; a produce's,
 // whose batches alias the body, until it is answered), and the records of
 // answers that hold them (a fetch's: Request.Room), from their read until
-// they are written. Kafka's budget covers requests only, since it sends
-// fetched records from the files; the example broker holds them in
-// memory, so they count too.
+// they are written, and a connection's big read buffer (connReader) while
+// a request is read through it. Kafka's budget covers requests only, since
+// it sends fetched records from the files; the example broker holds them
+// in memory, so they count too.
 //
 // A connection reading a request takes the bytes as they arrive (grow):
 // when the budget is spent it waits, and so stops reading its socket,

@@ -1,7 +1,6 @@
 package kafkanet
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -142,10 +141,12 @@ func (c *Conn) serve() {
 }
 
 func (c *Conn) read() error {
-	// A small buffer: it sits with every connection, idle or not, and a
-	// request body longer than it is read straight into its own buffer.
-	br := bufio.NewReaderSize(c.nc, 4<<10)
+	// A small buffer sits with every connection, idle or not; a big one
+	// is held while a client sends faster than it takes (connReader).
+	br := newConnReader(c.nc)
+	defer br.release()
 	for {
+		br.shrink() // before waiting for the next request
 		// Under mu, so that drain's deadline (set under mu) is never
 		// overwritten by the idle one.
 		c.mu.Lock()

@@ -1,7 +1,6 @@
 package kafkanet
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,7 +13,7 @@ import (
 )
 
 // firstChunk is the first chunk a request body arrives into; each next
-// chunk is twice the last, up to maxChunk.
+// chunk is twice the last, up to firstChunk << maxChunkShift.
 const (
 	firstChunk    = 4 << 10
 	maxChunkShift = 8 // chunks of firstChunk << 8: 1 MiB
@@ -44,18 +43,21 @@ func getChunk(class int) *[]byte {
 // body is never allocated from the size alone: the bytes arrive into
 // pooled chunks of 4 KiB, 8 KiB, ... up to 1 MiB each, every chunk taken
 // from the memory budget first, so that a client claiming 100 MiB and
-// sending 10 bytes costs 4 KiB, and a budget spent stops the reading
-// (see memBudget). Once the last byte is in, the body is allocated at its
-// size and the chunks are copied into it, each byte once, and go back to
-// their pools; a frame already in the reader's buffer is read straight
-// into its body. The body is the request's own, exactly its size and
-// never reused: what a handler keeps of it (a produce's batches, which
-// the log stores) stays valid. Waiting for the first byte is idleness
-// (connections.max.idle.ms); once a frame has begun, a client that sends
-// nothing for socket.read.timeout.ms is closed (refuseSlowRequest). It
-// returns the body and what it holds of the budget (its size), which the
-// caller releases.
-func (c *Conn) readFrame(br *bufio.Reader) ([]byte, *memCharge, error) {
+// sending 10 bytes costs 4 KiB, and a budget spent stops the reading (see
+// memBudget). Once the last byte is in, the body is allocated at its size
+// and the chunks are copied into it, each byte once, and go back to their
+// pools; a frame already in the reader's buffer is read straight into its
+// body. A client that has sent a first chunk's worth and has more to send
+// is read through the connection's big buffer (connReader), charged to the
+// frame while it is read: one read takes up to 64 KiB, the rest of the
+// frame and the frames behind it. The body is the request's own, exactly
+// its size and never reused: what a handler keeps of it (a produce's
+// batches, which the log stores) stays valid. Waiting for the first byte
+// is idleness (connections.max.idle.ms); once a frame has begun, a client
+// that sends nothing for socket.read.timeout.ms is closed
+// (refuseSlowRequest). It returns the body and what it holds of the budget
+// (its size), which the caller releases.
+func (c *Conn) readFrame(br *connReader) ([]byte, *memCharge, error) {
 	first, err := br.ReadByte()
 	if err != nil {
 		return nil, nil, err
@@ -86,6 +88,7 @@ func (c *Conn) readFrame(br *bufio.Reader) ([]byte, *memCharge, error) {
 		for _, ch := range chunks {
 			chunkPools[ch.class].Put(ch.buf)
 		}
+		clear(chunks) // the pool's now: not kept from the collector
 		c.chunks = chunks[:0]
 	}()
 	if err != nil {
@@ -103,9 +106,13 @@ func (c *Conn) readFrame(br *bufio.Reader) ([]byte, *memCharge, error) {
 // readChunks reads n bytes into chunks, charging each to charge before it
 // is taken, and returns them (c.chunks' storage), with the error that
 // stopped it: errStopReading for a wait for memory given up.
-func (c *Conn) readChunks(br *bufio.Reader, n int, charge *memCharge) ([]chunk, error) {
+func (c *Conn) readChunks(br *connReader, n int, charge *memCharge) ([]chunk, error) {
 	chunks := c.chunks[:0]
 	last := time.Now() // the frame's last sign of life; readFrame armed the deadline
+	if br.holdsBig() {
+		// Held since frames before this one: the frame holds it now.
+		c.s.mem.force(charge, bigReadBuffer)
+	}
 	for got := 0; got < n; {
 		class := min(len(chunks), maxChunkShift)
 		if err := c.s.mem.grow(charge, firstChunk<<class, c.quit); err != nil {
@@ -124,10 +131,28 @@ func (c *Conn) readChunks(br *bufio.Reader, n int, charge *memCharge) ([]chunk, 
 			if err != nil && !c.rearm(err, last) {
 				return chunks, c.frameError(err)
 			}
+			if got+ch.n >= firstChunk && ch.n < want {
+				c.toBigReader(br, charge)
+			}
 		}
 		got += ch.n
 	}
 	return chunks, nil
+}
+
+// toBigReader moves br to its big buffer, charged to the frame being
+// read, if it can and the budget has room for it at once: readChunks
+// calls it once the client has sent a first chunk's worth of the frame,
+// with more to come.
+func (c *Conn) toBigReader(br *connReader, charge *memCharge) {
+	if !br.canGrow() {
+		return
+	}
+	if got := c.s.mem.take(charge, bigReadBuffer); got < bigReadBuffer {
+		c.s.mem.release(charge, got)
+		return
+	}
+	br.toBig()
 }
 
 // rearm is called when a read mid-frame failed with err: if it is the

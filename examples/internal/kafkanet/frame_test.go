@@ -73,4 +73,25 @@ func TestFrameArrivesInChunks(t *testing.T) {
 		c.Recv(resp)
 	}
 	require.Eventually(t, func() bool { return s.mem.inUse() == 0 }, 5*time.Second, time.Millisecond, "given back once answered")
+
+	// Pipelined, in one write: the reader takes several frames a read
+	// (its big buffer), and each still arrives whole, in order.
+	var frames []byte
+	var names []string
+	for i := range 12 {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.Version = 3
+		names = append(names, strings.Repeat(string(rune('A'+i)), 9_000*(i%4+1)))
+		req.ClientSoftwareName = names[i]
+		frames = append(frames, f.AppendRequest(nil, req, int32(100+i))...)
+	}
+	c.WriteRaw(frames)
+	for i, name := range names {
+		got := <-probe.seen
+		require.Equal(t, name, got.name, "frame %d of the burst", i)
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = 3
+		assert.Equal(t, int32(100+i), c.Recv(resp))
+	}
+	require.Eventually(t, func() bool { return s.mem.inUse() == 0 }, 5*time.Second, time.Millisecond, "given back once answered")
 }
