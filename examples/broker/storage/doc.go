@@ -14,9 +14,12 @@
 // max timestamp must agree with the header. A batch that lies is refused
 // (ErrCorruptBatch, ErrInvalidRecord, or ErrBatchTooLarge for one that
 // inflates past WithInflateLimit, by default 100 MiB); one that does not
-// is stored as it came, still compressed, and reads return whole batches,
-// as Kafka's zero-copy path does. At most GOMAXPROCS batches are inflated
-// at once. A follower's
+// is stored as it came, still compressed, in the very bytes it arrived
+// in (Append keeps them, its offsets written in place: no copy), and reads
+// return whole batches, as Kafka's zero-copy path does. A record that lies
+// whole in the batch, or in a chunk of the inflated stream, is checked in
+// place, a slice walk; one across chunks a byte at a time (window.go). At
+// most GOMAXPROCS batches are inflated at once. A follower's
 // batches, and those a log reads back, were validated when first written:
 // their checksum is checked, not their records.
 //
