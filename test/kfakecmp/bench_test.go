@@ -34,7 +34,7 @@ func BenchmarkProduceAcksAll(b *testing.B) {
 				b.Fatal(err)
 			}
 			var failed atomic.Int64
-			cpu0 := br.cpu(b)
+			u0 := br.usage(b)
 			b.ResetTimer()
 			for range b.N {
 				cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
@@ -51,7 +51,9 @@ func BenchmarkProduceAcksAll(b *testing.B) {
 				b.Fatalf("%d records failed", n)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
-			b.ReportMetric(float64(br.cpu(b)-cpu0)/float64(b.N), "broker-cpu-ns/record")
+			u := br.usage(b).sub(u0)
+			b.ReportMetric(float64(u.cpu)/float64(b.N), "broker-cpu-ns/record")
+			b.ReportMetric(float64(u.alloc)/float64(b.N), "broker-B/record")
 		})
 	}
 }

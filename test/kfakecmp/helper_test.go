@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/metrics"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -76,12 +76,16 @@ func TestHelperBroker(t *testing.T) {
 	fmt.Println(addr)
 	// Each "cpu" line is answered with this process's user+system CPU time
 	// in nanoseconds (getrusage: microsecond resolution, where
-	// /proc/<pid>/stat counts 10ms ticks); EOF stops the broker.
+	// /proc/<pid>/stat counts 10ms ticks), then the bytes it has
+	// allocated on the heap (runtime/metrics, without stopping the world);
+	// EOF stops the broker.
 	sc := bufio.NewScanner(os.Stdin)
+	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	for sc.Scan() {
 		var ru syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		fmt.Println(ru.Utime.Nano() + ru.Stime.Nano())
+		metrics.Read(allocs)
+		fmt.Println(ru.Utime.Nano()+ru.Stime.Nano(), allocs[0].Value.Uint64())
 	}
 	stop()
 	os.Exit(0)
@@ -126,8 +130,19 @@ func startBroker(b *testing.B, kind string) *child {
 	return c
 }
 
-// cpu returns the child's user+system CPU time so far, as it reports it.
-func (c *child) cpu(b *testing.B) time.Duration {
+// usage is what a child has used so far, as it reports it.
+type usage struct {
+	cpu   time.Duration // user+system CPU time
+	alloc uint64        // bytes allocated on the heap
+}
+
+// sub returns u less an earlier reading.
+func (u usage) sub(before usage) usage {
+	return usage{cpu: u.cpu - before.cpu, alloc: u.alloc - before.alloc}
+}
+
+// usage returns what the child has used so far, as it reports it.
+func (c *child) usage(b *testing.B) usage {
 	b.Helper()
 	if _, err := io.WriteString(c.stdin, "cpu\n"); err != nil {
 		b.Fatal(err)
@@ -136,11 +151,16 @@ func (c *child) cpu(b *testing.B) time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
-	if err != nil {
-		b.Fatal(err)
+	var ns int64
+	var u usage
+	if _, err := fmt.Sscan(line, &ns, &u.alloc); err != nil {
+		b.Fatalf("child's usage %q: %v", line, err)
 	}
-	return time.Duration(ns)
+	u.cpu = time.Duration(ns)
+	return u
 }
+
+// cpu returns the child's user+system CPU time so far.
+func (c *child) cpu(b *testing.B) time.Duration { return c.usage(b).cpu }
 
 var brokers = []string{"purgatory", "kfake"}

@@ -75,7 +75,7 @@ func BenchmarkProduceAcksAllRaw(b *testing.B) {
 			window := make(chan struct{}, 32)
 			var failed atomic.Int64
 			done := make(chan error, 1)
-			cpu0 := br.cpu(b)
+			u0 := br.usage(b)
 			b.ResetTimer()
 			go func() { // the answers, in order
 				br := bufio.NewReader(nc)
@@ -125,7 +125,9 @@ func BenchmarkProduceAcksAllRaw(b *testing.B) {
 			}
 			records := batches * recordsPerBatch
 			b.ReportMetric(float64(records)/b.Elapsed().Seconds(), "records/s")
-			b.ReportMetric(float64(br.cpu(b)-cpu0)/float64(records), "broker-cpu-ns/record")
+			u := br.usage(b).sub(u0)
+			b.ReportMetric(float64(u.cpu)/float64(records), "broker-cpu-ns/record")
+			b.ReportMetric(float64(u.alloc)/float64(records), "broker-B/record")
 		})
 	}
 }
