@@ -60,6 +60,12 @@ type Member struct {
 	ctrl      *controller.Controller
 	ctrlReady atomic.Bool
 
+	// image is the metadata as applied here (Image): stored by the log's
+	// callback before the caller's runs, so that what the callback reads
+	// is there while Open is still opening the log, when a restart
+	// restores a snapshot before meta is set.
+	image atomic.Pointer[metadata.Image]
+
 	peers *peers // nil for a broker alone
 
 	// The lifetime of the goroutines Go starts: cancelled by Close, which
@@ -95,8 +101,12 @@ func New(cfg Config) (*Member, error) {
 // Then the heartbeat starts.
 func (m *Member) Open(applied func(before, after *metadata.Image, rec *metadata.Record), seed *metadata.Record) error {
 	voters := m.brokers.voters
+	onApplied := func(before, after *metadata.Image, rec *metadata.Record) {
+		m.image.Store(after)
+		applied(before, after, rec)
+	}
 	opts := []metalog.Option{metalog.WithSelf(m.brokers.self), metalog.WithLogger(m.log.Named("metalog")),
-		metalog.WithApplied(applied)}
+		metalog.WithApplied(onApplied)}
 	if len(voters) > 0 {
 		opts = append(opts, metalog.WithVoters(voters), metalog.WithLeaderChanged(m.leaderChanged),
 			metalog.WithHeartbeatTimeout(m.cfg.ElectionTimeout))
@@ -108,6 +118,7 @@ func (m *Member) Open(applied func(before, after *metadata.Image, rec *metadata.
 	if m.meta, err = metalog.New(opts...); err != nil {
 		return err
 	}
+	m.image.CompareAndSwap(nil, m.meta.Image()) // nothing applied yet: the log's first image
 	if m.ctrl, err = controller.New(m.meta, m.brokers.IDs(), controller.WithSessionTimeout(m.cfg.SessionTimeout),
 		controller.WithClusterID(m.cfg.ClusterID), controller.WithLogger(m.log.Named("controller")),
 		controller.WithUncleanLeaderElection(m.cfg.UncleanLeaderElection),
@@ -200,8 +211,12 @@ func (m *Member) Epoch() int64 {
 	return m.peers.epoch
 }
 
-// Image returns the cluster's metadata as this broker has applied it.
-func (m *Member) Image() *metadata.Image { return m.meta.Image() }
+// Image returns the cluster's metadata as this broker has applied it,
+// from the moment Open's log applies or restores anything.
+func (m *Member) Image() *metadata.Image { return m.image.Load() }
+
+// SnapshotMetadata writes a snapshot of the metadata log (Log.Snapshot).
+func (m *Member) SnapshotMetadata() error { return m.meta.Snapshot() }
 
 // Leader returns the quorum leader's node id (the active controller's), or
 // -1 during an election, and whether it is this broker.

@@ -176,6 +176,17 @@ func (l *Log) IsLeader() bool {
 	return self
 }
 
+// Snapshot writes a snapshot of the image as applied here, so that the
+// log before it can be compacted and a restart restores the image from
+// it (raft's snapshots, taken on their own every few thousand records):
+// for tests and tools. A local log (no quorum) keeps nothing to snapshot.
+func (l *Log) Snapshot() error {
+	if l.raft == nil {
+		return nil
+	}
+	return l.raft.Snapshot().Error()
+}
+
 // Propose commits rec and returns the image after it, once applied here.
 // It fails with ErrNotLeader when this broker is not the leader, or stops
 // being it before rec is committed (rec may still be committed: the

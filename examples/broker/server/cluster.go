@@ -38,6 +38,11 @@ func (s *Server) applied(before, after *metadata.Image, rec *metadata.Record) {
 // tests and tools.
 func (s *Server) IsController() bool { return s.member.IsController() }
 
+// SnapshotMetadata writes a snapshot of this broker's copy of the metadata
+// log, as its quorum does on its own every few thousand records: a restart
+// then restores the metadata from it. For tests and tools.
+func (s *Server) SnapshotMetadata() error { return s.member.SnapshotMetadata() }
+
 // ReplicaInfo is what a broker holds of one partition: its placement,
 // leader, leader epoch and ISR as the metadata log has them here, and its
 // own replica's offsets.
