@@ -266,3 +266,31 @@ func TestValidateRecordsRefusesS2InSnappy(t *testing.T) {
 	h.Records = enc
 	assert.ErrorIs(t, parseAndValidate(batchtest.Encode(h)), ErrCorruptBatch)
 }
+
+// TestValidateRecordsAcrossChunks: a batch inflating to several of the
+// walk's chunks (chunkSize), so that records straddle them (read a byte at
+// a time across two) and others lie whole in one (read in place), is
+// accepted with every codec; one record wrong past the first chunk is
+// found.
+func TestValidateRecordsAcrossChunks(t *testing.T) {
+	const n = 1000
+	recs := make([]kmsg.Record, n)
+	for i := range recs {
+		recs[i] = kmsg.Record{OffsetDelta: int32(i), TimestampDelta64: int64(i % 7), Value: bytes.Repeat([]byte{byte(i)}, 90+i%50)}
+	}
+	records := batchtest.Records(recs...)
+	require.Greater(t, len(records), 3*chunkSize, "several chunks")
+	bad := append([]kmsg.Record(nil), recs...)
+	bad[700].OffsetDelta = 699
+	badRecords := batchtest.Records(bad...)
+	h := batchtest.Header(n, 1000)
+	h.MaxTimestamp = 1006
+	for name, codec := range batchtest.Codecs {
+		t.Run(name, func(t *testing.T) {
+			assert.NoError(t, parseAndValidate(batchOf(h, n, codec, records)))
+			err := parseAndValidate(batchOf(h, n, codec, badRecords))
+			assert.ErrorIs(t, err, ErrInvalidRecord)
+			assert.ErrorContains(t, err, "record 700 has offset delta 699")
+		})
+	}
+}
