@@ -59,6 +59,9 @@ func run(args []string) error {
 	logLevel := fs.String("log.level", "info", "log level: debug, info, warn, error")
 	cfg.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // -h: the usage is printed, and that is all that was asked
+		}
 		return err
 	}
 	level, err := zapcore.ParseLevel(*logLevel)

@@ -371,10 +371,15 @@ func (c *Config) settings() []setting {
 }
 
 // RegisterFlags defines one flag per config, named as Kafka names it
-// (--num.partitions=3), with c's values as defaults.
+// (--num.partitions=3), with c's values as defaults: the usage says the
+// default once, unless it is empty (a usage may say what empty means).
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	for _, s := range c.settings() {
-		fs.Func(s.name, fmt.Sprintf("%s (default %s)", s.usage, s.get()), s.set)
+		usage := s.usage
+		if def := s.get(); def != "" {
+			usage = fmt.Sprintf("%s (default %s)", usage, def)
+		}
+		fs.Func(s.name, usage, s.set)
 	}
 }
 
