@@ -66,6 +66,10 @@ type Member struct {
 	// restores a snapshot before meta is set.
 	image atomic.Pointer[metadata.Image]
 
+	// closing is set when Close begins: what fails to reach a peer from
+	// then on is expected (peerLogger).
+	closing atomic.Bool
+
 	peers *peers // nil for a broker alone
 
 	// The lifetime of the goroutines Go starts: cancelled by Close, which
@@ -177,6 +181,10 @@ func (m *Member) Go(f func(ctx context.Context)) {
 //  3. close the controller, then the metadata log: nothing is applied past
 //     this point.
 func (m *Member) Close(ctx context.Context, controlled bool) error {
+	m.closing.Store(true)
+	if m.meta != nil {
+		m.meta.Stopping()
+	}
 	if m.peers != nil && controlled {
 		m.peers.controlledShutdown(ctx)
 	}

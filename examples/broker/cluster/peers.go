@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/plugin/kzap"
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
@@ -50,7 +49,7 @@ func newPeers(m *Member) (*peers, error) {
 		}
 		cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.ClientID("broker-"+strconv.Itoa(int(self))),
 			kgo.DialTimeout(time.Second),
-			kgo.WithLogger(kzap.New(m.log.Named("peer"), kzap.Level(kgo.LogLevelError))))
+			kgo.WithLogger(peerLogger{log: m.log.Named("peer"), closing: &m.closing}))
 		if err != nil {
 			ps.closeClients()
 			return nil, err

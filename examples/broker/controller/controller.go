@@ -160,13 +160,26 @@ func (c *Controller) activate(term uint64) {
 		c.mu.Unlock()
 	}()
 	if err := c.log.Barrier(10 * time.Second); err != nil {
-		c.zlog.Warn("controller: the barrier of a new term failed", zap.Error(err))
+		if errors.Is(err, metalog.ErrNotLeader) || errors.Is(err, metalog.ErrClosed) {
+			// Another election, or the shutdown: nothing is wrong.
+			c.zlog.Info("controller: the leadership moved on before its new term was ready", zap.Error(err))
+		} else {
+			c.zlog.Warn("controller: the barrier of a new term failed", zap.Error(err))
+		}
 		return
 	}
 	c.mu.Lock()
 	if c.closed || c.term != term || !c.log.IsLeader() {
+		superseded := !c.closed && c.term != term && c.log.IsLeader()
 		c.mu.Unlock()
-		c.zlog.Info("controller: an activation gave up: the term moved on or the leadership was lost")
+		if superseded {
+			// A newer activation of the same leadership runs after
+			// this one (the log told of it twice, as it does at
+			// start): nothing was lost.
+			c.zlog.Debug("controller: an activation gave way to a newer one")
+		} else {
+			c.zlog.Info("controller: an activation gave up: the leadership was lost or the controller closed")
+		}
 		return
 	}
 	c.active = true

@@ -26,6 +26,10 @@ type Log struct {
 	mu     sync.Mutex // guards applies (and a local log's proposals) and closed
 	closed bool
 
+	// closing is set by Stopping, and when Close begins: raft's lines
+	// from then on are about the shutdown (raftLogWriter).
+	closing atomic.Bool
+
 	// The quorum; all nil for a local log.
 	raft      *raft.Raft
 	transport raft.Transport
@@ -64,7 +68,7 @@ func New(opts ...Option) (*Log, error) {
 func (l *Log) startRaft() error {
 	cfg := l.cfg
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, JSONFormat: true,
-		Output: newRaftLogWriter(cfg.log.Named("raft"))})
+		Output: newRaftLogWriter(cfg.log.Named("raft"), &l.closing)})
 	var (
 		logs   raft.LogStore
 		stable raft.StableStore
@@ -225,15 +229,24 @@ func (l *Log) Propose(ctx context.Context, rec *metadata.Record) (*metadata.Imag
 }
 
 // Barrier waits until every record committed before it is applied here:
-// a new leader calls it before deciding from its image.
+// a new leader calls it before deciding from its image. It fails with
+// ErrNotLeader when the leadership moves meanwhile, ErrClosed when the
+// log shuts down.
 func (l *Log) Barrier(timeout time.Duration) error {
 	if l.raft == nil {
 		return nil
 	}
-	if err := l.raft.Barrier(timeout).Error(); err != nil {
+	switch err := l.raft.Barrier(timeout).Error(); {
+	case err == nil:
+		return nil
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
+		errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return fmt.Errorf("%w: %w", ErrNotLeader, err)
+	case errors.Is(err, raft.ErrRaftShutdown):
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	default:
 		return fmt.Errorf("metalog: %w", err)
 	}
-	return nil
 }
 
 // TransferLeadership hands the quorum's leadership to another voter, as a
@@ -255,6 +268,11 @@ func (l *Log) applyLocked(index uint64, before *metadata.Image, rec *metadata.Re
 	return after
 }
 
+// Stopping says that the broker is shutting down, ahead of Close: what
+// raft logs from then on of peers it cannot reach (shutting down too, in
+// a cluster's clean stop) is expected, and logged at INFO.
+func (l *Log) Stopping() { l.closing.Store(true) }
+
 // Close stops the quorum member (its goroutines, its transport) and
 // closes its stores. Idempotent.
 func (l *Log) Close() error {
@@ -265,6 +283,7 @@ func (l *Log) Close() error {
 	}
 	l.closed = true
 	l.mu.Unlock()
+	l.closing.Store(true)
 	if l.raft == nil {
 		return nil
 	}
