@@ -68,7 +68,7 @@ func New(opts ...Option) (*Log, error) {
 func (l *Log) startRaft() error {
 	cfg := l.cfg
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, JSONFormat: true,
-		Output: newRaftLogWriter(cfg.log.Named("raft"), &l.closing)})
+		Output: newRaftLogWriter(cfg.log.Named("raft"), &l.closing, cfg.voters, l.peerFenced)})
 	var (
 		logs   raft.LogStore
 		stable raft.StableStore
@@ -155,6 +155,13 @@ func (l *Log) watchLeader() {
 }
 
 func serverID(id int32) raft.ServerID { return raft.ServerID(strconv.Itoa(int(id))) }
+
+// peerFenced reports whether broker id is fenced in the image: shut down
+// in a controlled way, or away past its session.
+func (l *Log) peerFenced(id int32) bool {
+	im := l.image.Load()
+	return im != nil && im.Fenced(id)
+}
 
 // Image returns the image after the last record applied here. Lock-free.
 func (l *Log) Image() *metadata.Image { return l.image.Load() }

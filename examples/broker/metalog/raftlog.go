@@ -2,9 +2,12 @@ package metalog
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,17 +30,99 @@ import (
 type raftLogWriter struct {
 	log     *zap.Logger
 	closing *atomic.Bool // the log is closing: what raft says of it is expected
+	// away reports whether a voter is known to be away (fenced in the
+	// image: shut down in a controlled way, or gone past its session):
+	// failing to reach it is expected. By node id; may be nil.
+	away  func(id int32) bool
+	addrs map[string]int32 // the voters' raft addresses, to their node ids
+
+	// unreachable tracks, by peer, since when raft has been failing to
+	// reach it: the first raftUnreachableGrace of an episode is INFO (a
+	// peer restarting, or stopping a moment before its fence is applied
+	// here); an outage past it is logged at raft's level. Guarded by mu
+	// (hclog writes from raft's goroutines).
+	mu          *sync.Mutex
+	unreachable map[int32]*unreachable
+	now         func() time.Time
 }
+
+// unreachable is one peer's episode of failures.
+type unreachable struct{ since, last time.Time }
+
+// raftUnreachableGrace is how long failing to reach a peer is INFO: twice
+// a quorum's usual election timeout. An episode ends after
+// raftUnreachableQuiet without a failure (raft's retries back off to
+// about 40 s between them).
+const (
+	raftUnreachableGrace = 2 * time.Second
+	raftUnreachableQuiet = time.Minute
+)
 
 const (
 	raftLogPeriod = 10 * time.Second
 	raftLogFirst  = 2
 )
 
-func newRaftLogWriter(l *zap.Logger, closing *atomic.Bool) raftLogWriter {
+func newRaftLogWriter(l *zap.Logger, closing *atomic.Bool, voters []Voter, away func(id int32) bool) raftLogWriter {
+	addrs := make(map[string]int32, len(voters))
+	for _, v := range voters {
+		addrs[v.Addr] = v.ID
+	}
 	return raftLogWriter{log: l.WithOptions(zap.AddStacktrace(zapcore.FatalLevel), zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewSamplerWithOptions(c, raftLogPeriod, raftLogFirst, 0)
-	})), closing: closing}
+	})), closing: closing, away: away, addrs: addrs,
+		mu: new(sync.Mutex), unreachable: make(map[int32]*unreachable), now: time.Now}
+}
+
+// fresh reports whether raft has been failing to reach peer id for less
+// than raftUnreachableGrace, counting this failure.
+func (w raftLogWriter) fresh(id int32) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	u := w.unreachable[id]
+	if u == nil || now.Sub(u.last) > raftUnreachableQuiet {
+		u = &unreachable{since: now}
+		w.unreachable[id] = u
+	}
+	u.last = now
+	return now.Sub(u.since) < raftUnreachableGrace
+}
+
+// peerExpected reports whether the line is about a voter that failing to
+// reach is expected for: one known to be away (fenced in the image), or
+// one unreachable for less than raftUnreachableGrace. Raft names the voter
+// by its id or its address, in "peer", "target" or "server-id".
+func (w raftLogWriter) peerExpected(m map[string]any) bool {
+	id, ok := w.peerOf(m)
+	if !ok {
+		return false
+	}
+	fresh := w.fresh(id)
+	return fresh || (w.away != nil && w.away(id))
+}
+
+// peerOf returns the node id of the voter a line names.
+func (w raftLogWriter) peerOf(m map[string]any) (int32, bool) {
+	for _, k := range []string{"peer", "target", "server-id"} {
+		switch v := m[k].(type) {
+		case map[string]any: // a raft.Server: {"Address", "ID", "Suffrage"}
+			if n, err := strconv.ParseInt(fmt.Sprint(v["ID"]), 10, 32); err == nil {
+				return int32(n), true
+			}
+			if id, ok := w.addrs[fmt.Sprint(v["Address"])]; ok {
+				return id, true
+			}
+		case string: // an address, or an id
+			if id, ok := w.addrs[v]; ok {
+				return id, true
+			}
+			if n, err := strconv.ParseInt(v, 10, 32); err == nil {
+				return int32(n), true
+			}
+		}
+	}
+	return 0, false
 }
 
 // Write logs one of hclog's lines: a JSON object with @level, @message,
@@ -59,7 +144,7 @@ func (w raftLogWriter) Write(p []byte) (int, error) {
 		}
 		fields = append(fields, zap.Any(k, m[k]))
 	}
-	if ce := w.log.Check(raftLevel(level, msg, errText, w.closing.Load()), msg); ce != nil {
+	if ce := w.log.Check(raftLevel(level, msg, errText, w.closing.Load() || w.peerExpected(m)), msg); ce != nil {
 		ce.Write(fields...)
 	}
 	return len(p), nil
@@ -86,10 +171,10 @@ var raftGoneErrors = []string{"EOF", "use of closed network connection", "connec
 // raft's own (WARN, ERROR), but INFO for a line that says nothing is wrong
 // (raftInfoLines), for a connection closed by a peer that stops (a peer
 // that stays away shows in the failed heartbeats that follow, at raft's
-// level), and for every line while this log closes, which then says only
-// that it closes.
-func raftLevel(level, msg, errText string, closing bool) zapcore.Level {
-	if closing || raftInfoLines[msg] {
+// level), and, with expected, for a line while this log closes, or about
+// a peer known to be away, which then says only that.
+func raftLevel(level, msg, errText string, expected bool) zapcore.Level {
+	if expected || raftInfoLines[msg] {
 		return zapcore.InfoLevel
 	}
 	for _, prefix := range raftInfoPrefixes {
