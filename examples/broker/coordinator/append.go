@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -70,6 +71,12 @@ func (t *Topic) Append(key string, batch []byte, minISR bool) (wait func(done fu
 			kerr.CoordinatorNotAvailable, name, idx, n, p.Topic().Config.MinISR())
 	}
 	res, rw, err := t.compactedAppend(p, st.LeaderEpoch, batch)
+	if errors.Is(err, storage.ErrBatchTooLarge) {
+		// The change itself is too large: its coordinator is here, and
+		// a retry would fail alike (Kafka's append: MESSAGE_TOO_LARGE,
+		// which each coordinator maps for its client).
+		return nil, fmt.Errorf("%w: %v", kerr.MessageTooLarge, err)
+	}
 	if err != nil {
 		t.rt.log.Warn("appending to a state topic", zap.String("topic", name), zap.String("key", key), zap.Error(err))
 		return nil, fmt.Errorf("%w: %v", errCoordinatorMoved, err)

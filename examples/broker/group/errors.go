@@ -43,11 +43,32 @@ func storeCode(err error) *kerr.Error {
 // syncStoreCode is the answer to a SyncGroup whose group metadata the
 // store refused with err, or did not make durable, as Kafka's storeGroup
 // maps its append's errors: the partition missing, too few replicas or a
-// timeout are COORDINATOR_NOT_AVAILABLE; anything else is storeCode's.
+// timeout are COORDINATOR_NOT_AVAILABLE; a record too large is
+// UNKNOWN_SERVER_ERROR; anything else is storeCode's.
 func syncStoreCode(err error) *kerr.Error {
 	switch ke := storeCode(err); ke {
 	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
 		return kerr.CoordinatorNotAvailable
+	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+		return kerr.UnknownServerError
+	default:
+		return ke
+	}
+}
+
+// commitStoreCode is the answer to an OffsetCommit whose offsets the store
+// refused with err, or did not make durable, as Kafka's storeOffsets maps
+// its append's errors: the partition missing or too few replicas are
+// COORDINATOR_NOT_AVAILABLE; a commit too large to store (tens of
+// thousands of partitions, or their metadata) is INVALID_COMMIT_OFFSET_SIZE,
+// which a client does not retry as it would NOT_COORDINATOR; anything else
+// is storeCode's.
+func commitStoreCode(err error) *kerr.Error {
+	switch ke := storeCode(err); ke {
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend:
+		return kerr.CoordinatorNotAvailable
+	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+		return kerr.InvalidCommitOffsetSize
 	default:
 		return ke
 	}

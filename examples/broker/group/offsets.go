@@ -141,7 +141,7 @@ func (c *Coordinator) commitLocked(req *CommitRequest, errs []*kerr.Error, a *af
 	// stored.
 	pending, serr := g.storeCommitLocked(req.Offsets, offs)
 	if serr != nil {
-		code := storeCode(serr)
+		code := commitStoreCode(serr)
 		for i := range offs {
 			if offs[i] != nil {
 				errs[i] = code
@@ -221,7 +221,7 @@ func (c *Coordinator) settleCommit(g *group, reqs []CommitOffset, offs []*offset
 		g.applyCommitLocked(reqs, offs, seq, &a)
 	}
 	if err != nil {
-		code := storeCode(err)
+		code := commitStoreCode(err)
 		for i, o := range reqs {
 			if offs[i] == nil {
 				continue

@@ -282,6 +282,14 @@ func TestStoreRefusals(t *testing.T) {
 	assert.Equal(t, kerr.NotCoordinator, gerr)
 	assert.Equal(t, []*kerr.Error{kerr.NotCoordinator}, c.DeleteGroups([]string{"g"}))
 	assert.Equal(t, []int64{1}, fetch(t, c, "g", 1), "nothing deleted")
+	// As Kafka's storeOffsets maps its append's errors: a commit too
+	// large to store is INVALID_COMMIT_OFFSET_SIZE (a client retries
+	// NOT_COORDINATOR for ever), too few replicas COORDINATOR_NOT_AVAILABLE.
+	store.failWith(kerr.MessageTooLarge)
+	assert.Equal(t, []*kerr.Error{kerr.InvalidCommitOffsetSize}, commit(t, c, "g", "", -1, 3))
+	store.failWith(kerr.NotEnoughReplicas)
+	assert.Equal(t, []*kerr.Error{kerr.CoordinatorNotAvailable}, commit(t, c, "g", "", -1, 3))
+	assert.Equal(t, []int64{1}, fetch(t, c, "g", 1), "nothing committed")
 	store.failWith(nil)
 	assert.Equal(t, []*kerr.Error{nil}, c.DeleteGroups([]string{"g"}))
 }
