@@ -126,6 +126,11 @@ func (t *Topic) Ensure() error {
 	case err == nil:
 		t.rt.log.Info("created a state topic", zap.String("topic", t.spec.Name),
 			zap.Int32("partitions", t.spec.Partitions), zap.Int16("replication_factor", t.ReplicationFactor()))
+	case errors.Is(err, storage.ErrPartitionLimit), errors.Is(err, storage.ErrInvalidPartitions):
+		// Its coordinator cannot work until this is fixed: said every
+		// time, not once a minute as a client's refusal is.
+		t.rt.log.Error("a state topic could not be created: its coordinator cannot serve", zap.String("topic", t.spec.Name),
+			zap.Int32("partitions", t.spec.Partitions), zap.Error(err))
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -35,6 +36,10 @@ func newData(cfg Config, log *zap.Logger, dur *durable, maxPartitions int32) (*d
 		storage.WithRetentionCheckInterval(cfg.LogRetentionCheck),
 		storage.WithProducerState(cfg.MaxIdempotentInFlight, cfg.TransactionalIDExpiry),
 		storage.WithMaxPartitions(int(maxPartitions)),
+		// The offsets topic is created on a group's first use: its
+		// partitions are kept for it, so that clients' topics cannot
+		// take them all first (no consumer group could work after).
+		storage.WithReservedPartitions(coordinator.OffsetsTopic, int(cfg.OffsetsTopicPartitions)),
 		storage.WithInflateLimit(int(cfg.SocketRequestMaxBytes)),
 	}
 	d := &data{clusterID: newClusterID(), producerIDs: &producerIDs{}}

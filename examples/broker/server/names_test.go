@@ -68,7 +68,8 @@ func TestStringsPastKafkasLimits(t *testing.T) {
 // included, and counted; a deletion makes room; the limit holds in
 // memory too (the 4 x 65,536 partitions in one request).
 func TestMaxBrokerPartitions(t *testing.T) {
-	s := newTestServer(t, func(c *Config) { c.MaxBrokerPartitions = 10 })
+	// One of the ten is kept for the offsets topic, not created yet.
+	s := newTestServer(t, func(c *Config) { c.MaxBrokerPartitions, c.OffsetsTopicPartitions = 10, 1 })
 	c := dialRaw(t, s)
 	create := func(validateOnly bool, topics ...kmsg.CreateTopicsRequestTopic) []kmsg.CreateTopicsResponseTopic {
 		req := createTopicsRequest(7, topics...)
@@ -78,11 +79,18 @@ func TestMaxBrokerPartitions(t *testing.T) {
 	got := create(false, newTopic("a", 6, 1), newTopic("b", 3, 1), newTopic("c", 2, 1))
 	assert.Equal(t, int16(0), got[0].ErrorCode)
 	assert.Equal(t, int16(0), got[1].ErrorCode)
-	assert.Equal(t, kerr.PolicyViolation.Code, got[2].ErrorCode, "9 + 2 > 10")
+	assert.Equal(t, kerr.PolicyViolation.Code, got[2].ErrorCode, "9 + 2 > 10 - 1")
 	require.NotNil(t, got[2].ErrorMessage)
 	assert.Contains(t, *got[2].ErrorMessage, "max.broker.partitions")
 	assert.Equal(t, kerr.PolicyViolation.Code, create(true, newTopic("c", 2, 1))[0].ErrorCode, "validate_only says so too")
 	assert.Equal(t, 2.0, refused(s, refusePartitionLimit))
+	assert.Equal(t, kerr.PolicyViolation.Code, create(false, newTopic("d", 1, 1))[0].ErrorCode,
+		"the tenth partition is the offsets topic's")
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.SetVersion(3)
+	fc.CoordinatorKey = "g"
+	assert.Equal(t, int16(0), c.RoundTrip(fc).(*kmsg.FindCoordinatorResponse).ErrorCode,
+		"a group's first use creates the offsets topic in its room")
 
 	deleteTopic(t, s, "a")
 	assert.Equal(t, int16(0), create(false, newTopic("c", 2, 1))[0].ErrorCode, "room again")

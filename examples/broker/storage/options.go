@@ -26,8 +26,9 @@ type config struct {
 	producerBatches int
 	producerExpiry  time.Duration
 	open            LogOpener
-	catalog         Catalog // nil: topics live in memory
-	maxPartitions   int     // all topics' partitions together; <= 0: MaxPartitions per topic only
+	catalog         Catalog        // nil: topics live in memory
+	maxPartitions   int            // all topics' partitions together; <= 0: MaxPartitions per topic only
+	reserved        map[string]int // partitions of maxPartitions kept for topics, until they exist
 	// inflateLimit bounds what a batch's records may decompress to,
 	// beyond its topic's max.message.bytes (WithInflateLimit).
 	inflateLimit int
@@ -149,6 +150,20 @@ func WithCatalog(c Catalog) Option { return optionFunc(func(cfg *config) { cfg.c
 // per topic). Topics loaded from the catalog count, and are loaded
 // whatever their number: the bound is on creating more.
 func WithMaxPartitions(n int) Option { return optionFunc(func(cfg *config) { cfg.maxPartitions = n }) }
+
+// WithReservedPartitions keeps n partitions of WithMaxPartitions' bound
+// for topic name until it exists: other topics are refused before they
+// take them. An internal topic (the offsets topic), created on first use,
+// is reserved so that clients' topics cannot leave it no room, after
+// which no consumer group could work.
+func WithReservedPartitions(name string, n int) Option {
+	return optionFunc(func(cfg *config) {
+		if cfg.reserved == nil {
+			cfg.reserved = make(map[string]int)
+		}
+		cfg.reserved[name] = n
+	})
+}
 
 // DefaultInflateLimit is the default of WithInflateLimit: Kafka's
 // socket.request.max.bytes, the largest request a broker reads.

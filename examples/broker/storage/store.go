@@ -82,17 +82,31 @@ func (s *Store) CheckCreate(name string, partitions int32) error {
 	if s.takenLocked(name) {
 		return fmt.Errorf("%w: %s", ErrTopicExists, name)
 	}
-	return s.checkLimitLocked(partitions)
+	return s.checkLimitLocked(name, partitions)
 }
 
-// checkLimitLocked reports whether n more partitions fit under the
-// store's limit.
+// checkLimitLocked reports whether n more partitions, topic name's, fit
+// under the store's limit, less what is reserved for other topics that do
+// not exist yet (WithReservedPartitions; a reservation larger than the
+// limit is not kept).
 //
 // REQUIRES: s.mu held.
-func (s *Store) checkLimitLocked(n int32) error {
-	if max := s.cfg.maxPartitions; max > 0 && s.partitions+int(n) > max {
-		return fmt.Errorf("%w: %d more partitions would make %d, and this broker holds at most %d (max.broker.partitions)",
-			ErrPartitionLimit, n, s.partitions+int(n), max)
+func (s *Store) checkLimitLocked(name string, n int32) error {
+	max := s.cfg.maxPartitions
+	if max <= 0 {
+		return nil
+	}
+	reserved := 0
+	for r, rn := range s.cfg.reserved {
+		// A reservation the bound cannot hold would refuse every topic
+		// for a topic that cannot be created anyway: it is not kept.
+		if r != name && rn <= max && !s.takenLocked(r) {
+			reserved += rn
+		}
+	}
+	if s.partitions+int(n) > max-reserved {
+		return fmt.Errorf("%w: %d more partitions would make %d, and this broker holds at most %d (max.broker.partitions), %d of them kept for internal topics",
+			ErrPartitionLimit, n, s.partitions+int(n), max, reserved)
 	}
 	return nil
 }
@@ -133,7 +147,7 @@ func (s *Store) CreateTopicSpec(spec TopicSpec) (*Topic, error) {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s", ErrTopicExists, name)
 	}
-	if err := s.checkLimitLocked(spec.Partitions); err != nil {
+	if err := s.checkLimitLocked(name, spec.Partitions); err != nil {
 		s.mu.Unlock()
 		return nil, err
 	}

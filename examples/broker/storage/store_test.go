@@ -343,3 +343,23 @@ func TestMaxPartitions(t *testing.T) {
 	_, err = s.CreateTopic("invalid name!", 1, forever)
 	assert.ErrorIs(t, err, ErrInvalidTopic)
 }
+
+// TestReservedPartitions: partitions reserved for an internal topic that
+// does not exist yet are not given to other topics; the internal topic
+// takes them whenever it comes, and once it exists nothing is held back.
+func TestReservedPartitions(t *testing.T) {
+	s, _ := newTestStore(t, WithMaxPartitions(100), WithReservedPartitions("__consumer_offsets", 50))
+	_, err := s.CreateTopic("clients", 60, forever)
+	assert.ErrorIs(t, err, ErrPartitionLimit, "60 would leave the offsets topic 40 of its 50")
+	assert.ErrorIs(t, s.CheckCreate("clients", 60), ErrPartitionLimit)
+	_, err = s.CreateTopic("clients", 50, forever)
+	require.NoError(t, err)
+	assert.ErrorIs(t, s.CheckCreate("more", 1), ErrPartitionLimit, "the rest is the offsets topic's")
+	require.NoError(t, s.CheckCreate("__consumer_offsets", 50))
+	_, err = s.CreateTopic("__consumer_offsets", 50, forever)
+	require.NoError(t, err, "its reservation is there for it")
+	_, err = s.DeleteTopic("clients")
+	require.NoError(t, err)
+	_, err = s.CreateTopic("more", 50, forever)
+	assert.NoError(t, err, "with the offsets topic created, nothing is held back")
+}
