@@ -225,7 +225,10 @@ func TestValidateRecordsRefusesBombs(t *testing.T) {
 			require.Less(t, len(raw), 1<<20, "a small batch")
 			// No collection from here on: one would empty the decoders'
 			// sync.Pool, and the measured call would count making one anew
-			// (seen once under load, lz4's 16 MiB window).
+			// (seen once under load, lz4's 16 MiB window). Under -race a
+			// sync.Pool also drops a quarter of what is put in it, so lz4's
+			// 4 MiB block buffers are sometimes made anew: the bound is
+			// half the inflated size, which keeping it would pass.
 			defer debug.SetGCPercent(debug.SetGCPercent(-1))
 			require.ErrorIs(t, parseAndValidate(raw), ErrBatchTooLarge) // the pool's decoders made
 			var before, after runtime.MemStats
@@ -233,7 +236,7 @@ func TestValidateRecordsRefusesBombs(t *testing.T) {
 			err := parseAndValidate(raw)
 			runtime.ReadMemStats(&after)
 			assert.ErrorIs(t, err, ErrBatchTooLarge, "%v", err)
-			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(size/4), "not kept: inflated through small buffers")
+			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(size/2), "not kept: inflated through small buffers")
 		})
 	}
 	t.Run("within the bound, it is valid", func(t *testing.T) {
