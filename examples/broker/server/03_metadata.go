@@ -114,7 +114,10 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 }
 
 // autoCreateTopic creates a topic a metadata request named, with the
-// broker's defaults. A topic created meanwhile by another request is used.
+// broker's defaults, and answers LEADER_NOT_AVAILABLE for it, as Kafka
+// does while its controller creates it: the first answer never lists a
+// topic that did not exist when it was asked for. A topic created
+// meanwhile by another request is answered as it is.
 func (s *Server) autoCreateTopic(r *kafkanet.Request, name string) (*metadata.Topic, error) {
 	partitions, rf := s.cfg.NumPartitions, s.cfg.DefaultReplication
 	if t := s.coords.Topic(name); t != nil {
@@ -129,14 +132,17 @@ func (s *Server) autoCreateTopic(r *kafkanet.Request, name string) (*metadata.To
 	if err := s.checkReplicationFactor(rf); err != nil {
 		return nil, err
 	}
-	t, err := s.createTopicAtController(name, partitions, rf, nil)
+	_, err := s.createTopicAtController(name, partitions, rf, nil)
 	if errors.Is(err, metadata.ErrTopicExists) {
 		return s.image().Topic(name)
 	}
-	if err == nil {
-		r.Logger().Info("auto-created topic", zap.String("topic", name), zap.Int32("partitions", partitions))
+	if err != nil {
+		return nil, err
 	}
-	return t, err
+	r.Logger().Info("auto-created topic", zap.String("topic", name), zap.Int32("partitions", partitions))
+	// As Kafka answers the Metadata that creates a topic: the client
+	// asks again, and finds the topic with its leaders.
+	return nil, fmt.Errorf("%w: %s is being created", errLeaderNotAvailable, name)
 }
 
 // createTopicAtController creates a topic with the broker's default

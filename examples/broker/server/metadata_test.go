@@ -94,7 +94,7 @@ func TestMetadataAutoCreation(t *testing.T) {
 		topic      string
 		want       int16
 	}{
-		{"created", true, 1, true, "new", 0},
+		{"created", true, 1, true, "new", kerr.LeaderNotAvailable.Code},
 		{"client does not allow it", true, 1, false, "new", kerr.UnknownTopicOrPartition.Code},
 		{"broker does not allow it", false, 1, true, "new", kerr.UnknownTopicOrPartition.Code},
 		{"invalid name", true, 1, true, "bad/name", kerr.InvalidTopicException.Code},
@@ -112,10 +112,16 @@ func TestMetadataAutoCreation(t *testing.T) {
 			require.Len(t, resp.Topics, 1, "a topic asked twice is answered once")
 			assert.Equal(t, tt.want, resp.Topics[0].ErrorCode)
 			_, err := s.data.store.Topic(tt.topic)
-			if tt.want == 0 {
+			if tt.want == kerr.LeaderNotAvailable.Code {
+				// Created; as Kafka, the answer that creates a topic
+				// says LEADER_NOT_AVAILABLE, and the next finds it.
 				require.NoError(t, err)
-				assert.Len(t, resp.Topics[0].Partitions, 4, "num.partitions")
-				assert.NotEqual(t, [16]byte{}, resp.Topics[0].TopicID)
+				assert.Empty(t, resp.Topics[0].Partitions)
+				again := c.RoundTrip(req).(*kmsg.MetadataResponse)
+				require.Len(t, again.Topics, 1)
+				assert.Equal(t, int16(0), again.Topics[0].ErrorCode)
+				assert.Len(t, again.Topics[0].Partitions, 4, "num.partitions")
+				assert.NotEqual(t, [16]byte{}, again.Topics[0].TopicID)
 			} else {
 				assert.Error(t, err, "not created")
 				assert.Empty(t, resp.Topics[0].Partitions)
@@ -128,7 +134,9 @@ func TestMetadataBeforeV4AlwaysAutoCreates(t *testing.T) {
 	s := newTestServer(t)
 	c := dialRaw(t, s)
 	resp := c.RoundTrip(metadataRequest(3, "implicit")).(*kmsg.MetadataResponse)
-	assert.Equal(t, int16(0), resp.Topics[0].ErrorCode)
+	assert.Equal(t, kerr.LeaderNotAvailable.Code, resp.Topics[0].ErrorCode, "being created")
+	resp = c.RoundTrip(metadataRequest(3, "implicit")).(*kmsg.MetadataResponse)
+	assert.Equal(t, int16(0), resp.Topics[0].ErrorCode, "created")
 }
 
 func TestMetadataByTopicID(t *testing.T) {
