@@ -53,6 +53,7 @@ type Conn struct {
 	queue    []*slot    // answers to write, in request order
 	writing  bool       // the writer or the reader is writing answers from the queue
 	draining bool       // the server is closing: write what is owed, then stop
+	inFrame  bool       // the reader is in a frame: its deadline is socket.read.timeout.ms, not idleness
 	stopped  bool       // the reader has returned: no slot will be added
 	closed   bool
 
@@ -154,6 +155,7 @@ func (c *Conn) read() error {
 			c.mu.Unlock()
 			return nil
 		}
+		c.inFrame = false // the last frame is read: waiting for the next is idleness
 		c.armIdleLocked()
 		c.mu.Unlock()
 		body, charge, err := c.readFrame(br)
@@ -439,7 +441,8 @@ func (c *Conn) shutdown() {
 func (c *Conn) armIdleLocked() {
 	d := c.s.cfg.idleTimeout
 	switch {
-	case d <= 0 || c.draining:
+	case d <= 0 || c.draining || c.inFrame:
+		// A frame begun keeps its own deadline (armFrameDeadline).
 	case len(c.queue) == 0:
 		_ = c.nc.SetReadDeadline(time.Now().Add(d))
 	default:

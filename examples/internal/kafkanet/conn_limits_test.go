@@ -191,3 +191,40 @@ func TestAcceptBackoffStopsOnClose(t *testing.T) {
 	require.NoError(t, <-served)
 	assert.Less(t, time.Since(start), 500*time.Millisecond, "the backoff does not hold Close")
 }
+
+// lateAnswers is apiVersions answering each request 150 ms after it
+// arrives, from another goroutine, as a delayed operation does.
+type lateAnswers struct{ apiVersions }
+
+func (h lateAnswers) ServeKafka(r *Request) {
+	time.AfterFunc(150*time.Millisecond, func() { h.apiVersions.ServeKafka(r) })
+}
+
+// TestSlowSenderClosedAfterALateAnswer: a client that begins a request and
+// stalls is closed after socket.read.timeout.ms even when the answer to
+// its previous request is written meanwhile (the writer, with nothing more
+// owed, starts the idle time: it must not replace the stalled frame's
+// deadline with connections.max.idle.ms).
+func TestSlowSenderClosedAfterALateAnswer(t *testing.T) {
+	srv, err := New(lateAnswers{}, WithReadTimeout(300*time.Millisecond), WithIdleTimeout(time.Minute))
+	require.NoError(t, err)
+	ln, err := srv.Listen("127.0.0.1:0", "")
+	require.NoError(t, err)
+	s := &testServer{Server: srv, ln: ln}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(s.ln) }()
+	t.Cleanup(func() {
+		s.close(t)
+		require.NoError(t, <-served)
+	})
+
+	c := dialRaw(t, s)
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("test")).AppendRequest(nil, kmsg.NewPtrApiVersionsRequest(), 1)
+	c.WriteRaw(append(frame, 0, 0)) // the first request whole, then two bytes of a second's size
+	start := time.Now()
+	resp := kmsg.NewPtrApiVersionsResponse()
+	assert.Equal(t, int32(1), c.Recv(resp), "the first is answered, late")
+	assert.True(t, c.ClosedByPeer(), "then the stalled second closes the connection")
+	assert.Less(t, time.Since(start), 5*time.Second, "after socket.read.timeout.ms, not connections.max.idle.ms")
+	assert.Equal(t, 1.0, refused(s, refuseSlowRequest))
+}

@@ -186,6 +186,7 @@ func (c *Conn) rearm(err error, last time.Time) bool {
 func (c *Conn) armFrameDeadline() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.inFrame = true // until the reader waits for its next frame
 	if !c.draining {
 		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.readTimeout))
 	}
