@@ -206,17 +206,7 @@ func (h lateAnswers) ServeKafka(r *Request) {
 // owed, starts the idle time: it must not replace the stalled frame's
 // deadline with connections.max.idle.ms).
 func TestSlowSenderClosedAfterALateAnswer(t *testing.T) {
-	srv, err := New(lateAnswers{}, WithReadTimeout(300*time.Millisecond), WithIdleTimeout(time.Minute))
-	require.NoError(t, err)
-	ln, err := srv.Listen("127.0.0.1:0", "")
-	require.NoError(t, err)
-	s := &testServer{Server: srv, ln: ln}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(s.ln) }()
-	t.Cleanup(func() {
-		s.close(t)
-		require.NoError(t, <-served)
-	})
+	s := newTestServerOf(t, lateAnswers{}, WithReadTimeout(300*time.Millisecond), WithIdleTimeout(time.Minute))
 
 	c := dialRaw(t, s)
 	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("test")).AppendRequest(nil, kmsg.NewPtrApiVersionsRequest(), 1)

@@ -39,17 +39,7 @@ func (p bodyProbe) ServeKafka(r *Request) {
 func TestFrameArrivesInChunks(t *testing.T) {
 	var s *testServer
 	probe := bodyProbe{s: &s, seen: make(chan probed, 1)}
-	srv, err := New(probe)
-	require.NoError(t, err)
-	ln, err := srv.Listen("127.0.0.1:0", "")
-	require.NoError(t, err)
-	s = &testServer{Server: srv, ln: ln}
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(s.ln) }()
-	t.Cleanup(func() {
-		s.close(t)
-		require.NoError(t, <-served)
-	})
+	s = newTestServerOf(t, probe)
 
 	c := dialRaw(t, s)
 	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("test"))

@@ -43,7 +43,13 @@ type testServer struct {
 // port, not serving yet.
 func newUnservedServer(t *testing.T, opts ...Option) *testServer {
 	t.Helper()
-	s, err := New(apiVersions{}, opts...)
+	return newUnservedServerOf(t, apiVersions{}, opts...)
+}
+
+// newUnservedServerOf is newUnservedServer of handler h.
+func newUnservedServerOf(t *testing.T, h Handler, opts ...Option) *testServer {
+	t.Helper()
+	s, err := New(h, opts...)
 	require.NoError(t, err)
 	ln, err := s.Listen("127.0.0.1:0", "")
 	require.NoError(t, err)
@@ -54,7 +60,13 @@ func newUnservedServer(t *testing.T, opts ...Option) *testServer {
 // loopback port, closed at the end of the test.
 func newTestServer(t *testing.T, opts ...Option) *testServer {
 	t.Helper()
-	s := newUnservedServer(t, opts...)
+	return newTestServerOf(t, apiVersions{}, opts...)
+}
+
+// newTestServerOf is newTestServer of handler h.
+func newTestServerOf(t *testing.T, h Handler, opts ...Option) *testServer {
+	t.Helper()
+	s := newUnservedServerOf(t, h, opts...)
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(s.ln) }()
 	t.Cleanup(func() {
