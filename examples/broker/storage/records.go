@@ -193,17 +193,10 @@ func parseRecord(rec []byte) (tsDelta int64, offsetDelta int32, used int, err er
 	if p < 0 || delta != int64(int32(delta)) {
 		return 0, 0, 0, varint32Error(p, delta)
 	}
-	for range 2 { // key, value: a negative length is a null (skipBytesAt, inline)
-		n, q := varintAt(rec, p, maxVarint32)
-		switch {
-		case q < 0 || n != int64(int32(n)):
-			return 0, 0, 0, varint32Error(q, n)
-		case n > int64(len(rec)-q):
-			return 0, 0, 0, errShort
-		case n > 0:
-			q += int(n)
+	for range 2 { // key, value: a negative length is a null
+		if p, err = skipBytesAt(rec, p, false); err != nil {
+			return 0, 0, 0, err
 		}
-		p = q
 	}
 	headers, p := varintAt(rec, p, maxVarint32)
 	switch {

@@ -62,9 +62,7 @@ func (r *connReader) toBig() {
 // small buffer alone.
 func (r *connReader) shrink() {
 	if r.big != nil && r.big.Buffered() == 0 {
-		r.big.Reset(nil)
-		bigReaders.Put(r.big)
-		r.big = nil
+		r.release()
 	}
 }
 
