@@ -23,7 +23,6 @@ var storageCodes = []struct {
 }{
 	{storage.ErrCorruptBatch, kerr.CorruptMessage},
 	{storage.ErrInvalidRecord, kerr.InvalidRecord},
-	{storage.ErrTransactional, kerr.InvalidTxnState},
 	{storage.ErrBatchTooLarge, kerr.MessageTooLarge},
 	{storage.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{storage.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},

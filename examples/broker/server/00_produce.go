@@ -42,9 +42,9 @@ package server
 // batch, as in Kafka. A partition this broker does not lead is
 // NOT_LEADER_OR_FOLLOWER. Any other acks value is INVALID_REQUIRED_ACKS.
 //
-// Not implemented: transactions (a transactional batch is
-// INVALID_TXN_STATE, since InitProducerId hands out no transactional
-// producer ids), log append time (message.timestamp.type: batches keep
+// A transactional batch is appended (package storage).
+//
+// Not implemented: log append time (message.timestamp.type: batches keep
 // their CreateTime), per-record errors (a batch is refused whole, with the
 // reason in its error message, not record by record), quotas, and the
 // KIP-951 leader hints (the leader never moves).

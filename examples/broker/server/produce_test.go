@@ -159,14 +159,15 @@ func TestProduceIdempotence(t *testing.T) {
 	assert.Equal(t, kerr.InvalidProducerEpoch.Code, sp.ErrorCode)
 }
 
-func TestProduceRefusesTransactionalBatches(t *testing.T) {
+// TestProduceAppendsTransactionalBatches: a transactional batch is
+// appended.
+func TestProduceAppendsTransactionalBatches(t *testing.T) {
 	s := newTestServer(t)
 	createTopic(t, s, "p", 1)
-	b := batchtest.Header(1, 1)
-	b.Attributes, b.ProducerID, b.ProducerEpoch, b.FirstSequence = 0x10, 1, 0, 0
-	b.Records = batchtest.Records(kmsg.Record{Value: []byte("x")})
-	sp := produced(t, dialRaw(t, s).RoundTrip(produceRequest(9, -1, "p", 0, batchtest.Encode(b))))
-	assert.Equal(t, kerr.InvalidTxnState.Code, sp.ErrorCode)
+	conn := dialRaw(t, s)
+	sp := produced(t, conn.RoundTrip(produceRequest(9, -1, "p", 0, batchtest.Transactional(1, 0, 0, 1, "x"))))
+	assert.Equal(t, int16(0), sp.ErrorCode)
+	assert.Equal(t, int64(0), sp.BaseOffset)
 }
 
 // laggingWait is a wait on p for one offset beyond its log end: a

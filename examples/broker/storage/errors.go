@@ -13,12 +13,9 @@ var (
 
 	// ErrInvalidRecord is wrapped for a well-formed batch that a client may
 	// not write: no batch or more than one, a control batch, a producer id
-	// without a sequence (Kafka's INVALID_RECORD).
+	// without a sequence, a transactional batch without a producer id
+	// (Kafka's INVALID_RECORD).
 	ErrInvalidRecord = errors.New("storage: invalid record batch")
-
-	// ErrTransactional is wrapped for a transactional batch: the storage
-	// keeps no transaction state, so it cannot place one.
-	ErrTransactional = errors.New("storage: transactional batches are not supported")
 
 	// ErrBatchTooLarge is wrapped for a batch larger than its topic's
 	// max.message.bytes (Kafka's MESSAGE_TOO_LARGE).

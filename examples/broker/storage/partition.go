@@ -170,7 +170,7 @@ func (p *Partition) rebuildLocked() (leaderEpochs, error) {
 	p.maxTimestamp = BatchInfo{}
 	var epochs leaderEpochs
 	err := p.log.Scan(p.log.Bounds().Start, func(info BatchInfo) bool {
-		if info.idempotent() {
+		if info.hasProducer() {
 			p.producers.record(info, time.UnixMilli(info.AppendTime))
 		}
 		p.noteTimestampLocked(info)
@@ -248,7 +248,7 @@ type AppendResult struct {
 // (SetHighWatermarkManaged), and applies the size and time retention (a
 // failure there is logged, not returned: the batch is in, and failing would
 // make its producer send it again). It returns an error wrapping ErrBatchTooLarge, ErrCorruptBatch,
-// ErrInvalidRecord, ErrTransactional, ErrInvalidProducerEpoch,
+// ErrInvalidRecord, ErrInvalidProducerEpoch,
 // ErrOutOfOrderSequence or ErrDeleted, or the Log's error. The checksum is
 // computed, and the records walked, before the lock is taken.
 func (p *Partition) Append(raw []byte) (AppendResult, error) {
@@ -271,7 +271,7 @@ func (p *Partition) Append(raw []byte) (AppendResult, error) {
 	if p.deleted {
 		return AppendResult{}, p.errDeleted()
 	}
-	if b.info.idempotent() {
+	if b.info.hasProducer() {
 		dup, isDup, err := p.producers.check(b.info)
 		if err != nil {
 			return AppendResult{}, fmt.Errorf("%s-%d: %w", p.topic.Name, p.index, err)
@@ -287,7 +287,7 @@ func (p *Partition) Append(raw []byte) (AppendResult, error) {
 	if err := p.log.Append(placed); err != nil {
 		return AppendResult{}, fmt.Errorf("storage: append to %s-%d: %w", p.topic.Name, p.index, err)
 	}
-	if placed.info.idempotent() {
+	if placed.info.hasProducer() {
 		p.producers.record(placed.info, now)
 	}
 	if p.epochs.assign(placed.info.LeaderEpoch, placed.info.BaseOffset) {

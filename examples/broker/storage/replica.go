@@ -21,8 +21,8 @@ import (
 // partial batch a fetch's byte limit leaves at the end.
 //
 // Every batch is checked as ParseStoredBatch checks it (framing, CRC-32C,
-// record count; control and transactional batches are refused, as Append
-// refuses them) before any is appended, and keeps the offsets and the
+// record count; transactional batches and the leader's control batches
+// are accepted) before any is appended, and keeps the offsets and the
 // leader epoch its leader gave it; max.message.bytes is not checked, the
 // leader did. Each must start at the log end: one that does not fails with
 // ErrOffsetMismatch, and neither it nor those after it are appended, while
@@ -35,7 +35,7 @@ import (
 // The result names the first and last offsets appended (LastOffset <
 // BaseOffset when nothing was: BaseOffset is then the log end), also along
 // with an error, which wraps ErrCorruptBatch (nothing appended),
-// ErrInvalidRecord or ErrTransactional (likewise), ErrOffsetMismatch,
+// ErrInvalidRecord (likewise), ErrOffsetMismatch,
 // ErrDeleted or the Log's error. The checksums are computed before the
 // lock is taken. O(len(records)).
 func (p *Partition) AppendReplica(records []byte) (AppendResult, error) {
@@ -88,7 +88,7 @@ func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int
 			err = fmt.Errorf("storage: replicate to %s-%d: %w", p.topic.Name, p.index, err)
 			break
 		}
-		if owned.info.idempotent() {
+		if owned.info.hasProducer() {
 			p.producers.record(owned.info, now)
 		}
 		if p.epochs.assign(owned.info.LeaderEpoch, owned.info.BaseOffset) {
