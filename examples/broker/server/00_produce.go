@@ -42,7 +42,10 @@ package server
 // batch, as in Kafka. A partition this broker does not lead is
 // NOT_LEADER_OR_FOLLOWER. Any other acks value is INVALID_REQUIRED_ACKS.
 //
-// A transactional batch is appended (package storage).
+// A transactional batch is appended, and starts or continues its
+// producer's transaction in the partition (package storage); a batch of a
+// producer whose transaction is open there that is not transactional is
+// INVALID_TXN_STATE.
 //
 // Not implemented: log append time (message.timestamp.type: batches keep
 // their CreateTime), per-record errors (a batch is refused whole, with the

@@ -160,7 +160,8 @@ func TestProduceIdempotence(t *testing.T) {
 }
 
 // TestProduceAppendsTransactionalBatches: a transactional batch is
-// appended.
+// appended, and opens its producer's transaction in the partition, where
+// a batch of it that is not transactional is INVALID_TXN_STATE.
 func TestProduceAppendsTransactionalBatches(t *testing.T) {
 	s := newTestServer(t)
 	createTopic(t, s, "p", 1)
@@ -168,6 +169,8 @@ func TestProduceAppendsTransactionalBatches(t *testing.T) {
 	sp := produced(t, conn.RoundTrip(produceRequest(9, -1, "p", 0, batchtest.Transactional(1, 0, 0, 1, "x"))))
 	assert.Equal(t, int16(0), sp.ErrorCode)
 	assert.Equal(t, int64(0), sp.BaseOffset)
+	sp = produced(t, conn.RoundTrip(produceRequest(10, -1, "p", 0, batchtest.Idempotent(1, 0, 1, 1, "y"))))
+	assert.Equal(t, kerr.InvalidTxnState.Code, sp.ErrorCode)
 }
 
 // laggingWait is a wait on p for one offset beyond its log end: a

@@ -3,6 +3,8 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -15,8 +17,8 @@ import (
 // (kmsg.ControlRecordKey: version 0, type 0 for an abort, 1 for a commit)
 // and whose value, for a marker, names the epoch of the transaction
 // coordinator that wrote it (kmsg.EndTxnMarker). Kafka writes them
-// uncompressed: a compressed one is refused as corrupt, so that its type
-// is read without inflating anything.
+// uncompressed, and so does AppendMarker: a compressed one is refused as
+// corrupt, so that its type is read without inflating anything.
 
 // A ControlType says whether a batch is a control batch, and which. The
 // zero value is a data batch.
@@ -118,4 +120,39 @@ func readControl(attrs uint16, records []byte) (ControlType, int32, error) {
 		return 0, 0, fmt.Errorf("%w: the transaction marker's value does not decode: %v", ErrCorruptBatch, err)
 	}
 	return typ, value.CoordinatorEpoch, nil
+}
+
+// markerBatch builds m's transaction marker as Kafka's
+// MemoryRecords.withEndTransactionMarker does, timestamped now: a control
+// batch of m's producer id and epoch (transactional, base sequence -1)
+// holding one control record, encoded with kmsg. Its base offset and
+// leader epoch are left for the append to write in.
+func markerBatch(m Marker, now time.Time) (*Batch, error) {
+	typ := controlKeyAbort
+	if m.Commit {
+		typ = controlKeyCommit
+	}
+	key := kmsg.ControlRecordKey{Version: 0, Type: typ}
+	value := kmsg.EndTxnMarker{Version: 0, CoordinatorEpoch: m.CoordinatorEpoch}
+	rec := kmsg.Record{Key: key.AppendTo(nil), Value: value.AppendTo(nil)}
+	// A record's length counts what follows it: encoded with a zero
+	// length (one byte), the rest is the record less that byte.
+	rec.Length = int32(len(rec.AppendTo(nil)) - 1)
+	ms := now.UnixMilli()
+	kb := kmsg.RecordBatch{
+		Magic:                2,
+		PartitionLeaderEpoch: -1,
+		Attributes:           attrTransaction | attrControl,
+		FirstTimestamp:       ms,
+		MaxTimestamp:         ms,
+		ProducerID:           m.ProducerID,
+		ProducerEpoch:        m.ProducerEpoch,
+		FirstSequence:        -1,
+		NumRecords:           1,
+		Records:              rec.AppendTo(nil),
+	}
+	kb.Length = int32(batchOverhead - lengthOverhead + len(kb.Records))
+	raw := kb.AppendTo(nil)
+	kb.CRC = int32(crc32.Checksum(raw[crcCoversFrom:], castagnoli))
+	return parseBatch(kb.AppendTo(raw[:0]), fromLog)
 }

@@ -17,6 +17,17 @@ var (
 	// (Kafka's INVALID_RECORD).
 	ErrInvalidRecord = errors.New("storage: invalid record batch")
 
+	// ErrInvalidTxnState is wrapped when a producer whose transaction is
+	// open in the partition writes a batch that is not transactional
+	// (Kafka's INVALID_TXN_STATE).
+	ErrInvalidTxnState = errors.New("storage: not transactional while the producer's transaction is open")
+
+	// ErrCoordinatorFenced is wrapped by Partition.AppendMarker for a
+	// marker from a transaction coordinator older than the last one that
+	// wrote a marker for its producer here (Kafka's
+	// TRANSACTION_COORDINATOR_FENCED).
+	ErrCoordinatorFenced = errors.New("storage: transaction coordinator fenced")
+
 	// ErrBatchTooLarge is wrapped for a batch larger than its topic's
 	// max.message.bytes (Kafka's MESSAGE_TOO_LARGE).
 	ErrBatchTooLarge = errors.New("storage: record batch too large")
@@ -25,8 +36,9 @@ var (
 	// follow its previous one (Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER).
 	ErrOutOfOrderSequence = errors.New("storage: out of order sequence number")
 
-	// ErrInvalidProducerEpoch is wrapped when a producer writes with an
-	// epoch older than one already written (Kafka's INVALID_PRODUCER_EPOCH).
+	// ErrInvalidProducerEpoch is wrapped when a producer writes, or a
+	// marker is written for it, with an epoch older than one already
+	// written (Kafka's INVALID_PRODUCER_EPOCH).
 	ErrInvalidProducerEpoch = errors.New("storage: producer epoch is stale")
 
 	// ErrOffsetOutOfRange is wrapped when an offset is before the log start
