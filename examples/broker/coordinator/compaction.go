@@ -27,6 +27,23 @@ package coordinator
 //     from the log start then rebuilds the same groups from the live
 //     records alone.
 //
+// No rewrite starts while a transaction is open in the partition (its
+// FirstUndecidedOffset): the group coordinator writes a transaction's
+// offset commits (TxnOffsetCommit) with its producer's id, and until the
+// transaction's marker decides them they are neither live nor dead; a
+// rewrite would copy them out of their transaction, and moving the log
+// start past them would drop records whose transaction is still to be
+// decided. The next append after the marker rewrites. Kafka's log cleaner
+// likewise stops at the first unstable offset. Replication does not hold
+// compaction back: a test of the last stable offset against the log end
+// would, since on a replicated partition the high watermark is below the
+// log end after every append; a decided transaction is just records.
+//
+// Every append of the runtime's, a shard's change or a rewrite's batch,
+// goes through storage's AppendCoordinator (Kafka's
+// AppendOrigin.COORDINATOR): a transactional batch with a producer id and
+// no sequences is allowed, its producer's epoch checked.
+//
 // A rewrite costs the live records and is paid for by as many dead ones,
 // so a commit costs O(1) amortised, and a partition holds at most about
 // twice max(threshold, live) records. Followers take the leader's log
@@ -139,7 +156,7 @@ func (t *Topic) compactedAppend(p *storage.Partition, epoch int32, batch []byte)
 	c := t.compactor.of(p.Index())
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	res, err := p.Append(batch)
+	res, err := p.AppendCoordinator(batch)
 	if err != nil {
 		return res, nil, err
 	}
@@ -176,7 +193,8 @@ func (c *compaction) followLocked(t *Topic, p *storage.Partition, epoch int32, r
 
 // maybeRewriteLocked moves the log start to a rewrite the high watermark
 // has passed, or appends a rewrite when the dead records reach the
-// threshold and outnumber the live ones; it returns the wait for a new
+// threshold and outnumber the live ones and no transaction is open in the
+// partition (see the top of the file); it returns the wait for a new
 // rewrite's replication, or nil.
 //
 // REQUIRES: c.mu held.
@@ -194,10 +212,13 @@ func (c *compaction) maybeRewriteLocked(t *Topic) *delayedLogStart {
 		return nil
 	}
 	p := c.p
+	if _, open := p.FirstUndecidedOffset(); open {
+		return nil
+	}
 	rw := &rewrite{start: c.next, before: c.state.Records()}
 	maxBytes := int(p.Topic().Config.MaxMessageBytes) / 2
 	for _, b := range c.state.Rewrite(time.Now(), rewriteBatchRecords, maxBytes) {
-		res, err := p.Append(b)
+		res, err := p.AppendCoordinator(b)
 		if err != nil {
 			// What was appended of it is harmless (each record is its
 			// key's latest value) and is followed; the next append

@@ -23,7 +23,8 @@ var storageCodes = []struct {
 }{
 	{storage.ErrCorruptBatch, kerr.CorruptMessage},
 	{storage.ErrInvalidRecord, kerr.InvalidRecord},
-	{storage.ErrTransactional, kerr.InvalidTxnState},
+	{storage.ErrInvalidTxnState, kerr.InvalidTxnState},
+	{storage.ErrCoordinatorFenced, kerr.TransactionCoordinatorFenced},
 	{storage.ErrBatchTooLarge, kerr.MessageTooLarge},
 	{storage.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{storage.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},

@@ -42,9 +42,12 @@ package server
 // batch, as in Kafka. A partition this broker does not lead is
 // NOT_LEADER_OR_FOLLOWER. Any other acks value is INVALID_REQUIRED_ACKS.
 //
-// Not implemented: transactions (a transactional batch is
-// INVALID_TXN_STATE, since InitProducerId hands out no transactional
-// producer ids), log append time (message.timestamp.type: batches keep
+// A transactional batch is appended, and starts or continues its
+// producer's transaction in the partition (package storage); a batch of a
+// producer whose transaction is open there that is not transactional is
+// INVALID_TXN_STATE.
+//
+// Not implemented: log append time (message.timestamp.type: batches keep
 // their CreateTime), per-record errors (a batch is refused whole, with the
 // reason in its error message, not record by record), quotas, and the
 // KIP-951 leader hints (the leader never moves).

@@ -9,6 +9,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/broker/group/records"
+	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -188,4 +191,31 @@ func TestMembersSurviveAReload(t *testing.T) {
 	require.Greater(t, o.LogStart, int64(0), "a rewrite moved the log start")
 	reloadOffsets(t, s, nil)
 	check("reloaded after a rewrite")
+}
+
+// TestNoRewriteWhileATransactionIsOpen: offset commits of a transaction
+// still open in the offsets partition (a TxnOffsetCommit's, written with
+// its producer's id and epoch) hold compaction back: no rewrite is made,
+// and the log start does not move past them, however many dead records
+// pile up, until the transaction is decided.
+func TestNoRewriteWhileATransactionIsOpen(t *testing.T) {
+	_, c, p := newOffsetsServer(t, compactAfter20)
+	now := time.Now()
+	var b kmsg.RecordBatch
+	require.NoError(t, b.ReadFrom(records.Batch(now, []kmsg.Record{records.Offset("txn", group.StoredOffset{
+		TopicPartition: group.TopicPartition{Topic: "orders", Partition: 0}, Offset: 5, LeaderEpoch: -1, Committed: now})})))
+	b.Attributes |= 0x10 // transactional
+	b.ProducerID, b.ProducerEpoch = 7, 0
+	_, err := p.AppendCoordinator(batchtest.Encode(b))
+	require.NoError(t, err)
+	_, open := p.FirstUndecidedOffset()
+	require.True(t, open)
+
+	for i := range int64(100) {
+		require.Equal(t, []int16{0, 0}, commitCodes(c.RoundTrip(commitReq(8, "g", "", -1, i))))
+	}
+	o, err := p.Offsets()
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), o.LogStart, "nothing dropped")
+	assert.Greater(t, heldRecords(t, p), int64(200), "no rewrite: every commit is still held")
 }

@@ -159,13 +159,17 @@ func TestProduceIdempotence(t *testing.T) {
 	assert.Equal(t, kerr.InvalidProducerEpoch.Code, sp.ErrorCode)
 }
 
-func TestProduceRefusesTransactionalBatches(t *testing.T) {
+// TestProduceAppendsTransactionalBatches: a transactional batch is
+// appended, and opens its producer's transaction in the partition, where
+// a batch of it that is not transactional is INVALID_TXN_STATE.
+func TestProduceAppendsTransactionalBatches(t *testing.T) {
 	s := newTestServer(t)
 	createTopic(t, s, "p", 1)
-	b := batchtest.Header(1, 1)
-	b.Attributes, b.ProducerID, b.ProducerEpoch, b.FirstSequence = 0x10, 1, 0, 0
-	b.Records = batchtest.Records(kmsg.Record{Value: []byte("x")})
-	sp := produced(t, dialRaw(t, s).RoundTrip(produceRequest(9, -1, "p", 0, batchtest.Encode(b))))
+	conn := dialRaw(t, s)
+	sp := produced(t, conn.RoundTrip(produceRequest(9, -1, "p", 0, batchtest.Transactional(1, 0, 0, 1, "x"))))
+	assert.Equal(t, int16(0), sp.ErrorCode)
+	assert.Equal(t, int64(0), sp.BaseOffset)
+	sp = produced(t, conn.RoundTrip(produceRequest(10, -1, "p", 0, batchtest.Idempotent(1, 0, 1, 1, "y"))))
 	assert.Equal(t, kerr.InvalidTxnState.Code, sp.ErrorCode)
 }
 

@@ -41,11 +41,26 @@ type BatchInfo struct {
 	// is built from.
 	LeaderEpoch int32
 
-	// The idempotent producer that wrote it, or ProducerID -1.
+	// The producer that wrote it (idempotent or transactional), or
+	// ProducerID -1. FirstSequence and LastSequence are -1 for a batch
+	// without sequences: a transaction marker, or a transactional batch
+	// a coordinator wrote for its producer (AppendCoordinator).
 	ProducerID    int64
 	ProducerEpoch int16
 	FirstSequence int32
 	LastSequence  int32
+
+	// Transactional is set for a batch of a transaction (attribute bit
+	// 4): a transactional producer's records, or a transaction's marker.
+	Transactional bool
+	// Control says whether it is a control batch, one the broker wrote
+	// rather than a producer, and which (ControlNone, the zero value,
+	// for a data batch).
+	Control ControlType
+	// CoordinatorEpoch is a transaction marker's (ControlAbort or
+	// ControlCommit): the epoch of the transaction coordinator that
+	// wrote it, from the marker's value. 0 for any other batch.
+	CoordinatorEpoch int32
 }
 
 // retentionTime is the time retention measures a batch's age from: its max
@@ -61,9 +76,17 @@ func (b BatchInfo) retentionTime() int64 {
 // NumRecords returns how many records the batch holds.
 func (b BatchInfo) NumRecords() int64 { return b.LastOffset - b.BaseOffset + 1 }
 
-// idempotent reports whether a producer id is set: the batch takes part in
-// sequence checking.
-func (b BatchInfo) idempotent() bool { return b.ProducerID >= 0 }
+// hasProducer reports whether a producer id is set: the batch takes part
+// in its producer's state (sequences, epoch, transaction).
+func (b BatchInfo) hasProducer() bool { return b.ProducerID >= 0 }
+
+// hasSequence reports whether the batch carries sequence numbers, which a
+// retry is recognised by: a producer's batch does, a marker and a
+// coordinator's batch do not.
+func (b BatchInfo) hasSequence() bool { return b.ProducerID >= 0 && b.FirstSequence >= 0 }
+
+// marker reports whether the batch is a transaction marker.
+func (b BatchInfo) marker() bool { return b.Control == ControlAbort || b.Control == ControlCommit }
 
 // A Batch is a validated v2 record batch, exactly as the client sent it,
 // until Append gives it its offsets.
@@ -84,16 +107,41 @@ func (b *Batch) Info() BatchInfo { return b.info }
 // Bytes returns the batch's bytes. The caller must not modify them.
 func (b *Batch) Bytes() []byte { return b.raw }
 
+// origin is who wrote a batch, which decides what its parse allows
+// (Kafka's AppendOrigin).
+type origin int8
+
+const (
+	// fromClient is a producer's batch, in a produce request (Kafka's
+	// AppendOrigin.CLIENT): its producer id needs sequences, and it may
+	// not be a control batch.
+	fromClient origin = iota
+	// fromCoordinator is a batch of the broker's own coordinators
+	// (COORDINATOR), AppendCoordinator's: a producer id without
+	// sequences is allowed (the group coordinator writes a
+	// transaction's offset commits with the client's producer id and
+	// epoch, at sequence -1).
+	fromCoordinator
+	// fromLog is a batch written before and read back, from a log or a
+	// leader (REPLICATION): control batches are allowed too, and their
+	// type read.
+	fromLog
+)
+
 // ParseBatch validates raw as one v2 record batch as a client may send it
 // in a produce request, and returns it without copying raw. It checks, as
 // Kafka does, the framing (exactly one batch, lengths that agree), the magic,
 // the CRC-32C, the record count against the last offset delta and the
-// compression codec (ErrCorruptBatch), and refuses control batches and
-// producer ids without a sequence (ErrInvalidRecord) and transactional
-// batches (ErrTransactional). Records inside the batch are not decoded
+// compression codec (ErrCorruptBatch), and refuses control batches,
+// producer ids without a sequence and transactional batches without a
+// producer id (ErrInvalidRecord). Records inside the batch are not decoded
 // here: Partition.Append validates them (records.go) before appending a
 // client's batch. O(len(raw)) for the checksum.
-func ParseBatch(raw []byte) (*Batch, error) {
+func ParseBatch(raw []byte) (*Batch, error) { return parseBatch(raw, fromClient) }
+
+// parseBatch is ParseBatch for a batch from, whose rules differ as Kafka's
+// LogValidator's do by origin (see origin).
+func parseBatch(raw []byte, from origin) (*Batch, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("%w: no record batch", ErrInvalidRecord)
 	}
@@ -131,16 +179,25 @@ func ParseBatch(raw []byte) (*Batch, error) {
 	if attrs&attrCompression > maxCompression {
 		return nil, fmt.Errorf("%w: unknown compression codec %d", ErrCorruptBatch, attrs&attrCompression)
 	}
-	if attrs&attrControl != 0 {
+	if attrs&attrControl != 0 && from != fromLog {
+		// A coordinator's markers go through AppendMarker, which
+		// builds them.
 		return nil, fmt.Errorf("%w: clients may not write control batches", ErrInvalidRecord)
 	}
-	if attrs&attrTransaction != 0 {
-		return nil, ErrTransactional
+	if attrs&attrTransaction != 0 && kb.ProducerID < 0 {
+		return nil, fmt.Errorf("%w: a transactional batch without a producer id", ErrInvalidRecord)
 	}
-	if kb.ProducerID >= 0 && kb.FirstSequence < 0 {
+	if kb.ProducerID >= 0 && kb.FirstSequence < 0 && from == fromClient {
 		return nil, fmt.Errorf("%w: producer id %d with sequence %d", ErrInvalidRecord, kb.ProducerID, kb.FirstSequence)
 	}
-	return &Batch{raw: raw, info: infoOf(&kb, len(raw)), attrs: kb.Attributes, numRecords: kb.NumRecords, firstTimestamp: kb.FirstTimestamp}, nil
+	info := infoOf(&kb, len(raw))
+	if info.Control == ControlUnread {
+		var err error
+		if info.Control, info.CoordinatorEpoch, err = readControl(attrs, raw[batchOverhead:]); err != nil {
+			return nil, err
+		}
+	}
+	return &Batch{raw: raw, info: info, attrs: kb.Attributes, numRecords: kb.NumRecords, firstTimestamp: kb.FirstTimestamp}, nil
 }
 
 // infoOf returns what kb's header says, its offsets relative (0 and the
@@ -155,9 +212,15 @@ func infoOf(kb *kmsg.RecordBatch, size int) BatchInfo {
 		ProducerEpoch: kb.ProducerEpoch,
 		FirstSequence: kb.FirstSequence,
 		LastSequence:  kb.FirstSequence,
+		Transactional: kb.Attributes&attrTransaction != 0,
 	}
-	if info.idempotent() {
+	if info.hasSequence() {
 		info.LastSequence = addSequence(kb.FirstSequence, kb.LastOffsetDelta)
+	}
+	if kb.Attributes&attrControl != 0 {
+		// Which control batch is said by its record, not its header:
+		// the caller reads it if it holds the record.
+		info.Control = ControlUnread
 	}
 	return info
 }

@@ -54,7 +54,9 @@ func TestParseBatch(t *testing.T) {
 		{"last offset delta disagrees", edited(func(b *kmsg.RecordBatch) { b.LastOffsetDelta = 5 }), ErrCorruptBatch},
 		{"unknown compression", edited(func(b *kmsg.RecordBatch) { b.Attributes = 7 }), ErrCorruptBatch},
 		{"control batch", edited(func(b *kmsg.RecordBatch) { b.Attributes = 0x20 }), ErrInvalidRecord},
-		{"transactional", edited(func(b *kmsg.RecordBatch) { b.Attributes = 0x10; b.ProducerID = 1 }), ErrTransactional},
+		{"transactional", edited(func(b *kmsg.RecordBatch) { b.Attributes = 0x10; b.ProducerID, b.FirstSequence = 1, 0 }), nil},
+		{"transactional without a sequence", edited(func(b *kmsg.RecordBatch) { b.Attributes = 0x10; b.ProducerID = 1 }), ErrInvalidRecord},
+		{"transactional without a producer", edited(func(b *kmsg.RecordBatch) { b.Attributes = 0x10 }), ErrInvalidRecord},
 		{"producer without sequence", edited(func(b *kmsg.RecordBatch) { b.ProducerID = 1 }), ErrInvalidRecord},
 	}
 	for _, tt := range tests {
@@ -80,6 +82,34 @@ func TestParseBatchInfo(t *testing.T) {
 	assert.Equal(t, int16(2), info.ProducerEpoch)
 	assert.Equal(t, int32(10), info.FirstSequence)
 	assert.Equal(t, int32(12), info.LastSequence)
+}
+
+func TestParseTransactionalBatches(t *testing.T) {
+	b, err := ParseBatch(batchtest.Transactional(4, 1, 0, 1, "a"))
+	require.NoError(t, err)
+	assert.True(t, b.Info().Transactional)
+	assert.Equal(t, ControlNone, b.Info().Control)
+
+	_, err = ParseBatch(batchtest.Transactional(-1, -1, -1, 1, "a"))
+	assert.ErrorIs(t, err, ErrInvalidRecord, "transactional without a producer id")
+	_, err = ParseBatch(batchtest.Transactional(4, 1, -1, 1, "a"))
+	assert.ErrorIs(t, err, ErrInvalidRecord, "transactional without a sequence")
+	_, err = ParseBatch(batchtest.Marker(4, 1, true, 0, 1))
+	assert.ErrorIs(t, err, ErrInvalidRecord, "clients may not write markers")
+
+	marker := batchtest.At(9, batchtest.Marker(4, 1, false, 3, 1))
+	stored, err := ParseStoredBatch(marker)
+	require.NoError(t, err, "a log holds markers")
+	assert.Equal(t, ControlAbort, stored.Info().Control)
+	assert.True(t, stored.Info().Transactional)
+	assert.Equal(t, int32(-1), stored.Info().LastSequence)
+
+	head, err := ReadBatchHeader(marker[:BatchHeaderSize])
+	require.NoError(t, err)
+	assert.Equal(t, ControlUnread, head.Control, "a header alone does not say which marker")
+	whole, err := ReadBatchHeader(marker)
+	require.NoError(t, err)
+	assert.Equal(t, stored.Info(), whole, "the whole batch does")
 }
 
 func TestPlaceKeepsTheChecksumValid(t *testing.T) {
@@ -109,15 +139,28 @@ func TestAddSequenceWraps(t *testing.T) {
 
 // FuzzParseBatch checks that no input panics ParseBatch, that every error
 // is one of the documented ones, and that an accepted batch's info agrees
-// with its bytes.
+// with its bytes; and that a batch a log may hold (ParseStoredBatch, which
+// reads a control batch's type) reads back alike from its header
+// (ReadBatchHeader given the whole batch).
 func FuzzParseBatch(f *testing.F) {
 	f.Add(batchtest.Values(1, "a"))
 	f.Add(batchtest.Idempotent(1, 0, 0, 1, "a", "b"))
 	f.Add(edited(func(b *kmsg.RecordBatch) { b.LastOffsetDelta = 9 }))
+	f.Add(batchtest.Transactional(1, 0, 0, 1, "a"))
+	f.Add(batchtest.Marker(1, 0, true, 3, 1))
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		if stored, err := ParseStoredBatch(raw); err == nil {
+			h, err := ReadBatchHeader(raw)
+			require.NoError(t, err, "a whole batch's header reads")
+			assert.Equal(t, stored.Info(), h)
+			assert.NotEqual(t, ControlUnread, h.Control, "read from the whole batch")
+		} else {
+			known := errors.Is(err, ErrCorruptBatch) || errors.Is(err, ErrInvalidRecord)
+			assert.True(t, known, "unexpected error %v", err)
+		}
 		b, err := ParseBatch(raw)
 		if err != nil {
-			known := errors.Is(err, ErrCorruptBatch) || errors.Is(err, ErrInvalidRecord) || errors.Is(err, ErrTransactional)
+			known := errors.Is(err, ErrCorruptBatch) || errors.Is(err, ErrInvalidRecord)
 			assert.True(t, known, "unexpected error %v", err)
 			return
 		}

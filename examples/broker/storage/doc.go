@@ -21,20 +21,32 @@
 // place, a slice walk; one across chunks a byte at a time (window.go). At
 // most GOMAXPROCS batches are inflated at once. A follower's
 // batches, and those a log reads back, were validated when first written:
-// their checksum is checked, not their records.
+// their checksum is checked, not their records. Transactional batches are
+// accepted from a transactional producer (with a producer id and
+// sequences); control batches only from a log or a leader: the
+// partition writes its transaction markers itself (AppendMarker, built
+// with kmsg), and reads a control batch's type from its record
+// (ControlType).
 //
 // # Offsets
 //
-//	log start          high watermark = last stable     log end
-//	    |  batches ...        |                            |
+//	log start        last stable      high watermark        log end
+//	    |  batches ...    |    ...           |      ...           |
 //
 // The log start is the first offset kept (retention moves it, and
 // AdvanceLogStart, up to the high watermark). The log end
 // is the offset the next batch gets. The high watermark is the smallest log
 // end among the in-sync replicas; with one replica, the log end, moved on
 // each append. Consumers read below it. The last stable offset bounds
-// read_committed reads; there are no transactions, so it is the high
-// watermark.
+// read_committed reads: the high watermark, or the first offset of the
+// earliest transaction still open, or complete but whose marker the high
+// watermark has not passed, if that is smaller (never below the log
+// start). It moves with the high watermark, with markers, and with
+// truncations, in O(1) amortised: the transactions are kept in offset
+// order (txns.go), never found by a scan of the producers. A
+// read_committed read also returns the aborted transactions it overlaps,
+// from the partition's aborted index (Kafka's TransactionIndex), for the
+// consumer to drop their records.
 //
 // # Replication
 //
@@ -73,11 +85,29 @@
 //
 // # Producers
 //
-// Each partition remembers, per idempotent producer id, its epoch and its
-// last few batches (five by default: the most a producer keeps in flight).
-// A retried batch is answered with the offset it was first written at; a
-// gap in sequence numbers or a stale epoch is refused (see producers.check
-// for Kafka's rules).
+// Each partition remembers, per producer id (idempotent or
+// transactional), its epoch and its last few batches (five by default:
+// the most a producer keeps in flight). A retried batch is answered with
+// the offset it was first written at; a gap in sequence numbers or a stale
+// epoch is refused (see producers.check for Kafka's rules). A producer's
+// first transactional batch here starts its transaction (Kafka's
+// currentTxnFirstOffset), and its marker, which a transaction
+// coordinator writes (AppendMarker), ends it; meanwhile a batch of it
+// that is not transactional is refused (ErrInvalidTxnState), and a marker
+// of an older epoch, or from an older coordinator than the producer's
+// last marker's, is refused (ErrInvalidProducerEpoch,
+// ErrCoordinatorFenced). The broker's coordinators write for a
+// producer too (AppendCoordinator: a transaction's offset commits, at
+// sequence -1), checked for its epoch and transaction, not its sequences.
+// An idle producer expires, unless its transaction is open. Producers and
+// OngoingTxn tell the admin APIs and KIP-890's verification what they
+// hold; a follower records all of it from its leader's batches, so that
+// it holds the same once it leads.
+//
+// Kafka keeps its producer state in snapshots and its aborted index in
+// .txnindex files; here both are rebuilt from the batches when a log
+// opens (every batch is read then anyway, see package logdir) and after a
+// truncation: a transaction whose marker was cut is open again.
 //
 // # Retention
 //
@@ -97,10 +127,12 @@
 //
 // The batches themselves sit behind the Log interface: the in-memory log
 // here, or the segment-file log of package logdir, which a LogOpener
-// opens. Partition rebuilds its state (the high watermark, producers, the
-// largest timestamp) from the log's batches when it opens one that is not
+// opens. Partition rebuilds its state (the high watermark, which is the
+// log end, producers, transactions and the aborted index, the largest
+// timestamp) from the log's batches when it opens one that is not
 // empty: after a restart, an idempotent producer's retry of a batch
-// acknowledged before it is still recognised.
+// acknowledged before it is still recognised, and an open transaction
+// still holds the last stable offset back.
 //
 // With a Catalog (WithCatalog; logdir's Dir is one), topics survive the
 // store: New opens every topic the catalog lists, with its id, partitions
@@ -111,11 +143,11 @@
 //
 // # Size
 //
-// About 3.2k lines, above the 3k this project's packages keep to: one
-// concept a file (a batch's validation, the partition and its offsets,
-// leader epochs, producers' sequences, retention, the catalog), each the
-// partition's, under the partition's one lock; the on-disk log is package
-// logdir already.
+// About 4.3k lines, above the 3k this project's packages keep to: one
+// concept a file (a batch's validation, control batches, the partition and
+// its offsets, leader epochs, producers' sequences, transactions,
+// retention, the catalog), each the partition's, under the partition's one
+// lock; the on-disk log is package logdir already.
 //
 // # Lock order
 //

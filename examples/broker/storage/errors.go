@@ -13,12 +13,20 @@ var (
 
 	// ErrInvalidRecord is wrapped for a well-formed batch that a client may
 	// not write: no batch or more than one, a control batch, a producer id
-	// without a sequence (Kafka's INVALID_RECORD).
+	// without a sequence, a transactional batch without a producer id
+	// (Kafka's INVALID_RECORD).
 	ErrInvalidRecord = errors.New("storage: invalid record batch")
 
-	// ErrTransactional is wrapped for a transactional batch: the storage
-	// keeps no transaction state, so it cannot place one.
-	ErrTransactional = errors.New("storage: transactional batches are not supported")
+	// ErrInvalidTxnState is wrapped when a producer whose transaction is
+	// open in the partition writes a batch that is not transactional
+	// (Kafka's INVALID_TXN_STATE).
+	ErrInvalidTxnState = errors.New("storage: not transactional while the producer's transaction is open")
+
+	// ErrCoordinatorFenced is wrapped by Partition.AppendMarker for a
+	// marker from a transaction coordinator older than the last one that
+	// wrote a marker for its producer here (Kafka's
+	// TRANSACTION_COORDINATOR_FENCED).
+	ErrCoordinatorFenced = errors.New("storage: transaction coordinator fenced")
 
 	// ErrBatchTooLarge is wrapped for a batch larger than its topic's
 	// max.message.bytes (Kafka's MESSAGE_TOO_LARGE).
@@ -28,8 +36,9 @@ var (
 	// follow its previous one (Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER).
 	ErrOutOfOrderSequence = errors.New("storage: out of order sequence number")
 
-	// ErrInvalidProducerEpoch is wrapped when a producer writes with an
-	// epoch older than one already written (Kafka's INVALID_PRODUCER_EPOCH).
+	// ErrInvalidProducerEpoch is wrapped when a producer writes, or a
+	// marker is written for it, with an epoch older than one already
+	// written (Kafka's INVALID_PRODUCER_EPOCH).
 	ErrInvalidProducerEpoch = errors.New("storage: producer epoch is stale")
 
 	// ErrOffsetOutOfRange is wrapped when an offset is before the log start

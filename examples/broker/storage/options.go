@@ -130,7 +130,7 @@ func WithRetentionCheckInterval(d time.Duration) Option {
 // batches a partition remembers to recognise retries (default 5, the most
 // a producer may have in flight), and after how long without writing a
 // producer is forgotten (default 24 hours, producer.id.expiration.ms;
-// negative: never).
+// negative: never); one whose transaction is open is never forgotten.
 func WithProducerState(batches int, expiry time.Duration) Option {
 	return optionFunc(func(cfg *config) { cfg.producerBatches, cfg.producerExpiry = batches, expiry })
 }

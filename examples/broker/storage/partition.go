@@ -17,8 +17,10 @@ const (
 	// ReadUncommitted reads up to the high watermark: what every in-sync
 	// replica has (Kafka's READ_UNCOMMITTED).
 	ReadUncommitted Isolation = iota
-	// ReadCommitted reads up to the last stable offset (READ_COMMITTED).
-	// Without transactions it equals the high watermark.
+	// ReadCommitted reads up to the last stable offset (READ_COMMITTED):
+	// below the first transaction still undecided, or whose marker is not
+	// yet below the high watermark. Its reads also return the aborted
+	// transactions they overlap (ReadResult.Aborted).
 	ReadCommitted
 	// ReadReplica reads up to the log end offset, as a follower does.
 	ReadReplica
@@ -28,7 +30,7 @@ const (
 type Offsets struct {
 	LogStart      int64 // the first offset kept
 	HighWatermark int64 // every in-sync replica has the offsets below it
-	LastStable    int64 // below it no transaction is open: the high watermark here
+	LastStable    int64 // below it every transaction is decided, and replicated (see txns.go)
 	LogEnd        int64 // the offset the next batch gets
 }
 
@@ -66,6 +68,7 @@ type Partition struct {
 	highWatermark int64
 	hwManaged     bool // the replica manager moves the high watermark, not Append (SetHighWatermarkManaged)
 	producers     producers
+	txns          txns         // the transactions in offset order, the aborted index (txns.go)
 	maxTimestamp  BatchInfo    // the kept batch with the largest max timestamp; Size 0 when none
 	maxTimeLast   int64        // the base offset of the last kept batch with that max timestamp
 	epochs        leaderEpochs // the leader-epoch cache (epochs.go)
@@ -73,9 +76,10 @@ type Partition struct {
 }
 
 // openPartition opens partition index of t on log. A log that is not empty
-// (a durable one, reopened) is taken as fully acknowledged, and its batches
-// rebuild the producers' state and the max timestamp, as Kafka rebuilds its
-// producer state from the log on recovery.
+// (a durable one, reopened) is taken as fully acknowledged (its high
+// watermark is its end), and its batches rebuild the producers' state, the
+// transactions and the aborted index, and the max timestamp, as Kafka
+// rebuilds its producer state from the log on recovery.
 func openPartition(t *Topic, index int32, cfg *config, log Log) (*Partition, error) {
 	// A partition with followers has its high watermark moved by its
 	// replica manager from the start, so that no append slips past it.
@@ -157,27 +161,51 @@ func (p *Partition) epochsChangedLocked() {
 	}
 }
 
-// rebuildLocked rebuilds the producers' state and the max-timestamp batch
-// from the log's batches, forgetting what they were: on opening a log, and
-// after a truncation removed batches they may name. A producer whose
-// batches are all gone is forgotten, as after a restart. It returns the
-// leader-epoch cache the batches make, which opening a log checks its
-// checkpoint against. O(batches).
+// rebuildLocked rebuilds the producers' state, the transactions (open
+// ones, the aborted index) and the max-timestamp batch from the log's
+// batches, forgetting what they were: on opening a log, and after a
+// truncation removed batches they may name. A producer whose batches are
+// all gone is forgotten, as after a restart; a transaction whose marker is
+// gone is open again. Kafka keeps its aborted index in .txnindex files;
+// every batch is read here anyway, so the index is rebuilt from the
+// markers. It returns the leader-epoch cache the batches make, which
+// opening a log checks its checkpoint against. O(batches).
 //
 // REQUIRES: p.mu held for writing, or p not yet shared.
 func (p *Partition) rebuildLocked() (leaderEpochs, error) {
 	p.producers = newProducers(p.cfg.producerBatches)
+	p.txns = txns{}
 	p.maxTimestamp = BatchInfo{}
 	var epochs leaderEpochs
 	err := p.log.Scan(p.log.Bounds().Start, func(info BatchInfo) bool {
-		if info.idempotent() {
-			p.producers.record(info, time.UnixMilli(info.AppendTime))
-		}
-		p.noteTimestampLocked(info)
+		p.applyLocked(info, time.UnixMilli(info.AppendTime))
 		epochs.assign(info.LeaderEpoch, info.BaseOffset)
 		return true
 	})
 	return epochs, err
+}
+
+// applyLocked brings the partition's state in line with info, a batch
+// just appended (by a leader or a follower alike) or read back from the
+// log in a rebuild, at now: its producer's sequences, epoch and
+// transaction, the transactions' order and the aborted index, the max
+// timestamp. No check is made: the batch is in the log.
+//
+// REQUIRES: p.mu held for writing, or p not yet shared.
+func (p *Partition) applyLocked(info BatchInfo, now time.Time) {
+	switch {
+	case !info.hasProducer():
+	case info.marker():
+		if first, ok := p.producers.endTxn(info, now); ok {
+			p.txns.complete(info.ProducerID, first, info.BaseOffset, info.Control == ControlAbort)
+			p.txns.stabilize(p.highWatermark)
+		}
+	case info.Control == ControlNone:
+		if p.producers.record(info, now) {
+			p.txns.begin(info.BaseOffset)
+		}
+	}
+	p.noteTimestampLocked(info)
 }
 
 // Topic returns the partition's topic.
@@ -220,7 +248,21 @@ func (p *Partition) Offsets() (Offsets, error) {
 // REQUIRES: p.mu held.
 func (p *Partition) offsetsLocked() Offsets {
 	b := p.log.Bounds()
-	return Offsets{LogStart: b.Start, HighWatermark: p.highWatermark, LastStable: p.highWatermark, LogEnd: b.End}
+	return Offsets{LogStart: b.Start, HighWatermark: p.highWatermark, LastStable: p.lastStableLocked(b.Start), LogEnd: b.End}
+}
+
+// lastStableLocked returns the last stable offset, start being the log
+// start: the high watermark, or the first unstable offset if smaller (see
+// txns.go), but not before the log start, as Kafka's
+// maybeIncrementFirstUnstableOffset keeps it there once retention took an
+// open transaction's first batches. O(1).
+//
+// REQUIRES: p.mu held.
+func (p *Partition) lastStableLocked(start int64) int64 {
+	if first, ok := p.txns.firstUnstable(); ok && first < p.highWatermark {
+		return max(first, start)
+	}
+	return p.highWatermark
 }
 
 func (p *Partition) errDeleted() error {
@@ -238,8 +280,10 @@ type AppendResult struct {
 
 // Append validates raw as a client's record batch (see ParseBatch), and
 // its records, decompressed to at most the topic's max.message.bytes (see
-// records.go), checks its producer's sequence, and appends it at the log
-// end, its base offset and leader epoch written in. Once appended, raw is
+// records.go), checks its producer's sequence, epoch and transaction, and
+// appends it at the log end, its base offset and leader epoch written in.
+// A transactional batch starts its producer's transaction here if none is
+// open. Once appended, raw is
 // the log's: written in place and kept (an in-memory log keeps it and its
 // whole backing array), so the caller must not modify it, nor append it
 // again; a caller whose raw is a small part of a large buffer passes a
@@ -248,16 +292,36 @@ type AppendResult struct {
 // (SetHighWatermarkManaged), and applies the size and time retention (a
 // failure there is logged, not returned: the batch is in, and failing would
 // make its producer send it again). It returns an error wrapping ErrBatchTooLarge, ErrCorruptBatch,
-// ErrInvalidRecord, ErrTransactional, ErrInvalidProducerEpoch,
-// ErrOutOfOrderSequence or ErrDeleted, or the Log's error. The checksum is
+// ErrInvalidRecord, ErrInvalidProducerEpoch, ErrOutOfOrderSequence,
+// ErrInvalidTxnState or ErrDeleted, or the Log's error. The checksum is
 // computed, and the records walked, before the lock is taken.
-func (p *Partition) Append(raw []byte) (AppendResult, error) {
+func (p *Partition) Append(raw []byte) (AppendResult, error) { return p.appendFrom(raw, fromClient) }
+
+// AppendCoordinator is Append for a batch the broker's own coordinators
+// write (Kafka's AppendOrigin.COORDINATOR): the group coordinator writes a
+// consumer's transactional offset commits (TxnOffsetCommit) into
+// __consumer_offsets as a transactional batch with the client's producer
+// id and epoch and base sequence -1. A producer id without sequences is
+// allowed, and no sequence is checked nor any duplicate recognised, but
+// the producer's epoch still fences (ErrInvalidProducerEpoch), a batch
+// that is not transactional while its transaction is open is refused
+// (ErrInvalidTxnState), and a transactional one starts or continues its
+// transaction, as Append's. A batch without a producer id is appended as
+// Append appends it. Control batches are refused (ErrInvalidRecord):
+// markers are AppendMarker's. Its other errors, and what becomes of raw,
+// are Append's.
+func (p *Partition) AppendCoordinator(raw []byte) (AppendResult, error) {
+	return p.appendFrom(raw, fromCoordinator)
+}
+
+// appendFrom is Append and AppendCoordinator, for a batch from.
+func (p *Partition) appendFrom(raw []byte, from origin) (AppendResult, error) {
 	// The size first, as Kafka: a batch too large is refused without
 	// checksumming it.
 	if max := p.topic.Config.MaxMessageBytes; len(raw) > int(max) {
 		return AppendResult{}, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrBatchTooLarge, len(raw), max)
 	}
-	b, err := ParseBatch(raw)
+	b, err := parseBatch(raw, from)
 	if err != nil {
 		return AppendResult{}, err
 	}
@@ -271,8 +335,14 @@ func (p *Partition) Append(raw []byte) (AppendResult, error) {
 	if p.deleted {
 		return AppendResult{}, p.errDeleted()
 	}
-	if b.info.idempotent() {
-		dup, isDup, err := p.producers.check(b.info)
+	if b.info.hasProducer() {
+		var dup BatchInfo
+		var isDup bool
+		if from == fromClient {
+			dup, isDup, err = p.producers.check(b.info)
+		} else {
+			err = p.producers.checkCoordinator(b.info)
+		}
 		if err != nil {
 			return AppendResult{}, fmt.Errorf("%s-%d: %w", p.topic.Name, p.index, err)
 		}
@@ -283,17 +353,24 @@ func (p *Partition) Append(raw []byte) (AppendResult, error) {
 				LogStartOffset: p.log.Bounds().Start, Duplicate: true}, nil
 		}
 	}
+	return p.appendLocked(b, now)
+}
+
+// appendLocked appends b, checked, at the log end, at now, as a leader
+// does: its offsets and leader epoch written in, the partition's state
+// brought in line (applyLocked), the leader-epoch cache, the high
+// watermark unless managed, and retention.
+//
+// REQUIRES: p.mu held for writing.
+func (p *Partition) appendLocked(b *Batch, now time.Time) (AppendResult, error) {
 	placed := b.place(p.log.Bounds().End, p.leaderEpoch.Load(), now)
 	if err := p.log.Append(placed); err != nil {
 		return AppendResult{}, fmt.Errorf("storage: append to %s-%d: %w", p.topic.Name, p.index, err)
 	}
-	if placed.info.idempotent() {
-		p.producers.record(placed.info, now)
-	}
+	p.applyLocked(placed.info, now)
 	if p.epochs.assign(placed.info.LeaderEpoch, placed.info.BaseOffset) {
 		p.epochsChangedLocked()
 	}
-	p.noteTimestampLocked(placed.info)
 	if !p.hwManaged {
 		p.advanceHighWatermarkLocked()
 	}
@@ -316,8 +393,18 @@ func (p *Partition) Append(raw []byte) (AppendResult, error) {
 // REQUIRES: p.mu held for writing.
 func (p *Partition) advanceHighWatermarkLocked() {
 	if end := p.log.Bounds().End; end > p.highWatermark {
-		p.highWatermark = end
+		p.setHighWatermarkLocked(end)
 	}
+}
+
+// setHighWatermarkLocked sets the high watermark to hw, and makes stable
+// the transactions whose marker it passed: every move of the high
+// watermark goes through here, so that the last stable offset follows.
+//
+// REQUIRES: p.mu held for writing.
+func (p *Partition) setHighWatermarkLocked(hw int64) {
+	p.highWatermark = hw
+	p.txns.stabilize(hw)
 }
 
 // noteTimestampLocked keeps the batch with the largest max timestamp, for
@@ -339,15 +426,23 @@ func (p *Partition) noteTimestampLocked(info BatchInfo) {
 type ReadResult struct {
 	Records []byte // whole batches, concatenated as the fetch response carries them
 	Offsets
+	// Aborted are, for a ReadCommitted read that returned batches, the
+	// aborted transactions that overlap them, by marker offset: what a
+	// Fetch response's aborted_transactions carries, for the consumer
+	// to drop their records. Nil for other reads, and when none.
+	Aborted []AbortedTxn
 }
 
 // Read returns the batches from the one holding offset up to the limit
 // that iso sets, at most maxBytes of them except that, with minOne, the
 // first batch is returned whatever its size (Kafka's minOneMessage, so that
-// a consumer always progresses). An offset before the log start or after
-// the log end is ErrOffsetOutOfRange; the log end itself, or an offset
-// between the limit and the log end, reads nothing. O(log batches + batches
-// read).
+// a consumer always progresses). A ReadCommitted read also returns the
+// aborted transactions that overlap the batches read (Kafka's
+// collectAbortedTransactions: those whose marker is at or after offset and
+// that start before the offset after the last batch read). An offset
+// before the log start or after the log end is ErrOffsetOutOfRange; the
+// log end itself, or an offset between the limit and the log end, reads
+// nothing. O(log batches + batches read + log aborted + aborted returned).
 func (p *Partition) Read(offset int64, iso Isolation, maxBytes int, minOne bool) (ReadResult, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -363,7 +458,26 @@ func (p *Partition) Read(offset int64, iso Isolation, maxBytes int, minOne bool)
 	if err != nil {
 		return ReadResult{Offsets: o}, fmt.Errorf("storage: read %s-%d: %w", p.topic.Name, p.index, err)
 	}
-	return ReadResult{Records: recs, Offsets: o}, nil
+	res := ReadResult{Records: recs, Offsets: o}
+	if iso == ReadCommitted && len(recs) > 0 {
+		res.Aborted = p.txns.abortedIn(offset, lastOffsetIn(recs)+1)
+	}
+	return res, nil
+}
+
+// lastOffsetIn returns the last offset of the last of recs, whole batches
+// a log read: their lengths are walked, O(batches).
+func lastOffsetIn(recs []byte) int64 {
+	var last int64
+	for pos := 0; len(recs)-pos >= batchOverhead; {
+		h, err := ReadBatchHeader(recs[pos : pos+batchOverhead])
+		if err != nil {
+			break // the log's own batches: it cannot be
+		}
+		last = h.LastOffset
+		pos += h.Size
+	}
+	return last
 }
 
 // Readable returns how many bytes a read from offset up to the limit iso
@@ -455,6 +569,7 @@ func (p *Partition) close(remove bool) error {
 	}
 	p.deleted = true
 	p.producers = producers{}
+	p.txns = txns{}
 	if remove {
 		return p.log.Remove()
 	}

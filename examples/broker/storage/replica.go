@@ -21,21 +21,24 @@ import (
 // partial batch a fetch's byte limit leaves at the end.
 //
 // Every batch is checked as ParseStoredBatch checks it (framing, CRC-32C,
-// record count; control and transactional batches are refused, as Append
-// refuses them) before any is appended, and keeps the offsets and the
-// leader epoch its leader gave it; max.message.bytes is not checked, the
-// leader did. Each must start at the log end: one that does not fails with
-// ErrOffsetMismatch, and neither it nor those after it are appended, while
-// those before it stay. Idempotent producers' state is recorded without
-// sequence checks (the leader made them), so that the follower recognises
-// a retry once it leads; the max timestamp is noted, and retention applied
-// as Append applies it. The high watermark does not move: SetHighWatermark
-// moves it, from the leader's.
+// record count; transactional batches and the leader's transaction
+// markers are accepted) before any is appended, and keeps the offsets and
+// the leader epoch its leader gave it; max.message.bytes is not checked,
+// the leader did. Each must start at the log end: one that does not fails
+// with ErrOffsetMismatch, and neither it nor those after it are appended,
+// while those before it stay. Producers' state (sequences, epochs,
+// coordinator epochs, open transactions), the transactions' order and the
+// aborted index are recorded as the leader recorded them, without its
+// checks (the leader made them), so that the follower recognises a retry,
+// fences a stale producer or coordinator, and has the leader's last
+// stable offset once it leads; the max timestamp is noted, and retention
+// applied as Append applies it. The high watermark does not move:
+// SetHighWatermark moves it, from the leader's.
 //
 // The result names the first and last offsets appended (LastOffset <
 // BaseOffset when nothing was: BaseOffset is then the log end), also along
 // with an error, which wraps ErrCorruptBatch (nothing appended),
-// ErrInvalidRecord or ErrTransactional (likewise), ErrOffsetMismatch,
+// ErrInvalidRecord (likewise), ErrOffsetMismatch,
 // ErrDeleted or the Log's error. The checksums are computed before the
 // lock is taken. O(len(records)).
 func (p *Partition) AppendReplica(records []byte) (AppendResult, error) {
@@ -88,13 +91,10 @@ func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int
 			err = fmt.Errorf("storage: replicate to %s-%d: %w", p.topic.Name, p.index, err)
 			break
 		}
-		if owned.info.idempotent() {
-			p.producers.record(owned.info, now)
-		}
+		p.applyLocked(owned.info, now)
 		if p.epochs.assign(owned.info.LeaderEpoch, owned.info.BaseOffset) {
 			p.epochsChangedLocked()
 		}
-		p.noteTimestampLocked(owned.info)
 		res.LastOffset = owned.info.LastOffset
 		end = res.LastOffset + 1
 	}
@@ -111,8 +111,10 @@ func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int
 // SetHighWatermark sets a follower's high watermark from its leader's, as
 // a Fetch response carries it, clamped to the log's start and end offsets:
 // the follower may lag its leader, and never exposes offsets it lacks. It
-// may move backwards, after a truncation or a change of leader. It does
-// nothing to a deleted partition. O(1).
+// may move backwards, after a truncation or a change of leader. The last
+// stable offset follows it: a transaction whose marker it passes is
+// stable. It does nothing to a deleted partition. O(1) plus the
+// transactions made stable.
 func (p *Partition) SetHighWatermark(hw int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -120,7 +122,7 @@ func (p *Partition) SetHighWatermark(hw int64) {
 		return
 	}
 	b := p.log.Bounds()
-	p.highWatermark = min(max(hw, b.Start), b.End)
+	p.setHighWatermarkLocked(min(max(hw, b.Start), b.End))
 }
 
 // SetHighWatermarkManaged says who moves a leader's high watermark: with
@@ -145,7 +147,9 @@ func (p *Partition) SetHighWatermarkManaged(managed bool) {
 // smallest log end offset among its in-sync replicas, or to the log end if
 // hw is past it; it never moves it backwards. moved reports whether it
 // moved, so that the caller completes the produces and fetches waiting on
-// it only then. It does nothing to a deleted partition. O(1).
+// it only then (the last stable offset moves only with it, or with a
+// marker or a truncation). It does nothing to a deleted partition. O(1)
+// plus the transactions made stable.
 func (p *Partition) AdvanceHighWatermark(hw int64) (moved bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -156,7 +160,7 @@ func (p *Partition) AdvanceHighWatermark(hw int64) (moved bool) {
 	if hw <= p.highWatermark {
 		return false
 	}
-	p.highWatermark = hw
+	p.setHighWatermarkLocked(hw)
 	return true
 }
 
@@ -166,8 +170,9 @@ func (p *Partition) AdvanceHighWatermark(hw int64) (moved bool) {
 // offset inside a batch cuts before that batch (the follower fetches it
 // again); one before the log start empties the log and starts it at offset,
 // as TruncateFullyAndStartAt does. The high watermark is then at most the
-// new log end, and the producers' state and the max timestamp are rebuilt
-// from the batches left, as when a log is opened. It fails with ErrDeleted,
+// new log end, and the producers' state, the transactions (one whose
+// marker was cut is open again) and the aborted index, and the max
+// timestamp are rebuilt from the batches left, as when a log is opened. It fails with ErrDeleted,
 // or the Log's error, after which the partition's state still follows what
 // the log holds. O(batches left) for the rebuild, plus the Log's cost.
 func (p *Partition) TruncateTo(offset int64) error {
@@ -201,8 +206,8 @@ func (p *Partition) TruncateTo(offset int64) error {
 // TruncateFullyAndStartAt empties a follower's log and starts it at offset,
 // for a follower whose log is all behind its leader's log start (Kafka's
 // truncateFullyAndStartAt): the log start, the log end and the high
-// watermark become offset, and the producers' state and the max timestamp
-// are cleared. It fails with ErrDeleted, an error wrapping
+// watermark become offset, and the producers' state, the transactions
+// and the max timestamp are cleared. It fails with ErrDeleted, an error wrapping
 // ErrOffsetOutOfRange for a negative offset, or the Log's error, after
 // which the partition's state still follows what the log holds. O(1) plus
 // the Log's cost.
@@ -217,15 +222,15 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 
 // truncatedLocked brings the partition's state in line with its log after
 // a TruncateTo or a Reset, whose error is err: the high watermark within
-// the log's offsets, the producers' state and the max timestamp rebuilt
-// from its batches (none, after a Reset). A durable log may have cut
+// the log's offsets, the producers' state, the transactions and the max
+// timestamp rebuilt from its batches (none, after a Reset). A durable log may have cut
 // batches even when it failed halfway, so this is done either way. what
 // and offset name the operation, for the error.
 //
 // REQUIRES: p.mu held for writing.
 func (p *Partition) truncatedLocked(err error, what string, offset int64) error {
 	b := p.log.Bounds()
-	p.highWatermark = min(max(p.highWatermark, b.Start), b.End)
+	p.setHighWatermarkLocked(min(max(p.highWatermark, b.Start), b.End))
 	if err != nil {
 		err = fmt.Errorf("storage: %s %s-%d to %d: %w", what, p.topic.Name, p.index, offset, err)
 	}

@@ -131,7 +131,8 @@ func TestAppendReplicaRefuses(t *testing.T) {
 		{"a gap after a batch appended", 0, append(bytes.Clone(records[:sizes[0]]), records[starts[2]:]...), ErrOffsetMismatch, 1, [2]int64{0, 0}},
 		{"a corrupt batch: nothing appended", 0, corrupt, ErrCorruptBatch, 0, [2]int64{0, -1}},
 		{"a length shorter than a header", 0, badLength, ErrCorruptBatch, 0, [2]int64{0, -1}},
-		{"a control batch", 0, batchtest.At(0, edited(func(b *kmsg.RecordBatch) { b.Attributes = attrControl })), ErrInvalidRecord, 0, [2]int64{0, -1}},
+		{"a control batch whose record is no control record", 0, batchtest.At(0, edited(func(b *kmsg.RecordBatch) { b.Attributes = attrControl })), ErrCorruptBatch, 0, [2]int64{0, -1}},
+		{"a transactional batch without a producer id", 0, batchtest.At(0, edited(func(b *kmsg.RecordBatch) { b.Attributes = attrTransaction })), ErrInvalidRecord, 0, [2]int64{0, -1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -50,13 +50,14 @@ func (p *Partition) retainLocked(now time.Time) error {
 }
 
 // dropBeforeLocked deletes the segments that end before to (Log's
-// DropBefore), and brings the leader-epoch cache and the max timestamp in
-// line with the new log start.
+// DropBefore), and brings the leader-epoch cache, the aborted index and
+// the max timestamp in line with the new log start.
 //
 // REQUIRES: p.mu held for writing.
 func (p *Partition) dropBeforeLocked(to int64) error {
 	err := p.log.DropBefore(to)
 	start := p.log.Bounds().Start
+	p.txns.dropBefore(start)
 	if p.epochs.truncateFromStart(start) {
 		p.epochsChangedLocked()
 	}
@@ -125,8 +126,8 @@ func (p *Partition) AdvanceLogStart(offset int64) (int64, error) {
 	return start, nil
 }
 
-// sweep applies retention and expires idle producers, as the periodic
-// check does.
+// sweep applies retention and expires idle producers (never one with an
+// open transaction), as the periodic check does.
 func (p *Partition) sweep(now time.Time) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

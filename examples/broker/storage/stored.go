@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,7 +28,13 @@ const maxStoredBatch = 1<<31 - 1
 // can (a length of at least a header, the magic, a record count that
 // agrees with the last offset delta, a base offset that is not negative)
 // and returns an error wrapping ErrCorruptBatch otherwise; the checksum
-// needs the whole batch, which ParseStoredBatch checks. O(1).
+// needs the whole batch, which ParseStoredBatch checks.
+//
+// A control batch's type is in its record, after the header: it is read
+// (with a marker's coordinator epoch) when h holds that record whole, as
+// it does when h is the whole batch, and is ControlUnread otherwise; a
+// compressed control batch, or one whose record does not decode, is
+// ErrCorruptBatch then. O(1).
 func ReadBatchHeader(h []byte) (BatchInfo, error) {
 	if len(h) < batchOverhead {
 		return BatchInfo{}, fmt.Errorf("%w: %d bytes, shorter than a batch header (%d)", ErrCorruptBatch, len(h), batchOverhead)
@@ -56,15 +63,28 @@ func ReadBatchHeader(h []byte) (BatchInfo, error) {
 	}
 	info := infoOf(&kb, int(size))
 	info.BaseOffset, info.LastOffset = kb.FirstOffset, kb.FirstOffset+int64(kb.LastOffsetDelta)
+	if info.Control == ControlUnread {
+		typ, coordinatorEpoch, err := readControl(uint16(kb.Attributes), h[batchOverhead:min(int64(len(h)), size)])
+		switch {
+		case err == nil:
+			info.Control, info.CoordinatorEpoch = typ, coordinatorEpoch
+		case !errors.Is(err, errShortControl):
+			return BatchInfo{}, err
+		}
+	}
 	return info, nil
 }
 
 // ParseStoredBatch validates raw as one whole batch read back from a log,
-// with every check of ParseBatch (the checksum among them), and returns it
-// without copying raw, its info carrying the offsets the log gave it;
-// AppendTime is zero. Its errors are ParseBatch's. O(len(raw)).
+// with every check of ParseBatch (the checksum among them) but those that
+// only a client's batch must pass: a control batch is accepted, its type
+// read (an uncompressed one whose record decodes, else ErrCorruptBatch),
+// and a producer id without sequences too (a marker, a coordinator's
+// batch). It returns the batch without copying raw, its info carrying the
+// offsets the log gave it; AppendTime is zero. Its errors are ParseBatch's.
+// O(len(raw)).
 func ParseStoredBatch(raw []byte) (*Batch, error) {
-	b, err := ParseBatch(raw)
+	b, err := parseBatch(raw, fromLog)
 	if err != nil {
 		return nil, err
 	}

@@ -110,6 +110,42 @@ func Idempotent(id int64, epoch int16, seq int32, ts int64, values ...string) []
 	return Encode(b)
 }
 
+// Transactional returns a batch of values from producer id and epoch,
+// flagged transactional (attribute bit 4), whose first sequence is seq: a
+// transactional producer's batch, or, with seq -1, one a broker's
+// coordinator writes for it (a TxnOffsetCommit's).
+func Transactional(id int64, epoch int16, seq int32, ts int64, values ...string) []byte {
+	b := Header(len(values), ts)
+	b.Attributes = attrTransactional
+	b.ProducerID, b.ProducerEpoch, b.FirstSequence = id, epoch, seq
+	b.Records = Records(valueRecords(values)...)
+	return Encode(b)
+}
+
+// The attribute bits of a batch that mark it transactional, and control.
+const (
+	attrTransactional = 0x10
+	attrControl       = 0x20
+)
+
+// Marker returns a transaction marker as a broker writes it: a control
+// batch of producer id and epoch (transactional, base sequence -1) holding
+// one control record, a commit or an abort, whose value names
+// coordinatorEpoch; timestamped ts.
+func Marker(id int64, epoch int16, commit bool, coordinatorEpoch int32, ts int64) []byte {
+	typ := kmsg.ControlRecordKeyType(0) // ABORT
+	if commit {
+		typ = 1 // COMMIT
+	}
+	key := kmsg.ControlRecordKey{Version: 0, Type: typ}
+	value := kmsg.EndTxnMarker{Version: 0, CoordinatorEpoch: coordinatorEpoch}
+	b := Header(1, ts)
+	b.Attributes = attrTransactional | attrControl
+	b.ProducerID, b.ProducerEpoch = id, epoch
+	b.Records = Records(kmsg.Record{Key: key.AppendTo(nil), Value: value.AppendTo(nil)})
+	return Encode(b)
+}
+
 func valueRecords(values []string) []kmsg.Record {
 	recs := make([]kmsg.Record, len(values))
 	for i, v := range values {

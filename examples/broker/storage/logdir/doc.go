@@ -123,8 +123,10 @@
 //
 // The active segment is then fsynced, so the log starts with nothing
 // unflushed. Partition then rebuilds its state from the batches (the high
-// watermark is the log end; idempotent producers' sequences; the largest
-// timestamp). Kafka checks only the segments after its last flush (its
+// watermark is the log end; producers' sequences, epochs and open
+// transactions; the aborted-transaction index, from the markers; the
+// largest timestamp). Scan reads a control batch whole, for its type is in
+// its record, not its header. Kafka checks only the segments after its last flush (its
 // recovery point) and skips even those after a clean shutdown; this log
 // checks them all, a sequential read of the whole log at every start, so
 // that a corrupt batch is found before it is served rather than by a
@@ -189,8 +191,9 @@
 // # Not implemented
 //
 // Kafka's time index (.timeindex: ListOffsets by timestamp scans the batch
-// headers), producer state snapshots (the state is rebuilt from the
-// batches), the log-start checkpoint (see
+// headers), producer state snapshots and the transaction index
+// (.snapshot, .txnindex: both are rebuilt from the batches), the
+// log-start checkpoint (see
 // Retention), skipping recovery of the segments before the recovery point
 // (every batch is checked at every start), several log dirs, index
 // preallocation and mmap, and compaction.

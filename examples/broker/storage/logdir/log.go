@@ -186,7 +186,9 @@ func (l *Log) Read(dst []byte, offset, limit int64, maxBytes int, minOne bool) (
 
 // Scan implements storage.Log, reading each batch's header from its file.
 // The AppendTime it reports is the last append to the batch's segment (see
-// segment.header). One pread per batch.
+// segment.header). A control batch's type is in its record, not its
+// header: a control batch (a transaction marker, a hundred bytes or so) is
+// read whole. One pread per batch, two per control batch.
 func (l *Log) Scan(offset int64, fn func(storage.BatchInfo) bool) error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -219,6 +221,9 @@ func (s *segment) scan(pos int64, fn func(storage.BatchInfo) bool) (bool, error)
 	defer release()
 	for pos < s.size {
 		h, err := s.headerIn(f, pos)
+		if err == nil && h.Control == storage.ControlUnread {
+			h, err = s.wholeHeaderIn(f, pos, h)
+		}
 		if err != nil {
 			return true, err
 		}

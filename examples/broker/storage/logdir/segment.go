@@ -138,6 +138,22 @@ func (s *segment) headerIn(f *os.File, pos int64) (storage.BatchInfo, error) {
 	return info, nil
 }
 
+// wholeHeaderIn returns the info of the batch at pos of f, whose header h
+// headerIn read, from the whole batch: what its header alone does not say
+// (a control batch's type, in its record). One pread of the batch.
+func (s *segment) wholeHeaderIn(f *os.File, pos int64, h storage.BatchInfo) (storage.BatchInfo, error) {
+	raw := make([]byte, h.Size)
+	if err := readAt(f, raw, pos); err != nil {
+		return storage.BatchInfo{}, fmt.Errorf("logdir: read %s at %d: %w", s.path, pos, err)
+	}
+	info, err := storage.ReadBatchHeader(raw)
+	if err != nil {
+		return storage.BatchInfo{}, s.corrupt(pos, err)
+	}
+	info.AppendTime = h.AppendTime
+	return info, nil
+}
+
 // find returns the position of the batch holding offset, or of the first
 // after it, or size: an index lookup, then a scan of the headers from the
 // entry found, about log.index.interval.bytes at most.

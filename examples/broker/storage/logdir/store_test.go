@@ -313,3 +313,57 @@ func TestFollowerOnSegmentFiles(t *testing.T) {
 	assert.Equal(t, storage.Offsets{LogStart: 100, HighWatermark: 100, LastStable: 100, LogEnd: 100}, o,
 		"reset, and so after a restart")
 }
+
+// TestTransactionsSurviveRestart: the open transactions, the last stable
+// offset, the aborted index and the producers' coordinator epochs come
+// back from the segment files, the markers' types read from their records
+// (a batch header does not say them).
+func TestTransactionsSurviveRestart(t *testing.T) {
+	path := t.TempDir()
+	s, closeFirst := openStore(t, path, logdir.WithSegmentBytes(200))
+	cfg := storage.TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 4000}
+	topic, err := s.CreateTopic("t", 1, cfg)
+	require.NoError(t, err)
+	p := topic.Partitions[0]
+	now := time.Now().UnixMilli()
+	appendAll := func(raws ...[]byte) {
+		t.Helper()
+		for _, raw := range raws {
+			_, err := p.Append(raw)
+			require.NoError(t, err)
+		}
+	}
+	appendAll(batchtest.Values(now, "a"), // 0
+		batchtest.Transactional(1, 0, 0, now, "t1", "t2"), // 1-2
+		batchtest.Transactional(2, 0, 0, now, "u1"))       // 3
+	_, err = p.AppendMarker(storage.Marker{ProducerID: 1, ProducerEpoch: 0, CoordinatorEpoch: 4}) // 4: abort
+	require.NoError(t, err)
+	appendAll(batchtest.Transactional(3, 0, 0, now, "v1"))                                                      // 5
+	_, err = p.AppendMarker(storage.Marker{ProducerID: 3, ProducerEpoch: 0, CoordinatorEpoch: 4, Commit: true}) // 6
+	require.NoError(t, err)
+	appendAll(batchtest.Values(now, "b")) // 7
+	want, err := p.Offsets()
+	require.NoError(t, err)
+	require.Equal(t, int64(3), want.LastStable, "producer 2's transaction is open")
+	wantRead, err := p.Read(0, storage.ReadCommitted, 1<<20, true)
+	require.NoError(t, err)
+	require.Len(t, wantRead.Aborted, 1)
+	wantProducers := p.Producers()
+	closeFirst()
+
+	s, _ = openStore(t, path, logdir.WithSegmentBytes(200))
+	p, err = s.Partition("t", 0)
+	require.NoError(t, err)
+	o, err := p.Offsets()
+	require.NoError(t, err)
+	assert.Equal(t, want, o, "the open transaction bounds the last stable offset again")
+	r, err := p.Read(0, storage.ReadCommitted, 1<<20, true)
+	require.NoError(t, err)
+	assert.Equal(t, wantRead.Aborted, r.Aborted, "the aborted index is rebuilt from the markers")
+	assert.Equal(t, wantProducers, p.Producers(), "and the producers, coordinator epochs included")
+	first, _, ok := p.OngoingTxn(2)
+	assert.True(t, ok)
+	assert.Equal(t, int64(3), first)
+	_, err = p.AppendMarker(storage.Marker{ProducerID: 3, ProducerEpoch: 0, CoordinatorEpoch: 3, Commit: true})
+	assert.ErrorIs(t, err, storage.ErrCoordinatorFenced)
+}
