@@ -50,9 +50,10 @@ var storageCodes = []struct {
 }
 
 // ErrorCode returns the Kafka error code for err: 0 for nil, the mapped
-// code for an error of the data path, and KAFKA_STORAGE_ERROR for
-// anything else, which can only come from the log itself (Kafka's answer
-// to a failing disk).
+// code for an error of the data path, the code of a Kafka error it wraps
+// (a wait's outcome, AwaitAll), and KAFKA_STORAGE_ERROR for anything
+// else, which can only come from the log itself (Kafka's answer to a
+// failing disk).
 func ErrorCode(err error) int16 {
 	if err == nil {
 		return 0
@@ -61,6 +62,9 @@ func ErrorCode(err error) int16 {
 		if errors.Is(err, m.err) {
 			return m.code.Code
 		}
+	}
+	if code, ok := kafkaCode(err); ok {
+		return code
 	}
 	return kerr.KafkaStorageError.Code
 }

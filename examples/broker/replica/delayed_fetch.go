@@ -264,7 +264,14 @@ func (f *delayedFetch) answer() {
 		}
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStable, res.LogStart
 		if f.iso == storage.ReadCommitted {
-			sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+			// The aborted transactions among the batches returned, so
+			// that the consumer drops their records (Kafka's
+			// collectAbortedTransactions).
+			sp.AbortedTransactions = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, 0, len(res.Aborted))
+			for _, a := range res.Aborted {
+				sp.AbortedTransactions = append(sp.AbortedTransactions,
+					kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+			}
 		}
 		if len(res.Records) > 0 {
 			sp.RecordBatches = res.Records
