@@ -96,9 +96,9 @@ func (s *Server) fetchOffsets(g string, tps []group.TopicPartition, all bool) ([
 		err     *kerr.Error
 	)
 	if all {
-		offsets, err = s.groups.FetchAllOffsets(g)
+		offsets, err = s.groups.FetchAllOffsets(g, false)
 	} else {
-		offsets, err = s.groups.FetchOffsets(g, tps)
+		offsets, err = s.groups.FetchOffsets(g, tps, false)
 	}
 	var out []fetchedTopic
 	for _, o := range offsets {

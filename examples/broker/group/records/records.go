@@ -100,9 +100,30 @@ func groupKey(g string) []byte {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// The attributes of a batch this package reads beside its own: Kafka's
+// isTransactional and isControl bits.
+const (
+	attrTransactional = 0x10
+	attrControl       = 0x20
+)
+
 // Batch returns recs as one v2 record batch at base offset 0 (the
 // partition places it), timestamped now, from no producer, uncompressed.
 func Batch(now time.Time, recs []kmsg.Record) []byte {
+	return batch(now, 0, -1, -1, recs)
+}
+
+// TxnBatch returns recs, a transaction's offsets, as Batch does but as a
+// transactional batch of producerID at producerEpoch, with no sequence
+// (-1: the coordinator's appends are not a producer's retries), as
+// Kafka's group coordinator writes a TxnOffsetCommit. The records are
+// pending until the transaction's marker (a control batch of the
+// producer) follows them in the partition.
+func TxnBatch(now time.Time, producerID int64, producerEpoch int16, recs []kmsg.Record) []byte {
+	return batch(now, attrTransactional, producerID, producerEpoch, recs)
+}
+
+func batch(now time.Time, attrs int16, producerID int64, producerEpoch int16, recs []kmsg.Record) []byte {
 	var body []byte
 	for i, r := range recs {
 		r.OffsetDelta = int32(i)
@@ -111,8 +132,8 @@ func Batch(now time.Time, recs []kmsg.Record) []byte {
 		body = r.AppendTo(body)
 	}
 	ms := now.UnixMilli()
-	b := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, LastOffsetDelta: int32(len(recs) - 1),
-		FirstTimestamp: ms, MaxTimestamp: ms, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
+	b := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, Attributes: attrs, LastOffsetDelta: int32(len(recs) - 1),
+		FirstTimestamp: ms, MaxTimestamp: ms, ProducerID: producerID, ProducerEpoch: producerEpoch, FirstSequence: -1,
 		NumRecords: int32(len(recs)), Records: body}
 	b.Length = int32(49 + len(body)) // the header after the length field, then the records
 	raw := b.AppendTo(nil)

@@ -26,7 +26,12 @@ var _ group.OffsetStore = store{}
 // replication. With minISR, a partition whose ISR is below its
 // min.insync.replicas is refused, COORDINATOR_NOT_AVAILABLE.
 func (s store) append(g string, recs []kmsg.Record, minISR bool) (group.Pending, error) {
-	wait, err := s.t.Append(g, records.Batch(time.Now(), recs), minISR)
+	return s.appendBatch(g, records.Batch(time.Now(), recs), minISR)
+}
+
+// appendBatch appends batch to group's partition, as append does.
+func (s store) appendBatch(g string, batch []byte, minISR bool) (group.Pending, error) {
+	wait, err := s.t.Append(g, batch, minISR)
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +53,22 @@ func (s store) Commit(g, protocolType string, offsets []group.StoredOffset) (gro
 		recs = append(recs, records.Offset(g, o))
 	}
 	return s.append(g, recs, true)
+}
+
+// TxnCommit appends the offsets as one transactional batch of the
+// producer (records.TxnBatch), as Kafka's storeOffsets writes a
+// TxnOffsetCommit, and returns the wait for its replication, as a
+// commit's: acks=-1, refused below min.insync.replicas. It relies on the
+// partition taking it as a coordinator's append (a transactional batch
+// without a sequence), and on the compaction leaving the partition alone
+// while the transaction is open: a rewrite would place the committed
+// offsets after the pending ones, which would then lose to them.
+func (s store) TxnCommit(g string, producerID int64, producerEpoch int16, offsets []group.StoredOffset) (group.Pending, error) {
+	recs := make([]kmsg.Record, len(offsets))
+	for i, o := range offsets {
+		recs[i] = records.Offset(g, o)
+	}
+	return s.appendBatch(g, records.TxnBatch(time.Now(), producerID, producerEpoch, recs), true)
 }
 
 // Group appends the group's metadata record (Kafka's storeGroup: its
