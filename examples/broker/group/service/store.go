@@ -16,8 +16,10 @@ import (
 // commit and a group's metadata wait, as Kafka's GroupMetadataManager
 // appends them with acks=-1, until the high watermark passes them
 // (Pending); deletions and expiries are tombstones, appended without a
-// wait, as Kafka appends them. The coordinator calls the store with a
-// group's mutex held, and the Pending once it is released.
+// wait, as Kafka appends them. A transaction's offsets are a
+// transactional batch of its producer (TxnCommit), which waits as a
+// commit does. The coordinator calls the store with a group's mutex
+// held, and the Pending once it is released.
 type store struct{ t *coordinator.Topic }
 
 var _ group.OffsetStore = store{}
