@@ -318,14 +318,15 @@ func (r *Replay) Apply(raw []byte) (next int64, err error) {
 }
 
 // endTxn reads a control record: a transaction's marker, commit or
-// abort (Kafka's ControlRecordType COMMIT and ABORT, key version 0).
+// abort (Kafka's ControlRecordType COMMIT and ABORT). A key version newer
+// than 0 is read as 0, as Kafka's ControlRecordType.parse reads it.
 func endTxn(rec kmsg.Record) (commit bool, err error) {
 	var k kmsg.ControlRecordKey
 	if err := k.ReadFrom(rec.Key); err != nil {
 		return false, fmt.Errorf("%w: a control record: %v", ErrRecord, err)
 	}
 	switch {
-	case k.Version != 0:
+	case k.Version < 0:
 		return false, fmt.Errorf("%w: a control record of version %d", ErrRecord, k.Version)
 	case k.Type == kmsg.ControlRecordKeyTypeCommit:
 		return true, nil

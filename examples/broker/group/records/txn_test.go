@@ -28,8 +28,12 @@ func marker(producer int64, commit bool) []byte {
 }
 
 func controlBatch(producer int64, key kmsg.ControlRecordKey) []byte {
+	return controlBatchOf(producer, key.AppendTo(nil))
+}
+
+func controlBatchOf(producer int64, key []byte) []byte {
 	value := kmsg.EndTxnMarker{CoordinatorEpoch: 4}
-	rec := kmsg.Record{Key: key.AppendTo(nil), Value: value.AppendTo(nil)}
+	rec := kmsg.Record{Key: key, Value: value.AppendTo(nil)}
 	rec.Length = int32(len(rec.AppendTo(nil)) - 1)
 	b := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, Attributes: 0x30, FirstTimestamp: t0.UnixMilli(),
 		MaxTimestamp: t0.UnixMilli(), ProducerID: producer, ProducerEpoch: 2, FirstSequence: -1, NumRecords: 1,
@@ -142,16 +146,22 @@ func TestReplayedTxnOffsetsLoadPending(t *testing.T) {
 }
 
 // TestReplayControlBatches: a control batch that is not a transaction's
-// marker, or whose key cannot be read, is not one this package reads.
+// marker, or whose key cannot be read, is not one this package reads; a
+// marker's key of a newer version is read as version 0, as Kafka reads
+// it.
 func TestReplayControlBatches(t *testing.T) {
 	for _, raw := range [][]byte{
 		controlBatch(5, kmsg.ControlRecordKey{Type: kmsg.ControlRecordKeyTypeQuorumReassignment}),
-		controlBatch(5, kmsg.ControlRecordKey{Version: 1, Type: kmsg.ControlRecordKeyTypeCommit}),
+		controlBatch(5, kmsg.ControlRecordKey{Version: -1, Type: kmsg.ControlRecordKeyTypeCommit}),
+		controlBatchOf(5, []byte{0, 0}),
 	} {
 		var r Replay
 		_, err := r.Apply(placed(0, [][]byte{raw}))
 		assert.ErrorIs(t, err, ErrRecord)
 	}
+	r := replay(t, txn(5, Offset("g", off("t", 0, 10))),
+		controlBatch(5, kmsg.ControlRecordKey{Version: 1, Type: kmsg.ControlRecordKeyTypeCommit}))
+	assert.Equal(t, []group.StoredGroup{{Group: "g", Offsets: []group.StoredOffset{at(off("t", 0, 10), 0)}}}, r.Groups())
 }
 
 // TestTxnBatchIsKafkas: a transaction's offsets are a transactional batch
