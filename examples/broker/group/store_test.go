@@ -39,7 +39,10 @@ func (s *memStore) stored() []StoredGroup {
 	defer s.mu.Unlock()
 	var out []StoredGroup
 	for _, g := range s.groups {
-		out = append(out, *g)
+		sg := *g
+		// Copies: the store changes its own in place.
+		sg.Offsets, sg.TxnOffsets = slices.Clone(g.Offsets), slices.Clone(g.TxnOffsets)
+		out = append(out, sg)
 	}
 	return out
 }

@@ -1,6 +1,13 @@
 package group
 
 import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -364,4 +371,91 @@ func TestUnloadWithPendingTxnOffsets(t *testing.T) {
 	assert.Equal(t, []bool{true}, unstable(t, fetchStable(t, c, "g", 1)))
 	c.CompleteTxn(anyPartition, 7, true)
 	assert.Equal(t, []int64{10}, fetch(t, c, "g", 1))
+}
+
+// TestTxnCommitsRaceMarkersAndMoves races transactional commits, commits,
+// markers, stable fetches and deletions against the partition moving
+// away and back (Unload, then Load of what the store holds) and a clock
+// that keeps expiring offsets. Every commit is answered once, the groups'
+// bookkeeping holds (the -race build checks it at every unlock), and once
+// every transaction is aborted nothing is left pending nor indexed.
+func TestTxnCommitsRaceMarkersAndMoves(t *testing.T) {
+	store := newMemStore()
+	var owned atomic.Bool
+	owned.Store(true)
+	c, clk := newTestCoordinator(t, WithOffsetStore(store), WithOwner(func(string) bool { return owned.Load() }),
+		WithOffsetsRetention(time.Second), WithEmptyGroupRetention(time.Second))
+	const workers, rounds = 4, 500
+
+	stop, ticked := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ticked)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				clk.Advance(97 * time.Millisecond)
+				runtime.Gosched()
+			}
+		}
+	}()
+	var (
+		wg       sync.WaitGroup
+		answered atomic.Int64
+		asked    atomic.Int64
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			producer := int64(100 + w)
+			group := fmt.Sprintf("g%d", w%2)
+			for range rounds {
+				switch rng.IntN(7) {
+				case 0, 1:
+					asked.Add(1)
+					c.TxnCommitOffsets(txnReq(group, producer, rng.Int64N(100), rng.Int64N(100)), func([]*kerr.Error) { answered.Add(1) })
+				case 2:
+					commit := rng.IntN(2) == 0
+					store.marker(producer, commit) // appended first, then handed over
+					c.CompleteTxn(anyPartition, producer, commit)
+				case 3:
+					asked.Add(1)
+					c.CommitOffsets(simpleCommit(rng.Int64N(100)), func([]*kerr.Error) { answered.Add(1) })
+				case 4:
+					_, _ = c.FetchOffsets(group, []TopicPartition{{"t", 0}, {"t", 1}}, true)
+				case 5:
+					_, _ = c.DeleteOffsets(group, []TopicPartition{{"t", int32(rng.IntN(2))}})
+				case 6:
+					if w == 0 {
+						owned.Store(false)
+						c.Unload(anyPartition)
+						_, err := c.Load(store.stored())
+						assert.NoError(t, err)
+						owned.Store(true)
+					}
+				}
+				runtime.Gosched()
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-ticked
+	assert.Equal(t, asked.Load(), answered.Load(), "every commit answered once")
+	for w := range workers {
+		store.marker(int64(100+w), false)
+		c.CompleteTxn(anyPartition, int64(100+w), false)
+	}
+	c.mu.Lock()
+	assert.Empty(t, c.producers, "no producer indexed once every transaction ended")
+	gs := slices.Collect(maps.Values(c.groups))
+	c.mu.Unlock()
+	for _, g := range gs {
+		g.mu.Lock()
+		assert.Empty(t, g.txns, "group %s", g.id)
+		g.mu.Unlock()
+	}
 }
