@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
 // txnCommitReq is producer's TxnOffsetCommit at version v of offset and
@@ -78,18 +80,24 @@ func fetchStableCodes(t *testing.T, c *rawConn, v int16, group string) ([]int64,
 // anyGroup stands for the broker's one offsets partition.
 func anyGroup(string) bool { return true }
 
-// TestTxnOffsetCommitVersions: each version's offsets are pending until
-// the transaction's marker (CompleteTxn, which WriteTxnMarkers calls):
-// OffsetFetch returns the committed offsets meanwhile, and
-// UNSTABLE_OFFSET_COMMIT per partition with require_stable (v7, and v8's
-// groups); after a commit marker, the transaction's offsets.
-//
-// It needs the storage that takes a coordinator's transactional batch
-// (storage.Partition.AppendCoordinator, on the transactions' storage
-// branch): without it the batch is refused, NOT_COORDINATOR.
+// endTxn ends producer's transaction in the offsets partition p as
+// WriteTxnMarkers does: it appends the marker, then hands it to the group
+// coordinator.
+func endTxn(t *testing.T, s *Server, p *storage.Partition, producer int64, commit bool) {
+	t.Helper()
+	_, err := p.AppendMarker(storage.Marker{ProducerID: producer, Commit: commit})
+	require.NoError(t, err)
+	s.groups.CompleteTxn(anyGroup, producer, commit)
+}
+
+// TestTxnOffsetCommitVersions: each version's offsets are appended as
+// the producer's transactional batch and are pending until the
+// transaction's marker (CompleteTxn, which WriteTxnMarkers calls once the
+// marker is appended): OffsetFetch returns the committed offsets
+// meanwhile, and UNSTABLE_OFFSET_COMMIT per partition with require_stable
+// (v7, and v8's groups); after a commit marker, the transaction's offsets.
 func TestTxnOffsetCommitVersions(t *testing.T) {
-	s := newGroupServer(t)
-	c := dialRaw(t, s)
+	s, c, p := newOffsetsServer(t)
 	committed := []int64{-1, -1}
 	for v := int16(0); v <= 3; v++ {
 		producer, offset := 1000+int64(v), 100*int64(v+1)
@@ -101,7 +109,10 @@ func TestTxnOffsetCommitVersions(t *testing.T) {
 			assert.Equal(t, []int16{unstable, unstable}, codes, "commit v%d, fetch v%d", v, fv)
 			assert.Equal(t, []int64{-1, -1}, offsets, "commit v%d, fetch v%d", v, fv)
 		}
-		s.groups.CompleteTxn(anyGroup, producer, true)
+		first, _, open := p.OngoingTxn(producer)
+		require.True(t, open, "v%d: a transaction of the producer's is open in the offsets partition", v)
+		require.Positive(t, first)
+		endTxn(t, s, p, producer, true)
 		committed = []int64{offset, offset + 1}
 		offsets, codes := fetchStableCodes(t, c, 7, "txn")
 		assert.Equal(t, []int16{0, 0}, codes, "v%d: stable once committed", v)
@@ -111,30 +122,39 @@ func TestTxnOffsetCommitVersions(t *testing.T) {
 	f := kmsg.NewPtrOffsetFetchRequest()
 	f.SetVersion(5)
 	f.Group, f.Topics = "txn", []kmsg.OffsetFetchRequestTopic{{Topic: "orders", Partitions: []int32{0}}}
-	p := c.RoundTrip(f).(*kmsg.OffsetFetchResponse).Topics[0].Partitions[0]
-	assert.Equal(t, int32(3), p.LeaderEpoch, "committed with the leader epoch from v2")
-	require.NotNil(t, p.Metadata)
-	assert.Equal(t, "txn", *p.Metadata)
+	fp := c.RoundTrip(f).(*kmsg.OffsetFetchResponse).Topics[0].Partitions[0]
+	assert.Equal(t, int32(3), fp.LeaderEpoch, "committed with the leader epoch from v2")
+	require.NotNil(t, fp.Metadata)
+	assert.Equal(t, "txn", *fp.Metadata)
 
 	require.Equal(t, []int16{0, 0}, txnCommitCodes(c.RoundTrip(txnCommitReq(3, "txn", 2000, 9))))
-	s.groups.CompleteTxn(anyGroup, 2000, false)
+	endTxn(t, s, p, 2000, false)
 	assert.Equal(t, committed, fetchOffsets(t, c, 8, "txn", "orders", 0, 1), "an aborted transaction's are dropped")
 }
 
 // TestTxnOffsetsAreLoadedPending: an offsets partition loaded again (as
 // on a new leader) while a transaction is open brings its offsets back
-// pending, and the marker written after the load completes them.
-//
-// It needs the storage branch, as TestTxnOffsetCommitVersions does.
+// pending, and the marker written after the load completes them; loaded
+// again after the markers, it replays them: the committed transaction's
+// offsets are there, the aborted one's are not.
 func TestTxnOffsetsAreLoadedPending(t *testing.T) {
-	s, c, _ := newOffsetsServer(t)
+	s, c, p := newOffsetsServer(t)
 	require.Equal(t, []int16{0, 0}, txnCommitCodes(c.RoundTrip(txnCommitReq(3, "g", 77, 10))))
 	reloadOffsets(t, s, nil)
 	assert.Equal(t, []int64{1, 2}, fetchOffsets(t, c, 8, "g", "orders", 0, 1), "the committed offsets")
+	unstable := kerr.UnstableOffsetCommit.Code
 	_, codes := fetchStableCodes(t, c, 8, "g")
-	assert.Equal(t, []int16{kerr.UnstableOffsetCommit.Code, kerr.UnstableOffsetCommit.Code}, codes)
-	s.groups.CompleteTxn(anyGroup, 77, true)
+	assert.Equal(t, []int16{unstable, unstable}, codes)
+	endTxn(t, s, p, 77, true)
 	assert.Equal(t, []int64{10, 11}, fetchOffsets(t, c, 8, "g", "orders", 0, 1))
+
+	require.Equal(t, []int16{0, 0}, txnCommitCodes(c.RoundTrip(txnCommitReq(3, "g", 78, 20))))
+	endTxn(t, s, p, 78, false)
+	require.Equal(t, []int16{0, 0}, txnCommitCodes(c.RoundTrip(txnCommitReq(3, "g", 79, 30))))
+	reloadOffsets(t, s, nil)
+	assert.Equal(t, []int64{10, 11}, fetchOffsets(t, c, 8, "g", "orders", 0, 1), "77 committed, 78 aborted")
+	_, codes = fetchStableCodes(t, c, 8, "g")
+	assert.Equal(t, []int16{unstable, unstable}, codes, "79 is still open")
 }
 
 // TestTxnOffsetCommitRefusals: v3's member and generation are checked

@@ -60,11 +60,12 @@ func (s store) Commit(g, protocolType string, offsets []group.StoredOffset) (gro
 // TxnCommit appends the offsets as one transactional batch of the
 // producer (records.TxnBatch), as Kafka's storeOffsets writes a
 // TxnOffsetCommit, and returns the wait for its replication, as a
-// commit's: acks=-1, refused below min.insync.replicas. It relies on the
-// partition taking it as a coordinator's append (a transactional batch
-// without a sequence), and on the compaction leaving the partition alone
-// while the transaction is open: a rewrite would place the committed
-// offsets after the pending ones, which would then lose to them.
+// commit's: acks=-1, refused below min.insync.replicas. The runtime
+// appends it as a coordinator's (storage's AppendCoordinator: a
+// transactional batch without a sequence, its producer's epoch fenced),
+// and its compaction waits while the transaction is open: a rewrite would
+// place the committed offsets after the pending ones, which would then
+// lose to them.
 func (s store) TxnCommit(g string, producerID int64, producerEpoch int16, offsets []group.StoredOffset) (group.Pending, error) {
 	recs := make([]kmsg.Record, len(offsets))
 	for i, o := range offsets {
