@@ -88,7 +88,9 @@ func (c *Coordinator) ListGroups() ([]Listing, *kerr.Error) {
 // DeleteGroups deletes groups with their offsets (Kafka's
 // handleDeleteGroups) and returns one error per group, in order. Only
 // Empty groups can be deleted; whatever still waits on one (a pending
-// member's session, the offset expiration) completes.
+// member's session, the offset expiration) completes. Offsets pending in
+// open transactions go with the group, as Kafka deletes them: their
+// markers find nothing.
 //
 // Errors: COORDINATOR_NOT_AVAILABLE, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP,
 // NOT_COORDINATOR when the OffsetStore refuses the deletion (the group

@@ -70,8 +70,12 @@ type Coordinator struct {
 
 	closed atomic.Bool
 
-	mu     sync.Mutex // guards groups; a leaf, taken after a group's mutex
+	mu     sync.Mutex // guards the following; a leaf, taken after a group's mutex
 	groups map[string]*group
+	// producers indexes the groups with a transaction's offsets pending
+	// by producer id (Kafka's openGroupsForProducer), so that a marker
+	// finds the groups it completes without a scan.
+	producers map[int64]map[*group]struct{}
 }
 
 // New returns a coordinator with its purgatories running, and no group:
@@ -84,7 +88,8 @@ func New(opts ...Option) (*Coordinator, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c := &Coordinator{cfg: cfg, clk: cfg.clock, log: cfg.log, groups: make(map[string]*group)}
+	c := &Coordinator{cfg: cfg, clk: cfg.clock, log: cfg.log, groups: make(map[string]*group),
+		producers: make(map[int64]map[*group]struct{})}
 	if c.clk == nil {
 		c.clk = timer.NewRealClock()
 	}
@@ -217,6 +222,7 @@ func (c *Coordinator) killLocked(g *group, a *after) {
 	for id := range g.pending {
 		a.checkSession(g, id)
 	}
+	g.dropTxnsLocked() // a marker finds nothing of g's
 	g.transitionLocked(Dead, a)
 	g.disarmExpiryLocked(a)
 	a.checkJoin(g)

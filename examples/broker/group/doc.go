@@ -64,7 +64,8 @@
 //
 // A group's mutex is the lock of every operation of that group
 // (State.ShareLock), as Kafka shares the group lock: TryComplete runs with
-// it held. Then Coordinator.mu (the map of groups), a leaf. OnComplete and
+// it held. Then Coordinator.mu (the map of groups and the index of the
+// groups with a transaction's offsets pending, by producer), a leaf. OnComplete and
 // OnExpiration run with no lock held and take the group's mutex themselves.
 // Go's mutexes are not reentrant, so nothing holding a group's mutex calls
 // into a purgatory (CheckAndComplete, TryCompleteElseWatch) or answers a
@@ -77,8 +78,9 @@
 //
 // With an OffsetStore (WithOffsetStore; the broker's appends to
 // __consumer_offsets) committed offsets outlive the coordinator. Every
-// commit, offset deletion, expiry and group deletion is handed to the
-// store under the group's mutex, in the order it happens; the store only
+// commit, transactional commit, offset deletion, expiry and group
+// deletion is handed to the store under the group's mutex, in the order
+// it happens; the store only
 // appends, quickly. A deletion takes effect once appended (a refusal
 // answers NOT_COORDINATOR, as Kafka answers when it cannot append to
 // __consumer_offsets; an expiry the store refuses is logged, and the
@@ -112,17 +114,61 @@
 // wall-clock deadline. Unload forgets a partition's groups and answers
 // their waiting JoinGroups and SyncGroups NOT_COORDINATOR.
 //
+// # Transactions
+//
+// A transactional producer commits its consumer's offsets in its
+// transaction (TxnCommitOffsets, KIP-98): they are appended as the
+// producer's (OffsetStore.TxnCommit: a transactional batch of its id and
+// epoch), answered once durable as a commit is, and then pending in the
+// group, by producer id (Kafka's pendingTransactionalOffsetCommits), not
+// visible to FetchOffsets, until the transaction coordinator writes the
+// transaction's marker to the group's partition and WriteTxnMarkers calls
+// CompleteTxn: a commit makes them the committed offsets, an abort drops
+// them. Every commit, transactional or not, takes its place in its
+// group's order as its record does in the log, and a committed
+// transaction's offset replaces the committed one only if its record is
+// the newer (Kafka's completePendingTxnOffsetCommit): a commit made after
+// the transaction's and before its marker wins.
+//
+// A fetch that requires stable offsets (OffsetFetch v7+, KIP-447) is
+// answered UNSTABLE_OFFSET_COMMIT for a partition with a commit pending,
+// a transaction's or one waiting to be durable, as Kafka 3's
+// hasPendingOffsetCommitsForTopicPartition answers, so that a consumer
+// taking a partition over does not start from an offset an open
+// transaction is about to replace. From v3 a TxnOffsetCommit carries the
+// member, its instance and its generation, checked as a commit's
+// (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID), so that a
+// zombie producer's offsets are fenced by the group's rebalance; without
+// them any group takes it, and a group that does not exist is created
+// Empty, as Kafka does.
+//
+// Pending offsets hold back the expiry of their partitions' offsets, and
+// an Empty group with any is not deleted for want of offsets (Kafka's
+// cleanupExpiredOffsets); a deletion (OffsetDelete, DeleteGroups, which
+// deletes an Empty group whatever its transactions, as Kafka does) drops
+// them with its tombstone. Unload drops them with their groups: the new
+// coordinator loads them back pending, ordered against the committed
+// offsets by their records' positions (StoredOffset.Position), and its
+// CompleteTxn completes them when the marker comes. The caller calls
+// CompleteTxn for a partition that is loaded: a marker appended while the
+// partition loads must wait for the load.
+//
 // # Size
 //
-// About 3.2k lines, above the 3k this project's packages keep to: Kafka's
+// About 3.8k lines, above the 3k this project's packages keep to: Kafka's
 // classic protocol is one state machine under one lock per group (joins,
-// syncs, sessions, offsets, administration, what is stored), a file each.
+// syncs, sessions, offsets, transactions' offsets, administration, what is
+// stored), a file each.
 // Its hosting on __consumer_offsets is package group/service's, and the
 // KIP-848 and share protocols would be coordinators of their own beside
 // it.
 //
 // # Not implemented
 //
-// Transactional offset commits, group.max.size, and the expiry of a Stable
-// consumer group's offsets for topics it no longer subscribes to.
+// group.max.size, and the expiry of a Stable consumer group's offsets for
+// topics it no longer subscribes to. A transactional commit is not
+// checked against its transaction (that the producer added the group with
+// AddOffsetsToTxn: Kafka 3.6+ asks the transaction coordinator, KIP-890),
+// and the group is not added to the transaction implicitly
+// (TxnOffsetCommit v5, KIP-890 part 2).
 package group

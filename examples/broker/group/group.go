@@ -131,8 +131,9 @@ type group struct {
 	syncOp       *delayedSync  // the current generation's wait for every SyncGroup
 
 	offsets map[TopicPartition]*offset
-	// commits numbers the group's commits appended to the store;
-	// pendingCommits counts, by partition, the commits not yet durable
+	// commits numbers the group's commits, transactional or not, in the
+	// order their records take in the log (offset.seq); pendingCommits
+	// counts, by partition, the commits not yet durable
 	// (Kafka's pendingOffsetCommits); clearedAt holds, for a partition
 	// whose offset was deleted while commits of it were pending, the
 	// number of the last commit appended before the deletion: those are
@@ -140,8 +141,13 @@ type group struct {
 	commits        uint64
 	pendingCommits map[TopicPartition]int
 	clearedAt      map[TopicPartition]uint64
-	expiry         *offsetExpiry // armed while Empty, unless no offset can expire
-	expiryAt       time.Duration
+	// txns holds the offsets of open transactions, by producer id, until
+	// their marker (Kafka's pendingTransactionalOffsetCommits); each
+	// producer here is in the coordinator's index (Coordinator.producers)
+	// and has at least one offset.
+	txns     map[int64]map[TopicPartition]*offset
+	expiry   *offsetExpiry // armed while Empty, unless no offset can expire
+	expiryAt time.Duration
 	// metaStored is set once the store took the group's metadata
 	// (storeGroupLocked), or the group was loaded with it.
 	metaStored bool
@@ -154,6 +160,7 @@ func newGroup(c *Coordinator, id string) *group {
 		pending: make(map[string]struct{}), pendingSync: make(map[string]struct{}),
 		supported: make(map[string]int), offsets: make(map[TopicPartition]*offset),
 		pendingCommits: make(map[TopicPartition]int), clearedAt: make(map[TopicPartition]uint64),
+		txns: make(map[int64]map[TopicPartition]*offset),
 	}
 }
 

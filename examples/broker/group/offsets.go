@@ -25,7 +25,12 @@ type offset struct {
 	committed   time.Duration // on the coordinator's clock
 	expireAt    time.Duration // explicit expiry (OffsetCommit v2-v4 retention); valid with explicit
 	explicit    bool
-	seq         uint64 // the group's commit that set it; 0: not a pending commit's
+	// seq is its record's place among the group's records in the log:
+	// the group's commit that set it (group.commits), or, loaded, its
+	// record's position there, plus one. A commit made durable after a
+	// later one, or a transaction's that ends after a later commit, does
+	// not replace it (Kafka's olderThan, by log position).
+	seq uint64
 }
 
 // CommitRequest is an OffsetCommit, whatever its version.
@@ -79,7 +84,7 @@ type CommitOffset struct {
 func (c *Coordinator) CommitOffsets(req CommitRequest, respond func([]*kerr.Error)) {
 	errs := make([]*kerr.Error, len(req.Offsets))
 	var a after
-	g, offs, seq, pending := c.commitLocked(&req, errs, &a)
+	g, offs, pending := c.commitLocked(&req, errs, &a)
 	if g != nil {
 		g.unlock()
 	}
@@ -88,14 +93,13 @@ func (c *Coordinator) CommitOffsets(req CommitRequest, respond func([]*kerr.Erro
 		respond(errs)
 		return
 	}
-	pending(func(err error) { respond(c.settleCommit(g, req.Offsets, offs, seq, errs, err)) })
+	pending(func(err error) { respond(c.settleCommit(g, req.Offsets, offs, errs, err)) })
 }
 
 // commitLocked validates the commit and appends it; it returns the group,
 // locked, unless it answers at once (errs), the offsets it committed
-// (nil where refused), and, with a store, the commit's number in the group
-// and its wait.
-func (c *Coordinator) commitLocked(req *CommitRequest, errs []*kerr.Error, a *after) (*group, []*offset, uint64, Pending) {
+// (nil where refused), and, with a store, their wait.
+func (c *Coordinator) commitLocked(req *CommitRequest, errs []*kerr.Error, a *after) (*group, []*offset, Pending) {
 	all := func(err *kerr.Error) {
 		for i := range errs {
 			errs[i] = err
@@ -109,16 +113,16 @@ func (c *Coordinator) commitLocked(req *CommitRequest, errs []*kerr.Error, a *af
 			err = errGeneration
 		}
 		all(err)
-		return nil, nil, 0, nil
+		return nil, nil, nil
 	}
 	if err := g.validateCommitLocked(req); err != nil {
 		all(err)
-		return g, nil, 0, nil
+		return g, nil, nil
 	}
 	switch g.st {
 	case CompletingRebalance:
 		all(errRebalance)
-		return g, nil, 0, nil
+		return g, nil, nil
 	case Stable, PreparingRebalance:
 		// During PreparingRebalance too: the heartbeat tells the member
 		// to rejoin, and its offsets stay its own until then.
@@ -126,13 +130,14 @@ func (c *Coordinator) commitLocked(req *CommitRequest, errs []*kerr.Error, a *af
 		c.scheduleSessionLocked(g, m, m.session, a)
 	}
 	now := c.clk.Now()
+	seq := g.nextSeqLocked()
 	offs := make([]*offset, len(req.Offsets)) // nil where refused
 	for i, o := range req.Offsets {
 		if len(o.Metadata) > c.cfg.maxMetadata {
 			errs[i] = kerr.OffsetMetadataTooLarge
 			continue
 		}
-		offs[i] = &offset{offset: o.Offset, leaderEpoch: o.LeaderEpoch, metadata: o.Metadata, committed: now}
+		offs[i] = &offset{offset: o.Offset, leaderEpoch: o.LeaderEpoch, metadata: o.Metadata, committed: now, seq: seq}
 		if req.Retention >= 0 {
 			offs[i].expireAt, offs[i].explicit = satAdd(now, req.Retention), true
 		}
@@ -147,43 +152,51 @@ func (c *Coordinator) commitLocked(req *CommitRequest, errs []*kerr.Error, a *af
 				errs[i] = code
 			}
 		}
-		return g, nil, 0, nil
+		return g, nil, nil
 	}
 	if pending == nil {
-		g.applyCommitLocked(req.Offsets, offs, 0, a)
-		return g, offs, 0, nil
+		g.applyCommitLocked(req.Offsets, offs, false, a)
+		return g, offs, nil
 	}
-	g.commits++
-	seq := g.commits
 	for i, o := range req.Offsets {
 		if offs[i] != nil {
-			offs[i].seq = seq
 			g.pendingCommits[TopicPartition{o.Topic, o.Partition}]++
 		}
 	}
-	return g, offs, seq, pending
+	return g, offs, pending
+}
+
+// nextSeqLocked numbers a commit the group appends: its records come
+// after those of every commit numbered before, in the log.
+//
+// REQUIRES: g.mu held.
+func (g *group) nextSeqLocked() uint64 {
+	g.commits++
+	return g.commits
 }
 
 // applyCommitLocked makes offs (nil where refused) the group's offsets of
-// reqs' partitions, unless a later commit's already are (seq 0: the
-// commit was never pending).
+// reqs' partitions, unless a later commit's already are; pending says
+// the commit was pending (g.pendingCommits counts it).
 //
 // REQUIRES: g.mu held.
-func (g *group) applyCommitLocked(reqs []CommitOffset, offs []*offset, seq uint64, a *after) {
+func (g *group) applyCommitLocked(reqs []CommitOffset, offs []*offset, pending bool, a *after) {
 	for i, o := range reqs {
 		if offs[i] == nil {
 			continue
 		}
 		tp := TopicPartition{o.Topic, o.Partition}
-		if seq != 0 {
+		if pending {
 			cleared := g.clearedAt[tp]
 			g.settlePendingLocked(tp)
-			if seq <= cleared {
+			if offs[i].seq <= cleared {
 				continue // deleted since it was appended
 			}
-			if cur := g.offsets[tp]; cur != nil && cur.seq > seq {
-				continue // a later commit was durable first
-			}
+		}
+		if cur := g.offsets[tp]; cur != nil && cur.seq > offs[i].seq {
+			// A later commit was durable first, or a later
+			// transaction's committed.
+			continue
 		}
 		g.offsets[tp] = offs[i]
 	}
@@ -202,23 +215,27 @@ func (g *group) settlePendingLocked(tp TopicPartition) {
 	}
 }
 
-// clearPendingLocked notes that tp's offset was deleted: the commits of it
-// pending now are not applied when they become durable.
+// deleteOffsetLocked deletes tp's offset, as its tombstone does: the
+// commits of it pending now are not applied when they become durable,
+// and the transactions' offsets of it pending are dropped (as Kafka's
+// removeOffsets, and its replay of a tombstone, drop them).
 //
 // REQUIRES: g.mu held.
-func (g *group) clearPendingLocked(tp TopicPartition) {
+func (g *group) deleteOffsetLocked(tp TopicPartition) {
+	delete(g.offsets, tp)
 	if g.pendingCommits[tp] > 0 {
 		g.clearedAt[tp] = g.commits
 	}
+	g.dropTxnPartitionLocked(tp)
 }
 
 // settleCommit ends a pending commit: durable (err nil), its offsets are
 // applied; otherwise each is answered err. It returns the answers.
-func (c *Coordinator) settleCommit(g *group, reqs []CommitOffset, offs []*offset, seq uint64, errs []*kerr.Error, err error) []*kerr.Error {
+func (c *Coordinator) settleCommit(g *group, reqs []CommitOffset, offs []*offset, errs []*kerr.Error, err error) []*kerr.Error {
 	var a after
 	g.mu.Lock()
 	if err == nil && g.st != Dead {
-		g.applyCommitLocked(reqs, offs, seq, &a)
+		g.applyCommitLocked(reqs, offs, true, &a)
 	}
 	if err != nil {
 		code := commitStoreCode(err)
@@ -263,15 +280,25 @@ type PartitionOffset struct {
 	Offset      int64 // -1: none committed
 	LeaderEpoch int32 // -1: none
 	Metadata    string
+	// Err is UNSTABLE_OFFSET_COMMIT, with Offset -1, when stable offsets
+	// were required and a commit of the partition is pending.
+	Err *kerr.Error
 }
 
 // FetchOffsets returns the offsets committed for partitions, in order; -1
 // for those without one, or all of them when the group does not exist
 // (Kafka answers blindly, whatever the group's state, since simple
-// consumers store offsets in groups they do not join).
+// consumers store offsets in groups they do not join). A transaction's
+// offsets are not among them until its commit marker (CompleteTxn). With
+// requireStable (OffsetFetch v7+, KIP-447), a partition with a commit
+// pending, a transaction's or one waiting to be durable, is answered
+// UNSTABLE_OFFSET_COMMIT (Kafka's hasPendingOffsetCommitsForTopicPartition),
+// which the client retries: a consumer that takes over a partition does
+// not start from an offset that an open transaction is about to replace.
+// O(partitions × producers with offsets pending in the group).
 //
 // Errors: COORDINATOR_NOT_AVAILABLE.
-func (c *Coordinator) FetchOffsets(group string, partitions []TopicPartition) ([]PartitionOffset, *kerr.Error) {
+func (c *Coordinator) FetchOffsets(group string, partitions []TopicPartition, requireStable bool) ([]PartitionOffset, *kerr.Error) {
 	out := make([]PartitionOffset, len(partitions))
 	for i, tp := range partitions {
 		out[i] = PartitionOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: -1, LeaderEpoch: -1}
@@ -282,27 +309,28 @@ func (c *Coordinator) FetchOffsets(group string, partitions []TopicPartition) ([
 		return out, err
 	}
 	for i, tp := range partitions {
-		if o := g.offsets[tp]; o != nil {
-			out[i].Offset, out[i].LeaderEpoch, out[i].Metadata = o.offset, o.leaderEpoch, o.metadata
-		}
+		out[i] = g.fetchLocked(tp, requireStable)
 	}
 	g.unlock()
 	return out, nil
 }
 
 // FetchAllOffsets returns every offset committed in group, by topic and
-// partition.
+// partition; with requireStable, those of partitions with a commit
+// pending are UNSTABLE_OFFSET_COMMIT, as FetchOffsets answers them.
+// Partitions with nothing committed yet are left out, a transaction's
+// pending offsets with them, as Kafka lists them.
 //
 // Errors: COORDINATOR_NOT_AVAILABLE.
-func (c *Coordinator) FetchAllOffsets(group string) ([]PartitionOffset, *kerr.Error) {
+func (c *Coordinator) FetchAllOffsets(group string, requireStable bool) ([]PartitionOffset, *kerr.Error) {
 	var a after
 	g, err := c.lockGroup(group, false, &a)
 	if g == nil {
 		return nil, err
 	}
 	out := make([]PartitionOffset, 0, len(g.offsets))
-	for tp, o := range g.offsets {
-		out = append(out, PartitionOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: o.offset, LeaderEpoch: o.leaderEpoch, Metadata: o.metadata})
+	for tp := range g.offsets {
+		out = append(out, g.fetchLocked(tp, requireStable))
 	}
 	g.unlock()
 	slices.SortFunc(out, func(x, y PartitionOffset) int {
@@ -311,11 +339,27 @@ func (c *Coordinator) FetchAllOffsets(group string) ([]PartitionOffset, *kerr.Er
 	return out, nil
 }
 
+// fetchLocked returns the group's offset of tp as OffsetFetch answers it.
+//
+// REQUIRES: g.mu held.
+func (g *group) fetchLocked(tp TopicPartition, requireStable bool) PartitionOffset {
+	po := PartitionOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: -1, LeaderEpoch: -1}
+	switch o := g.offsets[tp]; {
+	case requireStable && (g.pendingCommits[tp] > 0 || g.hasTxnLocked(tp)):
+		po.Err = kerr.UnstableOffsetCommit
+	case o != nil:
+		po.Offset, po.LeaderEpoch, po.Metadata = o.offset, o.leaderEpoch, o.metadata
+	}
+	return po
+}
+
 // DeleteOffsets deletes committed offsets (Kafka's handleDeleteOffsets,
 // KIP-496) and returns the group's error, or one per partition, in order.
 // An Empty group's offsets all go; a consumer group with members keeps
 // those of the topics it subscribes to (see WithSubscriptions); any other
-// group with members keeps them all.
+// group with members keeps them all. A partition's offsets pending in
+// open transactions go with its committed one (Kafka 4's deleteOffsets
+// writes the tombstone for either).
 //
 // Errors: COORDINATOR_NOT_AVAILABLE, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP,
 // NOT_COORDINATOR when the OffsetStore refuses the deletion (nothing is
@@ -345,7 +389,7 @@ func (c *Coordinator) DeleteOffsets(group string, partitions []TopicPartition) (
 	}
 	var gone []TopicPartition
 	for i, tp := range partitions {
-		if errs[i] == nil && g.offsets[tp] != nil {
+		if errs[i] == nil && (g.offsets[tp] != nil || g.hasTxnLocked(tp)) {
 			gone = append(gone, tp)
 		}
 	}
@@ -353,8 +397,7 @@ func (c *Coordinator) DeleteOffsets(group string, partitions []TopicPartition) (
 		return errStore, nil
 	}
 	for _, tp := range gone {
-		delete(g.offsets, tp)
-		g.clearPendingLocked(tp)
+		g.deleteOffsetLocked(tp)
 	}
 	if len(gone) > 0 && g.st == Empty {
 		g.armExpiryLocked(&a)
@@ -406,20 +449,23 @@ func (g *group) expiresLocked(o *offset) (time.Duration, bool) {
 
 // armExpiryLocked makes sure the Empty group's offset expiration is due
 // when its earliest offset expires, or, with no offsets, when the group
-// has been Empty for the empty-group retention. It does nothing if that is
-// already so: a commit to an Empty group rarely moves the earliest expiry.
-// O(offsets).
+// has been Empty for the empty-group retention. The offset of a partition
+// with a transaction's offset pending does not expire until the
+// transaction ends, nor is a group deleted while one is (Kafka's
+// cleanupExpiredOffsets): CompleteTxn arms it again. It does nothing if
+// that is already so: a commit to an Empty group rarely moves the
+// earliest expiry. O(offsets × producers with offsets pending).
 //
 // REQUIRES: g.mu held.
 func (g *group) armExpiryLocked(a *after) {
 	if g.st != Empty {
 		return
 	}
-	at, ok := satAdd(g.at, g.c.cfg.emptyGrace), true
+	at, ok := satAdd(g.at, g.c.cfg.emptyGrace), len(g.txns) == 0
 	if len(g.offsets) > 0 {
 		at, ok = maxDuration, false
-		for _, o := range g.offsets {
-			if t, can := g.expiresLocked(o); can && t < at {
+		for tp, o := range g.offsets {
+			if t, can := g.expiresLocked(o); can && t < at && !g.hasTxnLocked(tp) {
 				at, ok = t, true
 			}
 		}
@@ -475,13 +521,13 @@ func (e *offsetExpiry) OnExpiration() {
 		now := c.clk.Now()
 		var expired []TopicPartition
 		for tp, o := range g.offsets {
-			if at, ok := g.expiresLocked(o); ok && at <= now {
+			if at, ok := g.expiresLocked(o); ok && at <= now && !g.hasTxnLocked(tp) {
 				expired = append(expired, tp)
 			}
 		}
 		// A store that refuses is logged, and the offsets expire here
 		// anyway: they expire again after a restart.
-		if len(expired) == len(g.offsets) {
+		if len(expired) == len(g.offsets) && len(g.txns) == 0 {
 			_ = g.storeGoneLocked()
 			c.log.Info("deleting empty group without offsets", zap.String("group", g.id), zap.Int("expired", len(expired)))
 			c.killLocked(g, &a)
@@ -489,8 +535,7 @@ func (e *offsetExpiry) OnExpiration() {
 			sortPartitions(expired)
 			_ = g.storeDeleteLocked(expired)
 			for _, tp := range expired {
-				delete(g.offsets, tp)
-				g.clearPendingLocked(tp)
+				g.deleteOffsetLocked(tp)
 			}
 			c.log.Debug("expired offsets", zap.String("group", g.id), zap.Int("expired", len(expired)), zap.Int("left", len(g.offsets)))
 			g.armExpiryLocked(&a)

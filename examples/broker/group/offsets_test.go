@@ -24,7 +24,7 @@ func fetch(t *testing.T, c *Coordinator, group string, partitions int) []int64 {
 	for p := range partitions {
 		tps = append(tps, TopicPartition{"t", int32(p)})
 	}
-	got, err := c.FetchOffsets(group, tps)
+	got, err := c.FetchOffsets(group, tps, false)
 	require.Nil(t, err)
 	out := make([]int64, len(got))
 	for i, o := range got {
@@ -40,10 +40,10 @@ func TestOffsetCommitAndFetch(t *testing.T) {
 
 	assert.Equal(t, []*kerr.Error{nil, nil}, commit(t, c, "g", r.MemberID, r.Generation, 10, 20))
 	assert.Equal(t, []int64{10, 20, -1}, fetch(t, c, "g", 3), "-1 where nothing was committed")
-	got, err := c.FetchOffsets("g", []TopicPartition{{"t", 0}})
+	got, err := c.FetchOffsets("g", []TopicPartition{{"t", 0}}, false)
 	require.Nil(t, err)
 	assert.Equal(t, PartitionOffset{Topic: "t", Partition: 0, Offset: 10, LeaderEpoch: 7, Metadata: "m"}, got[0])
-	all, err := c.FetchAllOffsets("g")
+	all, err := c.FetchAllOffsets("g", false)
 	require.Nil(t, err)
 	assert.Len(t, all, 2)
 	assert.Equal(t, []int64{-1}, fetch(t, c, "nope", 1), "a group that does not exist has none")
@@ -165,7 +165,7 @@ func TestDeleteOffsets(t *testing.T) {
 	gerr, errs := c.DeleteOffsets("g", []TopicPartition{{"t", 0}, {"u", 0}})
 	require.Nil(t, gerr)
 	assert.Equal(t, []*kerr.Error{kerr.GroupSubscribedToTopic, nil}, errs, "t is consumed, u is not")
-	got, _ := c.FetchOffsets("g", []TopicPartition{{"t", 0}, {"u", 0}})
+	got, _ := c.FetchOffsets("g", []TopicPartition{{"t", 0}, {"u", 0}}, false)
 	assert.Equal(t, int64(1), got[0].Offset)
 	assert.Equal(t, int64(-1), got[1].Offset)
 

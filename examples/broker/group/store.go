@@ -26,8 +26,11 @@ import (
 // lock held (Pending), and only then is the offset visible to
 // FetchOffsets and the client told it is committed (Kafka's pending
 // offset commits, acks=-1). Deletions and expiries are tombstones appended
-// without a wait, as Kafka appends them. Different groups' changes come
-// concurrently: a store guards itself.
+// without a wait, as Kafka appends them. A transaction's offsets
+// (TxnCommit) are appended as its producer's and wait alike; the
+// transaction's marker, written to the partition by the transaction
+// coordinator's WriteTxnMarkers, ends them (CompleteTxn). Different
+// groups' changes come concurrently: a store guards itself.
 type OffsetStore interface {
 	// Commit appends offsets committed to group, and returns
 	// the wait for them to be durable. An error means nothing was
@@ -52,6 +55,17 @@ type OffsetStore interface {
 	// DeleteGroup appends that group is gone with its offsets of
 	// partitions.
 	DeleteGroup(group string, partitions []TopicPartition) error
+	// TxnCommit appends offsets committed to group in producerID's open
+	// transaction, as that producer's at producerEpoch (a transactional
+	// batch), and returns the wait for them to be durable, as Commit
+	// does. They are pending until the transaction's marker follows them
+	// in the partition: a commit marker makes them the group's offsets
+	// where their record is newer, an abort marker drops them, and a
+	// tombstone of a partition (Delete, DeleteGroup) drops its pending
+	// ones; a load finds those still pending in StoredGroup.TxnOffsets.
+	// No metadata of the group is appended with them: a transaction may
+	// be aborted.
+	TxnCommit(group string, producerID int64, producerEpoch int16, offsets []StoredOffset) (Pending, error)
 }
 
 // Pending is a commit appended but not yet durable. The coordinator calls
@@ -73,6 +87,22 @@ type StoredOffset struct {
 	// ExpireAt is the commit's own expiry (OffsetCommit v2-v4's
 	// retention time); zero when offsets.retention.minutes applies.
 	ExpireAt time.Time
+	// Position orders the offset among its group's records: the offset
+	// of its record in the partition, as a replay reads it (Kafka's
+	// appendedBatchOffset). When a transaction commits, its offset of a
+	// partition replaces the committed one only if its Position is not
+	// lower. The coordinator leaves it zero in what it hands a store; a
+	// store that cannot tell leaves it zero in what it loads, and a
+	// loaded transaction's offset then wins.
+	Position int64
+}
+
+// StoredTxnOffset is an offset committed in a transaction that had not
+// ended when the partition was read (Kafka's pending transactional
+// offset commit): a marker for ProducerID completes it (CompleteTxn).
+type StoredTxnOffset struct {
+	ProducerID int64
+	StoredOffset
 }
 
 // StoredGroup is a group as an OffsetStore keeps it: its metadata (Kafka's
@@ -86,6 +116,9 @@ type StoredGroup struct {
 	StateSince   time.Time // when it entered its state; zero: unknown
 	Members      []StoredMember
 	Offsets      []StoredOffset
+	// TxnOffsets are the offsets pending in open transactions, by
+	// producer: not among the committed ones until their marker.
+	TxnOffsets []StoredTxnOffset
 }
 
 // StoredMember is a member as its group's metadata keeps it (Kafka's
@@ -130,18 +163,22 @@ func (c *Coordinator) stored(tp TopicPartition, o *offset) StoredOffset {
 // Static members come back with their instance ids. A group stored
 // without members comes back Empty, Empty since now, its offsets' expiry
 // armed: offsets past their expiry go at once, with the store told. The
-// group "" is one too: Kafka takes commits to it. A group without
-// offsets or members is not restored but deleted in the store: it is
-// gone, as Kafka removes such a group. A group already here (it must not
-// be: the caller loads a partition it unloaded) is replaced. It returns
-// the number of groups loaded, or COORDINATOR_NOT_AVAILABLE once closed.
+// group "" is one too: Kafka takes commits to it. The offsets of open
+// transactions come back pending, ordered against the committed ones by
+// their Position, for CompleteTxn to end when the transactions' markers
+// come (Kafka's loadGroup with its pending transactional offsets). A
+// group without offsets, pending ones or members is not restored but
+// deleted in the store: it is gone, as Kafka removes such a group. A
+// group already here (it must not be: the caller loads a partition it
+// unloaded) is replaced. It returns the number of groups loaded, or
+// COORDINATOR_NOT_AVAILABLE once closed.
 func (c *Coordinator) Load(groups []StoredGroup) (int, error) {
 	restored := 0
 	for _, sg := range groups {
 		if c.closed.Load() {
 			return restored, errNotAvailable
 		}
-		if len(sg.Offsets) == 0 && len(sg.Members) == 0 {
+		if len(sg.Offsets) == 0 && len(sg.Members) == 0 && len(sg.TxnOffsets) == 0 {
 			if c.cfg.store != nil {
 				if err := c.cfg.store.DeleteGroup(sg.Group, nil); err != nil {
 					c.log.Warn("deleting a group without offsets", zap.String("group", sg.Group), zap.Error(err))
@@ -164,11 +201,10 @@ func (c *Coordinator) Load(groups []StoredGroup) (int, error) {
 			c.log.Warn("a stored group's members have no protocol; loading it Empty", zap.String("group", sg.Group))
 		}
 		for _, so := range sg.Offsets {
-			o := &offset{offset: so.Offset, leaderEpoch: so.LeaderEpoch, metadata: so.Metadata, committed: c.fromWall(so.Committed)}
-			if !so.ExpireAt.IsZero() {
-				o.expireAt, o.explicit = c.fromWall(so.ExpireAt), true
-			}
-			g.offsets[so.TopicPartition] = o
+			g.offsets[so.TopicPartition] = g.loadedLocked(so)
+		}
+		for _, st := range sg.TxnOffsets {
+			g.addTxnLocked(st.ProducerID, st.TopicPartition, g.loadedLocked(st.StoredOffset))
 		}
 		c.mu.Lock()
 		old := c.groups[g.id]
@@ -186,6 +222,22 @@ func (c *Coordinator) Load(groups []StoredGroup) (int, error) {
 		c.log.Info("loaded groups", zap.Int("groups", restored))
 	}
 	return restored, nil
+}
+
+// loadedLocked returns so as the group keeps it, placed after the group's
+// records loaded before it by its position, and before any commit made
+// from now on.
+//
+// REQUIRES: g.mu held.
+func (g *group) loadedLocked(so StoredOffset) *offset {
+	c := g.c
+	o := &offset{offset: so.Offset, leaderEpoch: so.LeaderEpoch, metadata: so.Metadata, committed: c.fromWall(so.Committed),
+		seq: uint64(max(so.Position, 0)) + 1}
+	if !so.ExpireAt.IsZero() {
+		o.expireAt, o.explicit = c.fromWall(so.ExpireAt), true
+	}
+	g.commits = max(g.commits, o.seq)
+	return o
 }
 
 // restoreMembersLocked makes g, new and Empty, the Stable group of sg's
@@ -307,6 +359,29 @@ func (g *group) storeCommitLocked(reqs []CommitOffset, offs []*offset) (Pending,
 	return p, g.storeErr("commit", err)
 }
 
+// storeTxnCommitLocked appends the offsets of req whose offs are not nil
+// as producer's, and returns the wait for them: nil without a store or
+// without such offsets. A refusal is logged and returned.
+//
+// REQUIRES: g.mu held.
+func (g *group) storeTxnCommitLocked(req *TxnCommitRequest, offs []*offset) (Pending, error) {
+	c := g.c
+	if c.cfg.store == nil {
+		return nil, nil
+	}
+	stored := make([]StoredOffset, 0, len(offs))
+	for i, o := range offs {
+		if o != nil {
+			stored = append(stored, c.stored(TopicPartition{req.Offsets[i].Topic, req.Offsets[i].Partition}, o))
+		}
+	}
+	if len(stored) == 0 {
+		return nil, nil
+	}
+	p, err := c.cfg.store.TxnCommit(g.id, req.ProducerID, req.ProducerEpoch, stored)
+	return p, g.storeErr("transactional commit", err)
+}
+
 // storeDeleteLocked records that the group's offsets of tps are gone.
 //
 // REQUIRES: g.mu held.
@@ -317,14 +392,16 @@ func (g *group) storeDeleteLocked(tps []TopicPartition) error {
 	return g.storeErr("delete offsets", g.c.cfg.store.Delete(g.id, tps))
 }
 
-// storeGoneLocked records that the group is gone, with its offsets.
+// storeGoneLocked records that the group is gone, with its offsets and
+// the transactions' offsets pending (Kafka 4's deleteAllOffsets writes a
+// tombstone of each).
 //
 // REQUIRES: g.mu held.
 func (g *group) storeGoneLocked() error {
 	if g.c.cfg.store == nil {
 		return nil
 	}
-	tps := slices.Collect(maps.Keys(g.offsets))
+	tps := append(slices.Collect(maps.Keys(g.offsets)), g.txnPartitionsLocked()...)
 	sortPartitions(tps)
 	return g.storeErr("delete group", g.c.cfg.store.DeleteGroup(g.id, tps))
 }

@@ -3,6 +3,7 @@ package group
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +15,10 @@ import (
 
 // memStore is an OffsetStore in memory, shared by the coordinators of a
 // test as a file is by the brokers that open it in turn. It records each
-// change as a line, and refuses them when told.
+// change as a line, and refuses them when told. Each offset it stores
+// takes the next position, as its record would in a log, and a
+// transaction's offsets stay pending until marker ends it, as a replay of
+// the log would have them.
 type memStore struct {
 	mu      sync.Mutex
 	groups  map[string]*StoredGroup
@@ -23,6 +27,7 @@ type memStore struct {
 	hold    bool          // commits and group metadata wait in held until released
 	held    []func(error) // the waits of commits and metadata not yet durable
 	metas   int           // group metadata records stored
+	pos     int64         // the next offset record's position
 }
 
 func newMemStore() *memStore { return &memStore{groups: make(map[string]*StoredGroup)} }
@@ -34,7 +39,10 @@ func (s *memStore) stored() []StoredGroup {
 	defer s.mu.Unlock()
 	var out []StoredGroup
 	for _, g := range s.groups {
-		out = append(out, *g)
+		sg := *g
+		// Copies: the store changes its own in place.
+		sg.Offsets, sg.TxnOffsets = slices.Clone(g.Offsets), slices.Clone(g.TxnOffsets)
+		out = append(out, sg)
 	}
 	return out
 }
@@ -57,11 +65,63 @@ func (s *memStore) Commit(group, ptype string, offsets []StoredOffset) (Pending,
 		g.ProtocolType = ptype
 	}
 	for _, o := range offsets {
+		o.Position, s.pos = s.pos, s.pos+1
 		g.Offsets = deleteOffset(g.Offsets, o.TopicPartition)
 		g.Offsets = append(g.Offsets, o)
 		s.changes = append(s.changes, fmt.Sprintf("commit %s %s-%d=%d", group, o.Topic, o.Partition, o.Offset))
 	}
 	return s.pending(hold), nil
+}
+
+// TxnCommit records the offsets pending in producerID's transaction;
+// they wait for release as commits do when the store holds.
+func (s *memStore) TxnCommit(group string, producerID int64, producerEpoch int16, offsets []StoredOffset) (Pending, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	g := s.groups[group]
+	if g == nil {
+		g = &StoredGroup{Group: group}
+		s.groups[group] = g
+	}
+	for _, o := range offsets {
+		o.Position, s.pos = s.pos, s.pos+1
+		g.TxnOffsets = slices.DeleteFunc(g.TxnOffsets, func(p StoredTxnOffset) bool {
+			return p.ProducerID == producerID && p.TopicPartition == o.TopicPartition
+		})
+		g.TxnOffsets = append(g.TxnOffsets, StoredTxnOffset{ProducerID: producerID, StoredOffset: o})
+		s.changes = append(s.changes, fmt.Sprintf("txn commit %s %d/%d %s-%d=%d", group, producerID, producerEpoch,
+			o.Topic, o.Partition, o.Offset))
+	}
+	return s.pending(s.hold), nil
+}
+
+// marker ends producerID's transaction, as its marker in the log does: a
+// commit makes its offsets the committed ones where they are newer than
+// those, an abort drops them.
+func (s *memStore) marker(producerID int64, commit bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, g := range s.groups {
+		g.TxnOffsets = slices.DeleteFunc(g.TxnOffsets, func(p StoredTxnOffset) bool {
+			if p.ProducerID != producerID {
+				return false
+			}
+			if commit {
+				i := slices.IndexFunc(g.Offsets, func(o StoredOffset) bool { return o.TopicPartition == p.TopicPartition })
+				switch {
+				case i < 0:
+					g.Offsets = append(g.Offsets, p.StoredOffset)
+				case g.Offsets[i].Position < p.Position:
+					g.Offsets[i] = p.StoredOffset
+				}
+			}
+			return true
+		})
+	}
+	s.changes = append(s.changes, fmt.Sprintf("marker %d commit=%v", producerID, commit))
 }
 
 // Group records the group's metadata, which replaces the metadata stored
@@ -126,6 +186,7 @@ func (s *memStore) Delete(group string, tps []TopicPartition) error {
 	for _, tp := range tps {
 		if g := s.groups[group]; g != nil {
 			g.Offsets = deleteOffset(g.Offsets, tp)
+			g.TxnOffsets = slices.DeleteFunc(g.TxnOffsets, func(p StoredTxnOffset) bool { return p.TopicPartition == tp })
 		}
 		s.changes = append(s.changes, fmt.Sprintf("delete %s %s-%d", group, tp.Topic, tp.Partition))
 	}
@@ -182,7 +243,7 @@ func TestOffsetsSurviveARestart(t *testing.T) {
 
 	again, _ := restartOn(t, store, epoch.Add(time.Hour))
 	assert.Equal(t, []int64{10, 20, -1}, fetch(t, again, "g", 3), "the offsets are back")
-	got, err := again.FetchOffsets("g", []TopicPartition{{"t", 1}})
+	got, err := again.FetchOffsets("g", []TopicPartition{{"t", 1}}, false)
 	require.Nil(t, err)
 	assert.Equal(t, PartitionOffset{Topic: "t", Partition: 1, Offset: 20, LeaderEpoch: 7, Metadata: "m"}, got[0])
 	assert.Equal(t, []int64{5}, fetch(t, again, "simple", 1))

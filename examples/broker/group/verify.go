@@ -18,7 +18,8 @@ func (g *group) unlock() {
 
 // verifyLocked panics if the group's bookkeeping disagrees with its
 // members: the counts that TryComplete relies on, the static and pending
-// maps, the leader. O(members + protocols).
+// maps, the leader, the transactions' offsets and their index.
+// O(members + protocols + producers).
 //
 // REQUIRES: g.mu held.
 func (g *group) verifyLocked() {
@@ -86,6 +87,19 @@ func (g *group) verifyLocked() {
 	for id := range g.pendingSync {
 		if g.members[id] == nil {
 			fail("pending SyncGroup of %s, no member", id)
+		}
+	}
+	g.c.mu.Lock()
+	defer g.c.mu.Unlock()
+	for id, offs := range g.txns {
+		if len(offs) == 0 {
+			fail("producer %d has no offsets pending", id)
+		}
+		if _, ok := g.c.producers[id][g]; !ok {
+			fail("producer %d's offsets pending, not in its index", id)
+		}
+		if g.st == Dead {
+			fail("producer %d's offsets pending in a dead group", id)
 		}
 	}
 }

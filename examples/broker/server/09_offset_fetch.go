@@ -6,8 +6,12 @@ package server
 // state, as Kafka does: simple consumers keep offsets in groups they never
 // join. v2+ fetches every committed offset when the topics are null and
 // carries a top-level error; v5 returns the leader epoch; v7 adds
-// require_stable, which never finds an unstable offset here, as there are
-// no transactional commits; v8 fetches for several groups at once (KIP-709);
+// require_stable (KIP-447): a partition with a commit pending, one of an
+// open transaction (TxnOffsetCommit) or one not yet replicated, is
+// answered UNSTABLE_OFFSET_COMMIT with offset -1, which the client
+// retries, per partition and never for the group, as Kafka answers (in
+// v8's groups too); without it, the committed offset, not the pending
+// one; v8 fetches for several groups at once (KIP-709);
 // v9's member id and epoch belong to the new consumer protocol (KIP-848)
 // and are ignored, as Kafka ignores them for classic groups. v10 (topic ids)
 // is not served.
@@ -36,7 +40,7 @@ func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
 			var fetched []fetchedTopic
 			err := s.offsets.KeyError(g.Group) // each group at its own coordinator
 			if err == nil {
-				fetched, err = s.fetchOffsets(g.Group, tps, g.Topics == nil)
+				fetched, err = s.fetchOffsets(g.Group, tps, g.Topics == nil, req.RequireStable)
 			}
 			rg := kmsg.NewOffsetFetchResponseGroup()
 			rg.Group, rg.ErrorCode = g.Group, group.Code(err)
@@ -46,6 +50,7 @@ func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
 				for _, o := range ft.partitions {
 					p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 					p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = o.Partition, o.Offset, o.LeaderEpoch, &o.Metadata
+					p.ErrorCode = group.Code(o.Err)
 					rt.Partitions = append(rt.Partitions, p)
 				}
 				rg.Topics = append(rg.Topics, rt)
@@ -62,7 +67,7 @@ func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
 			tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p})
 		}
 	}
-	fetched, err := s.fetchOffsets(req.Group, tps, req.Version >= 2 && req.Topics == nil)
+	fetched, err := s.fetchOffsets(req.Group, tps, req.Version >= 2 && req.Topics == nil, req.RequireStable)
 	if req.Version >= 2 {
 		resp.ErrorCode = group.Code(err)
 	}
@@ -72,7 +77,8 @@ func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
 		for _, o := range ft.partitions {
 			p := kmsg.NewOffsetFetchResponseTopicPartition()
 			p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = o.Partition, o.Offset, o.LeaderEpoch, &o.Metadata
-			if req.Version < 2 {
+			p.ErrorCode = group.Code(o.Err)
+			if req.Version < 2 && err != nil {
 				p.ErrorCode = group.Code(err) // no top-level error before v2
 			}
 			rt.Partitions = append(rt.Partitions, p)
@@ -89,16 +95,17 @@ type fetchedTopic struct {
 }
 
 // fetchOffsets returns the offsets of tps (or, with all, every committed
-// one), grouped by topic in the order asked.
-func (s *Server) fetchOffsets(g string, tps []group.TopicPartition, all bool) ([]fetchedTopic, *kerr.Error) {
+// one), grouped by topic in the order asked; with requireStable, those
+// with a commit pending carry UNSTABLE_OFFSET_COMMIT.
+func (s *Server) fetchOffsets(g string, tps []group.TopicPartition, all, requireStable bool) ([]fetchedTopic, *kerr.Error) {
 	var (
 		offsets []group.PartitionOffset
 		err     *kerr.Error
 	)
 	if all {
-		offsets, err = s.groups.FetchAllOffsets(g)
+		offsets, err = s.groups.FetchAllOffsets(g, requireStable)
 	} else {
-		offsets, err = s.groups.FetchOffsets(g, tps)
+		offsets, err = s.groups.FetchOffsets(g, tps, requireStable)
 	}
 	var out []fetchedTopic
 	for _, o := range offsets {

@@ -40,6 +40,8 @@ func requestGroup(req kmsg.Request) (string, bool) {
 		return req.Group, true
 	case *kmsg.OffsetCommitRequest:
 		return req.Group, true
+	case *kmsg.TxnOffsetCommitRequest:
+		return req.Group, true
 	case *kmsg.OffsetDeleteRequest:
 		return req.Group, true
 	case *kmsg.OffsetFetchRequest:
@@ -76,6 +78,22 @@ func groupErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 			st.Topic = rt.Topic
 			for _, rp := range rt.Partitions {
 				sp := kmsg.NewOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+	case *kmsg.TxnOffsetCommitResponse:
+		tr := req.(*kmsg.TxnOffsetCommitRequest)
+		if tr.Version < 2 && code == kerr.CoordinatorLoadInProgress.Code {
+			// Clients before 2.0 (KAFKA-7296) do not retry it.
+			code = kerr.CoordinatorNotAvailable.Code
+		}
+		for _, rt := range tr.Topics {
+			st := kmsg.NewTxnOffsetCommitResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 				sp.Partition, sp.ErrorCode = rp.Partition, code
 				st.Partitions = append(st.Partitions, sp)
 			}

@@ -18,7 +18,7 @@ import (
 
 // This file wires the group coordinator (package group) to the broker, on
 // the coordinator runtime (package group/service); the API files 08, 09,
-// 10-16, 42 and 47 translate its requests and answers.
+// 10-16, 28, 42 and 47 translate its requests and answers.
 
 // offsetsTopic is the name of Kafka's offsets topic, the group
 // coordinator's state topic.

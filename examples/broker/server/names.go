@@ -106,6 +106,8 @@ func groupStrings(req kmsg.Request) (groups, others []string) {
 		return []string{req.Group}, others
 	case *kmsg.OffsetCommitRequest:
 		return []string{req.Group}, []string{req.MemberID, orEmpty(req.InstanceID)}
+	case *kmsg.TxnOffsetCommitRequest:
+		return []string{req.Group}, []string{req.TransactionalID, req.MemberID, orEmpty(req.InstanceID)}
 	case *kmsg.OffsetFetchRequest:
 		groups = []string{req.Group}
 		for _, g := range req.Groups {

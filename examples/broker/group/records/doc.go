@@ -1,7 +1,8 @@
 // Package records is the format of Kafka's __consumer_offsets topic, as
 // the group coordinator writes it there and reads it back: the records of
-// a group's commits, offset deletions and group deletions, encoded by
-// kmsg, and their replay into the groups they add up to.
+// a group's commits, transactional or not, offset deletions and group
+// deletions, encoded by kmsg, and their replay, transactions' markers
+// included, into the groups they add up to.
 //
 // # Records
 //
@@ -28,14 +29,32 @@
 // Each change is one batch (Batch): uncompressed, from no producer, so
 // that a change is whole or absent in the partition.
 //
+// # Transactions
+//
+// A transaction's offsets (TxnOffsetCommit, KIP-98) are the same offset
+// records in a transactional batch of its producer id and epoch, without
+// a sequence (TxnBatch), as Kafka's coordinator writes them. They are
+// pending until the producer's marker follows them in the partition: a
+// control batch of the producer, written by the transaction
+// coordinator's WriteTxnMarkers, whose one record's key is a
+// ControlRecordKey of type COMMIT (1) or ABORT (0). A commit makes each
+// pending offset the group's committed one, unless the committed one's
+// record is the newer (a commit made after the transaction's, before its
+// marker, wins), as Kafka replays a marker; an abort drops them. A
+// tombstone of a partition drops the offsets pending of it, a group's
+// all of the group's.
+//
 // # Replay
 //
 // A Replay applies batches in log order and returns the groups that are
-// left (Groups): a group with neither offsets nor live metadata is gone.
-// A batch that holds a record this package does not write fails the
-// replay with ErrRecord, rather than forget offsets that clients were told
-// are committed. It counts the records applied and the live ones (the
-// latest value of each key, tombstones left out); the others are dead.
+// left (Groups), each offset with its record's position in the log, and
+// the offsets still pending, by producer: a group with neither offsets,
+// pending ones nor live metadata is gone. A batch that holds a record
+// this package does not write (nor a transaction's marker) fails the
+// replay with ErrRecord, rather than forget offsets that clients were
+// told are committed. It counts the records applied, markers included,
+// and the live ones (the latest value of each key, tombstones and
+// pending offsets left out); the others are dead.
 //
 // # Rewrite
 //
@@ -44,5 +63,7 @@
 // latest value, so a replay from anywhere at or before the rewrite's first
 // batch, through any prefix of it, gives the same groups, and the records
 // before it may go. A rewrite is thus the one change that may span
-// batches.
+// batches. It leaves pending offsets out, and places the committed ones
+// after them: it must not be written while a transaction is open in the
+// partition (the runtime's compaction waits for its marker).
 package records

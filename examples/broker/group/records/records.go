@@ -100,9 +100,30 @@ func groupKey(g string) []byte {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// The attributes of a batch this package reads beside its own: Kafka's
+// isTransactional and isControl bits.
+const (
+	attrTransactional = 0x10
+	attrControl       = 0x20
+)
+
 // Batch returns recs as one v2 record batch at base offset 0 (the
 // partition places it), timestamped now, from no producer, uncompressed.
 func Batch(now time.Time, recs []kmsg.Record) []byte {
+	return batch(now, 0, -1, -1, recs)
+}
+
+// TxnBatch returns recs, a transaction's offsets, as Batch does but as a
+// transactional batch of producerID at producerEpoch, with no sequence
+// (-1: the coordinator's appends are not a producer's retries), as
+// Kafka's group coordinator writes a TxnOffsetCommit. The records are
+// pending until the transaction's marker (a control batch of the
+// producer) follows them in the partition.
+func TxnBatch(now time.Time, producerID int64, producerEpoch int16, recs []kmsg.Record) []byte {
+	return batch(now, attrTransactional, producerID, producerEpoch, recs)
+}
+
+func batch(now time.Time, attrs int16, producerID int64, producerEpoch int16, recs []kmsg.Record) []byte {
 	var body []byte
 	for i, r := range recs {
 		r.OffsetDelta = int32(i)
@@ -111,8 +132,8 @@ func Batch(now time.Time, recs []kmsg.Record) []byte {
 		body = r.AppendTo(body)
 	}
 	ms := now.UnixMilli()
-	b := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, LastOffsetDelta: int32(len(recs) - 1),
-		FirstTimestamp: ms, MaxTimestamp: ms, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
+	b := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, Attributes: attrs, LastOffsetDelta: int32(len(recs) - 1),
+		FirstTimestamp: ms, MaxTimestamp: ms, ProducerID: producerID, ProducerEpoch: producerEpoch, FirstSequence: -1,
 		NumRecords: int32(len(recs)), Records: body}
 	b.Length = int32(49 + len(body)) // the header after the length field, then the records
 	raw := b.AppendTo(nil)
@@ -126,13 +147,16 @@ type change struct {
 	group    string
 	isOffset bool
 	tp       group.TopicPartition
-	offset   group.StoredOffset // when set
+	offset   group.StoredOffset // when set; its Position is the record's offset
 	meta     group.StoredGroup  // when set: the group's metadata, without offsets
 	deleted  bool               // a tombstone
+	// producer is the producer id of a transactional batch's record: its
+	// offset is pending in the producer's transaction. -1 otherwise.
+	producer int64
 }
 
-// decode reads one record.
-func decode(r kmsg.Record) (change, error) {
+// decode reads one record, at position pos of the log.
+func decode(r kmsg.Record, pos int64) (change, error) {
 	if len(r.Key) < 2 {
 		return change{}, fmt.Errorf("%w: a key of %d bytes", ErrRecord, len(r.Key))
 	}
@@ -151,7 +175,7 @@ func decode(r kmsg.Record) (change, error) {
 			return change{}, fmt.Errorf("%w: %v", ErrRecord, err)
 		}
 		c.offset = group.StoredOffset{TopicPartition: c.tp, Offset: v.Offset, LeaderEpoch: -1, Metadata: v.Metadata,
-			Committed: time.UnixMilli(v.CommitTimestamp)}
+			Committed: time.UnixMilli(v.CommitTimestamp), Position: pos}
 		if v.Version >= 3 {
 			c.offset.LeaderEpoch = v.LeaderEpoch
 		}
@@ -209,23 +233,34 @@ func groupMeta(name string, v *kmsg.GroupMetadataValue) group.StoredGroup {
 }
 
 // Replay is what a partition's records add up to: the latest value of
-// each key. The zero Replay is empty and ready.
+// each key, and the offsets of the transactions still open. The zero
+// Replay is empty and ready.
 type Replay struct {
-	groups  map[string]*groupState
+	groups map[string]*groupState
+	// open holds, by producer id, the groups with offsets pending in the
+	// producer's transaction (Kafka's openTransactionsByGroup, the other
+	// way round): its marker ends them.
+	open    map[int64]map[string]struct{}
 	next    int64 // the offset after the last batch applied
-	records int64 // records applied
+	records int64 // records applied, control records included
 	live    int64 // records Rewrite would write: live keys
 }
 
 type groupState struct {
 	meta    *group.StoredGroup // nil when no group record is live; without offsets
 	offsets map[group.TopicPartition]group.StoredOffset
+	// txns holds the offsets pending in open transactions, by producer.
+	txns map[int64]map[group.TopicPartition]group.StoredOffset
 }
 
 // hasMeta reports whether the group's metadata is live: a group record
 // without a protocol type (an older writer's, for a group that never had
 // members) says nothing.
 func (gs *groupState) hasMeta() bool { return gs.meta != nil && gs.meta.ProtocolType != "" }
+
+// exists reports whether the group is left: it has live metadata,
+// offsets, or offsets pending.
+func (gs *groupState) exists() bool { return gs.hasMeta() || len(gs.offsets) > 0 || len(gs.txns) > 0 }
 
 // Apply applies raw, whole batches as a partition's Read returns them,
 // concatenated, and returns the offset after the last one. O(records).
@@ -256,11 +291,23 @@ func (r *Replay) Apply(raw []byte) (next int64, err error) {
 			if err := rec.ReadFrom(rest[:end]); err != nil {
 				return r.next, fmt.Errorf("%w: %v", ErrRecord, err)
 			}
-			c, err := decode(rec)
-			if err != nil {
-				return r.next, err
+			if b.Attributes&attrControl != 0 {
+				commit, err := endTxn(rec)
+				if err != nil {
+					return r.next, err
+				}
+				r.endTxn(b.ProducerID, commit)
+			} else {
+				c, err := decode(rec, b.FirstOffset+int64(rec.OffsetDelta))
+				if err != nil {
+					return r.next, err
+				}
+				c.producer = -1
+				if b.Attributes&attrTransactional != 0 {
+					c.producer = b.ProducerID
+				}
+				r.apply(c)
 			}
-			r.apply(c)
 			r.records++
 			rest = rest[end:]
 		}
@@ -268,6 +315,25 @@ func (r *Replay) Apply(raw []byte) (next int64, err error) {
 		raw = raw[size:]
 	}
 	return r.next, nil
+}
+
+// endTxn reads a control record: a transaction's marker, commit or
+// abort (Kafka's ControlRecordType COMMIT and ABORT). A key version newer
+// than 0 is read as 0, as Kafka's ControlRecordType.parse reads it.
+func endTxn(rec kmsg.Record) (commit bool, err error) {
+	var k kmsg.ControlRecordKey
+	if err := k.ReadFrom(rec.Key); err != nil {
+		return false, fmt.Errorf("%w: a control record: %v", ErrRecord, err)
+	}
+	switch {
+	case k.Version < 0:
+		return false, fmt.Errorf("%w: a control record of version %d", ErrRecord, k.Version)
+	case k.Type == kmsg.ControlRecordKeyTypeCommit:
+		return true, nil
+	case k.Type == kmsg.ControlRecordKeyTypeAbort:
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: a control record of type %v", ErrRecord, k.Type)
 }
 
 // apply applies one record's change.
@@ -287,21 +353,106 @@ func (r *Replay) apply(c change) {
 		}
 	}()
 	switch {
+	case c.isOffset && c.deleted && c.producer >= 0:
+		// Not one this package writes; Kafka's load drops the
+		// producer's pending offset.
+		r.dropPending(c.group, gs, c.producer, c.tp)
 	case c.isOffset && c.deleted:
+		// A tombstone drops the offsets pending of the partition too,
+		// as Kafka's replay does, so that their marker does not
+		// bring back an offset deleted after them.
 		delete(gs.offsets, c.tp)
+		for id := range gs.txns {
+			r.dropPending(c.group, gs, id, c.tp)
+		}
+	case c.isOffset && c.producer >= 0:
+		r.addPending(c.group, gs, c.producer, c.offset)
 	case c.isOffset:
 		gs.offsets[c.tp] = c.offset
 	case c.deleted:
 		// The group is gone, and its offsets with it (Kafka writes
-		// their tombstones too; an older writer may not have).
+		// their tombstones too; an older writer may not have), the
+		// pending ones too.
+		for id := range gs.txns {
+			r.closeTxn(c.group, gs, id)
+		}
 		delete(r.groups, c.group)
 		return
 	default:
+		// A group record in a transactional batch (not one this
+		// package writes) applies at once, as in Kafka's load.
 		m := c.meta
 		gs.meta = &m
 	}
-	if !gs.hasMeta() && len(gs.offsets) == 0 {
+	if !gs.exists() {
 		delete(r.groups, c.group)
+	}
+}
+
+// addPending makes o pending in producer's transaction in group g.
+func (r *Replay) addPending(g string, gs *groupState, producer int64, o group.StoredOffset) {
+	if gs.txns == nil {
+		gs.txns = make(map[int64]map[group.TopicPartition]group.StoredOffset)
+	}
+	offs := gs.txns[producer]
+	if offs == nil {
+		offs = make(map[group.TopicPartition]group.StoredOffset)
+		gs.txns[producer] = offs
+		if r.open == nil {
+			r.open = make(map[int64]map[string]struct{})
+		}
+		if r.open[producer] == nil {
+			r.open[producer] = make(map[string]struct{})
+		}
+		r.open[producer][g] = struct{}{}
+	}
+	offs[o.TopicPartition] = o
+}
+
+// dropPending drops producer's offset of tp pending in group g.
+func (r *Replay) dropPending(g string, gs *groupState, producer int64, tp group.TopicPartition) {
+	offs := gs.txns[producer]
+	delete(offs, tp)
+	if len(offs) == 0 {
+		r.closeTxn(g, gs, producer)
+	}
+}
+
+// closeTxn forgets producer's transaction in group g.
+func (r *Replay) closeTxn(g string, gs *groupState, producer int64) {
+	delete(gs.txns, producer)
+	if gs := r.open[producer]; gs != nil {
+		delete(gs, g)
+		if len(gs) == 0 {
+			delete(r.open, producer)
+		}
+	}
+}
+
+// endTxn applies producer's marker: a commit makes each offset pending in
+// its transaction the group's, unless the group's committed offset of
+// the partition has the newer record (Kafka's replayEndTransactionMarker);
+// an abort drops them. A marker with nothing pending is no error: the
+// transaction wrote nothing here, or a tombstone dropped it.
+// O(groups of the producer + their offsets).
+func (r *Replay) endTxn(producer int64, commit bool) {
+	for g := range r.open[producer] {
+		gs := r.groups[g]
+		r.live -= gs.live()
+		offs := gs.txns[producer]
+		r.closeTxn(g, gs, producer)
+		if commit {
+			for tp, o := range offs {
+				if cur, ok := gs.offsets[tp]; !ok || cur.Position < o.Position {
+					gs.offsets[tp] = o
+				}
+			}
+		}
+		if gs.exists() {
+			r.live += gs.live()
+		} else {
+			delete(r.groups, g)
+		}
 	}
 }
 
@@ -315,7 +466,8 @@ func (gs *groupState) live() int64 {
 }
 
 // Groups returns the groups replayed, by name, each with its offsets by
-// topic and partition.
+// topic and partition, and those pending in open transactions by
+// producer, topic and partition; each offset with its record's position.
 func (r *Replay) Groups() []group.StoredGroup {
 	out := make([]group.StoredGroup, 0, len(r.groups))
 	for name, gs := range r.groups {
@@ -329,6 +481,15 @@ func (r *Replay) Groups() []group.StoredGroup {
 		}
 		slices.SortFunc(sg.Offsets, func(x, y group.StoredOffset) int {
 			return cmp.Or(cmp.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))
+		})
+		for id, offs := range gs.txns {
+			for _, o := range offs {
+				sg.TxnOffsets = append(sg.TxnOffsets, group.StoredTxnOffset{ProducerID: id, StoredOffset: o})
+			}
+		}
+		slices.SortFunc(sg.TxnOffsets, func(x, y group.StoredTxnOffset) int {
+			return cmp.Or(cmp.Compare(x.ProducerID, y.ProducerID), cmp.Compare(x.Topic, y.Topic),
+				cmp.Compare(x.Partition, y.Partition))
 		})
 		out = append(out, sg)
 	}

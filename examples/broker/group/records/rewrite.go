@@ -15,7 +15,8 @@ import (
 func (r *Replay) Records() int64 { return r.records }
 
 // Live returns the number of live records: the latest value of each key,
-// tombstones and the metadata of groups without a protocol type left out.
+// tombstones, offsets pending in transactions and the metadata of groups
+// without a protocol type left out.
 // These are the records Rewrite writes; the others applied are dead.
 // O(1).
 func (r *Replay) Live() int64 { return r.live }
@@ -26,7 +27,10 @@ func (r *Replay) Live() int64 { return r.live }
 // or instead of them, they give the same groups, and so does any prefix
 // of them after those records (each record holds its key's latest
 // value), so a partition may drop everything before the first batch once
-// the last is durable. A batch holds at most maxRecords records, and
+// the last is durable. Offsets pending in open transactions are left
+// out: a rewrite while one is open would lose them, and would make the
+// committed offsets newer than them (the compaction waits for the
+// transactions to end). A batch holds at most maxRecords records, and
 // stops before the record that would take its records past maxBytes
 // (a record larger than that is alone in its batch). O(live records).
 func (r *Replay) Rewrite(now time.Time, maxRecords, maxBytes int) [][]byte {

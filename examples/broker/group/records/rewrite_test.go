@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/group"
 )
 
 // placed renumbers raw batches to follow each other from next, as a
@@ -22,6 +24,17 @@ func placed(next int64, batches [][]byte) []byte {
 		out = b.AppendTo(out)
 	}
 	return out
+}
+
+// unplaced is gs without its offsets' positions: a rewrite places the
+// same offsets elsewhere.
+func unplaced(gs []group.StoredGroup) []group.StoredGroup {
+	for _, g := range gs {
+		for i := range g.Offsets {
+			g.Offsets[i].Position = 0
+		}
+	}
+	return gs
 }
 
 // TestRewrite: the live records alone, or after the records they compact,
@@ -46,7 +59,7 @@ func TestRewrite(t *testing.T) {
 	var alone Replay
 	_, err = alone.Apply(placed(0, batches))
 	require.NoError(t, err)
-	assert.Equal(t, want, alone.Groups(), "the rewrite alone")
+	assert.Equal(t, unplaced(want), unplaced(alone.Groups()), "the rewrite alone")
 	assert.Equal(t, int64(3), alone.Live())
 	assert.Equal(t, int64(3), alone.Records())
 
@@ -54,7 +67,7 @@ func TestRewrite(t *testing.T) {
 		var after Replay
 		_, err := after.Apply(append(append([]byte(nil), raw...), placed(next, batches[:n])...))
 		require.NoError(t, err)
-		assert.Equal(t, want, after.Groups(), "the log, then %d batches of the rewrite", n)
+		assert.Equal(t, unplaced(want), unplaced(after.Groups()), "the log, then %d batches of the rewrite", n)
 		assert.Equal(t, int64(3), after.Live(), "a rewrite adds no live record")
 	}
 

@@ -8,7 +8,9 @@
 // It is the glue the two need and neither has: the group coordinator's
 // OffsetStore, which writes each change of a group as a batch of
 // __consumer_offsets' records through the runtime (a commit and a group's
-// metadata waiting for their replication, tombstones not); and the shard
+// metadata waiting for their replication, tombstones not; a transaction's
+// offsets as a transactional batch of its producer, which its marker
+// ends); and the shard
 // the runtime loads and unloads, which replays a partition's records
 // (records.Replay) and hands its groups to the coordinator, or has it
 // forget them. Package group knows nothing of the wire, the log or the

@@ -16,8 +16,10 @@ import (
 // commit and a group's metadata wait, as Kafka's GroupMetadataManager
 // appends them with acks=-1, until the high watermark passes them
 // (Pending); deletions and expiries are tombstones, appended without a
-// wait, as Kafka appends them. The coordinator calls the store with a
-// group's mutex held, and the Pending once it is released.
+// wait, as Kafka appends them. A transaction's offsets are a
+// transactional batch of its producer (TxnCommit), which waits as a
+// commit does. The coordinator calls the store with a group's mutex
+// held, and the Pending once it is released.
 type store struct{ t *coordinator.Topic }
 
 var _ group.OffsetStore = store{}
@@ -26,7 +28,12 @@ var _ group.OffsetStore = store{}
 // replication. With minISR, a partition whose ISR is below its
 // min.insync.replicas is refused, COORDINATOR_NOT_AVAILABLE.
 func (s store) append(g string, recs []kmsg.Record, minISR bool) (group.Pending, error) {
-	wait, err := s.t.Append(g, records.Batch(time.Now(), recs), minISR)
+	return s.appendBatch(g, records.Batch(time.Now(), recs), minISR)
+}
+
+// appendBatch appends batch to group's partition, as append does.
+func (s store) appendBatch(g string, batch []byte, minISR bool) (group.Pending, error) {
+	wait, err := s.t.Append(g, batch, minISR)
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +55,23 @@ func (s store) Commit(g, protocolType string, offsets []group.StoredOffset) (gro
 		recs = append(recs, records.Offset(g, o))
 	}
 	return s.append(g, recs, true)
+}
+
+// TxnCommit appends the offsets as one transactional batch of the
+// producer (records.TxnBatch), as Kafka's storeOffsets writes a
+// TxnOffsetCommit, and returns the wait for its replication, as a
+// commit's: acks=-1, refused below min.insync.replicas. The runtime
+// appends it as a coordinator's (storage's AppendCoordinator: a
+// transactional batch without a sequence, its producer's epoch fenced),
+// and its compaction waits while the transaction is open: a rewrite would
+// place the committed offsets after the pending ones, which would then
+// lose to them.
+func (s store) TxnCommit(g string, producerID int64, producerEpoch int16, offsets []group.StoredOffset) (group.Pending, error) {
+	recs := make([]kmsg.Record, len(offsets))
+	for i, o := range offsets {
+		recs[i] = records.Offset(g, o)
+	}
+	return s.appendBatch(g, records.TxnBatch(time.Now(), producerID, producerEpoch, recs), true)
 }
 
 // Group appends the group's metadata record (Kafka's storeGroup: its
