@@ -77,6 +77,13 @@ func (t *Topic) Append(key string, batch []byte, minISR bool) (wait func(done fu
 		// which each coordinator maps for its client).
 		return nil, fmt.Errorf("%w: %v", kerr.MessageTooLarge, err)
 	}
+	if errors.Is(err, storage.ErrInvalidProducerEpoch) {
+		// A transactional offset commit from a producer fenced since:
+		// its coordinator is here, and the producer must learn it is a
+		// zombie (Kafka's append answers INVALID_PRODUCER_EPOCH), not
+		// look the coordinator up again.
+		return nil, fmt.Errorf("%w: %v", kerr.InvalidProducerEpoch, err)
+	}
 	if err != nil {
 		t.rt.log.Warn("appending to a state topic", zap.String("topic", name), zap.String("key", key), zap.Error(err))
 		return nil, fmt.Errorf("%w: %v", errCoordinatorMoved, err)
