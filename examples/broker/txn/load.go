@@ -20,8 +20,10 @@ import (
 //     one past it is aborted at once;
 //   - an idle id has its expiration armed, from its last change.
 //
-// An id this coordinator knew already (a partition loaded again) is
-// replaced. It returns how many ids it loaded; ErrClosed once closed.
+// The ids of the partition this coordinator still knew (loaded again
+// without an Unload between, which the runtime does not do) are forgotten
+// first, as Unload forgets them. It returns how many ids it loaded;
+// ErrClosed once closed.
 func (c *Coordinator) Load(idx, epoch int32, r *Replay) (int, error) {
 	if c.closed.Load() {
 		return 0, ErrClosed
@@ -34,10 +36,13 @@ func (c *Coordinator) Load(idx, epoch int32, r *Replay) (int, error) {
 	var old []*txn
 	c.mu.Lock()
 	c.parts[idx] = p
-	for _, t := range ts {
-		if o := c.txns[t.id]; o != nil {
+	for id, o := range c.txns {
+		if o.part.idx == idx {
 			old = append(old, o)
+			delete(c.txns, id)
 		}
+	}
+	for _, t := range ts {
 		c.txns[t.id] = t
 	}
 	c.mu.Unlock()

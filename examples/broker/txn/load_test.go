@@ -162,6 +162,21 @@ func TestMoveKeepsTransactions(t *testing.T) {
 	assert.Equal(t, initResult{pid: p, epoch: 2}, b.init("fenced", -1, -1).one(t), "goes on from the fence")
 }
 
+// TestLoadAgain: a partition loaded again without an Unload between has
+// only the ids of the new replay; the old ones' waiting requests are
+// answered NOT_COORDINATOR.
+func TestLoadAgain(t *testing.T) {
+	e := newEnv(t, 0)
+	pid, epoch := e.ongoing(t, "stale", tp("t", 0))
+	e.log.setHold(true)
+	a := e.add("stale", pid, epoch, tp("t", 1))
+	_, err := e.c.Load(0, 8, emptyAt("fresh", 5, 0))
+	require.NoError(t, err)
+	assert.Equal(t, kerr.NotCoordinator, a.one(t))
+	assert.Equal(t, kerr.TransactionalIDNotFound, e.describe(t, "stale").Err)
+	assert.Equal(t, int64(5), e.describe(t, "fresh").ProducerID)
+}
+
 // TestLoadAfterClose: a partition loaded after Close is refused.
 func TestLoadAfterClose(t *testing.T) {
 	e := newEnv(t, 0)
