@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -15,7 +16,8 @@ const (
 	DefaultAppendTimeout     = 30 * time.Second // request.timeout.ms, which Kafka's appends of the log wait for
 )
 
-// ServiceConfig is how __transaction_state is kept.
+// ServiceConfig is how __transaction_state is kept. A field left zero
+// takes Kafka's default.
 type ServiceConfig struct {
 	Partitions        int32 // transaction.state.log.num.partitions
 	ReplicationFactor int16 // transaction.state.log.replication.factor, capped at the cluster's size
@@ -48,9 +50,13 @@ var topicConfigs = map[string]string{"retention.ms": "-1", "retention.bytes": "-
 // min.insync.replicas enforced (Topic.Append with minISR), as Kafka
 // appends the log with acks=-1. Call it before the metadata log opens.
 func Host(rt *coordinator.Runtime, scfg ServiceConfig, cfg Config) (*Coordinator, *coordinator.Topic, error) {
-	if scfg.Partitions <= 0 || scfg.ReplicationFactor <= 0 || scfg.MinISR < 0 || scfg.AppendTimeout <= 0 {
+	if scfg.Partitions < 0 || scfg.ReplicationFactor < 0 || scfg.MinISR < 0 || scfg.AppendTimeout < 0 {
 		return nil, nil, fmt.Errorf("%w: %+v", ErrInvalidConfig, scfg)
 	}
+	scfg.Partitions = cmp.Or(scfg.Partitions, DefaultPartitions)
+	scfg.ReplicationFactor = cmp.Or(scfg.ReplicationFactor, DefaultReplicationFactor)
+	scfg.MinISR = cmp.Or(scfg.MinISR, DefaultMinISR)
+	scfg.AppendTimeout = cmp.Or(scfg.AppendTimeout, DefaultAppendTimeout)
 	var c *Coordinator
 	spec := coordinator.TopicSpec{Name: coordinator.TransactionTopic, Partitions: scfg.Partitions,
 		ReplicationFactor: scfg.ReplicationFactor, MinInsyncReplicas: scfg.MinISR, Configs: topicConfigs,

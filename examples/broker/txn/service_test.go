@@ -57,7 +57,7 @@ func newHosted(t *testing.T) *hosted {
 		}})
 	var next int64
 	h.c, h.topic, err = Host(rt,
-		ServiceConfig{Partitions: 3, ReplicationFactor: DefaultReplicationFactor, MinISR: DefaultMinISR, AppendTimeout: 5 * time.Second},
+		ServiceConfig{Partitions: 3}, // Kafka's replication factor and min.insync.replicas, capped
 		Config{Markers: h.markers, NextProducerID: func() (int64, error) { next++; return next, nil },
 			OffsetsPartition: func(g string) int32 { return coordinator.PartitionFor(g, 50) }})
 	require.NoError(t, err)
