@@ -2,8 +2,9 @@
 // coordinator-common CoordinatorRuntime): it hosts a coordinator's state
 // on the partitions of an internal topic, so that the group coordinator
 // (package group, hosted by package group/service on __consumer_offsets),
-// and later a transaction or a share coordinator on topics of their own,
-// are state machines beside it and nothing more.
+// the transaction coordinator (package txn, hosted by txn.Host on
+// __transaction_state), and later a share coordinator on a topic of its
+// own, are state machines beside it and nothing more.
 //
 // # What it does for a coordinator
 //
@@ -12,16 +13,20 @@
 //
 //   - creates its topic the first time a key is looked up (Topic.Ensure,
 //     through the active controller), with its own partition count and
-//     configs, its replication factor capped at the cluster's size, and
-//     marks it internal (IsInternal: clients may not produce to it);
+//     configs, its replication factor capped at the cluster's size (and
+//     its min.insync.replicas, if it sets one, at that factor), and marks
+//     it internal (IsInternal: clients may not produce to it);
 //   - places each key in a partition by hash, as Kafka does (PartitionFor:
 //     abs(key.hashCode) % partitions, Java's String hashCode), coordinated
-//     by that partition's leader;
+//     by that partition's leader (Topic.PartitionOf tells a shard a key's
+//     partition, once loaded);
 //   - follows the metadata log (Runtime.Follow): on becoming a partition's
 //     leader it replays the partition to its log end and hands the state
-//     to the shard (Shard.Load); on losing it, it has the shard forget its
-//     keys and answer what waits on them (Shard.Unload); meanwhile its keys
-//     are COORDINATOR_LOAD_IN_PROGRESS, elsewhere NOT_COORDINATOR
+//     to the shard with the leader epoch it leads it at (Shard.Load: the
+//     transaction coordinator's markers carry it as their coordinator
+//     epoch); on losing it, it has the shard forget its keys and answer
+//     what waits on them (Shard.Unload); meanwhile its keys are
+//     COORDINATOR_LOAD_IN_PROGRESS, elsewhere NOT_COORDINATOR
 //     (Topic.KeyError, Topic.Owns) (load.go);
 //   - appends the shard's records to the key's partition and, for what
 //     must be durable, waits in the Produce purgatory until the high
@@ -49,10 +54,10 @@
 // # Lock order
 //
 // Topic.mu (the partitions loaded; held across Shard.Load and
-// Shard.Unload), then the shard's locks (a group's mutex: the shard calls
-// Owns and Append with it held), then a partition's compaction's mu, then
-// the storage partition's own lock. Nothing under a shard's lock takes
-// Topic.mu. An append's wait is submitted with no lock held (the shard
+// Shard.Unload), then the shard's locks (a group's mutex, a transactional
+// id's: the shard calls Owns, PartitionOf and Append with it held), then
+// a partition's compaction's mu, then the storage partition's own lock.
+// Nothing under a shard's lock takes Topic.mu. An append's wait is submitted with no lock held (the shard
 // calls it once its lock is released), but a rewrite's, submitted from
 // Append under the shard's lock: it completes under the compaction's mu
 // alone, which comes after the shard's.

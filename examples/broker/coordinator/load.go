@@ -60,6 +60,19 @@ func (t *Topic) Owns(key string) bool {
 	return ok
 }
 
+// PartitionOf returns the partition of key and whether this broker has
+// loaded it (Owns). Lock-free, as Owns: a shard that keeps its keys by
+// partition calls it under its own locks before it creates a key's state.
+func (t *Topic) PartitionOf(key string) (idx int32, loaded bool) {
+	o := t.owned.Load()
+	if o.n == 0 {
+		return 0, false
+	}
+	idx = PartitionFor(key, o.n)
+	_, loaded = o.loaded[idx]
+	return idx, loaded
+}
+
 // loadedAt reports whether partition idx of the topic id is loaded, at
 // leader epoch epoch. Lock-free.
 func (t *Topic) loadedAt(id metadata.TopicID, idx, epoch int32) bool {
@@ -171,7 +184,7 @@ func (t *Topic) startLoadLocked(idx, epoch int32) {
 //
 // REQUIRES: t.mu held.
 func (t *Topic) finishLoadLocked(idx int32, st *partitionState, state State) {
-	n, err := t.shard.Load(idx, state)
+	n, err := t.shard.Load(idx, st.epoch, state)
 	if err != nil {
 		return // closing
 	}

@@ -21,10 +21,13 @@ type Shard interface {
 	// NewState returns an empty state, to replay a partition into.
 	NewState() State
 	// Load hands the shard the state of partition idx, replayed to its
-	// log end: the shard now owns its keys. It returns how many keys it
-	// loaded; an error (the shard is closing) leaves the partition
-	// unloaded.
-	Load(idx int32, st State) (int, error)
+	// log end, which this broker leads at leader epoch epoch: the shard
+	// now owns its keys. The epoch tells this coordinator from the
+	// partition's earlier and later ones (the transaction coordinator
+	// writes it into its markers as their coordinator epoch). It returns
+	// how many keys it loaded; an error (the shard is closing) leaves the
+	// partition unloaded.
+	Load(idx, epoch int32, st State) (int, error)
 	// Unload has the shard forget the keys of partition idx (those
 	// inPartition says are) and answer what waits on them, so that
 	// clients find the new coordinator; it returns how many it forgot.

@@ -31,6 +31,8 @@ package coordinator
 
 import (
 	"errors"
+	"maps"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,6 +70,12 @@ type TopicSpec struct {
 	Partitions        int32             // offsets.topic.num.partitions
 	ReplicationFactor int16             // offsets.topic.replication.factor, capped at the cluster's size
 	Configs           map[string]string // its own topic configs
+	// MinInsyncReplicas is its min.insync.replicas
+	// (transaction.state.log.min.isr for transactions), capped at its
+	// replication factor (ReplicationFactor), so that a broker alone, or
+	// a cluster smaller than the factor asked for, can append with
+	// minISR; 0 leaves it to Configs or the broker's default.
+	MinInsyncReplicas int16
 	// AppendTimeout bounds an append's wait for its replication
 	// (offsets.commit.timeout.ms): REQUEST_TIMED_OUT past it.
 	AppendTimeout time.Duration
@@ -119,7 +127,7 @@ func (t *Topic) Ensure() error {
 	if _, err := t.rt.member.Image().Topic(t.spec.Name); err == nil {
 		return nil
 	}
-	err := t.rt.cfg.CreateTopic(t.spec.Name, t.spec.Partitions, t.ReplicationFactor(), t.spec.Configs)
+	err := t.rt.cfg.CreateTopic(t.spec.Name, t.spec.Partitions, t.ReplicationFactor(), t.configs())
 	switch {
 	case errors.Is(err, metadata.ErrTopicExists), errors.Is(err, storage.ErrTopicExists):
 		return nil
@@ -133,6 +141,24 @@ func (t *Topic) Ensure() error {
 			zap.Int32("partitions", t.spec.Partitions), zap.Error(err))
 	}
 	return err
+}
+
+// configs returns the topic's configs as it is created: the spec's, with
+// its min.insync.replicas capped at the replication factor. Kafka does not
+// cap it, and a transaction coordinator whose topic's ISR cannot reach it
+// answers every write COORDINATOR_NOT_AVAILABLE; here the replication
+// factor itself is capped at the cluster's size (see above), and so is
+// this, in step.
+func (t *Topic) configs() map[string]string {
+	if t.spec.MinInsyncReplicas <= 0 {
+		return t.spec.Configs
+	}
+	out := maps.Clone(t.spec.Configs)
+	if out == nil {
+		out = make(map[string]string, 1)
+	}
+	out["min.insync.replicas"] = strconv.Itoa(int(min(t.spec.MinInsyncReplicas, t.ReplicationFactor())))
+	return out
 }
 
 // PartitionFor returns the partition of key among n: Kafka's

@@ -64,7 +64,7 @@ func (shard) NewState() coordinator.State { return &records.Replay{} }
 // Load brings back the groups of a partition just led, replayed: each
 // with its committed offsets and its last stored metadata, a group with
 // members Stable with them (group.Coordinator.Load).
-func (s shard) Load(_ int32, st coordinator.State) (int, error) {
+func (s shard) Load(_, _ int32, st coordinator.State) (int, error) {
 	return s.c.Load(st.(*records.Replay).Groups())
 }
 

@@ -1,0 +1,149 @@
+package txn
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.uber.org/zap"
+)
+
+// AddPartitions adds partitions to the producer's transaction (Kafka's
+// handleAddPartitionsToTransaction), starting it if none is under way,
+// and calls respond once, from any goroutine, once the transaction with
+// them is written: the producer may then write to them. A transaction
+// that starts has its timeout armed, from now. Partitions all in the
+// Ongoing transaction already are answered at once, with nothing written.
+//
+// Errors: INVALID_REQUEST (an empty id), INVALID_PRODUCER_ID_MAPPING (no
+// such id, another producer id), PRODUCER_FENCED (another epoch; the
+// handler answers INVALID_PRODUCER_EPOCH before v2, as Kafka),
+// CONCURRENT_TRANSACTIONS (a write, a fence or markers under way, the
+// last transaction still completing), NOT_COORDINATOR,
+// COORDINATOR_NOT_AVAILABLE, UNKNOWN_SERVER_ERROR (a transaction too large
+// to write).
+func (c *Coordinator) AddPartitions(txnID string, producerID int64, epoch int16, parts []TopicPartition,
+	respond func(err *kerr.Error)) {
+	if txnID == "" {
+		respond(kerr.InvalidRequest)
+		return
+	}
+	t, err := c.lockTxn(txnID)
+	if t == nil {
+		if err == nil {
+			err = errMapping
+		}
+		respond(err)
+		return
+	}
+	var a after
+	c.addLocked(t, producerID, epoch, parts, respond, &a)
+	t.mu.Unlock()
+	a.run()
+}
+
+// AddOffsets adds group's __consumer_offsets partition
+// (Config.OffsetsPartition) to the producer's transaction, for its
+// TxnOffsetCommit (Kafka's handleAddOffsetsToTxn): AddPartitions of that
+// partition, with its errors.
+func (c *Coordinator) AddOffsets(txnID string, producerID int64, epoch int16, group string, respond func(err *kerr.Error)) {
+	tp := TopicPartition{Topic: offsetsTopic, Partition: c.cfg.OffsetsPartition(group)}
+	c.AddPartitions(txnID, producerID, epoch, []TopicPartition{tp}, respond)
+}
+
+// offsetsTopic is the group coordinator's state topic.
+const offsetsTopic = "__consumer_offsets"
+
+// addLocked is AddPartitions on t.
+//
+// REQUIRES: t.mu held.
+func (c *Coordinator) addLocked(t *txn, pid int64, epoch int16, parts []TopicPartition, respond func(*kerr.Error), a *after) {
+	m := &t.meta
+	reply := func(err *kerr.Error) { a.do(func() { respond(err) }) }
+	switch {
+	case m.pid != pid:
+		reply(errMapping)
+		return
+	case m.epoch != epoch:
+		reply(errFenced)
+		return
+	case t.pending != nil, m.state == PrepareCommit, m.state == PrepareAbort:
+		reply(errConcurrent)
+		return
+	}
+	switch m.state {
+	case Ongoing:
+		if n := m.parts.with(parts); len(n) == len(m.parts) {
+			reply(nil) // all in it already: nothing to write
+			return
+		}
+	case Empty, CompleteCommit, CompleteAbort:
+	default:
+		c.zl.Error("a transactional id in a state it cannot rest in", zap.String("transactional_id", t.id),
+			zap.Stringer("state", m.state))
+		reply(kerr.UnknownServerError)
+		return
+	}
+	// Kafka's prepareAddPartitions.
+	now := c.nowMs()
+	n := m.transition(Ongoing, now)
+	if m.state != Ongoing {
+		n.start, n.parts = now, nil // a new transaction
+	}
+	n.parts = n.parts.with(parts)
+	t.answer = respond
+	t.writeLocked(n, a, func(err *kerr.Error, a *after) {
+		if err != nil {
+			t.dropLocked(a)
+		}
+		t.answerLocked(err, a)
+	})
+}
+
+// VerifyPartitions answers KIP-890 part 1's check from a partition leader
+// (AddPartitionsToTxn v4+ with verify_only; Kafka's
+// handleVerifyPartitionsInTransaction): for each partition, nil if it is
+// in the Ongoing transaction of producerID at epoch, as written, else why
+// not. Synchronous: nothing is written, and a pending write is not waited
+// for (what is written decides).
+//
+// Errors, for every partition: INVALID_PRODUCER_ID_MAPPING (no such id,
+// another producer id), PRODUCER_FENCED (another epoch),
+// CONCURRENT_TRANSACTIONS (the transaction is completing),
+// NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE; for a partition not in the
+// transaction, INVALID_TXN_STATE (Kafka 3.6's; from 3.8 Kafka answers
+// TRANSACTION_ABORTABLE, which its produce path maps back for older
+// clients).
+func (c *Coordinator) VerifyPartitions(txnID string, producerID int64, epoch int16, parts []TopicPartition) map[TopicPartition]*kerr.Error {
+	out := make(map[TopicPartition]*kerr.Error, len(parts))
+	all := func(err *kerr.Error) map[TopicPartition]*kerr.Error {
+		for _, tp := range parts {
+			out[tp] = err
+		}
+		return out
+	}
+	if txnID == "" {
+		return all(kerr.InvalidRequest)
+	}
+	t, err := c.lockTxn(txnID)
+	if t == nil {
+		if err == nil {
+			err = errMapping
+		}
+		return all(err)
+	}
+	defer t.mu.Unlock()
+	m := &t.meta
+	switch {
+	case m.pid != producerID:
+		return all(errMapping)
+	case m.epoch != epoch:
+		return all(errFenced)
+	case m.state == PrepareCommit, m.state == PrepareAbort:
+		return all(errConcurrent)
+	}
+	for _, tp := range parts {
+		out[tp] = nil
+		if _, ok := m.parts[tp]; !ok || m.state != Ongoing {
+			out[tp] = errState
+		}
+	}
+	return out
+}
