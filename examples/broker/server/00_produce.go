@@ -42,12 +42,18 @@ package server
 // batch, as in Kafka. A partition this broker does not lead is
 // NOT_LEADER_OR_FOLLOWER. Any other acks value is INVALID_REQUIRED_ACKS.
 //
-// A transactional batch is appended, and starts or continues its
-// producer's transaction in the partition (package storage); a batch of a
-// producer whose transaction is open there that is not transactional is
-// INVALID_TXN_STATE.
+// A transactional batch (from a producer InitProducerId gave a
+// transactional id's producer id) opens its producer's transaction in the
+// partition, if none is open there: the partition's last stable offset
+// stays at the transaction's first batch until its coordinator's marker
+// ends it (package storage); a non-transactional batch from a producer
+// with an open transaction is INVALID_TXN_STATE.
 //
-// Not implemented: log append time (message.timestamp.type: batches keep
+// Not implemented: KIP-890 part 1's check, with the transaction
+// coordinator, that a transactional batch's partition was added to its
+// transaction (a producer that skips AddPartitionsToTxn leaves its
+// transaction open in the partition until it ends another way), log
+// append time (message.timestamp.type: batches keep
 // their CreateTime), per-record errors (a batch is refused whole, with the
 // reason in its error message, not record by record), quotas, and the
 // KIP-951 leader hints (the leader never moves).

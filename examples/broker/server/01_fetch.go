@@ -3,9 +3,10 @@ package server
 // Fetch: v4-v18.
 //
 // Reads each partition from its fetch offset, up to the high watermark
-// (read_uncommitted) or the last stable offset (read_committed, the same
-// offset here: there are no transactions, so aborted_transactions is
-// always empty). Partitions are named by topic name, or by topic id from
+// (read_uncommitted) or the last stable offset (read_committed: below
+// every open transaction's first batch), a read_committed answer listing
+// the aborted transactions among its batches (aborted_transactions), so
+// that the client drops their records. Partitions are named by topic name, or by topic id from
 // v13 (UNKNOWN_TOPIC_ID when unknown). Whole batches are returned: the one
 // holding the fetch offset, then the next ones while they fit in
 // partition_max_bytes and the response's max_bytes, which the broker caps
@@ -21,7 +22,8 @@ package server
 // FENCED_LEADER_EPOCH.
 //
 // Long polling is Kafka's DelayedFetch: when fewer than min_bytes are
-// readable, the fetch waits in the Fetch purgatory, keyed by its
+// readable (for read_committed, stable: below the last stable offset,
+// which a transaction marker moves), the fetch waits in the Fetch purgatory, keyed by its
 // partitions, until an append makes min_bytes readable (counting each
 // partition up to its partition_max_bytes), a partition is deleted or its
 // offset falls out of range, or max_wait_ms passes; then it reads the logs

@@ -11,13 +11,11 @@ package server
 // leader may still be loading the partition: it answers the group's
 // requests COORDINATOR_LOAD_IN_PROGRESS until it is done
 // (package coordinator), and any other broker answers them
-// NOT_COORDINATOR. v4+ batches keys (KIP-699), each answered on its own.
-// Transactions are out of scope: a transactional id (type 1) is answered
-// INVALID_REQUEST with a message saying that this broker has no
-// transaction coordinator, which clients report as a fatal error instead of
-// retrying until a timeout (COORDINATOR_NOT_AVAILABLE would make them
-// retry). Share groups (type 2, KIP-932) and unknown types are answered
-// INVALID_REQUEST, as Kafka answers unknown types.
+// NOT_COORDINATOR. A transactional id (type 1) is answered alike from
+// __transaction_state, the transaction coordinator's topic (package txn).
+// v4+ batches keys (KIP-699), each answered on its own. Share groups
+// (type 2, KIP-932) and unknown types are answered INVALID_REQUEST, as
+// Kafka answers unknown types.
 
 import (
 	"fmt"
@@ -45,33 +43,37 @@ func (s *Server) handleFindCoordinator(r *kafkanet.Request) {
 		keys = []string{req.CoordinatorKey}
 	}
 	var (
-		offsets    *metadata.Topic
-		offsetsErr error
+		state    *coordinator.Topic
+		topic    *metadata.Topic
+		topicErr error
 	)
-	if req.CoordinatorType == coordinatorGroup {
-		if offsetsErr = s.offsets.Ensure(); offsetsErr == nil {
-			offsets, offsetsErr = s.image().Topic(offsetsTopic)
+	switch req.CoordinatorType {
+	case coordinatorGroup:
+		state = s.offsets
+	case coordinatorTransaction:
+		state = s.txnTopic
+	}
+	if state != nil {
+		if topicErr = state.Ensure(); topicErr == nil {
+			topic, topicErr = s.image().Topic(state.Name())
 		}
 	}
 	for _, key := range keys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
 		switch {
-		case req.CoordinatorType == coordinatorGroup && offsetsErr != nil:
+		case state != nil && topicErr != nil:
 			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
-			c.ErrorMessage = errorMessage(offsetsErr)
-		case req.CoordinatorType == coordinatorGroup:
-			idx := coordinator.PartitionFor(key, len(offsets.Partitions))
-			leader, ok := s.brokers.Node(offsets.Partitions[idx].Leader)
+			c.ErrorMessage = errorMessage(topicErr)
+		case state != nil:
+			idx := coordinator.PartitionFor(key, len(topic.Partitions))
+			leader, ok := s.brokers.Node(topic.Partitions[idx].Leader)
 			if !ok {
 				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
-				c.ErrorMessage = nilIfEmpty(fmt.Sprintf("partition %d of %s has no leader", idx, offsetsTopic))
+				c.ErrorMessage = nilIfEmpty(fmt.Sprintf("partition %d of %s has no leader", idx, state.Name()))
 				break
 			}
 			c.NodeID, c.Host, c.Port = leader.ID, leader.Host, leader.Port
-		case req.CoordinatorType == coordinatorTransaction:
-			c.ErrorCode = kerr.InvalidRequest.Code
-			c.ErrorMessage = nilIfEmpty("this broker has no transaction coordinator: transactions are not supported")
 		default:
 			c.ErrorCode = kerr.InvalidRequest.Code
 			c.ErrorMessage = nilIfEmpty("unsupported coordinator type")

@@ -14,11 +14,15 @@ package server
 // reserved is COORDINATOR_NOT_AVAILABLE, which clients retry. Partitions
 // track each id's sequences; see Produce.
 //
-// Not implemented: transactions. A non-null transactional id is refused
-// with INVALID_REQUEST, which clients do not retry: the producer fails at
-// once with an error that points at the broker (whose log says why),
-// rather than retrying a coordinator that will never exist. An empty
-// transactional id is INVALID_REQUEST in Kafka too. Idempotent-write ACLs.
+// A transactional id goes to its transaction coordinator (package txn,
+// see txns.go): the broker that leads the id's partition of
+// __transaction_state answers, others NOT_COORDINATOR, while loading
+// COORDINATOR_LOAD_IN_PROGRESS. The coordinator hands the id its producer
+// id with its epoch bumped, fencing the id's older producers, after aborting
+// a transaction the id left open (CONCURRENT_TRANSACTIONS meanwhile, which
+// the client retries); transaction_timeout_ms past
+// transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT. An empty
+// transactional id is INVALID_REQUEST, as in Kafka. No ACLs yet.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,11 +38,7 @@ func (s *Server) handleInitProducerID(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	if req.TransactionalID != nil {
-		r.Logger().Warn("refused a transactional producer: this broker does not support transactions",
-			zap.String("transactional_id", *req.TransactionalID))
-		resp.ErrorCode = kerr.InvalidRequest.Code
-		resp.ProducerID, resp.ProducerEpoch = -1, -1
-		r.Respond(resp)
+		s.initTransactionalProducer(r, req, resp)
 		return
 	}
 	id, err := s.data.producerIDs.nextID()
@@ -53,4 +53,33 @@ func (s *Server) handleInitProducerID(r *kafkanet.Request) {
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, 0
 	r.Respond(resp)
+}
+
+// initTransactionalProducer answers an InitProducerId naming a
+// transactional id, from its transaction coordinator.
+func (s *Server) initTransactionalProducer(r *kafkanet.Request, req *kmsg.InitProducerIDRequest, resp *kmsg.InitProducerIDResponse) {
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	id := *req.TransactionalID
+	if id == "" {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		r.Respond(resp)
+		return
+	}
+	if err := s.txnTopic.KeyError(id); err != nil {
+		resp.ErrorCode = err.Code
+		r.Respond(resp)
+		return
+	}
+	pid, epoch := int64(-1), int16(-1)
+	if req.Version >= 3 {
+		pid, epoch = req.ProducerID, req.ProducerEpoch
+	}
+	s.txns.InitProducerID(id, msDuration(req.TransactionTimeoutMillis), pid, epoch, func(pid int64, epoch int16, err *kerr.Error) {
+		if err != nil {
+			resp.ErrorCode = fencedCode(err.Code, req.Version, 4)
+		} else {
+			resp.ProducerID, resp.ProducerEpoch = pid, epoch
+		}
+		r.Respond(resp)
+	})
 }

@@ -57,7 +57,18 @@ type Config struct {
 	GroupMinSessionTimeout   time.Duration // group.min.session.timeout.ms
 	GroupMaxSessionTimeout   time.Duration // group.max.session.timeout.ms
 	OffsetsRetention         time.Duration // offsets.retention.minutes
-	TransactionalIDExpiry    time.Duration // transactional.id.expiration.ms (producer ids)
+	TransactionalIDExpiry    time.Duration // transactional.id.expiration.ms (idle transactional ids, producer ids' state)
+	// The transaction coordinator's (package txn): its state topic,
+	// __transaction_state, and the longest transaction a producer may
+	// ask for.
+	TransactionMaxTimeout      time.Duration // transaction.max.timeout.ms
+	TransactionTopicPartitions int32         // transaction.state.log.num.partitions
+	TransactionTopicRF         int16         // transaction.state.log.replication.factor, capped at the cluster's size
+	TransactionTopicMinISR     int16         // transaction.state.log.min.isr, capped at the replication factor
+	// TransactionMarkerTimeout bounds a marker write's wait for its
+	// replication, and a WriteTxnMarkers request to another broker
+	// (Kafka's request.timeout.ms for its marker channel).
+	TransactionMarkerTimeout time.Duration
 	MaxIdempotentInFlight    int           // batches a producer may have in flight per partition (Kafka: 5)
 	ConnectionsMaxIdle       time.Duration // connections.max.idle.ms
 
@@ -169,6 +180,11 @@ func Default() Config {
 		GroupMaxSessionTimeout:       30 * time.Minute,
 		OffsetsRetention:             7 * 24 * time.Hour,
 		TransactionalIDExpiry:        7 * 24 * time.Hour,
+		TransactionMaxTimeout:        15 * time.Minute,
+		TransactionTopicPartitions:   50,
+		TransactionTopicRF:           3,
+		TransactionTopicMinISR:       2,
+		TransactionMarkerTimeout:     30 * time.Second,
 		MaxIdempotentInFlight:        5,
 		ConnectionsMaxIdle:           10 * time.Minute,
 		MaxConnections:               -1,
@@ -212,6 +228,12 @@ func (c *Config) validate() error {
 		return fmt.Errorf("offsets.topic.replication.factor: %d, must be at least 1", c.OffsetsTopicRF)
 	case c.OffsetsCommitTimeout < time.Millisecond:
 		return fmt.Errorf("offsets.commit.timeout.ms: %v, must be at least 1ms", c.OffsetsCommitTimeout)
+	case c.TransactionTopicPartitions < 1:
+		return fmt.Errorf("transaction.state.log.num.partitions: %d, must be at least 1", c.TransactionTopicPartitions)
+	case c.TransactionTopicRF < 1 || c.TransactionTopicMinISR < 1:
+		return errors.New("transaction.state.log.replication.factor and transaction.state.log.min.isr must be at least 1")
+	case c.TransactionMaxTimeout < time.Millisecond || c.TransactionMarkerTimeout < time.Millisecond:
+		return errors.New("transaction.max.timeout.ms and transaction.marker.timeout.ms must be at least 1ms")
 	case c.OffsetsCompactionDeadRecords < 1:
 		return fmt.Errorf("offsets.topic.compaction.dead.records: %d, must be at least 1", c.OffsetsCompactionDeadRecords)
 	case c.DefaultReplication < 1:
@@ -338,7 +360,12 @@ func (c *Config) settings() []setting {
 		durationSetting("group.min.session.timeout.ms", "smallest session timeout a member may ask for", &c.GroupMinSessionTimeout, ms),
 		durationSetting("group.max.session.timeout.ms", "largest session timeout a member may ask for", &c.GroupMaxSessionTimeout, ms),
 		durationSetting("offsets.retention.minutes", "how long an empty group's committed offsets are kept", &c.OffsetsRetention, min),
-		durationSetting("transactional.id.expiration.ms", "how long an idle producer id's state is kept", &c.TransactionalIDExpiry, ms),
+		durationSetting("transactional.id.expiration.ms", "how long an idle transactional id, and an idle producer id's state, is kept", &c.TransactionalIDExpiry, ms),
+		durationSetting("transaction.max.timeout.ms", "the longest transaction.timeout.ms a producer may ask for", &c.TransactionMaxTimeout, ms),
+		intSetting("transaction.state.log.num.partitions", "partitions of the transaction state topic, __transaction_state", &c.TransactionTopicPartitions),
+		intSetting("transaction.state.log.replication.factor", "replication factor of the transaction state topic, capped at the cluster's size", &c.TransactionTopicRF),
+		intSetting("transaction.state.log.min.isr", "min.insync.replicas of the transaction state topic, capped at its replication factor", &c.TransactionTopicMinISR),
+		durationSetting("transaction.marker.timeout.ms", "how long a transaction marker's write, or a WriteTxnMarkers request to another broker, may take before it is retried", &c.TransactionMarkerTimeout, ms),
 		intSetting("max.idempotent.in.flight", "batches a producer may have in flight per partition (Kafka: 5)", &c.MaxIdempotentInFlight),
 		durationSetting("connections.max.idle.ms", "close connections idle this long", &c.ConnectionsMaxIdle, ms),
 		intSetting("max.connections", "connections open at once; more are closed when accepted (-1: derived from RLIMIT_NOFILE)", &c.MaxConnections),

@@ -36,10 +36,12 @@ func newData(cfg Config, log *zap.Logger, dur *durable, maxPartitions int32) (*d
 		storage.WithRetentionCheckInterval(cfg.LogRetentionCheck),
 		storage.WithProducerState(cfg.MaxIdempotentInFlight, cfg.TransactionalIDExpiry),
 		storage.WithMaxPartitions(int(maxPartitions)),
-		// The offsets topic is created on a group's first use: its
-		// partitions are kept for it, so that clients' topics cannot
+		// The offsets topic is created on a group's first use, the
+		// transaction state topic on a transactional id's: their
+		// partitions are kept for them, so that clients' topics cannot
 		// take them all first (no consumer group could work after).
 		storage.WithReservedPartitions(coordinator.OffsetsTopic, int(cfg.OffsetsTopicPartitions)),
+		storage.WithReservedPartitions(coordinator.TransactionTopic, int(cfg.TransactionTopicPartitions)),
 		storage.WithInflateLimit(int(cfg.SocketRequestMaxBytes)),
 	}
 	d := &data{clusterID: newClusterID(), producerIDs: &producerIDs{}}

@@ -123,13 +123,14 @@ func TestFindCoordinator(t *testing.T) {
 		req.CoordinatorType = 1 // a transactional id
 		req.CoordinatorKey, req.CoordinatorKeys = "txn", []string{"txn"}
 		resp := c.RoundTrip(req).(*kmsg.FindCoordinatorResponse)
-		code, msg := resp.ErrorCode, resp.ErrorMessage
+		code, node, port := resp.ErrorCode, resp.NodeID, resp.Port
 		if v >= 4 {
-			code, msg = resp.Coordinators[0].ErrorCode, resp.Coordinators[0].ErrorMessage
+			co := resp.Coordinators[0]
+			code, node, port = co.ErrorCode, co.NodeID, co.Port
 		}
-		assert.Equal(t, kerr.InvalidRequest.Code, code, "v%d: transactions are not supported", v)
-		require.NotNil(t, msg)
-		assert.Contains(t, *msg, "transaction")
+		assert.Equal(t, int16(0), code, "v%d: the transaction coordinator, from __transaction_state", v)
+		assert.Equal(t, int32(1), node, "v%d", v)
+		assert.Equal(t, int32(wantPort), port, "v%d", v)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
+	"github.com/gopurgatory/purgatory/examples/broker/txn"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -55,6 +56,10 @@ type Server struct {
 	// groups is the group coordinator (package group), with its
 	// "Rebalance", "Heartbeat" and "OffsetExpiration" purgatories.
 	groups *group.Coordinator
+	// txns is the transaction coordinator (package txn), hosted on
+	// __transaction_state (txnTopic), which routes its requests.
+	txns     *txn.Coordinator
+	txnTopic *coordinator.Topic
 	// topicExists reports whether a partition exists, for OffsetCommit's
 	// UNKNOWN_TOPIC_OR_PARTITION (groups.go); nil accepts every one.
 	topicExists func(topic string, partition int32) bool
@@ -154,6 +159,9 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if s.groups, s.offsets, err = newGroupCoordinator(s.coords, cfg, log, s.reg); err != nil {
 		return nil, err
 	}
+	if s.txns, s.txnTopic, err = s.newTxnCoordinator(); err != nil {
+		return nil, err
+	}
 	// The metadata log last: applying it creates topics in the store and
 	// wakes the purgatories, and its leadership callback reaches the
 	// peers.
@@ -241,6 +249,9 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 func (s *Server) closePurgatories() {
+	if s.txns != nil {
+		_ = s.txns.Close() // its timers; what waits on it gets NOT_COORDINATOR
+	}
 	if s.groups != nil {
 		_ = s.groups.Close() // its purgatories: waiting JoinGroups get NOT_COORDINATOR
 	}

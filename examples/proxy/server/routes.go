@@ -24,9 +24,10 @@ package server
 // metadata. A forward that fails in transport closes the client's
 // connection (route.go).
 //
-// The transaction routes are not exercised by the tests here: the example
-// broker serves no transactions, so the proxy does not advertise them in
-// front of it (ApiVersions lists only what upstream serves).
+// The transaction routes are exercised by franz-go's TestTxnEtl through
+// the proxy (make kgo-integration-proxy). AddPartitionsToTxn is routed in
+// its client form only (v0-v3): v4+ batches transactions that may have
+// different coordinators.
 
 import (
 	"math"
