@@ -1,0 +1,67 @@
+package test
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestTransactionCoordinatorKill9 runs the consume-transform-produce
+// pipeline of TestGroupTransactSessionExactlyOnce on three broker
+// processes with log dirs and kills -9 the transaction coordinator of its
+// transactional id while a transaction is open, then restarts it: a new
+// coordinator loads the id's state from __transaction_state (completing a
+// transaction it finds prepared by sending its markers again), the
+// producer carries on there, and every input is in the read_committed
+// output exactly once.
+func TestTransactionCoordinatorKill9(t *testing.T) {
+	c := startProcessCluster(t, "--broker.heartbeat.interval.ms", "250", "--broker.session.timeout.ms", "1500",
+		"--controller.quorum.election.timeout.ms", "300", "--replica.fetch.backoff.ms", "50",
+		"--min.insync.replicas", "2", "--group.initial.rebalance.delay.ms", "0")
+	admin := c.client()
+	c.createTopic(admin, "etl-in", 3, nil)
+	c.createTopic(admin, "etl-out", 3, nil)
+
+	killed := int32(-1)
+	runETL(t, c.seeds(), 3000, func(round int) {
+		switch {
+		case round == 5:
+			killed = txnCoordinator(t, admin, "etl")
+			t.Logf("round %d: killing broker %d, the transaction coordinator of etl", round, killed)
+			require.NoError(t, c.procs[killed].cmd.Process.Signal(syscall.SIGKILL))
+		case round == 15 && killed > 0:
+			t.Logf("round %d: restarting broker %d", round, killed)
+			c.restart(killed)
+		}
+	})
+	require.Positive(t, killed, "the run lasted long enough to kill the coordinator")
+}
+
+// txnCoordinator returns the node id of id's transaction coordinator.
+func txnCoordinator(t *testing.T, cl interface {
+	Request(context.Context, kmsg.Request) (kmsg.Response, error)
+}, id string) int32 {
+	t.Helper()
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorType, req.CoordinatorKey, req.CoordinatorKeys = 1, id, []string{id}
+	var node int32 = -1
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return false
+		}
+		if len(resp.Coordinators) > 0 {
+			node = resp.Coordinators[0].NodeID
+			return resp.Coordinators[0].ErrorCode == 0
+		}
+		node = resp.NodeID
+		return resp.ErrorCode == 0
+	}, 10*time.Second, 20*time.Millisecond, "%s has a transaction coordinator", id)
+	return node
+}
