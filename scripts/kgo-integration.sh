@@ -53,12 +53,9 @@
 #   default.replication.factor stays 1 and the suite runs with
 #   KGO_TEST_RF=1: the broker is a single node.
 #
-# Tests excluded with -skip, and why (the bar: every test that needs
-# neither transactions nor share groups nor SCRAM nor ACLs passes):
-#   TestTxnEtl  needs transactions (AddPartitionsToTxn, EndTxn,
-#               TxnOffsetCommit...), which the broker does not serve; it
-#               does not skip itself, it waits until the timeout.
-# Tests that skip themselves, and why:
+# No test is excluded (the bar: every test that needs neither share groups
+# nor KIP-848 nor SCRAM nor ACLs passes; TestTxnEtl, which needs
+# transactions, runs). Tests that skip themselves, and why:
 #   TestShareGroup*, TestConsumeRegexShareSkipsInternal
 #               need share groups (ShareFetch/ShareAcknowledge v2), which
 #               the broker does not advertise.
@@ -82,7 +79,6 @@ info | debug) ;;
 	exit 2
 	;;
 esac
-SKIP='^TestTxnEtl$'
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -266,7 +262,7 @@ if [[ -n "${PROXY:-}" ]]; then
 	echo "kgo-integration: proxy $proxy_pid serving on $seeds"
 fi
 
-args=(-count=1 -timeout "$TIMEOUT" -skip "$SKIP")
+args=(-count=1 -timeout "$TIMEOUT")
 if [[ -n "$RUN" ]]; then
 	args+=(-run "$RUN")
 fi
