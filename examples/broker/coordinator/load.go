@@ -73,6 +73,16 @@ func (t *Topic) PartitionOf(key string) (idx int32, loaded bool) {
 	return idx, loaded
 }
 
+// Loaded reports whether this broker has loaded partition idx: its
+// shard holds the partition's keys. Lock-free. A record appended to a
+// partition led here but not loaded may be missed by the load under way
+// (its replay read the log to an end before it), so what the shard must
+// see (a transaction marker on an offsets partition) waits until it is.
+func (t *Topic) Loaded(idx int32) bool {
+	_, ok := t.owned.Load().loaded[idx]
+	return ok
+}
+
 // loadedAt reports whether partition idx of the topic id is loaded, at
 // leader epoch epoch. Lock-free.
 func (t *Topic) loadedAt(id metadata.TopicID, idx, epoch int32) bool {

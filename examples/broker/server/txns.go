@@ -197,6 +197,13 @@ func (s *Server) appendMarkers(ctx context.Context, m txn.Marker, tps []txn.Topi
 	mk := storage.Marker{ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, CoordinatorEpoch: m.CoordinatorEpoch, Commit: m.Commit}
 	for _, tp := range tps {
 		p, err := s.data.store.Partition(tp.Topic, tp.Partition)
+		if err == nil && tp.Topic == offsetsTopic && s.replicas.Leads(p) == nil && !s.offsets.Loaded(tp.Partition) {
+			// Led here, still loading: a marker appended now could
+			// fall between the load's replay and the groups it hands
+			// over, and the group coordinator would never complete
+			// the transaction's offsets. Its coordinator retries.
+			err = fmt.Errorf("%w: %s-%d", kerr.CoordinatorLoadInProgress, tp.Topic, tp.Partition)
+		}
 		if err == nil {
 			var w replica.ProduceWait
 			if w, err = s.replicas.AppendMarker(p, mk); err == nil {
