@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"slices"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/server"
 )
@@ -450,4 +452,88 @@ func TestTransactionAdminAPIs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(-1), producers["adm"].Partitions[0].ActiveProducers[open.ProducerID].CurrentTxnStartOffset,
 		"no open transaction after the commit marker")
+}
+
+// TestTransactionalProduceVerifiedByARemoteCoordinator: KIP-890 part 1 on
+// three brokers. A transactional batch sent to a partition's leader that
+// is not its transaction's coordinator, for a partition never added to
+// the transaction, is refused INVALID_TXN_STATE after the leader asks the
+// coordinator (AddPartitionsToTxn, verify_only); once added, it is
+// appended.
+func TestTransactionalProduceVerifiedByARemoteCoordinator(t *testing.T) {
+	c := startCluster(t, 3)
+	admin := c.client()
+	c.createTopic(admin, "verify", 3, 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const id = "verify-id"
+	coord := txnCoordinator(t, admin, id)
+
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID, init.TransactionTimeoutMillis = kmsg.StringPtr(id), 60000
+	var ir *kmsg.InitProducerIDResponse
+	require.Eventually(t, func() bool {
+		var err error
+		ir, err = init.RequestWith(ctx, admin)
+		return err == nil && ir.ErrorCode == 0
+	}, 10*time.Second, 10*time.Millisecond)
+
+	// A partition led by another broker than the coordinator.
+	part, leader := int32(-1), int32(-1)
+	for p := range int32(3) {
+		if l := c.replica(1, "verify", p).Leader; l != coord {
+			part, leader = p, l
+			break
+		}
+	}
+	require.NotEqual(t, int32(-1), part, "a partition led away from the coordinator")
+	topicID := topicMetadata(t, admin, "verify").TopicID // kgo sends Produce v13, by topic id
+	produce := func() int16 {
+		req := kmsg.NewPtrProduceRequest()
+		req.TransactionID, req.Acks, req.TimeoutMillis = kmsg.StringPtr(id), -1, 5000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic, rt.TopicID = "verify", topicID
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rp.Partition = part
+		rp.Records = txnBatch(ir.ProducerID, ir.ProducerEpoch)
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, admin.Broker(int(leader)))
+		require.NoError(t, err)
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	assert.Equal(t, kerr.InvalidTxnState.Code, produce(), "not in the transaction: refused by broker %d after asking %d", leader, coord)
+
+	add := kmsg.NewPtrAddPartitionsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch = id, ir.ProducerID, ir.ProducerEpoch
+	add.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "verify", Partitions: []int32{part}}}
+	add.SetVersion(3)
+	ar, err := add.RequestWith(ctx, admin) // kgo routes it to the coordinator
+	require.NoError(t, err)
+	code := int16(-1)
+	if len(ar.Transactions) > 0 { // kgo sends the batched form (v4+) when offered
+		code = ar.Transactions[0].Topics[0].Partitions[0].ErrorCode
+	} else {
+		code = ar.Topics[0].Partitions[0].ErrorCode
+	}
+	require.Equal(t, int16(0), code)
+	assert.Equal(t, int16(0), produce(), "added: appended")
+}
+
+// txnBatch is a one-record transactional batch of producer pid at epoch,
+// sequence 0, encoded with kmsg.
+func txnBatch(pid int64, epoch int16) []byte {
+	rec := kmsg.NewRecord()
+	rec.Value = []byte("v")
+	rec.Length = int32(len(rec.AppendTo(nil)) - 1) // the body, less its one-byte length
+	recs := rec.AppendTo(nil)
+	now := time.Now().UnixMilli()
+	b := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, Attributes: 0x10, LastOffsetDelta: 0,
+		FirstTimestamp: now, MaxTimestamp: now, ProducerID: pid, ProducerEpoch: epoch, FirstSequence: 0,
+		NumRecords: 1, Records: recs}
+	raw := b.AppendTo(nil)
+	b.Length = int32(len(raw) - 12)
+	raw = b.AppendTo(nil)
+	b.CRC = int32(crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b.AppendTo(nil)
 }

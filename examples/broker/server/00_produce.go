@@ -74,6 +74,17 @@ import (
 func init() { serve(kmsg.Produce, 3, 13, (*Server).handleProduce) }
 
 func (s *Server) handleProduce(r *kafkanet.Request) {
+	if r.Msg.(*kmsg.ProduceRequest).TransactionID == nil && !s.produceOrder.queued(r.Conn()) {
+		s.produce(r, nil) // no transaction to verify, nothing ahead of it on its connection
+		return
+	}
+	s.produceOrder.run(r.Conn(), func(done func()) { s.verifyThenProduce(r, done) })
+}
+
+// produce appends the request's batches and answers, or waits for their
+// replication; refused gives the partitions a KIP-890 check refused, by
+// topic and partition index in the request, with their error codes.
+func (s *Server) produce(r *kafkanet.Request, refused map[[2]int]int16) {
 	req := r.Msg.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
@@ -100,13 +111,15 @@ func (s *Server) handleProduce(r *kafkanet.Request) {
 				terr = internalTopicError(topic.Name)
 			}
 		}
-		for _, rp := range rt.Partitions {
+		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			var err error
 			switch {
 			case !validAcks:
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
+			case refused[[2]int{ti, pi}] != 0:
+				sp.ErrorCode = refused[[2]int{ti, pi}]
 			case terr != nil:
 				err = terr
 			default:

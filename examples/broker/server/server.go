@@ -64,6 +64,10 @@ type Server struct {
 	// UNKNOWN_TOPIC_OR_PARTITION (groups.go); nil accepts every one.
 	topicExists func(topic string, partition int32) bool
 
+	// produceOrder keeps a connection's produces in order while one
+	// waits for its transaction's coordinator (produce_verify.go).
+	produceOrder connOrder
+
 	closed atomic.Bool // Close has begun
 }
 

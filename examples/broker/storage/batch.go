@@ -248,3 +248,25 @@ func addSequence(seq, n int32) int32 {
 	}
 	return seq + n
 }
+
+// Where a v2 batch header keeps its attributes, producer id and epoch.
+const (
+	attributesAt    = 21
+	producerIDAt    = 43
+	producerEpochAt = 51
+)
+
+// TransactionalProducer returns the producer id and epoch of raw, a
+// client's record batch, if its header says it is transactional; false
+// for any other batch, or one too short to have a header (Append refuses
+// those). It reads three header fields and checks nothing else: the
+// produce path asks it whether a batch may open a transaction before it
+// appends, O(1).
+func TransactionalProducer(raw []byte) (producerID int64, epoch int16, ok bool) {
+	if len(raw) < batchOverhead || binary.BigEndian.Uint16(raw[attributesAt:])&attrTransaction == 0 {
+		return 0, 0, false
+	}
+	producerID = int64(binary.BigEndian.Uint64(raw[producerIDAt:]))
+	epoch = int16(binary.BigEndian.Uint16(raw[producerEpochAt:]))
+	return producerID, epoch, producerID >= 0
+}

@@ -168,3 +168,20 @@ func FuzzParseBatch(f *testing.F) {
 		assert.GreaterOrEqual(t, b.Info().NumRecords(), int64(1))
 	})
 }
+
+func TestTransactionalProducer(t *testing.T) {
+	raw := batchtest.Transactional(7, 3, 0, 1000, "v")
+	id, epoch, ok := TransactionalProducer(raw)
+	require.True(t, ok)
+	assert.Equal(t, int64(7), id)
+	assert.Equal(t, int16(3), epoch)
+	b, err := ParseBatch(raw)
+	require.NoError(t, err, "the same header ParseBatch reads")
+	assert.Equal(t, b.Info().ProducerID, id)
+	assert.Equal(t, b.Info().ProducerEpoch, epoch)
+
+	_, _, ok = TransactionalProducer(batchtest.Idempotent(7, 3, 0, 1000, "v"))
+	assert.False(t, ok, "an idempotent batch outside a transaction")
+	_, _, ok = TransactionalProducer(raw[:20])
+	assert.False(t, ok, "too short")
+}

@@ -1,0 +1,269 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/broker/txn"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
+)
+
+// KIP-890 part 1: a transactional batch that would open its producer's
+// transaction in a partition (none is open there for the producer at its
+// epoch) is appended only once the transaction's coordinator confirms that
+// the partition is in the transaction (AddPartitionsToTxn v4+ with
+// verify_only, or the coordinator's own state when it is this broker). A
+// partition the coordinator was not told of is INVALID_TXN_STATE: appended,
+// it would open a transaction that no marker ever ends, holding the
+// partition's last stable offset back for ever (Kafka's hanging
+// transactions). A coordinator that cannot be asked (moved, loading,
+// unreachable) is NOT_ENOUGH_REPLICAS, which producers retry, as Kafka's
+// AddPartitionsToTxnManager answers.
+//
+// A check at a coordinator on another broker is a request: the produce is
+// answered from the goroutine its answer arrives on. The produces read
+// after it on the same connection wait behind it (produceOrder), so that a
+// producer's batches are appended in the order it sent them: its sequence
+// numbers stay in order, as they would if the reader had waited.
+//
+// Not checked: a marker landing between the check and the append (Kafka's
+// verification guard). A producer ends its transaction only once its
+// produces are answered, so only the coordinator's timeout abort can fall
+// there; the batch then opens a transaction that the producer, fenced,
+// cannot end.
+
+// verifyThenProduce checks the batches of r that would open a transaction
+// and produces, then calls done.
+func (s *Server) verifyThenProduce(r *kafkanet.Request, done func()) {
+	req := r.Msg.(*kmsg.ProduceRequest)
+	need := s.unverified(req)
+	if len(need.parts) == 0 {
+		s.produce(r, nil)
+		done()
+		return
+	}
+	txnID := *req.TransactionID
+	if err := s.txnTopic.KeyError(txnID); err == nil {
+		s.produce(r, need.refusals(s.txns.VerifyPartitions(txnID, need.pid, need.epoch, need.parts)))
+		done()
+		return
+	}
+	s.member.Go(func(ctx context.Context) {
+		s.produce(r, need.refusals(s.verifyRemote(ctx, txnID, need)))
+		done()
+	})
+}
+
+// toVerify is what a produce needs verified: the partitions whose batch
+// would open a transaction of the producer, where they sit in the request.
+type toVerify struct {
+	pid   int64
+	epoch int16
+	parts []txn.TopicPartition
+	at    [][2]int // topic and partition index in the request, by parts
+}
+
+// unverified returns the batches of req that would open a transaction in
+// a partition this broker leads. A batch that fails otherwise (not led
+// here, malformed, a stale epoch) is left to the append to refuse.
+func (s *Server) unverified(req *kmsg.ProduceRequest) toVerify {
+	var need toVerify
+	for ti := range req.Topics {
+		rt := &req.Topics[ti]
+		topic, err := s.data.store.Topic(rt.Topic)
+		if req.Version >= 13 {
+			topic, err = s.data.store.TopicByID(rt.TopicID)
+		}
+		if err != nil {
+			continue
+		}
+		for pi := range rt.Partitions {
+			rp := &rt.Partitions[pi]
+			pid, epoch, ok := storage.TransactionalProducer(rp.Records)
+			if !ok {
+				continue
+			}
+			p, err := topic.Partition(rp.Partition)
+			if err != nil || s.replicas.Leads(p) != nil {
+				continue
+			}
+			if _, openEpoch, open := p.OngoingTxn(pid); open && openEpoch == epoch {
+				continue // its transaction is open here: it was verified
+			}
+			need.pid, need.epoch = pid, epoch
+			need.parts = append(need.parts, txn.TopicPartition{Topic: topic.Name, Partition: rp.Partition})
+			need.at = append(need.at, [2]int{ti, pi})
+		}
+	}
+	return need
+}
+
+// refusals maps the coordinator's answers to the produce's refusals:
+// nothing for a partition in the transaction; the coordinator's fencing
+// and state errors as Kafka's produce gives them; anything else (the
+// coordinator moved, loading, unreachable) NOT_ENOUGH_REPLICAS, which the
+// producer retries.
+func (v toVerify) refusals(errs map[txn.TopicPartition]*kerr.Error) map[[2]int]int16 {
+	out := make(map[[2]int]int16)
+	for i, tp := range v.parts {
+		err, answered := errs[tp]
+		switch {
+		case answered && err == nil:
+			continue
+		case err == kerr.InvalidTxnState, err == kerr.InvalidProducerIDMapping, err == kerr.InvalidProducerEpoch:
+			out[v.at[i]] = err.Code
+		case err == kerr.ProducerFenced:
+			out[v.at[i]] = kerr.InvalidProducerEpoch.Code // what a produce answers a fenced producer
+		default:
+			out[v.at[i]] = kerr.NotEnoughReplicas.Code
+		}
+	}
+	return out
+}
+
+// verifyRemote asks the transaction's coordinator, on another broker,
+// whether v's partitions are in the transaction (AddPartitionsToTxn with
+// verify_only). An error reaching it is an answer for none.
+func (s *Server) verifyRemote(ctx context.Context, txnID string, v toVerify) map[txn.TopicPartition]*kerr.Error {
+	t, err := s.image().Topic(coordinator.TransactionTopic)
+	if err != nil {
+		return nil
+	}
+	node := t.Partitions[coordinator.PartitionFor(txnID, len(t.Partitions))].Leader
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.SetVersion(4)
+	tr := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, tr.VerifyOnly = txnID, v.pid, v.epoch, true
+	byTopic := make(map[string]int)
+	for _, tp := range v.parts {
+		i, ok := byTopic[tp.Topic]
+		if !ok {
+			i = len(tr.Topics)
+			byTopic[tp.Topic] = i
+			tr.Topics = append(tr.Topics, kmsg.AddPartitionsToTxnRequestTransactionTopic{Topic: tp.Topic})
+		}
+		tr.Topics[i].Partitions = append(tr.Topics[i].Partitions, tp.Partition)
+	}
+	req.Transactions = append(req.Transactions, tr)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.TransactionMarkerTimeout)
+	defer cancel()
+	resp, err := s.member.Request(ctx, node, req)
+	if err != nil {
+		return nil
+	}
+	out := make(map[txn.TopicPartition]*kerr.Error)
+	for _, rt := range resp.(*kmsg.AddPartitionsToTxnResponse).Transactions {
+		for _, topic := range rt.Topics {
+			for _, p := range topic.Partitions {
+				var ke *kerr.Error
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					errors.As(err, &ke)
+				}
+				out[txn.TopicPartition{Topic: topic.Topic, Partition: p.Partition}] = ke
+			}
+		}
+	}
+	return out
+}
+
+// connOrder runs the produces of a connection in the order it read them
+// once one of them waits for a coordinator on another broker: the ones
+// read meanwhile queue behind it. A connection with nothing waiting has no
+// entry, so that a produce outside transactions costs one lock-free
+// lookup.
+type connOrder struct {
+	m sync.Map // *kafkanet.Conn → *connQueue
+}
+
+// connQueue is the produces of one connection waiting their turn.
+type connQueue struct {
+	mu   sync.Mutex
+	busy bool                // a produce of the connection runs, or waits for its check
+	fns  []func(done func()) // the produces read after it, in order
+	dead bool                // drained and removed from the map: look again
+}
+
+// queued reports whether produces of c are waiting: a new one must queue.
+func (o *connOrder) queued(c *kafkanet.Conn) bool {
+	_, ok := o.m.Load(c)
+	return ok
+}
+
+// run runs f, or queues it behind the produces of c that are waiting. f
+// calls done when it has answered (or handed its answer to a purgatory),
+// on any goroutine; the next produce of c then runs there. Calls for one
+// connection come from its reader, one at a time.
+func (o *connOrder) run(c *kafkanet.Conn, f func(done func())) {
+	for {
+		v, _ := o.m.LoadOrStore(c, &connQueue{})
+		q := v.(*connQueue)
+		q.mu.Lock()
+		if q.dead {
+			q.mu.Unlock()
+			continue
+		}
+		if q.busy {
+			q.fns = append(q.fns, f)
+			q.mu.Unlock()
+			return
+		}
+		q.busy = true
+		q.mu.Unlock()
+		o.drain(c, q, f)
+		return
+	}
+}
+
+// drain runs f and then the produces queued behind it, in order, for as
+// long as each finishes at once; one that waits for its check continues
+// the drain from the goroutine that finishes it.
+func (o *connOrder) drain(c *kafkanet.Conn, q *connQueue, f func(done func())) {
+	for f != nil {
+		var (
+			mu       sync.Mutex
+			returned bool // f has returned: done must drain
+			finished bool // done was called before f returned
+		)
+		f(func() {
+			mu.Lock()
+			if !returned {
+				finished = true
+				mu.Unlock()
+				return
+			}
+			mu.Unlock()
+			if next := o.next(c, q); next != nil {
+				o.drain(c, q, next)
+			}
+		})
+		mu.Lock()
+		returned = true
+		now := finished
+		mu.Unlock()
+		if !now {
+			return // done drains when it is called
+		}
+		f = o.next(c, q)
+	}
+}
+
+// next takes the next produce queued on c, or, with none, retires the
+// queue: the next produce of c runs without it.
+func (o *connOrder) next(c *kafkanet.Conn, q *connQueue) func(done func()) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.fns) == 0 {
+		q.busy, q.dead = false, true
+		o.m.CompareAndDelete(c, q)
+		return nil
+	}
+	f := q.fns[0]
+	q.fns = q.fns[1:]
+	return f
+}

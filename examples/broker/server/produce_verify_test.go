@@ -1,0 +1,77 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+)
+
+// initTxnProducer gives txnID its producer id and epoch, once the
+// transaction coordinator has loaded its partition.
+func initTxnProducer(t *testing.T, c *rawConn, txnID string) (int64, int16) {
+	t.Helper()
+	var resp *kmsg.InitProducerIDResponse
+	require.Eventually(t, func() bool {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.SetVersion(4)
+		req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr(txnID), 60000
+		req.ProducerID, req.ProducerEpoch = -1, -1
+		resp = c.RoundTrip(req).(*kmsg.InitProducerIDResponse)
+		return resp.ErrorCode == 0
+	}, 10*time.Second, 10*time.Millisecond)
+	return resp.ProducerID, resp.ProducerEpoch
+}
+
+// txnProduceCode produces a transactional batch of pid at epoch, sequence
+// seq, to partition 0 of topic, and returns its error code.
+func txnProduceCode(c *rawConn, txnID, topic string, pid int64, epoch int16, seq int32) int16 {
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(9)
+	req.TransactionID, req.Acks, req.TimeoutMillis = kmsg.StringPtr(txnID), -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = 0, batchtest.Transactional(pid, epoch, seq, time.Now().UnixMilli(), "v")
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return c.RoundTrip(req).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+}
+
+// TestTransactionalProduceIsVerified: KIP-890 part 1. A transactional
+// batch that would open a transaction in a partition its coordinator was
+// not told of (AddPartitionsToTxn) is refused INVALID_TXN_STATE and not
+// appended, so that no transaction is left hanging open there, holding the
+// last stable offset back for ever; once added, it is appended, and the
+// transaction's next batches there need no check.
+func TestTransactionalProduceIsVerified(t *testing.T) {
+	s := newTestServer(t)
+	createTopic(t, s, "orders", 1)
+	c := dialRaw(t, s)
+	pid, epoch := initTxnProducer(t, c, "verified")
+
+	assert.Equal(t, kerr.InvalidTxnState.Code, txnProduceCode(c, "verified", "orders", pid, epoch, 0),
+		"a partition not in the transaction")
+	p, err := s.data.store.Partition("orders", 0)
+	require.NoError(t, err)
+	o, err := p.Offsets()
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), o.LogEnd, "nothing appended")
+
+	add := kmsg.NewPtrAddPartitionsToTxnRequest()
+	add.SetVersion(3)
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch = "verified", pid, epoch
+	add.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "orders", Partitions: []int32{0}}}
+	require.Equal(t, int16(0), c.RoundTrip(add).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode)
+
+	assert.Equal(t, int16(0), txnProduceCode(c, "verified", "orders", pid, epoch, 0), "added: appended")
+	assert.Equal(t, int16(0), txnProduceCode(c, "verified", "orders", pid, epoch, 1), "the open transaction goes on")
+	first, _, open := p.OngoingTxn(pid)
+	assert.True(t, open)
+	assert.Equal(t, int64(0), first)
+}
