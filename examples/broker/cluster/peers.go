@@ -28,12 +28,22 @@ import (
 //     leads partitions this one follows, and the AlterPartition requests
 //     a leader sends the controller;
 //   - topic creations that a Metadata request asks of a broker that is not
-//     the controller, forwarded to it (CreateAtController).
+//     the controller, forwarded to it (CreateAtController);
+//   - the transaction coordinator's markers (Member.MarkerRequest), over a
+//     client of their own (markerClients): a WriteTxnMarkers is answered
+//     only once its markers are replicated, and a broker answers the
+//     requests of a connection in order, so on the shared connection it
+//     would hold back what comes after it, the OffsetForLeaderEpoch of a
+//     follower's truncation among them, which that very replication may
+//     wait for (Kafka gives its marker channel a network client of its
+//     own, too).
 //
 // Nothing here exists for a broker alone.
 type peers struct {
 	m       *Member
 	clients map[int32]*kgo.Client // by node id: every broker but this one
+	// markerClients are the transaction markers' clients, by node id.
+	markerClients map[int32]*kgo.Client
 	kick    chan struct{}         // a heartbeat now: the controller changed
 	epoch   int64                 // this broker's incarnation, its broker epoch; immutable
 	// stopping is set by a controlled shutdown: no more heartbeats.
@@ -41,20 +51,23 @@ type peers struct {
 }
 
 func newPeers(m *Member) (*peers, error) {
-	ps := &peers{m: m, clients: make(map[int32]*kgo.Client), kick: make(chan struct{}, 1), epoch: time.Now().UnixNano()}
+	ps := &peers{m: m, clients: make(map[int32]*kgo.Client), markerClients: make(map[int32]*kgo.Client),
+		kick: make(chan struct{}, 1), epoch: time.Now().UnixNano()}
 	self := m.brokers.self
 	for _, n := range m.brokers.nodes {
 		if n.ID == self {
 			continue
 		}
-		cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.ClientID("broker-"+strconv.Itoa(int(self))),
-			kgo.DialTimeout(time.Second),
-			kgo.WithLogger(peerLogger{log: m.log.Named("peer"), closing: &m.closing}))
-		if err != nil {
-			ps.closeClients()
-			return nil, err
+		for _, clients := range []map[int32]*kgo.Client{ps.clients, ps.markerClients} {
+			cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.ClientID("broker-"+strconv.Itoa(int(self))),
+				kgo.DialTimeout(time.Second),
+				kgo.WithLogger(peerLogger{log: m.log.Named("peer"), closing: &m.closing}))
+			if err != nil {
+				ps.closeClients()
+				return nil, err
+			}
+			clients[n.ID] = cl
 		}
-		ps.clients[n.ID] = cl
 	}
 	return ps, nil
 }
@@ -63,11 +76,28 @@ func (ps *peers) closeClients() {
 	for _, cl := range ps.clients {
 		cl.Close()
 	}
+	for _, cl := range ps.markerClients {
+		cl.Close()
+	}
 }
 
 // request sends req to broker id alone.
 func (ps *peers) request(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
 	cl := ps.clients[id]
+	if cl == nil {
+		return nil, errors.New("no such broker")
+	}
+	return cl.SeedBrokers()[0].Request(ctx, req)
+}
+
+// MarkerRequest sends req, a WriteTxnMarkers, to broker id alone, over
+// this broker's markers' client of it, whose connection nothing else
+// waits behind (see peers).
+func (m *Member) MarkerRequest(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
+	if m.peers == nil {
+		return nil, errors.New("no such broker")
+	}
+	cl := m.peers.markerClients[id]
 	if cl == nil {
 		return nil, errors.New("no such broker")
 	}

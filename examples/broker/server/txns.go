@@ -140,7 +140,7 @@ func (w markerWriter) send(ctx context.Context, leader int32, m txn.Marker, tps 
 	out := make(map[txn.TopicPartition]error, len(tps))
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.TransactionMarkerTimeout)
 	defer cancel()
-	resp, err := s.member.Request(ctx, leader, req)
+	resp, err := s.member.MarkerRequest(ctx, leader, req) // a connection of its own: see cluster's peers
 	if err == nil && len(resp.(*kmsg.WriteTxnMarkersResponse).Markers) != 1 {
 		err = errors.New("WriteTxnMarkers answered without its marker")
 	}
