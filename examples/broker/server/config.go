@@ -69,8 +69,14 @@ type Config struct {
 	// replication, and a WriteTxnMarkers request to another broker
 	// (Kafka's request.timeout.ms for its marker channel).
 	TransactionMarkerTimeout time.Duration
-	MaxIdempotentInFlight    int           // batches a producer may have in flight per partition (Kafka: 5)
-	ConnectionsMaxIdle       time.Duration // connections.max.idle.ms
+	// TransactionCompletionWait is how long an AddPartitionsToTxn that
+	// finds its producer's previous transaction still completing waits
+	// for it, in the TxnCompletion purgatory, before it is answered
+	// CONCURRENT_TRANSACTIONS, Kafka's answer at once (this broker's
+	// own setting; 0 answers at once).
+	TransactionCompletionWait time.Duration
+	MaxIdempotentInFlight     int           // batches a producer may have in flight per partition (Kafka: 5)
+	ConnectionsMaxIdle        time.Duration // connections.max.idle.ms
 
 	// MaxConnections bounds the connections open at once
 	// (max.connections): a connection past it is closed as soon as it is
@@ -185,6 +191,7 @@ func Default() Config {
 		TransactionTopicRF:           3,
 		TransactionTopicMinISR:       2,
 		TransactionMarkerTimeout:     30 * time.Second,
+		TransactionCompletionWait:    time.Second,
 		MaxIdempotentInFlight:        5,
 		ConnectionsMaxIdle:           10 * time.Minute,
 		MaxConnections:               -1,
@@ -234,6 +241,8 @@ func (c *Config) validate() error {
 		return errors.New("transaction.state.log.replication.factor and transaction.state.log.min.isr must be at least 1")
 	case c.TransactionMaxTimeout < time.Millisecond || c.TransactionMarkerTimeout < time.Millisecond:
 		return errors.New("transaction.max.timeout.ms and transaction.marker.timeout.ms must be at least 1ms")
+	case c.TransactionCompletionWait < 0:
+		return errors.New("transaction.completion.wait.ms must not be negative")
 	case c.OffsetsCompactionDeadRecords < 1:
 		return fmt.Errorf("offsets.topic.compaction.dead.records: %d, must be at least 1", c.OffsetsCompactionDeadRecords)
 	case c.DefaultReplication < 1:
@@ -365,6 +374,7 @@ func (c *Config) settings() []setting {
 		intSetting("transaction.state.log.num.partitions", "partitions of the transaction state topic, __transaction_state", &c.TransactionTopicPartitions),
 		intSetting("transaction.state.log.replication.factor", "replication factor of the transaction state topic, capped at the cluster's size", &c.TransactionTopicRF),
 		intSetting("transaction.state.log.min.isr", "min.insync.replicas of the transaction state topic, capped at its replication factor", &c.TransactionTopicMinISR),
+		durationSetting("transaction.completion.wait.ms", "how long an AddPartitionsToTxn waits for its producer's previous transaction to complete before it is answered CONCURRENT_TRANSACTIONS (0: at once, as Kafka)", &c.TransactionCompletionWait, ms),
 		durationSetting("transaction.marker.timeout.ms", "how long a transaction marker's write, or a WriteTxnMarkers request to another broker, may take before it is retried", &c.TransactionMarkerTimeout, ms),
 		intSetting("max.idempotent.in.flight", "batches a producer may have in flight per partition (Kafka: 5)", &c.MaxIdempotentInFlight),
 		durationSetting("connections.max.idle.ms", "close connections idle this long", &c.ConnectionsMaxIdle, ms),

@@ -53,9 +53,11 @@ func (s *Server) newTxnCoordinator() (*txn.Coordinator, *coordinator.Topic, erro
 			}
 			return coordinator.PartitionFor(group, n)
 		},
-		MaxTimeout:   cfg.TransactionMaxTimeout,
-		IDExpiration: cfg.TransactionalIDExpiry,
-		Logger:       s.log.Named("txn"),
+		MaxTimeout:     cfg.TransactionMaxTimeout,
+		IDExpiration:   cfg.TransactionalIDExpiry,
+		CompletionWait: cfg.TransactionCompletionWait,
+		Registerer:     s.reg,
+		Logger:         s.log.Named("txn"),
 	})
 }
 

@@ -64,6 +64,12 @@ func (c *Coordinator) addLocked(t *txn, pid int64, epoch int16, parts []TopicPar
 	case m.epoch != epoch:
 		reply(errFenced)
 		return
+	case t.send != nil && c.cfg.CompletionWait > 0:
+		// The previous transaction's markers or completion are being
+		// written: wait for them rather than have the producer back off
+		// and retry (completion.go).
+		c.awaitCompletionLocked(t, func() { c.AddPartitions(t.id, pid, epoch, parts, respond) }, respond, a)
+		return
 	case t.pending != nil, m.state == PrepareCommit, m.state == PrepareAbort:
 		reply(errConcurrent)
 		return

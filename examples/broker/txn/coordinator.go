@@ -9,9 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/purgatory"
 	"github.com/gopurgatory/purgatory/timer"
 )
 
@@ -105,6 +107,15 @@ type Config struct {
 	// and a completion that could not be written, wait before they are
 	// tried again (default 100ms).
 	RetryBackoff time.Duration
+	// CompletionWait is how long an AddPartitions (or AddOffsets) that
+	// finds the producer's previous transaction still completing (its
+	// markers, or its completion, being written) waits for it, in the
+	// TxnCompletion purgatory, before it is answered
+	// CONCURRENT_TRANSACTIONS (completion.go). 0, Kafka's behaviour,
+	// answers it at once.
+	CompletionWait time.Duration
+	// Registerer, if set, exports the TxnCompletion purgatory's metrics.
+	Registerer prometheus.Registerer
 	// Logger logs fences, timeouts, expirations and failed writes
 	// (default: no-op).
 	Logger *zap.Logger
@@ -144,7 +155,7 @@ func (cfg *Config) validate() error {
 		return fmt.Errorf("%w: no OffsetsPartition", ErrInvalidConfig)
 	case cfg.MaxTimeout < time.Millisecond || cfg.MaxTimeout > time.Duration(1<<31-1)*time.Millisecond:
 		return fmt.Errorf("%w: max transaction timeout %v", ErrInvalidConfig, cfg.MaxTimeout)
-	case cfg.IDExpiration < 0 || cfg.RetryBackoff < 0:
+	case cfg.IDExpiration < 0 || cfg.RetryBackoff < 0 || cfg.CompletionWait < 0:
 		return fmt.Errorf("%w: negative id expiration %v or retry backoff %v", ErrInvalidConfig,
 			cfg.IDExpiration, cfg.RetryBackoff)
 	}
@@ -164,6 +175,9 @@ type Coordinator struct {
 	zl  *zap.Logger
 	clk timer.Clock
 	tm  *timer.Timer // timeouts, expirations and retries
+	// completions holds the requests waiting for a previous transaction
+	// to complete, keyed by transactional id (completion.go).
+	completions *purgatory.Purgatory[string]
 
 	// wallOrigin is the wall-clock time when clk read clkOrigin: they
 	// convert the clock's times to the records' timestamps.
@@ -232,6 +246,14 @@ func New(log Log, cfg Config) (*Coordinator, error) {
 	if c.tm, err = timer.New(timer.WithClock(c.clk), timer.WithLogger(c.zl)); err != nil {
 		return nil, fmt.Errorf("txn: %w", err)
 	}
+	popts := []purgatory.Option{purgatory.WithTimer(c.tm), purgatory.WithLogger(c.zl)}
+	if cfg.Registerer != nil {
+		popts = append(popts, purgatory.WithRegisterer(cfg.Registerer))
+	}
+	if c.completions, err = purgatory.New[string]("TxnCompletion", popts...); err != nil {
+		c.tm.Close()
+		return nil, fmt.Errorf("txn: %w", err)
+	}
 	return c, nil
 }
 
@@ -263,6 +285,7 @@ func (c *Coordinator) Close() error {
 		t.mu.Unlock()
 	}
 	a.run()
+	c.completions.Close() // the requests waiting: answered as the ids are gone
 	c.tm.Close()
 	c.zl.Debug("transaction coordinator closed", zap.Int("transactional_ids", len(ts)))
 	return nil
@@ -366,6 +389,7 @@ func (t *txn) forgetLocked(a *after) {
 	t.cancelAlarmsLocked()
 	t.send = nil
 	t.answerLocked(errNotCoordinator, a)
+	t.completedLocked(a)
 }
 
 // answerLocked hands the waiting client, if any, err (nil: success),

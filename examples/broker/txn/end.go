@@ -260,6 +260,7 @@ func (t *txn) completeLocked(s *sending, a *after) {
 			return
 		}
 		t.send = nil
+		t.completedLocked(a)
 	})
 }
 
