@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"runtime/metrics"
@@ -35,6 +36,15 @@ func TestHelperBroker(t *testing.T) {
 	var addr string
 	var stop func()
 	switch kind {
+	case "purgatory3":
+		addr, stop = startCluster3(t)
+	case "kfake3":
+		c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr = strings.Join(c.ListenAddrs(), ",")
+		stop = c.Close
 	case "purgatory":
 		cfg := server.Default()
 		cfg.Listener = "127.0.0.1:0"
@@ -89,6 +99,48 @@ func TestHelperBroker(t *testing.T) {
 	}
 	stop()
 	os.Exit(0)
+}
+
+// startCluster3 runs three example brokers in this process as one cluster
+// (replication factor 3, min.insync.replicas 2, as Kafka is run in
+// production) and returns their addresses, comma-separated.
+func startCluster3(t *testing.T) (string, func()) {
+	free := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().String()
+	}
+	var addrs, spec, voters []string
+	for id := 1; id <= 3; id++ {
+		addrs = append(addrs, free())
+		spec = append(spec, fmt.Sprintf("%d@%s", id, addrs[id-1]))
+		voters = append(voters, fmt.Sprintf("%d@%s", id, free()))
+	}
+	var servers []*server.Server
+	for id := 1; id <= 3; id++ {
+		cfg := server.Default()
+		cfg.NodeID, cfg.Listener = int32(id), addrs[id-1]
+		cfg.Cluster, cfg.ControllerQuorumVoters = strings.Join(spec, ","), strings.Join(voters, ",")
+		cfg.DefaultReplication, cfg.MinInsyncReplicas = 3, 2
+		cfg.ControllerElectionTimeout = 300 * time.Millisecond
+		cfg.GroupInitialRebalance = 0
+		s, err := server.New(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _ = s.Serve() }()
+		servers = append(servers, s)
+	}
+	return strings.Join(addrs, ","), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for _, s := range servers {
+			_ = s.Close(ctx)
+		}
+	}
 }
 
 // child is a broker running in a child process.
@@ -164,3 +216,10 @@ func (c *child) usage(b *testing.B) usage {
 func (c *child) cpu(b *testing.B) time.Duration { return c.usage(b).cpu }
 
 var brokers = []string{"purgatory", "kfake"}
+
+// clusters are the three-broker kinds: three example brokers in one child
+// process, and kfake with three brokers in another.
+var clusters = []string{"purgatory3", "kfake3"}
+
+// seeds returns the child's broker addresses.
+func (c *child) seeds() []string { return strings.Split(c.addr, ",") }
