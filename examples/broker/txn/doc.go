@@ -69,6 +69,15 @@
 // over every id, as Kafka's cleanup intervals have: each costs O(1) on
 // the timer (timers.go).
 //
+// # Waiting for a completion
+//
+// With Config.CompletionWait, an AddPartitions (or AddOffsets) that finds
+// the producer's previous transaction still completing waits for the
+// completion in the TxnCompletion purgatory, keyed by its transactional
+// id, instead of being answered CONCURRENT_TRANSACTIONS at once as Kafka
+// answers it (past the wait it is): a producer that commits and begins
+// again at once does not back off (completion.go).
+//
 // # Placement, load and unload
 //
 // Host hosts the coordinator on the coordinator runtime (package
@@ -93,6 +102,7 @@
 // its workers (or inside ManualClock.Advance).
 //
 // Lock order: the runtime's Topic.mu (held across Load and Unload), then
+// a TxnCompletion operation's lock (its TryComplete reads the id), then
 // a transactional id's mutex (txn.mu; everything of the id, as Kafka's
 // TransactionMetadata lock), then Coordinator.mu (the maps of ids and
 // partitions, a leaf but for the next), then what Log.Append takes (the
