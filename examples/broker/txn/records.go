@@ -18,14 +18,15 @@ package txn
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"hash/crc32"
 	"maps"
 	"slices"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/statebatch"
 )
 
 const (
@@ -106,26 +107,10 @@ func decode(r kmsg.Record) (string, *metadata, error) {
 	return k.TransactionalID, m, nil
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // encodeBatch returns recs as one v2 record batch at base offset 0 (the
 // partition places it), timestamped now, from no producer, uncompressed.
 func encodeBatch(now time.Time, recs ...kmsg.Record) []byte {
-	var body []byte
-	for i, r := range recs {
-		r.OffsetDelta = int32(i)
-		r.Length = 0
-		r.Length = int32(len(r.AppendTo(nil)) - 1) // the zero length took one varint byte
-		body = r.AppendTo(body)
-	}
-	ms := now.UnixMilli()
-	b := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, LastOffsetDelta: int32(len(recs) - 1),
-		FirstTimestamp: ms, MaxTimestamp: ms, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
-		NumRecords: int32(len(recs)), Records: body}
-	b.Length = int32(49 + len(body)) // the header after the length field, then the records
-	raw := b.AppendTo(nil)
-	b.CRC = int32(crc32.Checksum(raw[21:], castagnoli)) // attributes to the end
-	return b.AppendTo(raw[:0])
+	return statebatch.Encode(now, 0, -1, -1, recs)
 }
 
 // Replay is what a partition of __transaction_state adds up to: the
@@ -145,44 +130,19 @@ type Replay struct {
 // package does not write fails it with ErrRecord, rather than forget a
 // transaction clients were told is under way. O(records).
 func (r *Replay) Apply(raw []byte) (next int64, err error) {
-	for len(raw) > 0 {
-		if len(raw) < 12 {
-			return r.next, fmt.Errorf("%w: %d bytes left, less than a batch header", ErrRecord, len(raw))
+	r.next, err = statebatch.Walk(raw, r.next, func(_ *kmsg.RecordBatch, rec *kmsg.Record) error {
+		id, m, err := decode(*rec)
+		if err != nil {
+			return err
 		}
-		size := 12 + int(int32(binary.BigEndian.Uint32(raw[8:12])))
-		if size < 12+49 || size > len(raw) {
-			return r.next, fmt.Errorf("%w: a batch of %d bytes, %d left", ErrRecord, size, len(raw))
-		}
-		var b kmsg.RecordBatch
-		if err := b.ReadFrom(raw[:size]); err != nil {
-			return r.next, fmt.Errorf("%w: %v", ErrRecord, err)
-		}
-		if b.Attributes&0x07 != 0 {
-			return r.next, fmt.Errorf("%w: a compressed batch", ErrRecord)
-		}
-		rest := b.Records
-		for range b.NumRecords {
-			length, n := kbin.Varint(rest)
-			end := n + int(length)
-			if n == 0 || length < 0 || end > len(rest) {
-				return r.next, fmt.Errorf("%w: a record cut short", ErrRecord)
-			}
-			var rec kmsg.Record
-			if err := rec.ReadFrom(rest[:end]); err != nil {
-				return r.next, fmt.Errorf("%w: %v", ErrRecord, err)
-			}
-			id, m, err := decode(rec)
-			if err != nil {
-				return r.next, err
-			}
-			r.apply(id, m)
-			r.records++
-			rest = rest[end:]
-		}
-		r.next = b.FirstOffset + int64(b.LastOffsetDelta) + 1
-		raw = raw[size:]
+		r.apply(id, m)
+		r.records++
+		return nil
+	})
+	if errors.Is(err, statebatch.ErrMalformed) {
+		err = fmt.Errorf("%w: %v", ErrRecord, err)
 	}
-	return r.next, nil
+	return r.next, err
 }
 
 // apply applies one record: m is id's latest value, nil a tombstone.

@@ -5,14 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"slices"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/broker/internal/statebatch"
 )
 
 // ErrRecord is wrapped for a batch or record that is not one this package
@@ -98,15 +97,6 @@ func groupKey(g string) []byte {
 	return k.AppendTo(nil)
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// The attributes of a batch this package reads beside its own: Kafka's
-// isTransactional and isControl bits.
-const (
-	attrTransactional = 0x10
-	attrControl       = 0x20
-)
-
 // Batch returns recs as one v2 record batch at base offset 0 (the
 // partition places it), timestamped now, from no producer, uncompressed.
 func Batch(now time.Time, recs []kmsg.Record) []byte {
@@ -120,25 +110,11 @@ func Batch(now time.Time, recs []kmsg.Record) []byte {
 // pending until the transaction's marker (a control batch of the
 // producer) follows them in the partition.
 func TxnBatch(now time.Time, producerID int64, producerEpoch int16, recs []kmsg.Record) []byte {
-	return batch(now, attrTransactional, producerID, producerEpoch, recs)
+	return batch(now, statebatch.AttrTransactional, producerID, producerEpoch, recs)
 }
 
 func batch(now time.Time, attrs int16, producerID int64, producerEpoch int16, recs []kmsg.Record) []byte {
-	var body []byte
-	for i, r := range recs {
-		r.OffsetDelta = int32(i)
-		r.Length = 0
-		r.Length = int32(len(r.AppendTo(nil)) - 1) // the zero length took one varint byte
-		body = r.AppendTo(body)
-	}
-	ms := now.UnixMilli()
-	b := kmsg.RecordBatch{PartitionLeaderEpoch: -1, Magic: 2, Attributes: attrs, LastOffsetDelta: int32(len(recs) - 1),
-		FirstTimestamp: ms, MaxTimestamp: ms, ProducerID: producerID, ProducerEpoch: producerEpoch, FirstSequence: -1,
-		NumRecords: int32(len(recs)), Records: body}
-	b.Length = int32(49 + len(body)) // the header after the length field, then the records
-	raw := b.AppendTo(nil)
-	b.CRC = int32(crc32.Checksum(raw[21:], castagnoli)) // attributes to the end
-	return b.AppendTo(raw[:0])
+	return statebatch.Encode(now, attrs, producerID, producerEpoch, recs)
 }
 
 // A change is one record decoded: a group's offset, or its metadata, set
@@ -265,56 +241,31 @@ func (gs *groupState) exists() bool { return gs.hasMeta() || len(gs.offsets) > 0
 // Apply applies raw, whole batches as a partition's Read returns them,
 // concatenated, and returns the offset after the last one. O(records).
 func (r *Replay) Apply(raw []byte) (next int64, err error) {
-	for len(raw) > 0 {
-		if len(raw) < 12 {
-			return r.next, fmt.Errorf("%w: %d bytes left, less than a batch header", ErrRecord, len(raw))
-		}
-		size := 12 + int(int32(binary.BigEndian.Uint32(raw[8:12])))
-		if size < 12+49 || size > len(raw) {
-			return r.next, fmt.Errorf("%w: a batch of %d bytes, %d left", ErrRecord, size, len(raw))
-		}
-		var b kmsg.RecordBatch
-		if err := b.ReadFrom(raw[:size]); err != nil {
-			return r.next, fmt.Errorf("%w: %v", ErrRecord, err)
-		}
-		if b.Attributes&0x07 != 0 {
-			return r.next, fmt.Errorf("%w: a compressed batch", ErrRecord)
-		}
-		rest := b.Records
-		for range b.NumRecords {
-			length, n := kbin.Varint(rest)
-			end := n + int(length)
-			if n == 0 || length < 0 || end > len(rest) {
-				return r.next, fmt.Errorf("%w: a record cut short", ErrRecord)
+	r.next, err = statebatch.Walk(raw, r.next, func(b *kmsg.RecordBatch, rec *kmsg.Record) error {
+		if b.Attributes&statebatch.AttrControl != 0 {
+			commit, err := endTxn(*rec)
+			if err != nil {
+				return err
 			}
-			var rec kmsg.Record
-			if err := rec.ReadFrom(rest[:end]); err != nil {
-				return r.next, fmt.Errorf("%w: %v", ErrRecord, err)
+			r.endTxn(b.ProducerID, commit)
+		} else {
+			c, err := decode(*rec, b.FirstOffset+int64(rec.OffsetDelta))
+			if err != nil {
+				return err
 			}
-			if b.Attributes&attrControl != 0 {
-				commit, err := endTxn(rec)
-				if err != nil {
-					return r.next, err
-				}
-				r.endTxn(b.ProducerID, commit)
-			} else {
-				c, err := decode(rec, b.FirstOffset+int64(rec.OffsetDelta))
-				if err != nil {
-					return r.next, err
-				}
-				c.producer = -1
-				if b.Attributes&attrTransactional != 0 {
-					c.producer = b.ProducerID
-				}
-				r.apply(c)
+			c.producer = -1
+			if b.Attributes&statebatch.AttrTransactional != 0 {
+				c.producer = b.ProducerID
 			}
-			r.records++
-			rest = rest[end:]
+			r.apply(c)
 		}
-		r.next = b.FirstOffset + int64(b.LastOffsetDelta) + 1
-		raw = raw[size:]
+		r.records++
+		return nil
+	})
+	if errors.Is(err, statebatch.ErrMalformed) {
+		err = fmt.Errorf("%w: %v", ErrRecord, err)
 	}
-	return r.next, nil
+	return r.next, err
 }
 
 // endTxn reads a control record: a transaction's marker, commit or
