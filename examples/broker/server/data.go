@@ -36,12 +36,15 @@ func newData(cfg Config, log *zap.Logger, dur *durable, maxPartitions int32) (*d
 		storage.WithRetentionCheckInterval(cfg.LogRetentionCheck),
 		storage.WithProducerState(cfg.MaxIdempotentInFlight, cfg.TransactionalIDExpiry),
 		storage.WithMaxPartitions(int(maxPartitions)),
-		// The offsets topic is created on a group's first use, the
-		// transaction state topic on a transactional id's: their
-		// partitions are kept for them, so that clients' topics cannot
+		// The offsets topic is created on a group's first use: its
+		// partitions are kept for it, so that clients' topics cannot
 		// take them all first (no consumer group could work after).
+		// __transaction_state's are not: with both kept, a broker under
+		// a small file limit (max.broker.partitions 84 at 512 files)
+		// would have none left for clients; past the budget, its
+		// creation is refused and logged, and transactional ids are
+		// COORDINATOR_NOT_AVAILABLE.
 		storage.WithReservedPartitions(coordinator.OffsetsTopic, int(cfg.OffsetsTopicPartitions)),
-		storage.WithReservedPartitions(coordinator.TransactionTopic, int(cfg.TransactionTopicPartitions)),
 		storage.WithInflateLimit(int(cfg.SocketRequestMaxBytes)),
 	}
 	d := &data{clusterID: newClusterID(), producerIDs: &producerIDs{}}
