@@ -65,3 +65,41 @@ func txnCoordinator(t *testing.T, cl interface {
 	}, 10*time.Second, 20*time.Millisecond, "%s has a transaction coordinator", id)
 	return node
 }
+
+// TestTransactionPartitionLeaderKill9 is TestTransactionCoordinatorKill9
+// with the leader of an output partition killed instead (one that is not
+// the transaction's coordinator, when there is one): the markers of the
+// transactions under way are written again to its new leader, and every
+// input is still in the read_committed output exactly once.
+func TestTransactionPartitionLeaderKill9(t *testing.T) {
+	c := startProcessCluster(t, "--broker.heartbeat.interval.ms", "250", "--broker.session.timeout.ms", "1500",
+		"--controller.quorum.election.timeout.ms", "300", "--replica.fetch.backoff.ms", "50",
+		"--min.insync.replicas", "2", "--group.initial.rebalance.delay.ms", "0")
+	admin := c.client()
+	c.createTopic(admin, "etl-in", 3, nil)
+	c.createTopic(admin, "etl-out", 3, nil)
+
+	killed := int32(-1)
+	runETL(t, c.seeds(), 3000, func(round int) {
+		switch {
+		case round == 5:
+			coord := txnCoordinator(t, admin, "etl")
+			md, _ := c.metadata(admin, coord, "etl-out")
+			for _, p := range md.Partitions {
+				if p.Leader != coord {
+					killed = p.Leader
+					break
+				}
+			}
+			if killed < 0 {
+				killed = md.Partitions[0].Leader
+			}
+			t.Logf("round %d: killing broker %d, a leader of etl-out (the coordinator is %d)", round, killed, coord)
+			require.NoError(t, c.procs[killed].cmd.Process.Signal(syscall.SIGKILL))
+		case round == 15 && killed > 0:
+			t.Logf("round %d: restarting broker %d", round, killed)
+			c.restart(killed)
+		}
+	})
+	require.Positive(t, killed, "the run lasted long enough to kill a leader")
+}
