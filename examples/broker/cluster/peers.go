@@ -44,8 +44,8 @@ type peers struct {
 	clients map[int32]*kgo.Client // by node id: every broker but this one
 	// markerClients are the transaction markers' clients, by node id.
 	markerClients map[int32]*kgo.Client
-	kick    chan struct{}         // a heartbeat now: the controller changed
-	epoch   int64                 // this broker's incarnation, its broker epoch; immutable
+	kick          chan struct{} // a heartbeat now: the controller changed
+	epoch         int64         // this broker's incarnation, its broker epoch; immutable
 	// stopping is set by a controlled shutdown: no more heartbeats.
 	stopping atomic.Bool
 }
