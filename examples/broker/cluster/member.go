@@ -77,6 +77,10 @@ type Member struct {
 	ctx  context.Context
 	stop context.CancelFunc
 	wg   sync.WaitGroup
+	// goMu orders Go's wg.Add before Close's wg.Wait: once goClosed is
+	// set, Go starts no goroutine.
+	goMu     sync.Mutex
+	goClosed bool
 }
 
 // New returns this broker's membership in cfg.Brokers, with its peers'
@@ -163,9 +167,21 @@ func (m *Member) leaderChanged(leader int32, self bool) {
 
 // Go runs f on a goroutine of its own until Close, which cancels ctx and
 // waits for it: the replica fetchers, the ISR check, the ISR changes sent
-// to the controller.
+// to the controller, a transaction's markers and KIP-890 checks sent to
+// other brokers. Once Close has begun, f runs on the caller's goroutine
+// instead, with ctx done.
 func (m *Member) Go(f func(ctx context.Context)) {
+	m.goMu.Lock()
+	if m.goClosed {
+		// Close has begun waiting, or is done: f runs here, with the
+		// context already done, so that what it sends fails at once
+		// (a request still served while the broker shuts down).
+		m.goMu.Unlock()
+		f(m.ctx)
+		return
+	}
 	m.wg.Add(1)
+	m.goMu.Unlock()
 	go func() {
 		defer m.wg.Done()
 		f(m.ctx)
@@ -189,6 +205,9 @@ func (m *Member) Close(ctx context.Context, controlled bool) error {
 		m.peers.controlledShutdown(ctx)
 	}
 	m.stop()
+	m.goMu.Lock()
+	m.goClosed = true
+	m.goMu.Unlock()
 	m.wg.Wait()
 	if m.peers != nil {
 		m.peers.closeClients()
