@@ -59,6 +59,13 @@ func (w ProduceWait) settled(m *Manager) bool {
 // partition's: not led here (ErrNotLeader), too few in-sync replicas
 // (ErrNotEnoughReplicas), or the storage's refusal of the batch.
 func (m *Manager) Append(p *storage.Partition, batch []byte, acksAll bool) (storage.AppendResult, ProduceWait, error) {
+	return m.AppendVerified(p, batch, acksAll, 0)
+}
+
+// AppendVerified is Append for a batch whose transaction's coordinator
+// confirmed the partition under guard (storage.Partition.AppendVerified;
+// 0: no check was asked).
+func (m *Manager) AppendVerified(p *storage.Partition, batch []byte, acksAll bool, guard uint64) (storage.AppendResult, ProduceWait, error) {
 	if err := m.Leads(p); err != nil {
 		return storage.AppendResult{}, ProduceWait{}, err
 	}
@@ -69,7 +76,7 @@ func (m *Manager) Append(p *storage.Partition, batch []byte, acksAll bool) (stor
 				ErrNotEnoughReplicas, p.Topic().Name, p.Index(), n, p.Topic().Config.MinISR())
 		}
 	}
-	res, err := p.Append(batch)
+	res, err := p.AppendVerified(batch, guard)
 	if err != nil {
 		return res, ProduceWait{}, err
 	}

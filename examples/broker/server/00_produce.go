@@ -47,13 +47,13 @@ package server
 // partition, if none is open there: the partition's last stable offset
 // stays at the transaction's first batch until its coordinator's marker
 // ends it (package storage); a non-transactional batch from a producer
-// with an open transaction is INVALID_TXN_STATE.
+// with an open transaction is INVALID_TXN_STATE. A batch that would open
+// a transaction is appended only once its transaction's coordinator
+// confirms the partition is in the transaction (KIP-890 part 1): else
+// INVALID_TXN_STATE, or NOT_ENOUGH_REPLICAS, which producers retry, when
+// the coordinator cannot be asked (produce_verify.go).
 //
-// Not implemented: KIP-890 part 1's check, with the transaction
-// coordinator, that a transactional batch's partition was added to its
-// transaction (a producer that skips AddPartitionsToTxn leaves its
-// transaction open in the partition until it ends another way), log
-// append time (message.timestamp.type: batches keep
+// Not implemented: log append time (message.timestamp.type: batches keep
 // their CreateTime), per-record errors (a batch is refused whole, with the
 // reason in its error message, not record by record), quotas, and the
 // KIP-951 leader hints (the leader never moves).
@@ -82,9 +82,10 @@ func (s *Server) handleProduce(r *kafkanet.Request) {
 }
 
 // produce appends the request's batches and answers, or waits for their
-// replication; refused gives the partitions a KIP-890 check refused, by
-// topic and partition index in the request, with their error codes.
-func (s *Server) produce(r *kafkanet.Request, refused map[[2]int]int16) {
+// replication. v holds what a KIP-890 check found (nil: none was made):
+// the partitions it refused, with their error codes, and the guards of
+// those it confirmed, by topic and partition index in the request.
+func (s *Server) produce(r *kafkanet.Request, v *verified) {
 	req := r.Msg.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
@@ -118,8 +119,8 @@ func (s *Server) produce(r *kafkanet.Request, refused map[[2]int]int16) {
 			switch {
 			case !validAcks:
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
-			case refused[[2]int{ti, pi}] != 0:
-				sp.ErrorCode = refused[[2]int{ti, pi}]
+			case v.refused([2]int{ti, pi}) != 0:
+				sp.ErrorCode = v.refused([2]int{ti, pi})
 			case terr != nil:
 				err = terr
 			default:
@@ -131,7 +132,7 @@ func (s *Server) produce(r *kafkanet.Request, refused map[[2]int]int16) {
 					res  storage.AppendResult
 					wait replica.ProduceWait
 				)
-				if res, wait, err = s.replicas.Append(p, logBytes(r, rp.Records), req.Acks == -1); err != nil {
+				if res, wait, err = s.replicas.AppendVerified(p, logBytes(r, rp.Records), req.Acks == -1, v.guard([2]int{ti, pi})); err != nil {
 					refuseData(r, err)
 					break
 				}

@@ -32,11 +32,11 @@ import (
 // producer's batches are appended in the order it sent them: its sequence
 // numbers stay in order, as they would if the reader had waited.
 //
-// Not checked: a marker landing between the check and the append (Kafka's
-// verification guard). A producer ends its transaction only once its
-// produces are answered, so only the coordinator's timeout abort can fall
-// there; the batch then opens a transaction that the producer, fenced,
-// cannot end.
+// A marker landing between the check and the append (the coordinator
+// aborting the transaction on its timeout) voids the check: the partition
+// hands out a guard before the check, and the append under it is refused
+// INVALID_TXN_STATE if a marker of the producer came since (Kafka's
+// verification guard; storage.Partition.VerificationGuard).
 
 // verifyThenProduce checks the batches of r that would open a transaction
 // and produces, then calls done.
@@ -50,23 +50,47 @@ func (s *Server) verifyThenProduce(r *kafkanet.Request, done func()) {
 	}
 	txnID := *req.TransactionID
 	if err := s.txnTopic.KeyError(txnID); err == nil {
-		s.produce(r, need.refusals(s.txns.VerifyPartitions(txnID, need.pid, need.epoch, need.parts)))
+		s.produce(r, need.verified(s.txns.VerifyPartitions(txnID, need.pid, need.epoch, need.parts)))
 		done()
 		return
 	}
 	s.member.Go(func(ctx context.Context) {
-		s.produce(r, need.refusals(s.verifyRemote(ctx, txnID, need)))
+		s.produce(r, need.verified(s.verifyRemote(ctx, txnID, need)))
 		done()
 	})
+}
+
+// verified is what a KIP-890 check found for a produce, by topic and
+// partition index in the request: the error codes of the partitions it
+// refused, and the guards of those it confirmed. Its methods answer for a
+// nil one: nothing refused, no guard.
+type verified struct {
+	codes  map[[2]int]int16
+	guards map[[2]int]uint64
+}
+
+func (v *verified) refused(at [2]int) int16 {
+	if v == nil {
+		return 0
+	}
+	return v.codes[at]
+}
+
+func (v *verified) guard(at [2]int) uint64 {
+	if v == nil {
+		return 0
+	}
+	return v.guards[at]
 }
 
 // toVerify is what a produce needs verified: the partitions whose batch
 // would open a transaction of the producer, where they sit in the request.
 type toVerify struct {
-	pid   int64
-	epoch int16
-	parts []txn.TopicPartition
-	at    [][2]int // topic and partition index in the request, by parts
+	pid    int64
+	epoch  int16
+	parts  []txn.TopicPartition
+	at     [][2]int // topic and partition index in the request, by parts
+	guards []uint64 // each partition's verification guard, taken before the check, by parts
 }
 
 // unverified returns the batches of req that would open a transaction in
@@ -99,29 +123,31 @@ func (s *Server) unverified(req *kmsg.ProduceRequest) toVerify {
 			need.pid, need.epoch = pid, epoch
 			need.parts = append(need.parts, txn.TopicPartition{Topic: topic.Name, Partition: rp.Partition})
 			need.at = append(need.at, [2]int{ti, pi})
+			need.guards = append(need.guards, p.VerificationGuard(pid)) // before the check: see storage
+
 		}
 	}
 	return need
 }
 
-// refusals maps the coordinator's answers to the produce's refusals:
-// nothing for a partition in the transaction; the coordinator's fencing
-// and state errors as Kafka's produce gives them; anything else (the
-// coordinator moved, loading, unreachable) NOT_ENOUGH_REPLICAS, which the
-// producer retries.
-func (v toVerify) refusals(errs map[txn.TopicPartition]*kerr.Error) map[[2]int]int16 {
-	out := make(map[[2]int]int16)
+// verified maps the coordinator's answers to the produce's: a partition
+// in the transaction is appended under its guard; the coordinator's
+// fencing and state errors refuse it as Kafka's produce answers them;
+// anything else (the coordinator moved, loading, unreachable) refuses it
+// NOT_ENOUGH_REPLICAS, which the producer retries.
+func (v toVerify) verified(errs map[txn.TopicPartition]*kerr.Error) *verified {
+	out := &verified{codes: make(map[[2]int]int16), guards: make(map[[2]int]uint64)}
 	for i, tp := range v.parts {
 		err, answered := errs[tp]
 		switch {
 		case answered && err == nil:
-			continue
+			out.guards[v.at[i]] = v.guards[i]
 		case err == kerr.InvalidTxnState, err == kerr.InvalidProducerIDMapping, err == kerr.InvalidProducerEpoch:
-			out[v.at[i]] = err.Code
+			out.codes[v.at[i]] = err.Code
 		case err == kerr.ProducerFenced:
-			out[v.at[i]] = kerr.InvalidProducerEpoch.Code // what a produce answers a fenced producer
+			out.codes[v.at[i]] = kerr.InvalidProducerEpoch.Code // what a produce answers a fenced producer
 		default:
-			out[v.at[i]] = kerr.NotEnoughReplicas.Code
+			out.codes[v.at[i]] = kerr.NotEnoughReplicas.Code
 		}
 	}
 	return out

@@ -196,6 +196,7 @@ func (p *Partition) applyLocked(info BatchInfo, now time.Time) {
 	switch {
 	case !info.hasProducer():
 	case info.marker():
+		delete(p.producers.guards, info.ProducerID) // a check before it no longer holds
 		if first, ok := p.producers.endTxn(info, now); ok {
 			p.txns.complete(info.ProducerID, first, info.BaseOffset, info.Control == ControlAbort)
 			p.txns.stabilize(p.highWatermark)
@@ -295,7 +296,7 @@ type AppendResult struct {
 // ErrInvalidRecord, ErrInvalidProducerEpoch, ErrOutOfOrderSequence,
 // ErrInvalidTxnState or ErrDeleted, or the Log's error. The checksum is
 // computed, and the records walked, before the lock is taken.
-func (p *Partition) Append(raw []byte) (AppendResult, error) { return p.appendFrom(raw, fromClient) }
+func (p *Partition) Append(raw []byte) (AppendResult, error) { return p.appendFrom(raw, fromClient, 0) }
 
 // AppendCoordinator is Append for a batch the broker's own coordinators
 // write (Kafka's AppendOrigin.COORDINATOR): the group coordinator writes a
@@ -311,11 +312,12 @@ func (p *Partition) Append(raw []byte) (AppendResult, error) { return p.appendFr
 // markers are AppendMarker's. Its other errors, and what becomes of raw,
 // are Append's.
 func (p *Partition) AppendCoordinator(raw []byte) (AppendResult, error) {
-	return p.appendFrom(raw, fromCoordinator)
+	return p.appendFrom(raw, fromCoordinator, 0)
 }
 
-// appendFrom is Append and AppendCoordinator, for a batch from.
-func (p *Partition) appendFrom(raw []byte, from origin) (AppendResult, error) {
+// appendFrom is Append, AppendCoordinator and AppendVerified, for a batch
+// from, verified under guard (0: none asked).
+func (p *Partition) appendFrom(raw []byte, from origin, guard uint64) (AppendResult, error) {
 	// The size first, as Kafka: a batch too large is refused without
 	// checksumming it.
 	if max := p.topic.Config.MaxMessageBytes; len(raw) > int(max) {
@@ -342,6 +344,9 @@ func (p *Partition) appendFrom(raw []byte, from origin) (AppendResult, error) {
 			dup, isDup, err = p.producers.check(b.info)
 		} else {
 			err = p.producers.checkCoordinator(b.info)
+		}
+		if err == nil && guard != 0 {
+			err = p.producers.checkGuard(b.info, guard)
 		}
 		if err != nil {
 			return AppendResult{}, fmt.Errorf("%s-%d: %w", p.topic.Name, p.index, err)

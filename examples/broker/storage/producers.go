@@ -19,6 +19,10 @@ import (
 type producers struct {
 	retain int // batches remembered per producer (Kafka: 5, the most a producer may have in flight)
 	byID   map[int64]*producerEntry
+	// guards are the verification guards taken (verification.go), by
+	// producer id; guardSeq numbers them.
+	guards   map[int64]uint64
+	guardSeq uint64
 }
 
 type producerEntry struct {
@@ -251,6 +255,13 @@ func (ps *producers) expire(idleBefore time.Time) {
 	for id, e := range ps.byID {
 		if e.txnFirst < 0 && e.lastAppend.Before(idleBefore) {
 			delete(ps.byID, id)
+		}
+	}
+	// A guard whose batch never came (its check refused it) goes with
+	// the producers that expire, or that never wrote here.
+	for id := range ps.guards {
+		if ps.byID[id] == nil {
+			delete(ps.guards, id)
 		}
 	}
 }
