@@ -14,7 +14,8 @@
 //     data path, its Fetch and Produce purgatories, replication;
 //   - package coordinator, the coordinator runtime, which hosts the group
 //     coordinator (package group, through group/service) on
-//     __consumer_offsets;
+//     __consumer_offsets and the transaction coordinator (package txn) on
+//     __transaction_state, whose markers this package writes (txns.go);
 //   - package cluster, this broker's membership in its cluster: the
 //     metadata log (package metalog) it applies, the controller (package
 //     controller), its peers and heartbeat;
@@ -138,10 +139,13 @@
 //
 // # Goroutines
 //
-// This package starts none: a handler runs on its connection's reader
-// goroutine (package kafkanet), and what it leaves waiting is answered on
-// whichever goroutine completes the operation. The roles' goroutines are
-// in their packages' docs.
+// This package starts none of its own: a handler runs on its
+// connection's reader goroutine (package kafkanet), and what it leaves
+// waiting is answered on whichever goroutine completes the operation. A
+// request to another broker (a transaction's WriteTxnMarkers, a produce's
+// KIP-890 check at a remote coordinator) runs on a goroutine of the
+// membership's (cluster.Member.Go), and what waits on it is answered
+// there. The roles' goroutines are in their packages' docs.
 //
 // # Lock order
 //
