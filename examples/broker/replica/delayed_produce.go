@@ -124,31 +124,65 @@ func (d *delayedProduce) TryComplete() bool {
 func (d *delayedProduce) OnComplete() {
 	for _, w := range d.waits {
 		sp := &d.resp.Topics[w.TopicIndex].Partitions[w.PartitionIndex]
-		o, err := w.Partition.Offsets()
-		switch {
-		case errors.Is(err, storage.ErrDeleted):
-			sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-		case err != nil:
+		st, err := d.m.waitState(w)
+		switch st {
+		case waitDone:
+			continue
+		case waitFailed:
 			sp.ErrorCode = ErrorCode(err)
-		case !d.m.LeadsAt(w.Partition, w.Epoch):
+			if errors.Is(err, storage.ErrDeleted) {
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			}
+		case waitMoved:
 			// Leadership moved: the new leader may not hold the batch,
 			// and the client retries there (idempotent producers are
 			// deduplicated).
 			sp.ErrorCode = d.m.notLeadingCode(w.Partition, false)
-		case o.HighWatermark >= w.Required:
-			if ok, _ := d.m.leaders.EnoughReplicas(w.Partition); ok {
-				continue
-			}
+		case waitShortISR:
 			sp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
-		case d.Outcome() == operation.Expired:
-			sp.ErrorCode = kerr.RequestTimedOut.Code
-		default:
+		case waitPending:
 			sp.ErrorCode = kerr.NotLeaderForPartition.Code
+			if d.Outcome() == operation.Expired {
+				sp.ErrorCode = kerr.RequestTimedOut.Code
+			}
 		}
 		sp.BaseOffset = -1
 		sp.ErrorMessage = ErrorMessage(err)
 	}
 	d.r.Respond(d.resp)
+}
+
+// waitState is what became of a wait's batch, judged from its partition
+// now.
+type waitState int
+
+const (
+	waitDone     waitState = iota // below the high watermark, with enough in-sync replicas
+	waitFailed                    // the partition cannot be read (deleted): its error
+	waitMoved                     // this broker no longer leads it at the wait's epoch
+	waitShortISR                  // replicated, but the ISR fell below min.insync.replicas meanwhile
+	waitPending                   // not yet replicated
+)
+
+// waitState judges w from its partition's state now, as an acks=all
+// produce and a marker's wait are answered (Kafka's
+// checkEnoughReplicasReachOffset); err is the partition's, for
+// waitFailed.
+func (m *Manager) waitState(w ProduceWait) (waitState, error) {
+	o, err := w.Partition.Offsets()
+	switch {
+	case err != nil:
+		return waitFailed, err
+	case !m.LeadsAt(w.Partition, w.Epoch):
+		return waitMoved, nil
+	case o.HighWatermark >= w.Required:
+		if ok, _ := m.leaders.EnoughReplicas(w.Partition); !ok {
+			return waitShortISR, nil
+		}
+		return waitDone, nil
+	default:
+		return waitPending, nil
+	}
 }
 
 func (d *delayedProduce) OnExpiration() {}

@@ -92,22 +92,19 @@ func (d *delayedAll) TryComplete() bool {
 	return true
 }
 
-// OnComplete decides each wait's outcome from its partition's state now,
-// as delayedProduce's OnComplete does.
+// OnComplete decides each wait's outcome from its partition's state now
+// (waitState), as delayedProduce's OnComplete does.
 func (d *delayedAll) OnComplete() {
 	errs := make([]error, len(d.waits))
 	for i, w := range d.waits {
-		o, err := w.Partition.Offsets()
-		switch {
-		case err != nil:
+		switch st, err := d.m.waitState(w); st {
+		case waitFailed:
 			errs[i] = err
-		case !d.m.LeadsAt(w.Partition, w.Epoch):
+		case waitMoved:
 			errs[i] = fmt.Errorf("%w: %s-%d", ErrNotLeader, w.Partition.Topic().Name, w.Partition.Index())
-		case o.HighWatermark >= w.Required:
-			if ok, _ := d.m.leaders.EnoughReplicas(w.Partition); !ok {
-				errs[i] = ErrNotEnoughReplicasAfterAppend
-			}
-		default:
+		case waitShortISR:
+			errs[i] = ErrNotEnoughReplicasAfterAppend
+		case waitPending:
 			errs[i] = kerr.RequestTimedOut
 		}
 	}
