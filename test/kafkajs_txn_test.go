@@ -1,18 +1,10 @@
 package test
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // kafkajsEnv, set to 1, makes the kafkajs test fail rather than skip when
@@ -34,20 +26,7 @@ func TestKafkajsTransactions(t *testing.T) {
 		}
 		t.Skipf("node or kafkajs is missing (npm ci --prefix test/kafkajs); CI installs them and runs this test: %v", err)
 	}
-	srv := startGroupBroker(t)
-	admin := newClient(t, srv)
-	createTopic(t, admin, "kafkajs-txn", 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("kafkajs", "txn.js"), srv.Addr().String(), "kafkajs-txn")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "kafkajs: %s", &stderr)
-	got := strings.Split(strings.TrimSpace(stdout.String()), ",")
-	slices.Sort(got)
-	assert.Equal(t, []string{"c1", "c2", "c3"}, got, "read_committed reads the committed records only")
-
-	all := consumeValues(t, []string{srv.Addr().String()}, "kafkajs-txn", 4)
-	slices.Sort(all)
-	assert.Equal(t, []string{"a1", "c1", "c2", "c3"}, all, "the aborted record is in the log")
+	runTxnClient(t, "kafkajs", "kafkajs-txn", func(addr, topic string) []string {
+		return []string{node, filepath.Join("kafkajs", "txn.js"), addr, topic}
+	})
 }

@@ -60,20 +60,33 @@ func TestLibrdkafkaTransactions(t *testing.T) {
 		}
 		t.Skip("confluent-kafka for Python is not installed (apt-get install python3-confluent-kafka); CI installs it and runs this test")
 	}
+	runTxnClient(t, "confluent-kafka", "rdk-txn", func(addr, topic string) []string {
+		return []string{pyRdkafka, "-c", rdkafkaTxnScript, addr, topic}
+	})
+}
+
+// runTxnClient runs another client family's program (argv, given the
+// broker's address and the topic) against a broker with a one-partition
+// topic: it commits c1 and c2, aborts a1, commits c3, and prints, comma
+// separated, what its read_committed consumer read. It checks that this
+// is the committed records only, and that the aborted one is in the log.
+func runTxnClient(t *testing.T, name, topic string, argv func(addr, topic string) []string) {
+	t.Helper()
 	srv := startGroupBroker(t)
 	admin := newClient(t, srv)
-	createTopic(t, admin, "rdk-txn", 1)
+	createTopic(t, admin, topic, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, pyRdkafka, "-c", rdkafkaTxnScript, srv.Addr().String(), "rdk-txn")
+	args := argv(srv.Addr().String(), topic)
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "confluent-kafka: %s", &stderr)
+	require.NoError(t, cmd.Run(), "%s: %s", name, &stderr)
 	got := strings.Split(strings.TrimSpace(stdout.String()), ",")
 	slices.Sort(got)
 	assert.Equal(t, []string{"c1", "c2", "c3"}, got, "read_committed reads the committed records only")
 
-	all := consumeValues(t, []string{srv.Addr().String()}, "rdk-txn", 4)
+	all := consumeValues(t, []string{srv.Addr().String()}, topic, 4)
 	slices.Sort(all)
 	assert.Equal(t, []string{"a1", "c1", "c2", "c3"}, all, "the aborted record is in the log")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -19,12 +20,7 @@ import (
 // producer carries on there, and every input is in the read_committed
 // output exactly once.
 func TestTransactionCoordinatorKill9(t *testing.T) {
-	c := startProcessCluster(t, "--broker.heartbeat.interval.ms", "250", "--broker.session.timeout.ms", "1500",
-		"--controller.quorum.election.timeout.ms", "300", "--replica.fetch.backoff.ms", "50",
-		"--min.insync.replicas", "2", "--group.initial.rebalance.delay.ms", "0")
-	admin := c.client()
-	c.createTopic(admin, "etl-in", 3, nil)
-	c.createTopic(admin, "etl-out", 3, nil)
+	c, admin := startETLCluster(t)
 
 	killed := int32(-1)
 	runETL(t, c.seeds(), 3000, func(round int) {
@@ -72,12 +68,7 @@ func txnCoordinator(t *testing.T, cl interface {
 // transactions under way are written again to its new leader, and every
 // input is still in the read_committed output exactly once.
 func TestTransactionPartitionLeaderKill9(t *testing.T) {
-	c := startProcessCluster(t, "--broker.heartbeat.interval.ms", "250", "--broker.session.timeout.ms", "1500",
-		"--controller.quorum.election.timeout.ms", "300", "--replica.fetch.backoff.ms", "50",
-		"--min.insync.replicas", "2", "--group.initial.rebalance.delay.ms", "0")
-	admin := c.client()
-	c.createTopic(admin, "etl-in", 3, nil)
-	c.createTopic(admin, "etl-out", 3, nil)
+	c, admin := startETLCluster(t)
 
 	killed := int32(-1)
 	runETL(t, c.seeds(), 3000, func(round int) {
@@ -102,4 +93,17 @@ func TestTransactionPartitionLeaderKill9(t *testing.T) {
 		}
 	})
 	require.Positive(t, killed, "the run lasted long enough to kill a leader")
+}
+
+// startETLCluster starts three broker processes with log dirs, quick to
+// fence a dead one, min.insync.replicas 2, and runETL's topics.
+func startETLCluster(t *testing.T) (*processCluster, *kgo.Client) {
+	t.Helper()
+	c := startProcessCluster(t, "--broker.heartbeat.interval.ms", "250", "--broker.session.timeout.ms", "1500",
+		"--controller.quorum.election.timeout.ms", "300", "--replica.fetch.backoff.ms", "50",
+		"--min.insync.replicas", "2", "--group.initial.rebalance.delay.ms", "0")
+	admin := c.client()
+	c.createTopic(admin, "etl-in", 3, nil)
+	c.createTopic(admin, "etl-out", 3, nil)
+	return c, admin
 }
