@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/gopurgatory/purgatory/examples/broker/server"
 )
@@ -393,7 +394,8 @@ func TestClusterProducerIDsAreUnique(t *testing.T) {
 // follower is served only for a broker registered and unfenced in the
 // metadata log, at the broker epoch it gives (KIP-903). With broker 3
 // stopped (and so fenced), a client posing as it is refused, and so is one
-// posing as broker 2, which is alive, with another broker epoch; acks=all
+// posing as broker 2, which is alive, with another broker epoch, or at a
+// version older than 15, which carries no broker epoch at all; acks=all
 // on a topic with min.insync.replicas 3 stays refused with
 // NOT_ENOUGH_REPLICAS rather than being acknowledged on the strength of a
 // replica that is gone.
@@ -407,9 +409,17 @@ func TestClusterReplicaFetchMustBeCurrent(t *testing.T) {
 	require.Eventually(t, func() bool { return slices.Equal(c.replica(1, "spoof", 0).ISR, []int32{1, 2}) },
 		10*time.Second, 10*time.Millisecond, "the fenced broker leaves the ISR")
 
+	// A Fetch older than v15 names its replica in ReplicaID alone.
+	old := kversion.Stable()
+	old.SetMaxKeyVersion(kmsg.Fetch.Int16(), 14)
+	oldCl := c.client(kgo.MaxVersions(old))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, spoofed := range []int32{2, 3} {
+	for _, spoof := range []struct {
+		id int32
+		cl *kgo.Client
+	}{{2, cl}, {3, cl}, {2, oldCl}, {3, oldCl}} {
+		spoofed := spoof.id
 		req := kmsg.NewPtrFetchRequest()
 		req.ReplicaID = spoofed
 		req.ReplicaState.ID, req.ReplicaState.Epoch = spoofed, 1 // never a broker's epoch
@@ -420,11 +430,11 @@ func TestClusterReplicaFetchMustBeCurrent(t *testing.T) {
 		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = 0, 1000, 1<<20
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, cl.Broker(1))
+		resp, err := req.RequestWith(ctx, spoof.cl.Broker(1))
 		require.NoError(t, err)
 		require.Len(t, resp.Topics, 1)
 		assert.Equal(t, kerr.NotLeaderForPartition.Code, resp.Topics[0].Partitions[0].ErrorCode,
-			"a fetch posing as broker %d", spoofed)
+			"a fetch v%d posing as broker %d", resp.Version, spoofed)
 	}
 	assert.Equal(t, kerr.NotEnoughReplicas.Code, c.produceTo(cl, 1, "spoof", 0, "not acknowledged"))
 	assert.Equal(t, []int32{1, 2}, c.replica(1, "spoof", 0).ISR)

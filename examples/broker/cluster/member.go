@@ -276,12 +276,14 @@ func (m *Member) RegisteredIn(im *metadata.Image) bool {
 }
 
 // FollowerCurrent reports whether broker id may fetch as a follower: it
-// is registered and unfenced in the image, at epoch (a fetch before v15
-// carries none: -1 is not checked). A broker alone has no followers.
+// is registered and unfenced in the image, at epoch. A fetch before v15
+// carries no broker epoch (-1): anyone can name any broker id in it, so
+// it is never a follower's; this cluster's own fetchers send v15 and up.
+// A broker alone has no followers.
 func (m *Member) FollowerCurrent(id int32, epoch int64) bool {
-	if m.peers == nil {
+	if m.peers == nil || epoch < 0 {
 		return false
 	}
 	b, ok := m.Image().Broker(id)
-	return ok && !b.Fenced && (epoch < 0 || b.Epoch == epoch)
+	return ok && !b.Fenced && b.Epoch == epoch
 }

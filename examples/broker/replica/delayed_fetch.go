@@ -99,7 +99,8 @@ func (m *Manager) newDelayedFetch(r Responder, req *kmsg.FetchRequest) *delayedF
 	// A follower is who it says it is (KIP-903): a broker of the cluster
 	// registered and unfenced in the metadata log, at the broker epoch it
 	// gives (v15+). A fetch from a fenced, unregistered or restarted
-	// replica moves neither the high watermark nor the ISR.
+	// replica, or one older than v15 (no broker epoch to check), moves
+	// neither the high watermark nor the ISR.
 	knownReplica := replica < 0 || m.member.FollowerCurrent(replica, replicaEpoch)
 	var isoCode int16
 	switch {
