@@ -1,6 +1,7 @@
 package kafkanet
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"time"
@@ -26,6 +27,7 @@ const (
 // accepted, counted and logged, as Kafka closes it. It returns nil after
 // Close.
 func (s *Server) acceptLoop(ln net.Listener) error {
+	l, _ := ln.(*Listener) // a bare net.Listener is PLAINTEXT
 	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -43,7 +45,10 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 			continue
 		}
 		delay = 0
-		c := newConn(s, nc)
+		if l != nil && l.tls != nil {
+			nc = tls.Server(nc, l.tls) // the handshake is the reader's (Conn.handshakeTLS)
+		}
+		c := newConn(s, nc, l)
 		switch reason := s.admit(c); reason {
 		case "":
 		case closedReason:

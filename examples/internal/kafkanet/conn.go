@@ -2,11 +2,14 @@ package kafkanet
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -34,6 +37,12 @@ type Conn struct {
 	nc     net.Conn
 	remote net.Addr
 	host   string // the client's address without its port: max.connections.per.ip counts by it
+	ln     *Listener // the listener it came from; nil for a bare net.Listener (PLAINTEXT)
+
+	// principal is who the client is (Principal); auth, on a SASL
+	// listener, how it authenticates (sasl_gate.go), the reader's alone.
+	principal atomic.Pointer[string]
+	auth      *authState
 
 	// quit is closed when the connection stops reading for good (its
 	// reader returned, its writer failed, or the server drains it): it
@@ -64,9 +73,13 @@ type Conn struct {
 	chunks []chunk
 }
 
-func newConn(s *Server, nc net.Conn) *Conn {
-	c := &Conn{s: s, nc: nc, remote: nc.RemoteAddr(), served: make(chan struct{}), quit: make(chan struct{})}
+func newConn(s *Server, nc net.Conn, ln *Listener) *Conn {
+	c := &Conn{s: s, nc: nc, remote: nc.RemoteAddr(), ln: ln, served: make(chan struct{}), quit: make(chan struct{})}
 	c.host = hostOf(c.remote)
+	c.setPrincipal(Anonymous)
+	if ln != nil && ln.protocol.SASL() {
+		c.auth = &authState{}
+	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if s.cfg.connContext != nil {
 		c.ctx = s.cfg.connContext(c.ctx, c)
@@ -83,6 +96,17 @@ func (c *Conn) Context() context.Context { return c.ctx }
 
 // RemoteAddr returns the client's address.
 func (c *Conn) RemoteAddr() net.Addr { return c.remote }
+
+// Listener returns the listener the connection came from, nil for one
+// Serve was given as a bare net.Listener.
+func (c *Conn) Listener() *Listener { return c.ln }
+
+// Principal returns who the client is: "User:" and its SASL user name
+// once it authenticated on a SASL listener, its certificate's subject on
+// an SSL listener that asked for one, User:ANONYMOUS otherwise.
+func (c *Conn) Principal() string { return *c.principal.Load() }
+
+func (c *Conn) setPrincipal(p string) { c.principal.Store(&p) }
 
 // hostOf returns addr's host, without its port.
 func hostOf(addr net.Addr) string {
@@ -144,6 +168,9 @@ func (c *Conn) serve() {
 func (c *Conn) read() error {
 	// A small buffer sits with every connection, idle or not; a big one
 	// is held while a client sends faster than it takes (connReader).
+	if err := c.handshakeTLS(); err != nil {
+		return err
+	}
 	br := newConnReader(c.nc)
 	defer br.release()
 	for {
@@ -176,15 +203,53 @@ func (c *Conn) read() error {
 			return err
 		}
 		r.charge = charge
+		if err := c.admitAuth(r); err != nil {
+			c.s.mem.releaseAll(charge)
+			c.s.refusals.refuse(c.remote, refuseUnauthenticated, zap.Error(err))
+			return err
+		}
 		if !c.reserve(r) {
 			c.s.mem.releaseAll(charge)
 			return nil // closed meanwhile
 		}
-		c.s.dispatch(r)
+		if c.authenticates(r) {
+			c.authenticate(r)
+		} else {
+			c.s.dispatch(r)
+		}
 		if !c.dispatched(r.slot, br.Buffered() == 0) {
 			return nil // the write failed or hung up: the connection is closed
 		}
+		if c.auth != nil && c.auth.failed {
+			// A failed authentication's answer comes after a delay,
+			// and the connection closes once it is written: read no
+			// more meanwhile (the writer's close, or a drain, ends
+			// the wait).
+			<-c.quit
+			return nil
+		}
 	}
+}
+
+// handshakeTLS completes a TLS connection's handshake within
+// socket.read.timeout.ms and takes its principal from the client's
+// certificate, if any; a failed handshake is refused (counted, logged)
+// and closes the connection. A connection without TLS has nothing to do.
+func (c *Conn) handshakeTLS() error {
+	tc, ok := c.nc.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	_ = tc.SetDeadline(time.Now().Add(c.s.cfg.readTimeout))
+	if err := tc.HandshakeContext(c.ctx); err != nil {
+		c.s.refusals.refuse(c.remote, refuseTLSHandshake, zap.Error(err))
+		return fmt.Errorf("%w: TLS handshake: %w", ErrBadRequest, err)
+	}
+	_ = tc.SetDeadline(time.Time{})
+	if c.auth == nil {
+		c.setPrincipal(tlsPrincipal(tc.ConnectionState()))
+	}
+	return nil
 }
 
 // dispatched runs on the reader once dispatch of s's request returned: an
@@ -359,6 +424,12 @@ func (c *Conn) writeReady(byReader bool) error {
 		if s.charge != nil {
 			charges = append(charges, s.charge)
 		}
+		if s.hangUp {
+			// An answer that ends the connection (a failed
+			// authentication's): written, then closed.
+			_ = flush()
+			return errHangUp
+		}
 		if len(out) >= writeBatch {
 			if err := flush(); err != nil {
 				return err
@@ -408,7 +479,7 @@ func (c *Conn) fail(err error) {
 }
 
 // errHangUp is why the writer closes a connection on a hang-up slot.
-var errHangUp = errors.New("hanging up after a failed acks=0 produce")
+var errHangUp = errors.New("hanging up")
 
 // hangUp marks s answered without a response, and the connection to be
 // closed once the answers before s are written.
@@ -417,6 +488,14 @@ func (c *Conn) hangUp(s *slot) {
 	s.skip, s.hangUp, s.ready = true, true, true
 	c.mu.Unlock()
 	c.cond.Broadcast()
+}
+
+// closeAfter marks s's answer, when filled, as the last: the connection is
+// closed once it is written.
+func (c *Conn) closeAfter(s *slot) {
+	c.mu.Lock()
+	s.hangUp = true
+	c.mu.Unlock()
 }
 
 // shutdown closes the socket, stops the writer and cancels the

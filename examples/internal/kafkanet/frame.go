@@ -69,9 +69,9 @@ func (c *Conn) readFrame(br *connReader) ([]byte, *memCharge, error) {
 		return nil, nil, c.frameError(err)
 	}
 	n := int32(binary.BigEndian.Uint32(size[:]))
-	if n < 8 || n > c.s.cfg.requestMaxBytes {
+	if n < 8 || n > c.maxFrame() {
 		c.s.refusals.refuse(c.remote, refuseRequestTooLarge, zap.Int32("size", n))
-		return nil, nil, fmt.Errorf("%w: request of %d bytes (socket.request.max.bytes is %d)", ErrBadRequest, n, c.s.cfg.requestMaxBytes)
+		return nil, nil, fmt.Errorf("%w: request of %d bytes (socket.request.max.bytes, or sasl.server.max.receive.size before authenticating, is %d)", ErrBadRequest, n, c.maxFrame())
 	}
 	charge := &memCharge{}
 	if int(n) <= br.Buffered() {

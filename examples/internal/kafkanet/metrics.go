@@ -9,12 +9,13 @@ import (
 
 // metrics are the connections' and requests' metrics, named
 // <namespace>_requests_total, ..._request_latency_seconds,
-// ..._connections, ..._handler_panics_total.
+// ..._connections, ..._handler_panics_total, ..._authentications_total.
 type metrics struct {
 	requests    *prometheus.CounterVec   // by api
 	latency     *prometheus.HistogramVec // by api: read to answered
 	connections prometheus.Gauge
 	panics      prometheus.Counter
+	auths       *prometheus.CounterVec // by mechanism and result
 }
 
 func newMetrics(reg prometheus.Registerer, namespace string) (*metrics, error) {
@@ -33,8 +34,12 @@ func newMetrics(reg prometheus.Registerer, namespace string) (*metrics, error) {
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: namespace + "_handler_panics_total", Help: "Request handlers that panicked (the connection was closed).",
 		}),
+		auths: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: namespace + "_authentications_total",
+			Help: "SASL authentications, by mechanism and result (success, failure, unsupported_mechanism, illegal_state).",
+		}, []string{"mechanism", "result"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.connections, m.panics} {
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.connections, m.panics, m.auths} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -46,4 +51,8 @@ func (m *metrics) observe(key int16, d time.Duration) {
 	name := kmsg.NameForKey(key)
 	m.requests.WithLabelValues(name).Inc()
 	m.latency.WithLabelValues(name).Observe(d.Seconds())
+}
+
+func (m *metrics) authentication(mechanism, result string) {
+	m.auths.WithLabelValues(mechanism, result).Inc()
 }

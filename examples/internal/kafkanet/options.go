@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 )
 
 // An Option configures a Server.
@@ -36,6 +38,10 @@ type config struct {
 
 	connContext func(context.Context, *Conn) context.Context
 	connClosed  func(*Conn)
+
+	sasl        *sasl.Authenticator // nil: no SASL listener may be opened
+	authDelay   time.Duration       // connection.failed.authentication.delay.ms
+	reauthAfter time.Duration       // connections.max.reauth.ms; 0: never
 }
 
 // The defaults, Kafka's where Kafka has one.
@@ -44,6 +50,7 @@ const (
 	defaultRequestMaxBytes = 100 << 20 // socket.request.max.bytes
 	defaultReadTimeout     = 30 * time.Second
 	defaultIdleTimeout     = 10 * time.Minute // connections.max.idle.ms
+	defaultAuthDelay       = 100 * time.Millisecond
 	minRequestMaxBytes     = 1024
 )
 
@@ -58,6 +65,7 @@ func defaultConfig() config {
 		readTimeout:     defaultReadTimeout,
 		idleTimeout:     defaultIdleTimeout,
 		budget:          -1,
+		authDelay:       defaultAuthDelay,
 		decodeSlots:     runtime.GOMAXPROCS(0),
 	}
 }
@@ -76,6 +84,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("kafkanet: socket.request.max.bytes: %d, must be at least %d", c.requestMaxBytes, minRequestMaxBytes)
 	case c.readTimeout <= 0:
 		return errors.New("kafkanet: socket.read.timeout.ms must be positive")
+	case c.authDelay < 0 || c.reauthAfter < 0:
+		return errors.New("kafkanet: connection.failed.authentication.delay.ms and connections.max.reauth.ms must not be negative")
 	case c.decodeSlots < 1:
 		return fmt.Errorf("kafkanet: %d decode slots, must be at least 1", c.decodeSlots)
 	}
@@ -159,3 +169,16 @@ func WithConnContext(f func(ctx context.Context, c *Conn) context.Context) Optio
 // its behalf), its reader and writer gone. It runs on the connection's
 // goroutine, before Drain returns.
 func WithConnClosed(f func(*Conn)) Option { return optionFunc(func(c *config) { c.connClosed = f }) }
+
+// WithSASL authenticates the connections of SASL_PLAINTEXT and SASL_SSL
+// listeners with a's mechanisms (sasl.enabled.mechanisms) before they may
+// send anything but ApiVersions (see sasl_gate.go). A failed
+// authentication is answered failDelay later, then the connection is
+// closed (connection.failed.authentication.delay.ms, Kafka's 100ms by
+// default: a client cannot hammer credentials faster); a session lasts
+// reauth (connections.max.reauth.ms, KIP-368; 0, Kafka's default: for
+// ever), after which the client must authenticate again on the same
+// connection or have it closed.
+func WithSASL(a *sasl.Authenticator, failDelay, reauth time.Duration) Option {
+	return optionFunc(func(c *config) { c.sasl, c.authDelay, c.reauthAfter = a, failDelay, reauth })
+}

@@ -22,7 +22,7 @@ type Recorder struct {
 // NewRecorder returns a connection of s for a test; Close it when done.
 func (s *Server) NewRecorder() *Recorder {
 	near, far := net.Pipe()
-	return &Recorder{c: newConn(s, near), far: far}
+	return &Recorder{c: newConn(s, near, nil), far: far}
 }
 
 // Parse reads body, a request frame's body (the frame without its size),

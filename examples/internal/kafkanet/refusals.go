@@ -22,6 +22,8 @@ const (
 	refuseRequestTooLarge     = "request_too_large"      // a length prefix over socket.request.max.bytes: closed
 	refuseSlowRequest         = "slow_request"           // a request stalled mid-frame for socket.read.timeout.ms: closed
 	refuseMalformed           = "malformed_request"      // a header or body kmsg cannot decode, an unknown API or version: closed
+	refuseTLSHandshake        = "tls_handshake"          // a TLS handshake failed or timed out: closed
+	refuseUnauthenticated     = "unauthenticated"        // a request before SASL authentication, or after the session expired: closed
 )
 
 // refusalLogInterval is how often a refusal is logged per client host and

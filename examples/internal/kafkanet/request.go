@@ -59,7 +59,8 @@ type slot struct {
 	charge *memCharge
 
 	// hangUp, with skip: close the connection once the answers before it
-	// are written (a failed acks=0 produce).
+	// are written (a failed acks=0 produce); without: once it is written
+	// (a failed authentication's answer).
 	hangUp bool
 
 	// inDispatch: the reader is still dispatching the request, and will
@@ -128,6 +129,16 @@ func (r *Request) respond(resp kmsg.Response, charge *memCharge) {
 		r.conn.s.mem.releaseAll(charge)
 	}
 }
+
+// respondThenClose answers r with resp, and closes the connection once
+// it is written (an answer to a failed authentication).
+func (r *Request) respondThenClose(resp kmsg.Response) {
+	r.conn.closeAfter(r.slot)
+	r.respond(resp, nil)
+}
+
+// Principal returns the principal of r's connection (Conn.Principal).
+func (r *Request) Principal() string { return r.conn.Principal() }
 
 // NoResponse ends r without a response (a produce with acks=0); the
 // responses after it still go out in order.

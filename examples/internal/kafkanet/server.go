@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/purgatory"
 )
 
 // A Handler is what a server built on the package gives it: the dispatch
@@ -54,6 +56,11 @@ type Server struct {
 
 	closing chan struct{}  // closed by Close: the accept loops stop waiting
 	wg      sync.WaitGroup // the accept loops and the connections
+
+	// authDelays holds the answers to failed authentications for
+	// connection.failed.authentication.delay.ms, each under its
+	// connection (sasl_gate.go); nil without SASL. Closed by Drain.
+	authDelays *purgatory.Purgatory[*Conn]
 }
 
 // New returns a server of h's requests; Serve starts it on a listener.
@@ -83,6 +90,12 @@ func New(h Handler, opts ...Option) (*Server, error) {
 		Help: "Bytes of requests being read or answered and of answers' records being written, which queued.max.request.bytes bounds.",
 	}, func() float64 { return float64(s.mem.inUse()) })); err != nil {
 		return nil, err
+	}
+	if cfg.sasl != nil {
+		if s.authDelays, err = purgatory.New[*Conn]("AuthenticationFailure", purgatory.WithLogger(s.log),
+			purgatory.WithRegisterer(reg)); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -163,6 +176,9 @@ func (s *Server) Drain(ctx context.Context) {
 		c.awaitDrained(ctx)
 	}
 	s.wg.Wait()
+	if s.authDelays != nil {
+		_ = s.authDelays.Close() // nothing waits in it: every connection is gone
+	}
 }
 
 // Conns returns the number of connections open.
