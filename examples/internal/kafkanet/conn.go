@@ -59,9 +59,18 @@ type Conn struct {
 
 	served chan struct{} // closed when serve returns
 
-	// chunks is the storage of the chunk list a frame's body arrives
-	// into (readFrame), reused frame after frame; the reader's alone.
-	chunks []chunk
+	// The reader's alone: chunks is the storage of the chunk list a
+	// frame's body arrives into (readFrame), reused frame after frame;
+	// frameDeadline is when the frame being read must have arrived whole,
+	// and waitStart when the reader's wait for memory began, zero if it
+	// is not waiting (deadline.go).
+	chunks        []chunk
+	frameDeadline time.Time
+	waitStart     time.Time
+
+	// memWait and shareWait are called when the reader stops for the
+	// memory budget or its host's share (waitingForMemory); immutable.
+	memWait, shareWait func()
 }
 
 func newConn(s *Server, nc net.Conn) *Conn {
@@ -72,6 +81,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 		c.ctx = s.cfg.connContext(c.ctx, c)
 	}
 	c.cond.L = &c.mu
+	c.memWait, c.shareWait = c.waitingForMemory()
 	return c
 }
 
