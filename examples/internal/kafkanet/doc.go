@@ -53,12 +53,13 @@
 // spends not reading the frame (waiting for memory) moves the deadline:
 // the client has the whole timeout to send. The default 30s lets a request
 // of 100 MiB come at 3.5 MB/s, one of 1 MiB at 35 KB/s; a server whose
-// clients send large requests over slower links raises it. A header or
-// body kmsg cannot decode, an
-// unknown API or a version the Handler does not serve closes the
-// connection, as Kafka does (ErrBadRequest), but for an ApiVersions newer
-// than the Handler's, which is read as v0 to be answered
-// UNSUPPORTED_VERSION with the versions served.
+// clients send large requests over slower links raises it.
+//
+// A header or body kmsg cannot decode, an unknown API or a version the
+// Handler does not serve closes the connection, as Kafka does
+// (ErrBadRequest), but for an ApiVersions newer than the Handler's, which
+// is read as v0 to be answered UNSUPPORTED_VERSION with the versions
+// served.
 //
 // # Memory
 //
@@ -85,16 +86,18 @@
 // holding nothing of the budget and keeping no other host waiting, until
 // they arrive or their deadline closes them. A request admitted never
 // waits for its host again, so a host's connections cannot wedge one
-// another; and its host's share holding no bytes of the budget, the
-// budget's overdraft still lets one request through when it is spent.
-// One host's requests half sent thus hold at most half the budget, for at
-// most socket.read.timeout.ms each, and the other clients' requests are
-// read meanwhile. What the shares cannot stop is many hosts together:
-// they are bounded by the budget and the deadline alone.
+// another; and since a reader waiting for its host holds nothing of the
+// budget, the budget's overdraft still lets one request through when it
+// is spent. One host's requests half sent thus hold about half the budget
+// at most (their chunks round up), each until its deadline, and the other
+// clients' requests are read meanwhile. What the shares cannot stop is
+// many hosts together: they are bounded by the budget and the deadline
+// alone.
 //
 // A reader that stops, for the budget or for its host's share, is counted
 // and logged as the refusals are (reasons memory_wait and
-// host_share_wait), and counted while it waits in <namespace>_readers_waiting.
+// host_share_wait), and counted while it waits in
+// <namespace>_readers_waiting.
 //
 // # Decoding
 //
