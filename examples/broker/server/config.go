@@ -98,9 +98,23 @@ type Config struct {
 	// sockets, and fetches answer with less. -1 is unbounded (Kafka's
 	// default); the default here is 512 MiB.
 	QueuedMaxRequestBytes int64
-	// SocketReadTimeout closes a connection that sends part of a request
-	// and then nothing for this long (socket.read.timeout.ms, this
-	// broker's own: Kafka has none, and a slow sender holds its buffer).
+	// QueuedMaxRequestBytesPerConnection and QueuedMaxRequestBytesPerIP
+	// bound the bytes of the requests being read (begun, not yet whole)
+	// on one connection and from one client address
+	// (queued.max.request.bytes.per.connection and .per.ip, this broker's
+	// own), so that one client sending large requests slowly cannot take
+	// queued.max.request.bytes from the others: a request over either is
+	// refused (its connection closed), one its address has no room for
+	// yet waits before it is read. 0, the default, is a quarter and a
+	// half of queued.max.request.bytes; -1 is unbounded. Clients behind
+	// one address (a NAT) share its bound.
+	QueuedMaxRequestBytesPerConnection int64
+	QueuedMaxRequestBytesPerIP         int64
+	// SocketReadTimeout closes a connection whose request has not
+	// arrived whole this long after its first byte, however steadily it
+	// comes (socket.read.timeout.ms, this broker's own: Kafka has none,
+	// and a slow sender holds its memory); the time the broker waits for
+	// memory does not count.
 	SocketReadTimeout time.Duration
 	// FetchMaxBytes caps a fetch response's records, whatever max_bytes
 	// the request asks for (fetch.max.bytes, Kafka's 55 MiB); beyond it a
@@ -259,6 +273,9 @@ func (c *Config) validate() error {
 		return errors.New("max.connections and max.broker.partitions must be -1 (derived) or at least 0, max.connections.per.ip at least 0")
 	case c.QueuedMaxRequestBytes == 0 || c.QueuedMaxRequestBytes < -1:
 		return fmt.Errorf("queued.max.request.bytes: %d, must be positive or -1 (unbounded)", c.QueuedMaxRequestBytes)
+	case !validShare(c.QueuedMaxRequestBytesPerConnection) || !validShare(c.QueuedMaxRequestBytesPerIP):
+		return fmt.Errorf("queued.max.request.bytes.per.connection and .per.ip: %d and %d, must be 0 (derived), -1 (unbounded) or at least 1024",
+			c.QueuedMaxRequestBytesPerConnection, c.QueuedMaxRequestBytesPerIP)
 	case c.SocketReadTimeout <= 0:
 		return errors.New("socket.read.timeout.ms must be positive")
 	case c.FetchMaxBytes < 1024:
@@ -285,6 +302,10 @@ func (c *Config) validate() error {
 	}
 	return nil
 }
+
+// validShare reports whether n is a queued.max.request.bytes.per.* value:
+// 0 (derived), -1 (unbounded), or at least 1024 bytes.
+func validShare(n int64) bool { return n == 0 || n == -1 || n >= 1024 }
 
 // setting is one named config: how to set it from text, and how to show it.
 type setting struct {
@@ -382,7 +403,9 @@ func (c *Config) settings() []setting {
 		intSetting("max.connections.per.ip", "connections open at once from one client address", &c.MaxConnectionsPerIP),
 		intSetting("max.broker.partitions", "partitions of all topics this broker holds (-1: 100000, and what RLIMIT_NOFILE allows with log.dirs)", &c.MaxBrokerPartitions),
 		intSetting("queued.max.request.bytes", "bytes of requests and fetched records held; past it sockets are not read (-1: unbounded)", &c.QueuedMaxRequestBytes),
-		durationSetting("socket.read.timeout.ms", "close a connection that stalls this long in the middle of a request", &c.SocketReadTimeout, ms),
+		intSetting("queued.max.request.bytes.per.connection", "bytes of a request being read on one connection; a larger one closes it (0: a quarter of queued.max.request.bytes, -1: unbounded)", &c.QueuedMaxRequestBytesPerConnection),
+		intSetting("queued.max.request.bytes.per.ip", "bytes of the requests being read from one client address; past it they wait, a larger one is refused (0: half of queued.max.request.bytes, -1: unbounded)", &c.QueuedMaxRequestBytesPerIP),
+		durationSetting("socket.read.timeout.ms", "close a connection whose request has not arrived whole this long after its first byte", &c.SocketReadTimeout, ms),
 		intSetting("fetch.max.bytes", "largest fetch response's records, whatever the request asks", &c.FetchMaxBytes),
 		stringSetting("log.dirs", "directory for segment files, topics and group offsets, recovered on restart (empty: in memory)", &c.LogDirs),
 		intSetting("log.segment.bytes", "size at which a partition's segment file is rolled", &c.LogSegmentBytes),

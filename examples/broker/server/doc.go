@@ -120,7 +120,10 @@
 // layer (package kafkanet) bounds connections (max.connections,
 // max.connections.per.ip), retries accept errors, reads request bodies
 // into buffers that grow as bytes arrive under queued.max.request.bytes,
-// closes stalled senders (socket.read.timeout.ms) and bounds decodes;
+// of which one connection and one client address may hold only a share
+// in requests still arriving (queued.max.request.bytes.per.connection,
+// .per.ip), closes a connection whose request has not arrived whole
+// within socket.read.timeout.ms of its first byte, and bounds decodes;
 // this package plans file descriptors from RLIMIT_NOFILE (limits.go:
 // max.connections, and max.broker.partitions with log.dirs), cuts error
 // messages and checks strings against Kafka's limits (names.go), and

@@ -121,7 +121,8 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 		kafkanet.WithMaxConnections(s.files.maxConnections, cfg.MaxConnectionsPerIP),
 		kafkanet.WithMaxInFlight(cfg.MaxInFlightPerConn), kafkanet.WithRequestMaxBytes(cfg.SocketRequestMaxBytes),
 		kafkanet.WithReadTimeout(cfg.SocketReadTimeout), kafkanet.WithIdleTimeout(cfg.ConnectionsMaxIdle),
-		kafkanet.WithMemoryBudget(cfg.QueuedMaxRequestBytes)); err != nil {
+		kafkanet.WithMemoryBudget(cfg.QueuedMaxRequestBytes),
+		kafkanet.WithMemoryShares(cfg.QueuedMaxRequestBytesPerConnection, cfg.QueuedMaxRequestBytesPerIP)); err != nil {
 		return nil, err
 	}
 	if s.brokers != nil {

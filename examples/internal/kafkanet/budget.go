@@ -18,7 +18,11 @@ import (
 //
 // A connection reading a request takes the bytes as they arrive (grow):
 // when the budget is spent it waits, and so stops reading its socket,
-// until bytes are given back. Waiters are served in order. So that bytes
+// until bytes are given back; the reader counts and logs its stop, and
+// the waiters are a gauge (waiting). Waiters are served in order. How
+// much of the budget one connection or one client host may hold in
+// requests still arriving is bounded before their bodies are read, by
+// hostShares and the connection's share. So that bytes
 // held by requests still arriving can never wedge every reader (each
 // holding part of a request, all waiting for more), the first waiter may
 // always go on past the budget if no other request does: one request at a
@@ -58,8 +62,10 @@ func newMemBudget(limit int64) *memBudget { return &memBudget{limit: limit} }
 
 // grow adds n bytes to c, waiting while the budget is spent, until done is
 // closed (errBudgetClosed, nothing added). A charge that holds the
-// overdraft grows at once.
-func (b *memBudget) grow(c *memCharge, n int64, done <-chan struct{}) error {
+// overdraft grows at once. stopped, unless nil, is called if it has to
+// wait, before it does, without b.mu held: the reader counts and logs
+// that it stopped reading its socket.
+func (b *memBudget) grow(c *memCharge, n int64, done <-chan struct{}, stopped func()) error {
 	b.mu.Lock()
 	if b.grantLocked(c, n, b.waiters.Len() == 0) {
 		b.mu.Unlock()
@@ -68,6 +74,9 @@ func (b *memBudget) grow(c *memCharge, n int64, done <-chan struct{}) error {
 	w := &memWaiter{c: c, n: n, ready: make(chan struct{})}
 	e := b.waiters.PushBack(w)
 	b.mu.Unlock()
+	if stopped != nil {
+		stopped()
+	}
 	select {
 	case <-w.ready:
 		return nil
@@ -161,6 +170,13 @@ func (b *memBudget) releaseAll(c *memCharge) {
 	if c != nil {
 		b.release(c, c.n)
 	}
+}
+
+// waiting returns how many grows wait: readers stopped for memory.
+func (b *memBudget) waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.waiters.Len()
 }
 
 // inUse returns the bytes held.

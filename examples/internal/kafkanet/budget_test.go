@@ -12,15 +12,8 @@ import (
 // grow's error.
 func growAsync(b *memBudget, c *memCharge, n int64, done <-chan struct{}) chan error {
 	ch := make(chan error, 1)
-	go func() { ch <- b.grow(c, n, done) }()
+	go func() { ch <- b.grow(c, n, done, nil) }()
 	return ch
-}
-
-// waiters returns how many grows wait.
-func (b *memBudget) waiting() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.waiters.Len()
 }
 
 func awaitWaiters(t *testing.T, b *memBudget, n int) {
@@ -31,8 +24,8 @@ func awaitWaiters(t *testing.T, b *memBudget, n int) {
 func TestMemBudgetWithinLimit(t *testing.T) {
 	b := newMemBudget(100)
 	a, c := &memCharge{}, &memCharge{}
-	require.NoError(t, b.grow(a, 60, nil))
-	require.NoError(t, b.grow(c, 40, nil))
+	require.NoError(t, b.grow(a, 60, nil, nil))
+	require.NoError(t, b.grow(c, 40, nil, nil))
 	assert.Equal(t, int64(100), b.inUse())
 	b.releaseAll(a)
 	b.releaseAll(c)
@@ -46,14 +39,14 @@ func TestMemBudgetWithinLimit(t *testing.T) {
 func TestMemBudgetWaitsThenOverdraws(t *testing.T) {
 	b := newMemBudget(100)
 	holder, first, second := &memCharge{}, &memCharge{}, &memCharge{}
-	require.NoError(t, b.grow(holder, 90, nil))
-	require.NoError(t, b.grow(first, 50, nil), "the first past the limit overdraws")
+	require.NoError(t, b.grow(holder, 90, nil, nil))
+	require.NoError(t, b.grow(first, 50, nil, nil), "the first past the limit overdraws")
 	assert.True(t, first.overdrawn)
 	assert.Equal(t, int64(140), b.inUse())
 
 	got := growAsync(b, second, 10, nil)
 	awaitWaiters(t, b, 1)
-	require.NoError(t, b.grow(first, 1000, nil), "the overdraft's holder goes on growing")
+	require.NoError(t, b.grow(first, 1000, nil, nil), "the overdraft's holder goes on growing")
 
 	b.releaseAll(holder) // 1050 still used: second still waits
 	assert.Equal(t, 1, b.waiting())
@@ -68,8 +61,8 @@ func TestMemBudgetWaitsThenOverdraws(t *testing.T) {
 func TestMemBudgetWaitersInOrder(t *testing.T) {
 	b := newMemBudget(100)
 	holder, over, big, small := &memCharge{}, &memCharge{}, &memCharge{}, &memCharge{}
-	require.NoError(t, b.grow(holder, 100, nil))
-	require.NoError(t, b.grow(over, 10, nil)) // the overdraft
+	require.NoError(t, b.grow(holder, 100, nil, nil))
+	require.NoError(t, b.grow(over, 10, nil, nil)) // the overdraft
 	bigDone := growAsync(b, big, 80, nil)
 	awaitWaiters(t, b, 1)
 	smallDone := growAsync(b, small, 1, nil)
@@ -89,8 +82,8 @@ func TestMemBudgetWaitersInOrder(t *testing.T) {
 func TestMemBudgetWaitCancelled(t *testing.T) {
 	b := newMemBudget(10)
 	holder, over, c := &memCharge{}, &memCharge{}, &memCharge{}
-	require.NoError(t, b.grow(holder, 10, nil))
-	require.NoError(t, b.grow(over, 10, nil))
+	require.NoError(t, b.grow(holder, 10, nil, nil))
+	require.NoError(t, b.grow(over, 10, nil, nil))
 	done := make(chan struct{})
 	got := growAsync(b, c, 5, done)
 	awaitWaiters(t, b, 1)
@@ -105,7 +98,7 @@ func TestMemBudgetWaitCancelled(t *testing.T) {
 func TestMemBudgetTake(t *testing.T) {
 	b := newMemBudget(100)
 	holder, fetch := &memCharge{}, &memCharge{}
-	require.NoError(t, b.grow(holder, 70, nil))
+	require.NoError(t, b.grow(holder, 70, nil, nil))
 	assert.Equal(t, int64(30), b.take(fetch, 50))
 	assert.Equal(t, int64(0), b.take(fetch, 50), "nothing left")
 	b.force(fetch, 20)
@@ -120,7 +113,7 @@ func TestMemBudgetTake(t *testing.T) {
 func TestMemBudgetUnbounded(t *testing.T) {
 	b := newMemBudget(-1)
 	c := &memCharge{}
-	require.NoError(t, b.grow(c, 1<<40, nil))
+	require.NoError(t, b.grow(c, 1<<40, nil, nil))
 	assert.Equal(t, int64(1<<40), b.take(c, 1<<40))
 	assert.False(t, c.overdrawn)
 }

@@ -36,7 +36,7 @@ type Conn struct {
 	s      *Server
 	nc     net.Conn
 	remote net.Addr
-	host   string // the client's address without its port: max.connections.per.ip counts by it
+	host   string    // the client's address without its port: max.connections.per.ip counts by it
 	ln     *Listener // the listener it came from; nil for a bare net.Listener (PLAINTEXT)
 
 	// principal is who the client is (Principal); auth, on a SASL
@@ -68,9 +68,18 @@ type Conn struct {
 
 	served chan struct{} // closed when serve returns
 
-	// chunks is the storage of the chunk list a frame's body arrives
-	// into (readFrame), reused frame after frame; the reader's alone.
-	chunks []chunk
+	// The reader's alone: chunks is the storage of the chunk list a
+	// frame's body arrives into (readFrame), reused frame after frame;
+	// frameDeadline is when the frame being read must have arrived whole,
+	// and waitStart when the reader's wait for memory began, zero if it
+	// is not waiting (deadline.go).
+	chunks        []chunk
+	frameDeadline time.Time
+	waitStart     time.Time
+
+	// memWait and shareWait are called when the reader stops for the
+	// memory budget or its host's share (waitingForMemory); immutable.
+	memWait, shareWait func()
 }
 
 func newConn(s *Server, nc net.Conn, ln *Listener) *Conn {
@@ -85,6 +94,7 @@ func newConn(s *Server, nc net.Conn, ln *Listener) *Conn {
 		c.ctx = s.cfg.connContext(c.ctx, c)
 	}
 	c.cond.L = &c.mu
+	c.memWait, c.shareWait = c.waitingForMemory()
 	return c
 }
 

@@ -2,16 +2,22 @@ package kafkanet
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"net"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet/kafkanettest"
 )
@@ -63,36 +69,15 @@ func TestSlowSenderClosed(t *testing.T) {
 	idle.RoundTrip(kmsg.NewPtrApiVersionsRequest())
 }
 
-// TestTricklingSenderServed: a client that sends a request in pieces,
-// never silent for socket.read.timeout.ms but taking longer than that in
-// all, is served: the deadline measures silence, not the frame's time.
-func TestTricklingSenderServed(t *testing.T) {
-	s := newTestServer(t, WithReadTimeout(500*time.Millisecond))
-	c := dialRaw(t, s)
-	req := kmsg.NewPtrApiVersionsRequest()
-	req.Version = 3
-	req.ClientSoftwareName = string(make([]byte, 20<<10)) // past the reader's buffer: read into chunks
-	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("test")).AppendRequest(nil, req, 1)
-	piece := len(frame)/6 + 1
-	for rest := frame; len(rest) > 0; {
-		k := min(piece, len(rest))
-		c.WriteRaw(rest[:k])
-		rest = rest[k:]
-		if len(rest) > 0 {
-			time.Sleep(150 * time.Millisecond) // 900 ms in all, never 500 ms silent
-		}
-	}
-	resp := kmsg.NewPtrApiVersionsResponse()
-	resp.Version = 3
-	assert.Equal(t, int32(1), c.Recv(resp), "answered")
-	assert.Zero(t, refused(s, refuseSlowRequest))
-}
-
 // TestMemoryBudgetStopsReading: with queued.max.request.bytes spent, a
 // connection is not read (its request waits, unanswered) until bytes are
-// given back; the request holding the overdraft goes on meanwhile.
+// given back; the request holding the overdraft goes on meanwhile. The
+// reader that stops is counted and logged, and shows in the readers
+// waiting gauge.
 func TestMemoryBudgetStopsReading(t *testing.T) {
-	s := newTestServer(t, WithMemoryBudget(64<<10))
+	core, logs := observer.New(zap.WarnLevel)
+	reg := prometheus.NewPedanticRegistry()
+	s := newTestServer(t, WithMemoryBudget(64<<10), WithMemoryShares(-1, -1), WithLogger(zap.New(core)), WithRegisterer(reg))
 	big := dialRaw(t, s)
 	// A 1 MiB request, 100 KiB of it sent: past the budget, it holds the
 	// overdraft.
@@ -102,10 +87,24 @@ func TestMemoryBudgetStopsReading(t *testing.T) {
 	small := dialRaw(t, s)
 	corr := small.Send(kmsg.NewPtrApiVersionsRequest())
 	require.Eventually(t, func() bool { return s.mem.waiting() == 1 }, 5*time.Second, time.Millisecond, "the small request waits for memory")
+	assert.Equal(t, 1.0, refused(s, refuseMemoryWait), "the reader's stop is counted")
+	assert.Equal(t, 1, logs.FilterField(zap.String("reason", refuseMemoryWait)).Len(), "and logged")
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(readersWaitingMetric(1, 0)), "kafka_readers_waiting"))
 
 	require.NoError(t, big.NC.Close()) // the overdraft is given back
 	resp := kmsg.NewPtrApiVersionsResponse()
 	assert.Equal(t, corr, small.Recv(resp), "then it is read and answered")
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(readersWaitingMetric(0, 0)), "kafka_readers_waiting"))
+}
+
+// readersWaitingMetric is the readers waiting gauge's exposition, with
+// budget readers waiting for the budget and host for their host's share.
+func readersWaitingMetric(budget, host int) string {
+	return fmt.Sprintf(`# HELP kafka_readers_waiting Connections whose reader has stopped reading its socket to wait for memory, by the limit it waits on.
+# TYPE kafka_readers_waiting gauge
+kafka_readers_waiting{limit="queued.max.request.bytes"} %d
+kafka_readers_waiting{limit="queued.max.request.bytes.per.ip"} %d
+`, budget, host)
 }
 
 // TestMaxConnections: past max.connections, and past

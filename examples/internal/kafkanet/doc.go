@@ -36,18 +36,30 @@
 // # Framing and limits
 //
 // A frame is a 4-byte size and a body; a size over socket.request.max.bytes
-// (WithRequestMaxBytes) closes the connection before the body is read. The
-// body's buffer is never sized from the size alone: it starts at 4 KiB
-// and doubles as bytes arrive, so that a client claiming 100 MiB and
-// sending 10 bytes costs 4 KiB. Waiting for a frame's first byte is
-// idleness (connections.max.idle.ms, WithIdleTimeout, which spares a
-// connection owed an answer: a JoinGroup through a long rebalance); once
-// a frame has begun, a client that sends nothing for socket.read.timeout.ms
-// (WithReadTimeout) is closed. A header or body kmsg cannot decode, an
-// unknown API or a version the Handler does not serve closes the
-// connection, as Kafka does (ErrBadRequest), but for an ApiVersions newer
-// than the Handler's, which is read as v0 to be answered
-// UNSUPPORTED_VERSION with the versions served.
+// (WithRequestMaxBytes), or over what the connection or its client's host
+// may hold of the memory budget while it is read (WithMemoryShares; see
+// Memory), closes the connection before the body is read. The body's
+// buffer is never sized from the size alone: it starts at 4 KiB and
+// doubles as bytes arrive, so that a client claiming 100 MiB and sending
+// 10 bytes costs 4 KiB.
+//
+// Waiting for a frame's first byte is idleness (connections.max.idle.ms,
+// WithIdleTimeout, which spares a connection owed an answer: a JoinGroup
+// through a long rebalance). From its first byte, the whole frame must
+// arrive within socket.read.timeout.ms (WithReadTimeout): it is the
+// request's deadline, not a measure of silence, so that a client that
+// trickles a byte every few seconds is closed at it as one that stops is,
+// and no request half sent holds memory for longer. The time the server
+// spends not reading the frame (waiting for memory) moves the deadline:
+// the client has the whole timeout to send. The default 30s lets a request
+// of 100 MiB come at 3.5 MB/s, one of 1 MiB at 35 KB/s; a server whose
+// clients send large requests over slower links raises it.
+//
+// A header or body kmsg cannot decode, an unknown API or a version the
+// Handler does not serve closes the connection, as Kafka does
+// (ErrBadRequest), but for an ApiVersions newer than the Handler's, which
+// is read as v0 to be answered UNSUPPORTED_VERSION with the versions
+// served.
 //
 // # Memory
 //
@@ -60,6 +72,33 @@
 // that requests half read can never wedge every reader. An answer never
 // waits: it takes what is left.
 //
+// So that one client cannot take the budget from the others, sending
+// large requests and then holding them half sent, the request bodies
+// being read (their size read, not all of their bytes yet) are bounded
+// per connection and per client host (WithMemoryShares, share.go:
+// queued.max.request.bytes.per.connection and .per.ip, by default a
+// quarter and a half of the budget). A body counts at its declared size,
+// in its host's share, from its size until its last byte (no buffer is
+// sized from it: this is bookkeeping); a body that arrives whole in one
+// read is never being read, and does not count. A request over either
+// share is refused at once; one that fits in its host's share but not in
+// what its host's other requests being read leave waits, before its body,
+// holding nothing of the budget and keeping no other host waiting, until
+// they arrive or their deadline closes them. A request admitted never
+// waits for its host again, so a host's connections cannot wedge one
+// another; and since a reader waiting for its host holds nothing of the
+// budget, the budget's overdraft still lets one request through when it
+// is spent. One host's requests half sent thus hold about half the budget
+// at most (their chunks round up), each until its deadline, and the other
+// clients' requests are read meanwhile. What the shares cannot stop is
+// many hosts together: they are bounded by the budget and the deadline
+// alone.
+//
+// A reader that stops, for the budget or for its host's share, is counted
+// and logged as the refusals are (reasons memory_wait and
+// host_share_wait), and counted while it waits in
+// <namespace>_readers_waiting.
+//
 // # Decoding
 //
 // Bodies are decoded with kmsg on the reader's goroutine, holding one of
@@ -71,13 +110,15 @@
 // # Refusals and metrics
 //
 // Every refusal (a connection past a limit, an accept error, a frame too
-// large, a stalled or malformed request, and those the Handler makes with
-// Request.Refuse) is counted in <namespace>_refusals_total by reason and
-// logged at most once a minute per client host and reason, so that a
-// hostile client cannot flood the log. The server's other metrics
+// large or over its share, a request too slow or malformed, and those the
+// Handler makes with Request.Refuse) is counted in
+// <namespace>_refusals_total by reason and logged at most once a minute
+// per client host and reason, so that a hostile client cannot flood the
+// log; so is a reader's stop for memory. The server's other metrics
 // (WithRegisterer, WithNamespace) are <namespace>_requests_total and
 // _request_latency_seconds by API (read to answered), _connections,
-// _handler_panics_total and _queued_bytes. A Handler that panics is a bug:
+// _handler_panics_total, _queued_bytes and _readers_waiting (by the limit
+// waited on). A Handler that panics is a bug:
 // the panic is logged with its stack and counted, and its connection
 // closed; the server goes on.
 //
@@ -107,5 +148,7 @@
 // after any lock the Handler holds when it answers (a purgatory's
 // operation lock around OnComplete); it is never held while calling out,
 // neither into the Handler nor into the memory budget, whose lock is a
-// leaf too. The refusals' lock is a leaf.
+// leaf too, as the host shares' is: neither is taken with the other held.
+// The refusals' lock is a leaf: a reader logs its stop for memory after
+// the budget's or the shares' lock is released.
 package kafkanet

@@ -2,12 +2,9 @@ package kafkanet
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
-	"time"
 
 	"go.uber.org/zap"
 )
@@ -52,11 +49,18 @@ func getChunk(class int) *[]byte {
 // frame while it is read: one read takes up to 64 KiB, the rest of the
 // frame and the frames behind it. The body is the request's own, exactly
 // its size and never reused: what a handler keeps of it (a produce's
-// batches, which the log stores) stays valid. Waiting for the first byte
-// is idleness (connections.max.idle.ms); once a frame has begun, a client
-// that sends nothing for socket.read.timeout.ms is closed
-// (refuseSlowRequest). It returns the body and what it holds of the budget
-// (its size), which the caller releases.
+// batches, which the log stores) stays valid.
+//
+// A size past socket.request.max.bytes, or past the connection's or its
+// host's share of the budget (WithMemoryShares), is refused before
+// anything else is read. A body not in the buffer whole counts, at its
+// size, in its host's share (hostShares) until it has arrived: a reader
+// whose host has no room for it waits before it reads any of it.
+//
+// Waiting for the first byte is idleness (connections.max.idle.ms); from
+// it, the frame must arrive whole within socket.read.timeout.ms, the time
+// the reader waits for memory aside (deadline.go). It returns the body and
+// what it holds of the budget (its size), which the caller releases.
 func (c *Conn) readFrame(br *connReader) ([]byte, *memCharge, error) {
 	first, err := br.ReadByte()
 	if err != nil {
@@ -73,16 +77,25 @@ func (c *Conn) readFrame(br *connReader) ([]byte, *memCharge, error) {
 		c.s.refusals.refuse(c.remote, refuseRequestTooLarge, zap.Int32("size", n))
 		return nil, nil, fmt.Errorf("%w: request of %d bytes (socket.request.max.bytes, or sasl.server.max.receive.size before authenticating, is %d)", ErrBadRequest, n, c.maxFrame())
 	}
+	if err := c.checkShares(n); err != nil {
+		return nil, nil, err
+	}
 	charge := &memCharge{}
 	if int(n) <= br.Buffered() {
-		// The whole frame has arrived: read it into its body at once.
-		if err := c.s.mem.grow(charge, int64(n), c.quit); err != nil {
+		// The whole frame has arrived: read it into its body at once. It
+		// is not being read: no share of its host's to wait for.
+		if err := c.grow(charge, int64(n)); err != nil {
 			return nil, nil, errStopReading
 		}
 		body := make([]byte, n)
 		_, _ = io.ReadFull(br, body) // buffered: it cannot fail
 		return body, charge, nil
 	}
+	if err := c.acquireShare(int64(n)); err != nil {
+		return nil, nil, errStopReading
+	}
+	// Arrived or given up, the body is no longer being read.
+	defer c.s.shares.release(c.host, int64(n))
 	chunks, err := c.readChunks(br, int(n), charge)
 	defer func() {
 		for _, ch := range chunks {
@@ -103,32 +116,44 @@ func (c *Conn) readFrame(br *connReader) ([]byte, *memCharge, error) {
 	return body, charge, nil
 }
 
+// checkShares refuses a request of n bytes that its connection, or its
+// client's host, may never hold while it is read (WithMemoryShares): it
+// counts and logs the refusal, and returns the error that closes the
+// connection.
+func (c *Conn) checkShares(n int32) error {
+	perConn, perIP := c.s.connShare, c.s.shares.limit
+	if int64(n) <= perConn && int64(n) <= perIP {
+		return nil
+	}
+	name, share := "queued.max.request.bytes.per.connection", perConn
+	if int64(n) <= perConn {
+		name, share = "queued.max.request.bytes.per.ip", perIP
+	}
+	c.s.refusals.refuse(c.remote, refuseRequestOverShare, zap.Int32("size", n), zap.Int64(name, share))
+	return fmt.Errorf("%w: request of %d bytes (%s is %d)", ErrBadRequest, n, name, share)
+}
+
 // readChunks reads n bytes into chunks, charging each to charge before it
 // is taken, and returns them (c.chunks' storage), with the error that
 // stopped it: errStopReading for a wait for memory given up.
 func (c *Conn) readChunks(br *connReader, n int, charge *memCharge) ([]chunk, error) {
 	chunks := c.chunks[:0]
-	last := time.Now() // the frame's last sign of life; readFrame armed the deadline
 	if br.holdsBig() {
 		// Held since frames before this one: the frame holds it now.
 		c.s.mem.force(charge, bigReadBuffer)
 	}
 	for got := 0; got < n; {
 		class := min(len(chunks), maxChunkShift)
-		if err := c.s.mem.grow(charge, firstChunk<<class, c.quit); err != nil {
+		if err := c.grow(charge, firstChunk<<class); err != nil {
 			return chunks, errStopReading
 		}
-		last = time.Now() // a wait for memory is not the client's stall
 		chunks = append(chunks, chunk{buf: getChunk(class), class: class})
 		ch := &chunks[len(chunks)-1]
 		want := min(len(*ch.buf), n-got)
 		for ch.n < want {
 			m, err := br.Read((*ch.buf)[ch.n:want])
 			ch.n += m
-			if m > 0 {
-				last = time.Now()
-			}
-			if err != nil && !c.rearm(err, last) {
+			if err != nil && !c.rearm(err) {
 				return chunks, c.frameError(err)
 			}
 			if got+ch.n >= firstChunk && ch.n < want {
@@ -153,61 +178,4 @@ func (c *Conn) toBigReader(br *connReader, charge *memCharge) {
 		return
 	}
 	br.toBig()
-}
-
-// rearm is called when a read mid-frame failed with err: if it is the
-// read deadline, and the client sent something within
-// socket.read.timeout.ms of now (last), it moves the deadline to that
-// long after last and reports true: the reading goes on. So the deadline
-// is set once a frame, and moved only when it passes, not at every read
-// (a system call and the connection's lock, 6% of a produce's CPU),
-// while a client is still closed after exactly socket.read.timeout.ms of
-// silence. While draining, the drain's deadline stands.
-func (c *Conn) rearm(err error, last time.Time) bool {
-	if !errors.Is(err, os.ErrDeadlineExceeded) {
-		return false
-	}
-	deadline := last.Add(c.s.cfg.readTimeout)
-	if !time.Now().Before(deadline) {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.draining {
-		return false
-	}
-	_ = c.nc.SetReadDeadline(deadline)
-	return true
-}
-
-// armFrameDeadline gives the client socket.read.timeout.ms to send its next
-// bytes of a frame it has begun, unless the server is draining the
-// connection (drain's deadline stands).
-func (c *Conn) armFrameDeadline() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.inFrame = true // until the reader waits for its next frame
-	if !c.draining {
-		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.readTimeout))
-	}
-}
-
-// errSlowRequest is why a connection stalled mid-frame is closed.
-var errSlowRequest = errors.New("request stalled")
-
-// frameError returns err, read mid-frame, as the reader reports it: a
-// deadline passed while not draining is a client that stalled; while
-// draining, the drain's deadline (errStopReading: the reader stops).
-func (c *Conn) frameError(err error) error {
-	if !errors.Is(err, os.ErrDeadlineExceeded) {
-		return err
-	}
-	c.mu.Lock()
-	draining := c.draining
-	c.mu.Unlock()
-	if draining {
-		return errStopReading
-	}
-	c.s.refusals.refuse(c.remote, refuseSlowRequest, zap.Duration("socket.read.timeout", c.s.cfg.readTimeout))
-	return fmt.Errorf("%w: nothing for %v in the middle of a request", errSlowRequest, c.s.cfg.readTimeout)
 }

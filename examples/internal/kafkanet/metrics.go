@@ -56,3 +56,22 @@ func (m *metrics) observe(key int16, d time.Duration) {
 func (m *metrics) authentication(mechanism, result string) {
 	m.auths.WithLabelValues(mechanism, result).Inc()
 }
+
+// registerReadersWaiting registers <namespace>_readers_waiting, the
+// readers stopped for memory, by the limit they wait on: the budget
+// (queued.max.request.bytes), their host's share (.per.ip).
+func (s *Server) registerReadersWaiting(reg prometheus.Registerer) error {
+	for limit, waiting := range map[string]func() int{
+		"queued.max.request.bytes":        s.mem.waiting,
+		"queued.max.request.bytes.per.ip": s.shares.readersWaiting,
+	} {
+		if err := reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        s.cfg.namespace + "_readers_waiting",
+			Help:        "Connections whose reader has stopped reading its socket to wait for memory, by the limit it waits on.",
+			ConstLabels: prometheus.Labels{"limit": limit},
+		}, func() float64 { return float64(waiting()) })); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -34,6 +34,8 @@ type config struct {
 	readTimeout             time.Duration
 	idleTimeout             time.Duration
 	budget                  int64
+	sharePerConn            int64 // 0: derived from budget; < 0: unbounded (see shares)
+	sharePerIP              int64 // likewise
 	decodeSlots             int
 
 	connContext func(context.Context, *Conn) context.Context
@@ -86,6 +88,9 @@ func (c *config) validate() error {
 		return errors.New("kafkanet: socket.read.timeout.ms must be positive")
 	case c.authDelay < 0 || c.reauthAfter < 0:
 		return errors.New("kafkanet: connection.failed.authentication.delay.ms and connections.max.reauth.ms must not be negative")
+	case (c.sharePerConn > 0 && c.sharePerConn < minRequestMaxBytes) || (c.sharePerIP > 0 && c.sharePerIP < minRequestMaxBytes):
+		return fmt.Errorf("kafkanet: queued.max.request.bytes.per.connection and .per.ip: %d and %d, must be at least %d, or 0 (derived), or negative (unbounded)",
+			c.sharePerConn, c.sharePerIP, minRequestMaxBytes)
 	case c.decodeSlots < 1:
 		return fmt.Errorf("kafkanet: %d decode slots, must be at least 1", c.decodeSlots)
 	}
@@ -132,8 +137,16 @@ func WithRequestMaxBytes(n int32) Option {
 	return optionFunc(func(c *config) { c.requestMaxBytes = n })
 }
 
-// WithReadTimeout closes a connection that sends part of a request and then
-// nothing for d (socket.read.timeout.ms, 30s by default; Kafka has none).
+// WithReadTimeout is the deadline of a request's arrival
+// (socket.read.timeout.ms, 30s by default; Kafka has none): once its
+// first byte is read, a request must arrive whole within d, however
+// steadily its bytes come, or its connection is closed, counted and logged
+// (a slow_request refusal). The time the server itself spends not reading
+// (waiting for memory, or for its client host's share of it) does not
+// count. So d bounds how long a request half sent holds its memory; it
+// also sets the slowest link a request of the largest size can come over:
+// at 30s, socket.request.max.bytes of 100 MiB needs about 3.5 MB/s, a
+// request of 1 MiB (a producer's default max.request.size) 35 KB/s.
 func WithReadTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.readTimeout = d })
 }
@@ -150,6 +163,45 @@ func WithIdleTimeout(d time.Duration) Option {
 // handled, and what answers hold until written (Request.Room). 0 or less,
 // the default, is unbounded (bytes are still counted).
 func WithMemoryBudget(n int64) Option { return optionFunc(func(c *config) { c.budget = n }) }
+
+// WithMemoryShares bounds the bytes of request bodies being read (their
+// size read, not all of their bytes yet) that one connection may hold
+// (queued.max.request.bytes.per.connection) and the connections from one
+// client host together (queued.max.request.bytes.per.ip), so that no
+// client, sending its requests slowly, can take the memory budget
+// (WithMemoryBudget) from the others. A body counts at its declared size
+// from its size on, without a buffer of that size (see the package
+// documentation, # Memory). A request larger than either share is refused
+// as soon as its size is read: its connection is closed, counted and
+// logged (a request_over_share refusal), as one past
+// socket.request.max.bytes is. A request within them that its host's
+// other requests being read leave no room for waits, before its body is
+// read, until they arrive (or their connections close).
+//
+// 0, the default, derives a share from the budget: a connection a quarter
+// of it, a host half of it (at least 1 KiB each), so that one host leaves
+// half the budget to the others; with no budget, no share. A negative
+// share is unbounded; a positive one must be at least 1 KiB. A connection
+// reads one request at a time, so its share is a bound on its requests'
+// size, below socket.request.max.bytes.
+func WithMemoryShares(perConnection, perIP int64) Option {
+	return optionFunc(func(c *config) { c.sharePerConn, c.sharePerIP = perConnection, perIP })
+}
+
+// shares returns the shares of WithMemoryShares, derived and in bytes,
+// math.MaxInt64 for unbounded.
+func (c *config) shares() (perConn, perIP int64) {
+	share := func(set, fraction int64) int64 {
+		switch {
+		case set > 0:
+			return set
+		case set < 0 || c.budget <= 0:
+			return math.MaxInt64
+		}
+		return max(c.budget/fraction, minRequestMaxBytes)
+	}
+	return share(c.sharePerConn, 4), share(c.sharePerIP, 2)
+}
 
 // WithDecodeSlots bounds the request bodies decoded at once, GOMAXPROCS by
 // default (see the package documentation, # Decoding).

@@ -20,10 +20,17 @@ const (
 	refuseMaxConnectionsPerIP = "max_connections_per_ip" // max.connections.per.ip reached: likewise
 	refuseAcceptError         = "accept_error"           // accept failed (too many open files...): retried after a backoff
 	refuseRequestTooLarge     = "request_too_large"      // a length prefix over socket.request.max.bytes: closed
-	refuseSlowRequest         = "slow_request"           // a request stalled mid-frame for socket.read.timeout.ms: closed
+	refuseRequestOverShare    = "request_over_share"     // a length prefix over the connection's or its host's share of the memory budget: closed
+	refuseSlowRequest         = "slow_request"           // a request not whole socket.read.timeout.ms after its first byte: closed
 	refuseMalformed           = "malformed_request"      // a header or body kmsg cannot decode, an unknown API or version: closed
 	refuseTLSHandshake        = "tls_handshake"          // a TLS handshake failed or timed out: closed
 	refuseUnauthenticated     = "unauthenticated"        // a request before SASL authentication, or after the session expired: closed
+
+	// A reader that stops reading its socket is not closed: it goes on
+	// when memory comes back. Its stop is counted and logged as the
+	// refusals are, so that an operator sees why reads stopped.
+	refuseMemoryWait    = "memory_wait"     // queued.max.request.bytes spent: the reader waits for bytes to come back
+	refuseHostShareWait = "host_share_wait" // the host's other requests being read hold its queued.max.request.bytes.per.ip: the reader waits before the body
 )
 
 // refusalLogInterval is how often a refusal is logged per client host and

@@ -40,9 +40,14 @@ type Server struct {
 	handler Handler
 	log     *zap.Logger
 
-	metrics  *metrics
-	mem      *memBudget // queued.max.request.bytes (budget.go)
-	refusals *refusals  // counts and logs what is refused (refusals.go)
+	metrics *metrics
+	mem     *memBudget // queued.max.request.bytes (budget.go)
+	// shares bounds each host's requests being read
+	// (queued.max.request.bytes.per.ip, share.go); connShare is what one
+	// connection's may be (.per.connection), math.MaxInt64 for unbounded.
+	shares    *hostShares
+	connShare int64
+	refusals  *refusals // counts and logs what is refused (refusals.go)
 	// decodeSlots bounds the request bodies decoded at once (decode.go);
 	// decodesWaiting counts the readers waiting for one.
 	decodeSlots    chan struct{}
@@ -76,8 +81,10 @@ func New(h Handler, opts ...Option) (*Server, error) {
 	if reg == nil {
 		reg = prometheus.NewRegistry() // counted, and seen by nobody
 	}
+	connShare, hostShare := cfg.shares()
 	s := &Server{cfg: cfg, handler: h, log: cfg.log, listeners: make(map[net.Listener]struct{}), conns: make(map[*Conn]struct{}), perIP: make(map[string]int),
-		closing: make(chan struct{}), mem: newMemBudget(cfg.budget), decodeSlots: make(chan struct{}, cfg.decodeSlots)}
+		closing: make(chan struct{}), mem: newMemBudget(cfg.budget), shares: newHostShares(hostShare), connShare: connShare,
+		decodeSlots: make(chan struct{}, cfg.decodeSlots)}
 	var err error
 	if s.metrics, err = newMetrics(reg, cfg.namespace); err != nil {
 		return nil, err
@@ -89,6 +96,9 @@ func New(h Handler, opts ...Option) (*Server, error) {
 		Name: cfg.namespace + "_queued_bytes",
 		Help: "Bytes of requests being read or answered and of answers' records being written, which queued.max.request.bytes bounds.",
 	}, func() float64 { return float64(s.mem.inUse()) })); err != nil {
+		return nil, err
+	}
+	if err := s.registerReadersWaiting(reg); err != nil {
 		return nil, err
 	}
 	if cfg.sasl != nil {

@@ -51,10 +51,21 @@ type Config struct {
 	// stops reading sockets. -1 (or 0), the default, is unbounded
 	// (Kafka's).
 	QueuedMaxRequestBytes int64
-	// SocketReadTimeout closes a client connection that sends part of a
-	// request and then nothing for this long (socket.read.timeout.ms, as
-	// the example broker's). It, and the settings above, are checked by
-	// package kafkanet when the proxy starts.
+	// QueuedMaxRequestBytesPerConnection and QueuedMaxRequestBytesPerIP
+	// bound the bytes of the client requests being read (begun, not yet
+	// whole) on one connection and from one client address
+	// (queued.max.request.bytes.per.connection and .per.ip, as the
+	// example broker's): a request over either is refused, one its
+	// address has no room for yet waits before it is read. 0, the
+	// default, is a quarter and a half of queued.max.request.bytes
+	// (unbounded with it); -1 is unbounded.
+	QueuedMaxRequestBytesPerConnection int64
+	QueuedMaxRequestBytesPerIP         int64
+	// SocketReadTimeout closes a client connection whose request has not
+	// arrived whole this long after its first byte
+	// (socket.read.timeout.ms, as the example broker's). It, and the
+	// settings above, are checked by package kafkanet when the proxy
+	// starts.
 	SocketReadTimeout time.Duration
 
 	CacheBytesPerPartition int           // cache.bytes.per.partition
@@ -163,7 +174,11 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxConnections, "max.connections", c.MaxConnections, "client connections open at once; more are closed when accepted (-1: unbounded)")
 	fs.IntVar(&c.MaxConnectionsPerIP, "max.connections.per.ip", c.MaxConnectionsPerIP, "client connections open at once from one address")
 	fs.Int64Var(&c.QueuedMaxRequestBytes, "queued.max.request.bytes", c.QueuedMaxRequestBytes, "bytes of client requests held; past it sockets are not read (-1: unbounded)")
-	fs.Var(msValue{&c.SocketReadTimeout}, "socket.read.timeout.ms", "close a client connection that stalls this long in the middle of a request")
+	fs.Int64Var(&c.QueuedMaxRequestBytesPerConnection, "queued.max.request.bytes.per.connection", c.QueuedMaxRequestBytesPerConnection,
+		"bytes of a client request being read on one connection; a larger one closes it (0: a quarter of queued.max.request.bytes, -1: unbounded)")
+	fs.Int64Var(&c.QueuedMaxRequestBytesPerIP, "queued.max.request.bytes.per.ip", c.QueuedMaxRequestBytesPerIP,
+		"bytes of the client requests being read from one address; past it they wait, a larger one is refused (0: half of queued.max.request.bytes, -1: unbounded)")
+	fs.Var(msValue{&c.SocketReadTimeout}, "socket.read.timeout.ms", "close a client connection whose request has not arrived whole this long after its first byte")
 	fs.IntVar(&c.CacheBytesPerPartition, "cache.bytes.per.partition", c.CacheBytesPerPartition, "bytes of recent batches cached per tailed partition (the newest batch stays whatever its size)")
 	fs.Var(msValue{&c.TailFetchMaxWait}, "tail.fetch.max.wait.ms", "max_wait_ms of the shared upstream long polls")
 	fs.Var(int32Value{&c.TailFetchMaxBytes}, "tail.fetch.max.bytes", "max_bytes of a shared upstream long poll")

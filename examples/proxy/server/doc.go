@@ -69,7 +69,8 @@
 // The connections are the network layer's (package kafkanet, the
 // broker's too): each has a reader goroutine, which reads frames (bounded
 // by socket.request.max.bytes and socket.read.timeout.ms, their bytes by
-// queued.max.request.bytes), decodes them with kmsg and hands them to
+// queued.max.request.bytes and its shares per connection and per client
+// address), decodes them with kmsg and hands them to
 // their handler (dispatch.go) without waiting for earlier answers, up to
 // queued.max.requests.per.connection ahead; and a writer goroutine, which
 // writes the answers in request order as they become ready (the reader

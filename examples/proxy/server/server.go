@@ -83,6 +83,7 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		kafkanet.WithMaxInFlight(cfg.MaxInFlightPerConn), kafkanet.WithRequestMaxBytes(cfg.SocketRequestMaxBytes),
 		kafkanet.WithReadTimeout(cfg.SocketReadTimeout), kafkanet.WithIdleTimeout(cfg.ConnectionsMaxIdle),
 		kafkanet.WithMemoryBudget(cfg.QueuedMaxRequestBytes),
+		kafkanet.WithMemoryShares(cfg.QueuedMaxRequestBytesPerConnection, cfg.QueuedMaxRequestBytesPerIP),
 		kafkanet.WithConnContext(s.withSession), kafkanet.WithConnClosed(closeSession))
 	if err != nil {
 		s.closeBackends()
