@@ -184,7 +184,7 @@ func TestReplace(t *testing.T) {
 // that they are often prefixes of one another.
 
 var (
-	randNames      = []string{"a", "ab", "abc", "abd", "b", "ba", "*", "*a", "", "abcd", "x"}
+	randNames      = []string{"a", "ab", "abc", "abd", "b", "ba", "*", "*a", "", "abcd", "x", "\x8b", "a\xff", "a\xfe"}
 	randPrincipals = []string{alice, bob, WildcardPrincipal, "Group:ops"}
 	randHosts      = []string{Wildcard, "10.0.0.1", "10.0.0.2", "::1"}
 	randTypes      = []kmsg.ACLResourceType{topic, group, txnID}

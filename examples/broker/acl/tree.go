@@ -203,9 +203,11 @@ func (n *node) with(name string, edit func(*node)) *node {
 
 // adopt adds c as a child of n, a node being built.
 func (n *node) adopt(c *node) {
-	label := c.key[len(n.key)]
-	i := sortedIndex(n.labels, label)
-	n.labels = n.labels[:i] + string(label) + n.labels[i:]
+	depth := len(n.key)
+	i := sortedIndex(n.labels, c.key[depth])
+	// The label as a one-byte string: string(byte) would encode a byte
+	// past 0x7f as a two-byte rune.
+	n.labels = n.labels[:i] + c.key[depth:depth+1] + n.labels[i:]
 	n.children = slices.Insert(n.children, i, c)
 }
 
