@@ -190,12 +190,14 @@ func (s *snapshot) decide(principal, host string, rt kmsg.ACLResourceType, name 
 	m := matcher{principal: principal, host: host}
 	var v verdict
 	if w := idx.wildcard; w != nil {
-		m.apply(&v, w.literal)
+		m.apply(&v, &w.literal)
 	}
 	for n := idx.root; n != nil; {
-		m.apply(&v, n.prefixed)
+		if len(n.prefixed.all) > 0 {
+			m.apply(&v, &n.prefixed)
+		}
 		if len(n.key) == len(name) {
-			m.apply(&v, n.literal)
+			m.apply(&v, &n.literal)
 			break
 		}
 		c := n.child(name[len(n.key)])
@@ -218,35 +220,42 @@ type matcher struct {
 
 // candidates returns the rules of rs for the principal and for the
 // wildcard principal: the only ones that can match.
-func (m *matcher) candidates(rs rules) [2]rules {
-	if len(rs) == 0 {
-		return [2]rules{}
+func (m *matcher) candidates(rs rules) [2][]rule {
+	if rs.len() == 0 {
+		return [2][]rule{}
 	}
-	own := rs.of(m.principal)
+	own := principalRules(rs.all, m.principal)
 	if m.principal == WildcardPrincipal {
-		return [2]rules{own}
+		return [2][]rule{own}
 	}
-	return [2]rules{own, rs.of(WildcardPrincipal)}
+	return [2][]rule{own, rs.wild}
 }
 
 // apply adds the rules of rs that match to v (StandardAuthorizerData's
 // findResult for each); any rule at all means the resource has bindings.
-func (m *matcher) apply(v *verdict, rs rules) {
-	if len(rs) == 0 {
+func (m *matcher) apply(v *verdict, rs *rules) {
+	if len(rs.all) == 0 {
 		return
 	}
 	v.found = true
-	for _, cand := range m.candidates(rs) {
-		for i := range cand {
-			r := &cand[i]
-			if !m.matchesHost(r) {
-				continue
-			}
-			if r.perm == kmsg.ACLPermissionTypeAllow {
-				v.allow |= r.covers
-			} else {
-				v.deny |= r.covers
-			}
+	m.add(v, principalRules(rs.all, m.principal))
+	if m.principal != WildcardPrincipal {
+		m.add(v, rs.wild)
+	}
+}
+
+// add adds the rules of rs, all for the request's principal, whose host
+// matches to v.
+func (m *matcher) add(v *verdict, rs []rule) {
+	for i := range rs {
+		r := &rs[i]
+		if !m.matchesHost(r) {
+			continue
+		}
+		if r.perm == kmsg.ACLPermissionTypeAllow {
+			v.allow |= r.covers
+		} else {
+			v.deny |= r.covers
 		}
 	}
 }
@@ -254,8 +263,8 @@ func (m *matcher) apply(v *verdict, rs rules) {
 // matchesHost reports whether r's host matches the request's: r's is Wildcard,
 // or the same address (IPv4-mapped IPv6 addresses as IPv4).
 func (m *matcher) matchesHost(r *rule) bool {
-	if r.host == Wildcard {
-		return true
+	if r.host == Wildcard || r.host == m.host {
+		return true // the same text is the same address; else parse
 	}
 	if m.parsed == 0 {
 		m.parsed = -1

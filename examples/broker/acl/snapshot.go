@@ -56,7 +56,7 @@ func (s *snapshot) edit(rt kmsg.ACLResourceType, name string, edit func(*node)) 
 func (s *snapshot) add(b Binding) bool {
 	r := newRule(b)
 	if n := s.types[b.ResourceType].root.find(b.ResourceName); n != nil {
-		if _, found := slices.BinarySearchFunc(n.rules(b.PatternType), r, compareRules); found {
+		if _, found := slices.BinarySearchFunc(n.rules(b.PatternType).all, r, compareRules); found {
 			return false
 		}
 	}
@@ -89,7 +89,7 @@ func (s *snapshot) collect(f Filter) []Binding {
 			if !f.matchesPattern(rt, n.key, pt) {
 				continue
 			}
-			for _, r := range n.rules(pt) {
+			for _, r := range n.rules(pt).all {
 				if f.matchesEntry(r.principal, r.host, r.op, r.perm) {
 					out = append(out, Binding{
 						ResourceType: rt, ResourceName: n.key, PatternType: pt,

@@ -48,39 +48,66 @@ func compareRules(a, b rule) int {
 }
 
 // rules are the rules of one resource pattern (a name and a pattern
-// type), sorted by compareRules, without duplicates. Immutable once in a
-// tree: a change makes a new slice.
-type rules []rule
+// type). Immutable once in a tree: a change makes a new value.
+type rules struct {
+	all  []rule // sorted by compareRules, without duplicates
+	wild []rule // the rules of WildcardPrincipal: a sub-slice of all, found once here rather than on every check
+}
+
+func newRules(all []rule) rules {
+	return rules{all: all, wild: principalRules(all, WildcardPrincipal)}
+}
+
+func (rs rules) len() int { return len(rs.all) }
 
 // with returns rs with r added, and whether r was new.
 func (rs rules) with(r rule) (rules, bool) {
-	i, found := slices.BinarySearchFunc(rs, r, compareRules)
+	i, found := slices.BinarySearchFunc(rs.all, r, compareRules)
 	if found {
 		return rs, false
 	}
-	return slices.Insert(slices.Clip(rs), i, r), true
+	return newRules(slices.Insert(slices.Clip(rs.all), i, r)), true
 }
 
 // without returns rs with r removed, and whether r was there.
 func (rs rules) without(r rule) (rules, bool) {
-	i, found := slices.BinarySearchFunc(rs, r, compareRules)
+	i, found := slices.BinarySearchFunc(rs.all, r, compareRules)
 	if !found {
 		return rs, false
 	}
-	if len(rs) == 1 {
-		return nil, true
+	if len(rs.all) == 1 {
+		return rules{}, true
 	}
-	return slices.Delete(slices.Clone(rs), i, i+1), true
+	return newRules(slices.Delete(slices.Clone(rs.all), i, i+1)), true
 }
 
-// of returns the rules of principal p: a sub-slice of rs. O(log len(rs)).
-func (rs rules) of(p string) rules {
-	i, _ := slices.BinarySearchFunc(rs, p, func(r rule, p string) int { return strings.Compare(r.principal, p) })
-	j := i
-	for j < len(rs) && rs[j].principal == p {
+// principalRules returns the rules of principal p in all, sorted by
+// compareRules: a sub-slice. It is on every check's path, so it is a plain
+// loop (a comparison callback costs more than the search on small nodes),
+// and a scan by equality for few rules, which is cheaper than ordering
+// strings. O(log len(all)).
+func principalRules(all []rule, p string) []rule {
+	lo := 0
+	if len(all) <= 8 {
+		for lo < len(all) && all[lo].principal != p {
+			lo++
+		}
+	} else {
+		hi := len(all)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if all[m].principal < p {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+	}
+	j := lo
+	for j < len(all) && all[j].principal == p {
 		j++
 	}
-	return rs[i:j]
+	return all[lo:j]
 }
 
 // node is a node of an immutable radix tree of resource names, one tree
@@ -235,7 +262,7 @@ func (n *node) setChild(label byte, c *node) {
 // or branches, its only child if it has one and no rules, nil if it has
 // neither.
 func (n *node) normalized() *node {
-	if len(n.literal) > 0 || len(n.prefixed) > 0 {
+	if n.literal.len() > 0 || n.prefixed.len() > 0 {
 		return n
 	}
 	switch len(n.children) {

@@ -2,6 +2,7 @@ package acl
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,7 +26,7 @@ func (s *snapshot) verify() {
 		if !concreteType(rt) {
 			panic(fmt.Sprintf("acl: type %s has a tree", rt))
 		}
-		if idx.root.key != "" || len(idx.root.literal)+len(idx.root.prefixed) > 0 || len(idx.root.children) == 0 {
+		if idx.root.key != "" || idx.root.literal.len()+idx.root.prefixed.len() > 0 || len(idx.root.children) == 0 {
 			panic(fmt.Sprintf("acl: type %s: root %q holds rules or nothing", rt, idx.root.key))
 		}
 		if w := idx.root.find(Wildcard); w != idx.wildcard {
@@ -39,7 +40,7 @@ func (s *snapshot) verify() {
 }
 
 func verifyNode(rt kmsg.ACLResourceType, n *node, root bool) int {
-	held := len(n.literal) + len(n.prefixed)
+	held := n.literal.len() + n.prefixed.len()
 	if !root && held == 0 && len(n.children) < 2 {
 		panic(fmt.Sprintf("acl: node %q has no rules and %d children", n.key, len(n.children)))
 	}
@@ -47,7 +48,10 @@ func verifyNode(rt kmsg.ACLResourceType, n *node, root bool) int {
 		panic(fmt.Sprintf("acl: node %q has %d labels for %d children", n.key, len(n.labels), len(n.children)))
 	}
 	for _, pt := range [...]kmsg.ACLResourcePatternType{kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLResourcePatternTypePrefixed} {
-		rs := n.rules(pt)
+		rs := n.rules(pt).all
+		if wild := n.rules(pt).wild; !slices.Equal(wild, principalRules(rs, WildcardPrincipal)) {
+			panic(fmt.Sprintf("acl: node %q: stale %s wildcard-principal rules", n.key, pt))
+		}
 		for i, r := range rs {
 			b := Binding{rt, n.key, pt, r.principal, r.host, r.op, r.perm}
 			if err := b.Validate(); err != nil {
