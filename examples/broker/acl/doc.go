@@ -75,9 +75,9 @@
 // holds the LITERAL and PREFIXED rules of its name, sorted by principal.
 // A check walks the path of the resource's name once (the PREFIXED rules
 // of the nodes on it apply, and the LITERAL rules of its end), looks up
-// the "*" node, and in each node binary-searches the rules of the
-// principal and of User:*: O(len(name) + log(rules per node)), whatever
-// the number of bindings. The tree is persistent: a write copies the
+// the "*" node, and in each node that holds rules searches those of the
+// principal (those of User:* are set apart when the node is built):
+// O(len(name) + log(rules per node)), whatever the number of bindings. The tree is persistent: a write copies the
 // nodes on the paths it changes and shares the rest, O(name length ×
 // fanout) per binding, so that replaying a log binding by binding is
 // cheap and an old snapshot stays whole for the readers still using it.
