@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 	"maps"
 	"slices"
 )
@@ -77,6 +78,9 @@ type Image struct {
 	brokers   map[int32]Broker
 	topics    map[TopicID]*Topic
 	names     map[string]TopicID
+	// scram are the users' SCRAM credentials (scram.go), shared with the
+	// images before until a record changes them.
+	scram map[scramKey]sasl.Credential
 }
 
 // Empty returns the image before any record.
@@ -155,5 +159,5 @@ func (im *Image) TopicCount() int { return len(im.topics) }
 // shared until copied by the writer (copy on write).
 func (im *Image) clone() *Image {
 	return &Image{Index: im.Index, ClusterID: im.ClusterID, brokers: maps.Clone(im.brokers),
-		topics: maps.Clone(im.topics), names: maps.Clone(im.names)}
+		topics: maps.Clone(im.topics), names: maps.Clone(im.names), scram: im.scram}
 }
