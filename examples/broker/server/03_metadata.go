@@ -61,7 +61,8 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 	im := s.image()
 	for _, n := range s.brokers.Nodes() {
 		if !im.Fenced(n.ID) {
-			resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n.ID, Host: n.Host, Port: n.Port})
+			host, port := s.endpoint(r, n)
+			resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n.ID, Host: host, Port: port})
 		}
 	}
 	clusterID := im.ClusterID

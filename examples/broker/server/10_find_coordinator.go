@@ -73,7 +73,8 @@ func (s *Server) handleFindCoordinator(r *kafkanet.Request) {
 				c.ErrorMessage = nilIfEmpty(fmt.Sprintf("partition %d of %s has no leader", idx, state.Name()))
 				break
 			}
-			c.NodeID, c.Host, c.Port = leader.ID, leader.Host, leader.Port
+			c.NodeID = leader.ID
+			c.Host, c.Port = s.endpoint(r, leader)
 		default:
 			c.ErrorCode = kerr.InvalidRequest.Code
 			c.ErrorMessage = nilIfEmpty("unsupported coordinator type")

@@ -5,6 +5,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 // The handlers' view of the cluster: the metadata log's image as this
@@ -52,4 +53,14 @@ type ReplicaInfo = replica.Info
 // and tools that watch replication: a follower's log end, a leader's ISR.
 func (s *Server) Replica(topic string, partition int32) (ReplicaInfo, error) {
 	return s.replicas.Info(topic, partition)
+}
+
+// endpoint returns where a client of r's listener reaches broker n: this
+// broker at that listener's advertised address, another at its --cluster
+// address (a broker of a cluster has that one listener).
+func (s *Server) endpoint(r *kafkanet.Request, n cluster.Node) (host string, port int32) {
+	if ln := r.Conn().Listener(); ln != nil && n.ID == s.cfg.NodeID {
+		return ln.Advertised()
+	}
+	return n.Host, n.Port
 }

@@ -18,8 +18,14 @@ import (
 // Config is the broker's configuration. Field names follow Kafka's broker
 // configs, and so do the flag and properties-file names (see RegisterFlags).
 type Config struct {
-	// Listener is the address to listen on (Kafka's listeners).
+	// Listener lists the listeners (Kafka's listeners):
+	// NAME://host:port,..., or one bare host:port, a PLAINTEXT listener.
+	// Their protocols and what protects them are Security's.
 	Listener string
+	// Security is the listeners' protocols, TLS and SASL settings
+	// (config_security.go).
+	Security
+
 	// AdvertisedListener is the address clients are told to connect to
 	// (advertised.listeners); empty means the listener's actual address.
 	AdvertisedListener string
@@ -176,6 +182,7 @@ type Config struct {
 func Default() Config {
 	return Config{
 		Listener:               "127.0.0.1:9092",
+		Security:               defaultSecurity(),
 		NodeID:                 1,
 		NumPartitions:          1,
 		OffsetsTopicPartitions: 50,
@@ -238,9 +245,10 @@ func Default() Config {
 
 // validate reports the first setting out of range.
 func (c *Config) validate() error {
+	if err := c.validateSecurity(); err != nil {
+		return err
+	}
 	switch {
-	case c.Listener == "":
-		return errors.New("listeners: empty")
 	case c.NumPartitions < 1:
 		return fmt.Errorf("num.partitions: %d, must be at least 1", c.NumPartitions)
 	case c.OffsetsTopicPartitions < 1:
@@ -331,6 +339,21 @@ func intSetting[T int | int16 | int32 | int64](name, usage string, p *T) setting
 		func() string { return strconv.FormatInt(int64(*p), 10) }}
 }
 
+// stringListSetting reads a comma-separated list.
+func stringListSetting(name, usage string, p *[]string) setting {
+	return setting{name, usage,
+		func(s string) error {
+			*p = nil
+			for _, e := range strings.Split(s, ",") {
+				if e = strings.TrimSpace(e); e != "" {
+					*p = append(*p, e)
+				}
+			}
+			return nil
+		},
+		func() string { return strings.Join(*p, ",") }}
+}
+
 func boolSetting(name, usage string, p *bool) setting {
 	return setting{name, usage,
 		func(s string) error {
@@ -364,9 +387,9 @@ func durationSetting(name, usage string, p *time.Duration, unit time.Duration) s
 // settings lists every config by its Kafka name.
 func (c *Config) settings() []setting {
 	ms, min := time.Millisecond, time.Minute
-	return []setting{
-		stringSetting("listeners", "host:port to listen on", &c.Listener),
-		stringSetting("advertised.listeners", "host:port clients are told to use (default: the listener's address)", &c.AdvertisedListener),
+	return append([]setting{
+		stringSetting("listeners", "listeners, NAME://host:port,... or one host:port (PLAINTEXT)", &c.Listener),
+		stringSetting("advertised.listeners", "addresses clients are told to use, NAME://host:port,... or one host:port for the first listener (default: the listeners' own)", &c.AdvertisedListener),
 		intSetting("node.id", "this broker's id", &c.NodeID),
 		stringSetting("metrics.listener", "host:port serving /metrics and /debug/pprof (empty: off)", &c.MetricsAddr),
 		intSetting("num.partitions", "partitions of an auto-created topic", &c.NumPartitions),
@@ -427,7 +450,7 @@ func (c *Config) settings() []setting {
 		intSetting("replica.fetch.min.bytes", "bytes a follower's fetch waits for", &c.ReplicaFetchMinBytes),
 		intSetting("replica.fetch.max.bytes", "bytes a follower fetches per partition", &c.ReplicaFetchMaxBytes),
 		durationSetting("replica.fetch.backoff.ms", "pause after a follower's fetch fails", &c.ReplicaFetchBackoff, ms),
-	}
+	}, c.securitySettings()...)
 }
 
 // RegisterFlags defines one flag per config, named as Kafka names it

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,9 +39,13 @@ type Server struct {
 
 	// net is the network layer (package kafkanet): the connections, their
 	// limits and budgets, refusals counted in broker_refusals_total.
-	net  *kafkanet.Server
+	net *kafkanet.Server
+	// lns are the listeners, ln among them: the one the brokers of a
+	// cluster use between them (inter.broker.listener.name), whose
+	// advertised address is this broker's in the cluster.
+	lns  []*kafkanet.Listener
 	ln   *kafkanet.Listener
-	host string // advertised host and port
+	host string // ln's advertised host and port
 	port int32
 
 	brokers *cluster.Brokers // the brokers, this one among them; immutable
@@ -116,27 +122,43 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 		}
 	}
 	s.files.log(log, cfg)
-	if s.net, err = kafkanet.New(handler{s}, kafkanet.WithLogger(log), kafkanet.WithRegisterer(s.reg),
+	specs, _ := cfg.listenerSpecs() // validate read them already
+	secOpts, tlsCfg, err := s.securityOptions(specs)
+	if err != nil {
+		return nil, err
+	}
+	if s.net, err = kafkanet.New(handler{s}, append(secOpts, kafkanet.WithLogger(log), kafkanet.WithRegisterer(s.reg),
 		kafkanet.WithNamespace("broker"),
 		kafkanet.WithMaxConnections(s.files.maxConnections, cfg.MaxConnectionsPerIP),
 		kafkanet.WithMaxInFlight(cfg.MaxInFlightPerConn), kafkanet.WithRequestMaxBytes(cfg.SocketRequestMaxBytes),
 		kafkanet.WithReadTimeout(cfg.SocketReadTimeout), kafkanet.WithIdleTimeout(cfg.ConnectionsMaxIdle),
 		kafkanet.WithMemoryBudget(cfg.QueuedMaxRequestBytes),
-		kafkanet.WithMemoryShares(cfg.QueuedMaxRequestBytesPerConnection, cfg.QueuedMaxRequestBytesPerIP)); err != nil {
+		kafkanet.WithMemoryShares(cfg.QueuedMaxRequestBytesPerConnection, cfg.QueuedMaxRequestBytesPerIP))...); err != nil {
 		return nil, err
 	}
 	if s.brokers != nil {
+		// A broker of a cluster has one listener (validateSecurity).
 		self, _ := s.brokers.Node(cfg.NodeID)
 		if cfg.Listener == Default().Listener {
-			cfg.Listener = self.Addr() // its --cluster entry, unless told otherwise
+			cfg.Listener, specs[0].Addr = self.Addr(), self.Addr() // its --cluster entry, unless told otherwise
 		}
 		if cfg.AdvertisedListener == "" {
-			cfg.AdvertisedListener = self.Addr()
+			cfg.AdvertisedListener, specs[0].Advertised = self.Addr(), self.Addr()
 		}
 		s.cfg = cfg
 	}
-	if s.ln, err = s.net.Listen(cfg.Listener, cfg.AdvertisedListener); err != nil {
-		return nil, err
+	for _, spec := range specs {
+		if spec.Protocol.TLS() {
+			spec.TLS = tlsCfg
+		}
+		ln, err := s.net.ListenWith(spec)
+		if err != nil {
+			return nil, err
+		}
+		s.lns = append(s.lns, ln)
+		if s.ln == nil || ln.Name() == strings.ToUpper(cfg.InterBrokerListener) {
+			s.ln = ln
+		}
 	}
 	s.host, s.port = s.ln.Advertised()
 	if s.brokers == nil {
@@ -173,6 +195,8 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if err = s.member.Open(s.applied, s.replicas.Seed()); err != nil {
 		return nil, err
 	}
+	scram, _ := parseAddScram(cfg.AddScram) // validate read it already
+	s.bootstrapScram(scram)
 	s.replicas.Start()
 	// Offset commits name partitions that must exist, as Kafka checks its
 	// metadata cache: the metadata log's image.
@@ -210,14 +234,31 @@ func (s *Server) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg})
 }
 
-// Serve accepts connections until Close. It returns nil after Close.
+// Serve accepts connections on every listener until Close. It returns
+// nil after Close.
 func (s *Server) Serve() error {
 	if !s.closed.Load() {
-		s.log.Info("broker serving", zap.Stringer("listener", s.ln.Addr()),
-			zap.String("advertised", s.ln.AdvertisedAddr()), zap.Int32("node_id", s.cfg.NodeID))
+		for _, ln := range s.lns {
+			s.log.Info("broker serving", zap.String("listener", ln.Name()), zap.String("protocol", string(ln.Protocol())),
+				zap.Stringer("address", ln.Addr()), zap.String("advertised", ln.AdvertisedAddr()), zap.Int32("node_id", s.cfg.NodeID))
+		}
 	}
-	return s.net.Serve(s.ln)
+	errs := make(chan error, len(s.lns))
+	for _, ln := range s.lns {
+		if ln != s.ln {
+			go func() { errs <- s.net.Serve(ln) }()
+		}
+	}
+	err := s.net.Serve(s.ln)
+	for range len(s.lns) - 1 {
+		err = errors.Join(err, <-errs)
+	}
+	return err
 }
+
+// Listeners returns the broker's listeners, the inter-broker one first
+// among equals: Addr is its address.
+func (s *Server) Listeners() []*kafkanet.Listener { return slices.Clone(s.lns) }
 
 // Close shuts the broker down gracefully and waits for its goroutines:
 //

@@ -50,7 +50,7 @@ func TestBadRequestsCloseTheConnection(t *testing.T) {
 		frame []byte
 	}{
 		{"unknown api key", []byte{0x7f, 0x00, 0, 0, 0, 0, 0, 1, 0xff, 0xff}},
-		{"api the broker does not serve", []byte{0, byte(kmsg.SASLHandshake), 0, 1, 0, 0, 0, 1, 0xff, 0xff, 0, 5, 'P', 'L', 'A', 'I', 'N'}},
+		{"api the broker does not serve", []byte{0, byte(kmsg.AlterReplicaLogDirs), 0, 1, 0, 0, 0, 1, 0xff, 0xff, 0, 5, 'P', 'L', 'A', 'I', 'N'}},
 		{"truncated header", []byte{0, 18, 0, 3, 0, 0}},
 		{"malformed body", []byte{0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0, 0x7f}},
 	}

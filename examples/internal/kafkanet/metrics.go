@@ -36,7 +36,7 @@ func newMetrics(reg prometheus.Registerer, namespace string) (*metrics, error) {
 		}),
 		auths: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: namespace + "_authentications_total",
-			Help: "SASL authentications, by mechanism and result (success, failure, unsupported_mechanism, illegal_state).",
+			Help: "SASL authentications, by mechanism and result (success, failure, unsupported_mechanism, unsupported_version, illegal_state).",
 		}, []string{"mechanism", "result"}),
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.connections, m.panics, m.auths} {

@@ -92,6 +92,16 @@ func (c *Conn) handshake(r *Request, req *kmsg.SASLHandshakeRequest) {
 	a := c.auth
 	resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
 	resp.SupportedMechanisms = c.s.cfg.sasl.Mechanisms()
+	if req.Version == 0 {
+		// After a v0 handshake a client sends bare SASL tokens, not
+		// SaslAuthenticate requests: not served. v0 is still listed, as
+		// Kafka lists it, because librdkafka requires it to be before
+		// it uses v1 with SaslAuthenticate.
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		c.s.metrics.authentication("unknown", "unsupported_version")
+		r.respondThenClose(resp)
+		return
+	}
 	if a.exchange != nil {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		c.s.metrics.authentication(a.mechanism, "illegal_state")

@@ -25,7 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/internal/sasl"
-	"github.com/gopurgatory/purgatory/examples/internal/tlsfiles"
+	"github.com/gopurgatory/purgatory/examples/tlsfiles"
 )
 
 // secureHandler serves what a client needs to connect and ping
@@ -38,7 +38,7 @@ type secureHandler struct {
 }
 
 var secureAPIs = map[kmsg.Key][2]int16{kmsg.ApiVersions: {0, 4}, kmsg.Metadata: {0, 12},
-	kmsg.SASLHandshake: {1, 1}, kmsg.SASLAuthenticate: {0, 2}}
+	kmsg.SASLHandshake: {0, 1}, kmsg.SASLAuthenticate: {0, 2}}
 
 func (*secureHandler) Supports(key, version int16) bool {
 	r, ok := secureAPIs[kmsg.Key(key)]

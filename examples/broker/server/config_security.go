@@ -1,0 +1,243 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
+	"github.com/gopurgatory/purgatory/examples/internal/sasl"
+)
+
+// Security is how the broker's listeners protect themselves: which
+// speaks TLS, which authenticates with SASL and with which mechanisms,
+// the credentials to start with. Kafka's names; see listenerSpecs for
+// the listeners themselves.
+type Security struct {
+	// ProtocolMap maps listener names to security protocols
+	// (listener.security.protocol.map, NAME:PROTOCOL,...); each protocol's
+	// own name maps to itself, so "SASL_SSL://host:port" needs no entry.
+	ProtocolMap string
+	// InterBrokerListener names the listener the brokers of a cluster
+	// use between them (inter.broker.listener.name): the one at this
+	// broker's --cluster address. Empty is the first listener.
+	InterBrokerListener string
+	// SASLMechanisms lists the mechanisms SASL listeners offer
+	// (sasl.enabled.mechanisms).
+	SASLMechanisms []string
+	// Keystore, Truststore and ClientAuth are the TLS listeners' PEM
+	// files and whether they ask clients for certificates
+	// (ssl.keystore.location, ssl.truststore.location, ssl.client.auth).
+	Keystore, Truststore, ClientAuth string
+	// FailedAuthDelay delays the answer to a failed authentication
+	// (connection.failed.authentication.delay.ms).
+	FailedAuthDelay time.Duration
+	// ReauthMax is a SASL session's lifetime (connections.max.reauth.ms,
+	// KIP-368); 0: for ever.
+	ReauthMax time.Duration
+	// AddScram gives SCRAM credentials to create at start when they do
+	// not exist, in kafka-storage's --add-scram syntax:
+	// 'SCRAM-SHA-256=[name=alice,password=alice-secret]', several
+	// separated by ';'. Every broker of a cluster should be given the
+	// same: the active controller commits them.
+	AddScram string
+}
+
+func defaultSecurity() Security {
+	return Security{SASLMechanisms: []string{sasl.Plain, sasl.ScramSHA256, sasl.ScramSHA512},
+		FailedAuthDelay: 100 * time.Millisecond}
+}
+
+// listenerSpecs reads listeners (NAME://host:port,... or one bare
+// host:port, a PLAINTEXT listener) and advertised.listeners (the same by
+// name, or one bare host:port for the first listener), with the protocol
+// map.
+func (c *Config) listenerSpecs() ([]kafkanet.ListenerConfig, error) {
+	protocols := map[string]kafkanet.SecurityProtocol{}
+	for _, p := range []kafkanet.SecurityProtocol{kafkanet.Plaintext, kafkanet.SSL, kafkanet.SASLPlaintext, kafkanet.SASLSSL} {
+		protocols[string(p)] = p
+	}
+	if c.ProtocolMap != "" {
+		for _, e := range strings.Split(c.ProtocolMap, ",") {
+			name, proto, ok := strings.Cut(strings.TrimSpace(e), ":")
+			p, err := kafkanet.ParseSecurityProtocol(proto)
+			if !ok || name == "" || err != nil {
+				return nil, fmt.Errorf("listener.security.protocol.map: %q: want NAME:PROTOCOL, a protocol of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", e)
+			}
+			protocols[strings.ToUpper(name)] = p
+		}
+	}
+	lns, err := parseListeners("listeners", c.Listener)
+	if err != nil {
+		return nil, err
+	}
+	adv, err := parseListeners("advertised.listeners", c.AdvertisedListener)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]kafkanet.ListenerConfig, 0, len(lns))
+	for i, l := range lns {
+		p, ok := protocols[l.name]
+		if !ok {
+			return nil, fmt.Errorf("listeners: %s has no protocol: name one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, or map it in listener.security.protocol.map", l.name)
+		}
+		if slices.ContainsFunc(out, func(o kafkanet.ListenerConfig) bool { return o.Name == l.name }) {
+			return nil, fmt.Errorf("listeners: %s named twice", l.name)
+		}
+		lc := kafkanet.ListenerConfig{Name: l.name, Protocol: p, Addr: l.addr}
+		for j, a := range adv {
+			if a.name == l.name || (a.name == "" && i == 0 && j == 0) {
+				lc.Advertised = a.addr
+			}
+		}
+		out = append(out, lc)
+	}
+	for _, a := range adv {
+		if a.name != "" && !slices.ContainsFunc(out, func(o kafkanet.ListenerConfig) bool { return o.Name == a.name }) {
+			return nil, fmt.Errorf("advertised.listeners: %s is not among the listeners", a.name)
+		}
+	}
+	return out, nil
+}
+
+type namedAddr struct{ name, addr string }
+
+// parseListeners reads NAME://host:port,... or one bare host:port (named
+// PLAINTEXT in listeners, unnamed in advertised.listeners).
+func parseListeners(setting, s string) ([]namedAddr, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if !strings.Contains(s, "://") {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", setting, s, err)
+		}
+		name := ""
+		if setting == "listeners" {
+			name = string(kafkanet.Plaintext)
+		}
+		return []namedAddr{{name, s}}, nil
+	}
+	var out []namedAddr
+	for _, e := range strings.Split(s, ",") {
+		name, addr, ok := strings.Cut(strings.TrimSpace(e), "://")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%s: %q: want NAME://host:port", setting, e)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", setting, e, err)
+		}
+		out = append(out, namedAddr{strings.ToUpper(name), addr})
+	}
+	return out, nil
+}
+
+// scramBootstrap is one credential of AddScram.
+type scramBootstrap struct {
+	user, mechanism, password string
+	iterations                int32
+}
+
+// parseAddScram reads AddScram: MECHANISM=[name=...,password=...(,iterations=N)];...
+func parseAddScram(s string) ([]scramBootstrap, error) {
+	var out []scramBootstrap
+	for _, e := range strings.Split(s, ";") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		mech, body, ok := strings.Cut(e, "=")
+		if !ok || !strings.HasPrefix(body, "[") || !strings.HasSuffix(body, "]") {
+			return nil, fmt.Errorf("add-scram: %q: want MECHANISM=[name=...,password=...]", e)
+		}
+		b := scramBootstrap{mechanism: strings.ToUpper(mech)}
+		if b.mechanism != sasl.ScramSHA256 && b.mechanism != sasl.ScramSHA512 {
+			return nil, fmt.Errorf("add-scram: %q: the mechanism must be SCRAM-SHA-256 or SCRAM-SHA-512", e)
+		}
+		for _, kv := range strings.Split(strings.Trim(body, "[]"), ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch strings.TrimSpace(k) {
+			case "name":
+				b.user = v
+			case "password":
+				b.password = v
+			case "iterations":
+				var n int32
+				if _, err := fmt.Sscan(v, &n); err != nil || sasl.CheckIterations(n) != nil {
+					return nil, fmt.Errorf("add-scram: %q: iterations must be between %d and %d", e, sasl.MinIterations, sasl.MaxIterations)
+				}
+				b.iterations = n
+			default:
+				return nil, fmt.Errorf("add-scram: %q: unknown key %q (name, password, iterations)", e, k)
+			}
+		}
+		if b.user == "" || b.password == "" {
+			return nil, fmt.Errorf("add-scram: %q: needs a name and a password", e)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// validateSecurity checks the security settings against the listeners.
+func (c *Config) validateSecurity() error {
+	lns, err := c.listenerSpecs()
+	if err != nil {
+		return err
+	}
+	if len(lns) == 0 {
+		return errors.New("listeners: empty")
+	}
+	var anyTLS, anySASL bool
+	for _, l := range lns {
+		anyTLS = anyTLS || l.Protocol.TLS()
+		anySASL = anySASL || l.Protocol.SASL()
+	}
+	switch {
+	case anyTLS && c.Keystore == "":
+		return errors.New("ssl.keystore.location: a TLS listener (SSL, SASL_SSL) needs a certificate and its key")
+	case anySASL && len(c.SASLMechanisms) == 0:
+		return errors.New("sasl.enabled.mechanisms: empty, and a SASL listener needs one")
+	case c.FailedAuthDelay < 0 || c.ReauthMax < 0:
+		return errors.New("connection.failed.authentication.delay.ms and connections.max.reauth.ms must not be negative")
+	case c.InterBrokerListener != "" && !slices.ContainsFunc(lns, func(l kafkanet.ListenerConfig) bool {
+		return l.Name == strings.ToUpper(c.InterBrokerListener)
+	}):
+		return fmt.Errorf("inter.broker.listener.name: %s is not among the listeners", c.InterBrokerListener)
+	case c.Cluster != "" && len(lns) > 1:
+		// Other brokers' addresses on the other listeners would come
+		// from their registrations (Kafka's BrokerRegistration
+		// endpoints), which this broker does not keep yet.
+		return errors.New("listeners: a broker of a cluster has one listener, its --cluster address, for now")
+	case c.Cluster != "" && lns[0].Protocol != kafkanet.Plaintext:
+		return errors.New("listeners: the brokers of a cluster speak PLAINTEXT between them, for now")
+	}
+	if _, err := parseAddScram(c.AddScram); err != nil {
+		return err
+	}
+	if anySASL {
+		if _, err := sasl.New(nil, c.SASLMechanisms...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// securitySettings lists the security configs by their Kafka names.
+func (c *Config) securitySettings() []setting {
+	ms := time.Millisecond
+	return []setting{
+		stringSetting("listener.security.protocol.map", "listener names' security protocols, NAME:PROTOCOL,... (each protocol's name maps to itself)", &c.ProtocolMap),
+		stringSetting("inter.broker.listener.name", "the listener the brokers of a cluster use between them (empty: the first)", &c.InterBrokerListener),
+		stringListSetting("sasl.enabled.mechanisms", "the SASL mechanisms SASL listeners offer", &c.SASLMechanisms),
+		stringSetting("ssl.keystore.location", "PEM file with the TLS listeners' certificate chain and private key (reloaded when replaced)", &c.Keystore),
+		stringSetting("ssl.truststore.location", "PEM file with the CA certificates client certificates must be signed by", &c.Truststore),
+		stringSetting("ssl.client.auth", "ask TLS clients for a certificate, whose subject is their principal: none, requested, required", &c.ClientAuth),
+		durationSetting("connection.failed.authentication.delay.ms", "delay the answer to a failed authentication, then close the connection", &c.FailedAuthDelay, ms),
+		durationSetting("connections.max.reauth.ms", "a SASL session's lifetime; the client authenticates again before it ends (0: for ever)", &c.ReauthMax, ms),
+		stringSetting("add-scram", "SCRAM credentials created at start if absent: 'SCRAM-SHA-256=[name=alice,password=alice-secret]';... (as kafka-storage format --add-scram)", &c.AddScram),
+	}
+}
