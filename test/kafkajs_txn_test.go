@@ -16,6 +16,15 @@ const kafkajsEnv = "PURGATORY_REQUIRE_KAFKAJS"
 // transactions against the broker (test/kafkajs/txn.js), and its
 // read_committed consumer reads the committed records only.
 func TestKafkajsTransactions(t *testing.T) {
+	node := nodePath(t)
+	runTxnClient(t, "kafkajs", "kafkajs-txn", func(addr, topic string) []string {
+		return []string{node, filepath.Join("kafkajs", "txn.js"), addr, topic}
+	})
+}
+
+// nodePath returns node's path, once test/kafkajs has kafkajs installed.
+func nodePath(t *testing.T) string {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err == nil {
 		_, err = os.Stat(filepath.Join("kafkajs", "node_modules", "kafkajs"))
@@ -26,7 +35,5 @@ func TestKafkajsTransactions(t *testing.T) {
 		}
 		t.Skipf("node or kafkajs is missing (npm ci --prefix test/kafkajs); CI installs them and runs this test: %v", err)
 	}
-	runTxnClient(t, "kafkajs", "kafkajs-txn", func(addr, topic string) []string {
-		return []string{node, filepath.Join("kafkajs", "txn.js"), addr, topic}
-	})
+	return node
 }
