@@ -54,13 +54,17 @@
 #   KGO_TEST_RF=1: the broker is a single node.
 #
 # No test is excluded (the bar: every test that needs neither share groups
-# nor KIP-848 nor SCRAM nor ACLs passes; TestTxnEtl, which needs
+# nor KIP-848 nor ACLs passes; TestTxnEtl, which needs
 # transactions, runs). Tests that skip themselves, and why:
 #   TestShareGroup*, TestConsumeRegexShareSkipsInternal
 #               need share groups (ShareFetch/ShareAcknowledge v2), which
 #               the broker does not advertise.
 #   TestSCRAMAuth, TestSCRAMAuthBadCredentials
-#               need KGO_TEST_SCRAM(_SEEDS) and a SASL/SCRAM listener.
+#               run against one broker (its second listener,
+#               SASL_PLAINTEXT, with the user kgo made by --add-scram);
+#               they skip with CLUSTER=1 (the brokers of a cluster have
+#               one listener) and with PROXY=1 (the proxy does not
+#               authenticate its clients yet).
 #   Test848RegexBrokerResolves and the /848 subtests of TestGroupETL and
 #   TestGroupSimple
 #               need KIP-848 consumer groups (ConsumerGroupHeartbeat v1),
@@ -93,6 +97,7 @@ broker_log="$work/broker.log"
 broker_pid=""
 proxy_pid=""
 test_pid=""
+scram_addr=""
 status=1
 
 # stop_broker sends SIGTERM (the broker shuts down gracefully: it answers
@@ -194,7 +199,9 @@ else
 	"$GO" build "${build[@]}" -o "$work/broker" ./examples/broker
 
 	"$work/broker" \
-		--listeners 127.0.0.1:0 \
+		--listeners PLAINTEXT://127.0.0.1:0,SCRAM://127.0.0.1:0 \
+		--listener.security.protocol.map SCRAM:SASL_PLAINTEXT \
+		--add-scram "SCRAM-SHA-256=[name=kgo,password=kgo-secret];SCRAM-SHA-512=[name=kgo,password=kgo-secret]" \
 		--group.initial.rebalance.delay.ms 0 \
 		--num.partitions 1 \
 		--auto.create.topics.enable true \
@@ -203,8 +210,9 @@ else
 	broker_pid=$!
 	addr=""
 	for _ in $(seq 300); do
-		addr=$(grep -o '"listener": "[^"]*"' "$broker_log" | head -n1 | cut -d'"' -f4 || true)
-		[[ -z "$addr" ]] || break
+		addr=$(grep -o '"listener": "[^"]*", "name": "PLAINTEXT"' "$broker_log" | head -n1 | cut -d'"' -f4 || true)
+		scram_addr=$(grep -o '"listener": "[^"]*", "name": "SCRAM"' "$broker_log" | head -n1 | cut -d'"' -f4 || true)
+		[[ -z "$addr" || -z "$scram_addr" ]] || break
 		kill -0 "$broker_pid" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -273,7 +281,14 @@ args+=($TESTFLAGS)
 # go test runs in the background so that a signal interrupts the wait
 # and the traps stop everything; its status is the script's.
 start=$SECONDS
-KGO_SEEDS="$seeds" KGO_TEST_RF=$rf "$GO" test "${args[@]}" github.com/twmb/franz-go/pkg/kgo &
+scram=()
+if [[ -n "$scram_addr" ]]; then
+	# TestSCRAMAuth and TestSCRAMAuthBadCredentials, against the broker's
+	# SASL_PLAINTEXT listener, as kgo (its credentials made at start by
+	# --add-scram) and as a user who does not exist.
+	scram=(KGO_TEST_SCRAM_SEEDS="$scram_addr" KGO_TEST_SCRAM="kgo:kgo-secret:512")
+fi
+env "${scram[@]+"${scram[@]}"}" KGO_SEEDS="$seeds" KGO_TEST_RF=$rf "$GO" test "${args[@]}" github.com/twmb/franz-go/pkg/kgo &
 test_pid=$!
 set +e
 wait "$test_pid"

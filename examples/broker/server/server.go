@@ -239,8 +239,8 @@ func (s *Server) MetricsHandler() http.Handler {
 func (s *Server) Serve() error {
 	if !s.closed.Load() {
 		for _, ln := range s.lns {
-			s.log.Info("broker serving", zap.String("listener", ln.Name()), zap.String("protocol", string(ln.Protocol())),
-				zap.Stringer("address", ln.Addr()), zap.String("advertised", ln.AdvertisedAddr()), zap.Int32("node_id", s.cfg.NodeID))
+			s.log.Info("broker serving", zap.Stringer("listener", ln.Addr()), zap.String("name", ln.Name()),
+				zap.String("protocol", string(ln.Protocol())), zap.String("advertised", ln.AdvertisedAddr()), zap.Int32("node_id", s.cfg.NodeID))
 		}
 	}
 	errs := make(chan error, len(s.lns))
