@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"time"
@@ -51,88 +50,10 @@ func defaultSecurity() Security {
 		FailedAuthDelay: 100 * time.Millisecond}
 }
 
-// listenerSpecs reads listeners (NAME://host:port,... or one bare
-// host:port, a PLAINTEXT listener) and advertised.listeners (the same by
-// name, or one bare host:port for the first listener), with the protocol
-// map.
+// listenerSpecs reads listeners, advertised.listeners and the protocol
+// map (kafkanet.ParseListeners).
 func (c *Config) listenerSpecs() ([]kafkanet.ListenerConfig, error) {
-	protocols := map[string]kafkanet.SecurityProtocol{}
-	for _, p := range []kafkanet.SecurityProtocol{kafkanet.Plaintext, kafkanet.SSL, kafkanet.SASLPlaintext, kafkanet.SASLSSL} {
-		protocols[string(p)] = p
-	}
-	if c.ProtocolMap != "" {
-		for _, e := range strings.Split(c.ProtocolMap, ",") {
-			name, proto, ok := strings.Cut(strings.TrimSpace(e), ":")
-			p, err := kafkanet.ParseSecurityProtocol(proto)
-			if !ok || name == "" || err != nil {
-				return nil, fmt.Errorf("listener.security.protocol.map: %q: want NAME:PROTOCOL, a protocol of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", e)
-			}
-			protocols[strings.ToUpper(name)] = p
-		}
-	}
-	lns, err := parseListeners("listeners", c.Listener)
-	if err != nil {
-		return nil, err
-	}
-	adv, err := parseListeners("advertised.listeners", c.AdvertisedListener)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]kafkanet.ListenerConfig, 0, len(lns))
-	for i, l := range lns {
-		p, ok := protocols[l.name]
-		if !ok {
-			return nil, fmt.Errorf("listeners: %s has no protocol: name one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, or map it in listener.security.protocol.map", l.name)
-		}
-		if slices.ContainsFunc(out, func(o kafkanet.ListenerConfig) bool { return o.Name == l.name }) {
-			return nil, fmt.Errorf("listeners: %s named twice", l.name)
-		}
-		lc := kafkanet.ListenerConfig{Name: l.name, Protocol: p, Addr: l.addr}
-		for j, a := range adv {
-			if a.name == l.name || (a.name == "" && i == 0 && j == 0) {
-				lc.Advertised = a.addr
-			}
-		}
-		out = append(out, lc)
-	}
-	for _, a := range adv {
-		if a.name != "" && !slices.ContainsFunc(out, func(o kafkanet.ListenerConfig) bool { return o.Name == a.name }) {
-			return nil, fmt.Errorf("advertised.listeners: %s is not among the listeners", a.name)
-		}
-	}
-	return out, nil
-}
-
-type namedAddr struct{ name, addr string }
-
-// parseListeners reads NAME://host:port,... or one bare host:port (named
-// PLAINTEXT in listeners, unnamed in advertised.listeners).
-func parseListeners(setting, s string) ([]namedAddr, error) {
-	if s == "" {
-		return nil, nil
-	}
-	if !strings.Contains(s, "://") {
-		if _, _, err := net.SplitHostPort(s); err != nil {
-			return nil, fmt.Errorf("%s: %q: %w", setting, s, err)
-		}
-		name := ""
-		if setting == "listeners" {
-			name = string(kafkanet.Plaintext)
-		}
-		return []namedAddr{{name, s}}, nil
-	}
-	var out []namedAddr
-	for _, e := range strings.Split(s, ",") {
-		name, addr, ok := strings.Cut(strings.TrimSpace(e), "://")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("%s: %q: want NAME://host:port", setting, e)
-		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, fmt.Errorf("%s: %q: %w", setting, e, err)
-		}
-		out = append(out, namedAddr{strings.ToUpper(name), addr})
-	}
-	return out, nil
+	return kafkanet.ParseListeners(c.Listener, c.AdvertisedListener, c.ProtocolMap)
 }
 
 // scramBootstrap is one credential of AddScram.
