@@ -61,10 +61,10 @@
 #               the broker does not advertise.
 #   TestSCRAMAuth, TestSCRAMAuthBadCredentials
 #               run against one broker (its second listener,
-#               SASL_PLAINTEXT, with the user kgo made by --add-scram);
-#               they skip with CLUSTER=1 (the brokers of a cluster have
-#               one listener) and with PROXY=1 (the proxy does not
-#               authenticate its clients yet).
+#               SASL_PLAINTEXT, with the user kgo made by --add-scram), and
+#               with PROXY=1 against a second proxy whose listener is
+#               SASL_PLAINTEXT (its users file); they skip with CLUSTER=1
+#               alone (the brokers of a cluster have one listener).
 #   Test848RegexBrokerResolves and the /848 subtests of TestGroupETL and
 #   TestGroupSimple
 #               need KIP-848 consumer groups (ConsumerGroupHeartbeat v1),
@@ -98,6 +98,7 @@ broker_pid=""
 proxy_pid=""
 test_pid=""
 scram_addr=""
+scram_proxy_pid=""
 status=1
 
 # stop_broker sends SIGTERM (the broker shuts down gracefully: it answers
@@ -150,6 +151,10 @@ stop_tests() {
 
 cleanup() {
 	stop_tests
+	if [[ -n "$scram_proxy_pid" ]]; then
+		kill -TERM "$scram_proxy_pid" 2>/dev/null || true
+		wait "$scram_proxy_pid" 2>/dev/null || true
+	fi
 	stop_proxy
 	stop_broker
 	if [[ $status -ne 0 || -n "${KEEP_LOGS:-}" ]]; then
@@ -268,6 +273,24 @@ if [[ -n "${PROXY:-}" ]]; then
 	fi
 	seeds=$paddr
 	echo "kgo-integration: proxy $proxy_pid serving on $seeds"
+
+	# A second proxy, its listener SASL_PLAINTEXT, for the SCRAM tests:
+	# the proxy authenticates its clients itself (the user kgo of its
+	# users file), whatever upstream asks.
+	printf 'kgo=kgo-secret\n' >"$work/proxy-users"
+	"$work/proxy" \
+		--upstream "$(IFS=,; echo "${addrs[*]}")" \
+		--listeners SASL_PLAINTEXT://127.0.0.1:0 \
+		--sasl.users.file "$work/proxy-users" \
+		--log.level "${PROXY_LOG_LEVEL:-info}" \
+		>"$work/proxy-scram.log" 2>&1 &
+	scram_proxy_pid=$!
+	scram_addr=""
+	for _ in $(seq 300); do
+		scram_addr=$(grep -o '"listener": "[^"]*"' "$work/proxy-scram.log" | head -n1 | cut -d'"' -f4 || true)
+		[[ -z "$scram_addr" ]] || break
+		sleep 0.1
+	done
 fi
 
 args=(-count=1 -timeout "$TIMEOUT")
@@ -309,7 +332,7 @@ fi
 # retry past it; the suite would pass over a broker bug. Fail instead.
 logs=("$work"/broker*.log)
 if [[ -n "${PROXY:-}" ]]; then
-	logs+=("$work/proxy.log")
+	logs+=("$work/proxy.log" "$work/proxy-scram.log")
 fi
 if grep -q 'handler panicked' "${logs[@]}"; then
 	echo "kgo-integration: a broker handler panicked:" >&2

@@ -78,6 +78,9 @@ type Config struct {
 	MetadataMaxAge      time.Duration // metadata.max.age.ms
 	ReconnectBackoff    time.Duration // reconnect.backoff.ms
 	ReconnectBackoffMax time.Duration // reconnect.backoff.max.ms
+
+	// Security is both sides' TLS and SASL (config_security.go).
+	Security
 }
 
 // Default returns the defaults: a proxy on 127.0.0.1:9192 in front of a
@@ -104,6 +107,7 @@ func Default() Config {
 		MetadataMaxAge:         30 * time.Second,
 		ReconnectBackoff:       50 * time.Millisecond,
 		ReconnectBackoffMax:    time.Second,
+		Security:               defaultSecurity(),
 	}
 }
 
@@ -136,7 +140,7 @@ func (c *Config) validate() error {
 			return fmt.Errorf("upstream: %q: %w", a, err)
 		}
 	}
-	return nil
+	return c.validateSecurity()
 }
 
 // maxConnections is MaxConnections with -1 read as unbounded.
@@ -163,7 +167,7 @@ func (c *Config) seeds() []string {
 // setting is a count of milliseconds.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Upstream, "upstream", c.Upstream, "bootstrap brokers of the cluster behind the proxy, host:port[,host:port...]")
-	fs.StringVar(&c.Listener, "listeners", c.Listener, "host:port clients connect to")
+	fs.StringVar(&c.Listener, "listeners", c.Listener, "the listener clients connect to, host:port (PLAINTEXT) or NAME://host:port")
 	fs.StringVar(&c.AdvertisedListener, "advertised.listeners", c.AdvertisedListener, "host:port clients are told to use (default: the listener's address)")
 	fs.Var(int32Value{&c.NodeID}, "node.id", "the broker id clients see the proxy as")
 	fs.StringVar(&c.MetricsAddr, "metrics.listener", c.MetricsAddr, "host:port serving /metrics and /debug/pprof (empty: off)")
@@ -188,6 +192,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(msValue{&c.MetadataMaxAge}, "metadata.max.age.ms", "how often the upstream metadata is refreshed")
 	fs.Var(msValue{&c.ReconnectBackoff}, "reconnect.backoff.ms", "how long an upstream broker that failed to dial is not dialled again")
 	fs.Var(msValue{&c.ReconnectBackoffMax}, "reconnect.backoff.max.ms", "the longest that backoff grows to")
+	c.registerSecurityFlags(fs)
 }
 
 // LoadProperties sets configs from a Kafka-style properties file: name=value

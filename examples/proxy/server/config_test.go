@@ -3,6 +3,8 @@ package server
 import (
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +79,17 @@ func TestValidate(t *testing.T) {
 		{name: "no tail wait", tweak: func(c *Config) { c.TailFetchMaxWait = 0 }},
 		{name: "backoffs the wrong way round", tweak: func(c *Config) { c.ReconnectBackoff = 2 * c.ReconnectBackoffMax }},
 		{name: "tiny requests", tweak: func(c *Config) { c.SocketRequestMaxBytes = 100 }},
+		{name: "two listeners", tweak: func(c *Config) { c.Listener = "PLAINTEXT://127.0.0.1:1,SSL://127.0.0.1:2" }},
+		{name: "TLS without a keystore", tweak: func(c *Config) { c.Listener = "SSL://127.0.0.1:9192" }},
+		{name: "SASL without users", tweak: func(c *Config) { c.Listener = "SASL_PLAINTEXT://127.0.0.1:9192" }},
+		{name: "an unknown mechanism", tweak: func(c *Config) {
+			c.Listener, c.UsersFile, c.SASLMechanisms = "SASL_PLAINTEXT://127.0.0.1:9192", "users", []string{"GSSAPI"}
+		}},
+		{name: "an unknown upstream protocol", tweak: func(c *Config) { c.UpstreamProtocol = "TLS" }},
+		{name: "SASL upstream without credentials", tweak: func(c *Config) { c.UpstreamProtocol = "SASL_SSL" }},
+		{name: "an unknown upstream mechanism", tweak: func(c *Config) {
+			c.UpstreamProtocol, c.UpstreamUser, c.UpstreamPassword, c.UpstreamMechanism = "SASL_PLAINTEXT", "u", "p", "GSSAPI"
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,4 +98,26 @@ func TestValidate(t *testing.T) {
 			assert.Error(t, cfg.validate())
 		})
 	}
+}
+
+func TestLoadUsers(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "users")
+	require.NoError(t, os.WriteFile(good, []byte("# users\nalice=a=b\n\n bob = secret\n"), 0o600))
+	us, err := loadUsers(good)
+	require.NoError(t, err)
+	for _, u := range []string{"alice", "bob"} {
+		for _, m := range []string{"SCRAM-SHA-256", "SCRAM-SHA-512"} {
+			_, ok := us.Credential(u, m)
+			assert.True(t, ok, "%s %s", u, m)
+		}
+	}
+	for _, bad := range []string{"alice\n", "=pw\n", "alice=\n"} {
+		p := filepath.Join(dir, "bad")
+		require.NoError(t, os.WriteFile(p, []byte(bad), 0o600))
+		_, err := loadUsers(p)
+		assert.Error(t, err, "%q", bad)
+	}
+	_, err = loadUsers(filepath.Join(dir, "missing"))
+	assert.ErrorContains(t, err, "sasl.users.file")
 }

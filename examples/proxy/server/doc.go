@@ -85,8 +85,24 @@
 // unchanged. An unknown API, an unsupported version or a malformed request
 // closes the connection, as Kafka does.
 //
-// Not served: SASL and TLS (the proxy neither terminates nor forwards
-// them), replica fetches, fetch sessions (clients fall back to full
+// # Security
+//
+// The proxy terminates its clients' security and has its own upstream
+// (config_security.go). Its listener may be SSL, SASL_PLAINTEXT or
+// SASL_SSL (listeners, listener.security.protocol.map, ssl.*): TLS from
+// PEM files reloaded when replaced, SASL (PLAIN, SCRAM-SHA-256/512)
+// answered by the network layer against sasl.users.file, a failed
+// authentication answered after connection.failed.authentication.delay.ms
+// by a delayed operation. Upstream, every connection speaks
+// upstream.security.protocol and authenticates as the proxy
+// (upstream.sasl.*), before anything else is sent on it: one principal
+// for every client, which the upstream cluster's ACLs see. Not done: a
+// client's identity passed upstream, the proxy's own ACLs per client
+// (every authenticated client reads what the proxy may), and an upstream
+// session's lifetime (a broker with connections.max.reauth.ms closes the
+// connection, and the proxy dials again).
+//
+// Not served: replica fetches, fetch sessions (clients fall back to full
 // fetches), and the APIs routes.go does not list (OffsetForLeaderEpoch,
 // DeleteRecords, ACLs, configs alteration, share groups, KIP-848 groups):
 // ApiVersions does not offer them, and clients do without or fail as with

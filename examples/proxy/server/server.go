@@ -55,10 +55,14 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if s.metrics, err = newMetrics(s.reg); err != nil {
 		return nil, err
 	}
-	s.cl, err = upstream.New(upstream.WithSeeds(cfg.seeds()...), upstream.WithClientID(cfg.ClientID),
+	upOpts, err := cfg.upstreamOptions()
+	if err != nil {
+		return nil, err
+	}
+	s.cl, err = upstream.New(append(upOpts, upstream.WithSeeds(cfg.seeds()...), upstream.WithClientID(cfg.ClientID),
 		upstream.WithRequestTimeout(cfg.RequestTimeout), upstream.WithMetadataMaxAge(cfg.MetadataMaxAge),
 		upstream.WithReconnectBackoff(cfg.ReconnectBackoff, cfg.ReconnectBackoffMax),
-		upstream.WithLogger(log.Named("upstream")), upstream.WithRegisterer(s.reg))
+		upstream.WithLogger(log.Named("upstream")), upstream.WithRegisterer(s.reg))...)
 	if err != nil {
 		return nil, err
 	}
@@ -78,18 +82,23 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		s.cl.Close()
 		return nil, err
 	}
-	s.net, err = kafkanet.New(handler{s}, kafkanet.WithLogger(log), kafkanet.WithRegisterer(s.reg),
+	spec, secOpts, err := cfg.listenerSecurity(log)
+	if err != nil {
+		s.closeBackends()
+		return nil, err
+	}
+	s.net, err = kafkanet.New(handler{s}, append(secOpts, kafkanet.WithLogger(log), kafkanet.WithRegisterer(s.reg),
 		kafkanet.WithNamespace("proxy"), kafkanet.WithMaxConnections(cfg.maxConnections(), cfg.MaxConnectionsPerIP),
 		kafkanet.WithMaxInFlight(cfg.MaxInFlightPerConn), kafkanet.WithRequestMaxBytes(cfg.SocketRequestMaxBytes),
 		kafkanet.WithReadTimeout(cfg.SocketReadTimeout), kafkanet.WithIdleTimeout(cfg.ConnectionsMaxIdle),
 		kafkanet.WithMemoryBudget(cfg.QueuedMaxRequestBytes),
 		kafkanet.WithMemoryShares(cfg.QueuedMaxRequestBytesPerConnection, cfg.QueuedMaxRequestBytesPerIP),
-		kafkanet.WithConnContext(s.withSession), kafkanet.WithConnClosed(closeSession))
+		kafkanet.WithConnContext(s.withSession), kafkanet.WithConnClosed(closeSession))...)
 	if err != nil {
 		s.closeBackends()
 		return nil, err
 	}
-	if s.ln, err = s.net.Listen(cfg.Listener, cfg.AdvertisedListener); err != nil {
+	if s.ln, err = s.net.ListenWith(spec); err != nil {
 		s.closeBackends()
 		return nil, err
 	}

@@ -256,6 +256,13 @@ func (cl *Cluster) dial(addr string) (net.Conn, error) {
 	cl.mu.Unlock()
 	d := net.Dialer{Timeout: cl.cfg.dialTimeout}
 	nc, err := d.DialContext(cl.ctx, "tcp", addr)
+	if err == nil {
+		var secured net.Conn
+		if secured, err = cl.secure(nc, addr); err != nil {
+			_ = nc.Close()
+		}
+		nc = secured
+	}
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if err != nil {

@@ -1,10 +1,12 @@
 package upstream
 
 import (
+	"crypto/tls"
 	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/sasl"
 	"go.uber.org/zap"
 )
 
@@ -26,6 +28,8 @@ type config struct {
 	reconnectBackoffMax time.Duration
 	log                 *zap.Logger
 	reg                 prometheus.Registerer
+	tls                 *tls.Config    // nil: PLAINTEXT (auth.go)
+	sasl                sasl.Mechanism // nil: no SASL (auth.go)
 }
 
 func defaults() config {
