@@ -92,6 +92,10 @@ func TestProxyFetchWaitsForMinBytes(t *testing.T) {
 	assert.Equal(t, int64(2), a.HighWatermark)
 	assert.Less(t, time.Since(start), 10*time.Second, "answered by the appends, not at max_wait_ms")
 	assert.Zero(t, x.p.Stats().WaitingFetches)
+	// The proxy's own latency: one woken fetch, observed once written
+	// (just after the client may have read it).
+	assert.Eventually(t, func() bool { return metric(t, x.p.Registry(), "proxy_upstream_to_client_seconds") == 1 },
+		5*time.Second, time.Millisecond)
 }
 
 func TestProxyFetchAnswersAtMaxWait(t *testing.T) {

@@ -93,6 +93,8 @@ func metric(t testing.TB, reg prometheus.Gatherer, name string, labels ...string
 				sum += m.GetCounter().GetValue()
 			case m.GetGauge() != nil:
 				sum += m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				sum += float64(m.GetHistogram().GetSampleCount()) // a histogram: its count
 			}
 		}
 	}

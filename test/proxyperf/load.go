@@ -26,6 +26,11 @@ type phase struct {
 	Delivered float64     `json:"delivered"` // received / (produced x consumers)
 	Latency   percentiles `json:"latency"`   // produce to receipt, ms
 
+	// ProxyOwn is the proxy's own latency (its
+	// proxy_upstream_to_client_seconds, in the window): from an upstream
+	// answer's arrival to the write of each client fetch it woke, ms.
+	ProxyOwn percentiles `json:"proxy_own_latency"`
+
 	ProxyCPUCores   float64 `json:"proxy_cpu_cores,omitempty"`
 	ProxyRSSMiB     float64 `json:"proxy_rss_mib,omitempty"`
 	ProxyPeakRSSMiB float64 `json:"proxy_peak_rss_mib,omitempty"`
@@ -150,6 +155,7 @@ func runPhase(ctx context.Context, cfg config, bins binaries, viaProxy bool, log
 		at                   time.Time
 		brokerCPU, proxyCPU  time.Duration
 		upFetches, clFetches float64
+		own                  []bucket // proxy_upstream_to_client_seconds
 	}
 	take := func() (snapshot, error) {
 		s := snapshot{at: time.Now()}
@@ -172,6 +178,7 @@ func runPhase(ctx context.Context, cfg config, bins binaries, viaProxy bool, log
 				return s, err
 			}
 			s.clFetches = counter(ptext, "proxy_requests_total", `api="Fetch"`)
+			s.own = histogram(ptext, "proxy_upstream_to_client_seconds")
 		}
 		return s, nil
 	}
@@ -217,6 +224,12 @@ func runPhase(ctx context.Context, cfg config, bins binaries, viaProxy bool, log
 	ph.ClientFetchesPerSec = (after.clFetches - before.clFetches) / secs
 	if proxy != nil {
 		ph.ProxyCPUCores = (after.proxyCPU - before.proxyCPU).Seconds() / secs
+		own := since(after.own, before.own)
+		ph.ProxyOwn = percentiles{P50: 1000 * quantile(own, 0.5), P90: 1000 * quantile(own, 0.9),
+			P99: 1000 * quantile(own, 0.99), P999: 1000 * quantile(own, 0.999)}
+		if len(own) > 0 {
+			ph.ProxyOwn.Count = int(own[len(own)-1].count)
+		}
 	}
 	ph.Produced = produced.Load()
 	var all []float64

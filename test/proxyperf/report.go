@@ -81,6 +81,8 @@ func (r *result) print(w io.Writer) {
 	fmt.Fprintf(tw, "latency max (ms)\t%.3f\t%.3f\t\t\n", d.Latency.Max, p.Latency.Max)
 	fmt.Fprintf(tw, "records produced\t%d\t%d\t\t\n", d.Produced, p.Produced)
 	fmt.Fprintf(tw, "delivered\t%.2f%%\t%.2f%%\t\t\n", 100*d.Delivered, 100*p.Delivered)
+	fmt.Fprintf(tw, "proxy's own latency p50 / p99 (ms)\t-\t%.3f / %.3f\t  (upstream answer to client write, %d fetches)\t\n",
+		p.ProxyOwn.P50, p.ProxyOwn.P99, p.ProxyOwn.Count)
 	fmt.Fprintf(tw, "proxy CPU (cores)\t-\t%.3f\t\t\n", p.ProxyCPUCores)
 	fmt.Fprintf(tw, "proxy RSS (MiB)\t-\t%.1f\t  (peak %.1f)\t\n", p.ProxyRSSMiB, p.ProxyPeakRSSMiB)
 	_ = tw.Flush()

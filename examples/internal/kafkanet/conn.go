@@ -374,6 +374,7 @@ func (c *Conn) writeReady(byReader bool) error {
 	var (
 		out     = getOutBuffer() // encoded answers not written yet
 		charges []*memCharge     // the budget held by the answers in out
+		written []func()         // their OnWritten callbacks
 	)
 	defer putOutBuffer(out)
 	flush := func() error {
@@ -386,6 +387,12 @@ func (c *Conn) writeReady(byReader bool) error {
 			c.s.mem.releaseAll(ch)
 		}
 		charges = charges[:0]
+		if err == nil {
+			for _, f := range written {
+				f()
+			}
+		}
+		written = written[:0]
 		return err
 	}
 	for {
@@ -433,6 +440,9 @@ func (c *Conn) writeReady(byReader bool) error {
 		binary.BigEndian.PutUint32(out[start+4:], uint32(s.corr))
 		if s.charge != nil {
 			charges = append(charges, s.charge)
+		}
+		if s.written != nil {
+			written = append(written, s.written)
 		}
 		if s.hangUp {
 			// An answer that ends the connection (a failed

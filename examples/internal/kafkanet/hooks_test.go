@@ -63,3 +63,30 @@ func TestConnHooks(t *testing.T) {
 	require.NoError(t, <-served)
 	assert.Equal(t, int32(2), closed.Load(), "a connection drained is closed before Drain returns, once")
 }
+
+// writtenHandler answers ApiVersions as apiVersions does, counting the
+// answers OnWritten saw written.
+type writtenHandler struct {
+	apiVersions
+	written atomic.Int32
+}
+
+func (h *writtenHandler) ServeKafka(r *Request) {
+	r.OnWritten(func() { h.written.Add(1) })
+	h.apiVersions.ServeKafka(r)
+}
+
+// TestOnWritten: the callback runs once its answer is written, once per
+// answer, whether the reader or the writer wrote it.
+func TestOnWritten(t *testing.T) {
+	h := &writtenHandler{}
+	s := newTestServerOf(t, h)
+	c := dialRaw(t, s)
+	for range 3 {
+		c.RoundTrip(kmsg.NewPtrApiVersionsRequest())
+	}
+	c.SendTogether(kmsg.NewPtrApiVersionsRequest(), kmsg.NewPtrApiVersionsRequest())
+	c.Recv(kmsg.NewPtrApiVersionsResponse())
+	c.Recv(kmsg.NewPtrApiVersionsResponse())
+	require.Eventually(t, func() bool { return h.written.Load() == 5 }, 5*time.Second, time.Millisecond)
+}

@@ -58,6 +58,10 @@ type slot struct {
 	// back once written.
 	charge *memCharge
 
+	// written, if set, is called once resp has been written to the
+	// socket (OnWritten).
+	written func()
+
 	// hangUp, with skip: close the connection once the answers before it
 	// are written (a failed acks=0 produce); without: once it is written
 	// (a failed authentication's answer).
@@ -136,6 +140,13 @@ func (r *Request) respondThenClose(resp kmsg.Response) {
 	r.conn.closeAfter(r.slot)
 	r.respond(resp, nil)
 }
+
+// OnWritten has f called once r's answer has been written to the socket,
+// on the goroutine that wrote it (which writes nothing more meanwhile: f
+// must be quick, a metric's observation): for a latency measured to the
+// write. It must be called before r is answered; an answer never written
+// (the connection closed first) never calls f.
+func (r *Request) OnWritten(f func()) { r.slot.written = f }
 
 // Principal returns the principal of r's connection (Conn.Principal).
 func (r *Request) Principal() string { return r.conn.Principal() }

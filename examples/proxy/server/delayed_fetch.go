@@ -39,7 +39,8 @@ type delayedFetch struct {
 	// at once, as Kafka's does when a read fails. Set before submission.
 	upBytes  int
 	upFailed bool
-	watched  bool // counted in proxy_fetches_waiting
+	watched  bool      // counted in proxy_fetches_waiting
+	woke     time.Time // the arrival of the upstream answer that woke it (zero: none)
 }
 
 // fetchPart is one partition of a fetch.
@@ -283,6 +284,13 @@ func (f *delayedFetch) answer() {
 			continue
 		}
 		t.Touch()
+		if f.watched && f.Outcome() == operation.Completed && len(res.Records) > 0 {
+			// Woken by an upstream answer: the proxy's latency starts
+			// at its arrival.
+			if at := t.Appended(); at.After(f.woke) {
+				f.woke = at
+			}
+		}
 		a := kmsg.NewFetchResponseTopicPartition()
 		a.Partition = p.rq.Partition
 		a.HighWatermark, a.LastStableOffset, a.LogStartOffset = res.HighWatermark, res.LastStable, res.LogStart
@@ -330,6 +338,9 @@ func (f *delayedFetch) respond() {
 		if !f.replica {
 			f.s.metrics.answered(p.fromCache)
 		}
+	}
+	if woke := f.woke; !woke.IsZero() {
+		f.r.OnWritten(func() { f.s.metrics.woken.Observe(time.Since(woke).Seconds()) })
 	}
 	f.r.Respond(f.resp)
 }

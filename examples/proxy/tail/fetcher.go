@@ -3,6 +3,7 @@ package tail
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -70,6 +71,7 @@ func (f *fetcher) round() []*Tail {
 type fetchResult struct {
 	resp kmsg.Response
 	err  error
+	at   time.Time // when it arrived
 }
 
 func (f *fetcher) run() {
@@ -99,7 +101,7 @@ func (f *fetcher) run() {
 		}
 		req := f.request(tails)
 		ch := make(chan fetchResult, 1)
-		f.conn.Send(req, func(resp kmsg.Response, err error) { ch <- fetchResult{resp, err} })
+		f.conn.Send(req, func(resp kmsg.Response, err error) { ch <- fetchResult{resp, err, m.cfg.now()} })
 		m.metrics.fetches.Inc()
 		f.tell(changed)
 		changed = nil
@@ -115,7 +117,7 @@ func (f *fetcher) run() {
 			m.cl.Refresh()
 			continue
 		}
-		changed = f.absorb(tails, req, res.resp.(*kmsg.FetchResponse))
+		changed = f.absorb(tails, req, res.resp.(*kmsg.FetchResponse), res.at)
 	}
 }
 
@@ -181,8 +183,9 @@ func (f *fetcher) request(tails []*Tail) *kmsg.FetchRequest {
 }
 
 // absorb appends each partition's batches to its tail's cache, or stops
-// the tail on an error, and returns the tails whose cache changed.
-func (f *fetcher) absorb(tails []*Tail, req *kmsg.FetchRequest, resp *kmsg.FetchResponse) []*Tail {
+// the tail on an error, and returns the tails whose cache changed; those
+// that got records note when the answer arrived (Tail.Appended).
+func (f *fetcher) absorb(tails []*Tail, req *kmsg.FetchRequest, resp *kmsg.FetchResponse, at time.Time) []*Tail {
 	m := f.m
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		f.stopAll(tails, err)
@@ -221,6 +224,9 @@ func (f *fetcher) absorb(tails []*Tail, req *kmsg.FetchRequest, resp *kmsg.Fetch
 				continue
 			}
 			m.metrics.appended.Add(float64(n))
+			if n > 0 {
+				t.appended.Store(at.UnixNano())
+			}
 			if n > 0 || t.Cache.State() != before {
 				changed = append(changed, t)
 			}

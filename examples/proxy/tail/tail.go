@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -28,7 +29,18 @@ type Tail struct {
 
 	m        *Manager
 	lastUsed atomic.Int64 // unix nanoseconds of the last Touch
+	appended atomic.Int64 // unix nanoseconds of the last upstream answer with records
 	stopped  atomic.Pointer[error]
+}
+
+// Appended returns when the last upstream answer that brought records
+// arrived (zero before any): where the latency of the client fetches it
+// wakes begins.
+func (t *Tail) Appended() time.Time {
+	if n := t.appended.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // Touch marks the tail used by a client fetch now, which keeps it from
