@@ -66,6 +66,8 @@ func TestHelperBroker(t *testing.T) {
 		}
 		addr = c.ListenAddrs()[0]
 		stop = c.Close
+	case "purgatory-sasl_ssl", "kfake-tls", "kfake-sasl_ssl":
+		addr, stop = startSecure(t, kind)
 	default:
 		t.Fatalf("unknown broker %q", kind)
 	}
@@ -153,10 +155,10 @@ type child struct {
 
 // startBroker starts kind ("purgatory" or "kfake") in a child process,
 // stopped at the end of the benchmark.
-func startBroker(b *testing.B, kind string) *child {
+func startBroker(b *testing.B, kind string, env ...string) *child {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperBroker$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"="+kind)
+	cmd.Env = append(append(os.Environ(), helperEnv+"="+kind), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
