@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 // in files.
 type testCerts struct {
 	ca, broker, client string // PEM files: the CA's certificate, keystores
+	authority          *tlsfiles.CA
 }
 
 func makeCerts(t *testing.T) testCerts {
@@ -39,7 +41,7 @@ func makeCerts(t *testing.T) testCerts {
 	require.NoError(t, err)
 	client, err := ca.Issue(pkix.Name{CommonName: "alice", Organization: []string{"purgatory"}})
 	require.NoError(t, err)
-	c := testCerts{filepath.Join(dir, "ca.pem"), filepath.Join(dir, "broker.pem"), filepath.Join(dir, "client.pem")}
+	c := testCerts{filepath.Join(dir, "ca.pem"), filepath.Join(dir, "broker.pem"), filepath.Join(dir, "client.pem"), ca}
 	for name, b := range map[string][]byte{c.ca: ca.PEM, c.broker: broker, c.client: client} {
 		require.NoError(t, os.WriteFile(name, b, 0o600))
 	}
@@ -262,4 +264,39 @@ func TestKafkajsScram(t *testing.T) {
 	out, err := cmd.Output()
 	require.NoError(t, err, "%s", stderr.String())
 	assert.Equal(t, "s1,s2,s3", strings.TrimSpace(string(out)))
+}
+
+// TestCertificateRotation: the broker's keystore replaced on disk is
+// served to new connections within seconds, without a restart, while a
+// connection made before goes on being served.
+func TestCertificateRotation(t *testing.T) {
+	certs := makeCerts(t)
+	srv := startBroker(t, func(cfg *server.Config) {
+		cfg.Listener = "SSL://127.0.0.1:0"
+		cfg.Keystore = certs.broker
+	})
+	addr := srv.Addr().String()
+	tc, err := tlsfiles.ClientConfig(tlsfiles.Files{Truststore: certs.ca})
+	require.NoError(t, err)
+	subject := func() string {
+		conn, err := tls.Dial("tcp", addr, tc)
+		require.NoError(t, err)
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].Subject.CommonName
+	}
+	require.Equal(t, "broker", subject())
+	old := secureClient(t, certs, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, old.Ping(ctx))
+
+	// A new keystore from the same CA, written aside and renamed in, as
+	// gencerts does.
+	rotated, err := certs.authority.Issue(pkix.Name{CommonName: "broker-rotated"}, "127.0.0.1")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(certs.broker+".tmp", rotated, 0o600))
+	require.NoError(t, os.Rename(certs.broker+".tmp", certs.broker))
+	require.Eventually(t, func() bool { return subject() == "broker-rotated" }, 10*time.Second, 50*time.Millisecond,
+		"new connections get the new certificate")
+	require.NoError(t, old.Ping(ctx), "the connection made before is still served")
 }
