@@ -17,6 +17,8 @@ import (
 // sent to the quorum's leader, or handed to this broker's own controller
 // when it is the leader. A broker the controller fenced (its session
 // expired during a pause) is registered again by its next heartbeat.
+// Until the image it applies holds them, each heartbeat first registers
+// this broker's endpoints (registration.go).
 func (ps *peers) heartbeat() {
 	t := time.NewTicker(ps.m.cfg.HeartbeatInterval)
 	defer t.Stop()
@@ -48,10 +50,14 @@ func (ps *peers) heartbeatOnce() {
 	ctx, cancel := context.WithTimeout(m.ctx, m.cfg.HeartbeatInterval)
 	defer cancel()
 	leader, self := m.meta.Leader()
-	var err error
-	switch {
-	case leader < 0:
+	if leader < 0 {
 		return // an election is on; the new leader's callback kicks us
+	}
+	err := ps.register(ctx, leader, self)
+	if err != nil && m.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+		m.log.Info("registering this broker's endpoints with the controller", zap.Int32("controller", leader), zap.Error(err))
+	}
+	switch {
 	case self:
 		err = m.ctrl.Heartbeat(ctx, m.brokers.self, ps.epoch)
 	default:

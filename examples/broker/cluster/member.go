@@ -32,6 +32,10 @@ type Config struct {
 	// ClusterID is the id the controller commits when it first leads a
 	// new cluster.
 	ClusterID string
+	// Endpoints are this broker's listeners, registered with the active
+	// controller (registration.go) so that the other brokers name it at
+	// them.
+	Endpoints []metadata.Endpoint
 
 	HeartbeatInterval     time.Duration // broker.heartbeat.interval.ms
 	SessionTimeout        time.Duration // broker.session.timeout.ms

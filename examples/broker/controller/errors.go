@@ -9,4 +9,6 @@ var (
 	ErrNotController = errors.New("controller: not the active controller")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("controller: closed")
+	// ErrUnknownBroker is returned for a broker id not of the cluster.
+	ErrUnknownBroker = errors.New("controller: not a broker of the cluster")
 )

@@ -81,6 +81,9 @@ type Image struct {
 	// scram are the users' SCRAM credentials (scram.go), shared with the
 	// images before until a record changes them.
 	scram map[scramKey]sasl.Credential
+	// endpoints are the brokers' listeners (endpoints.go), shared as
+	// scram is.
+	endpoints map[int32][]Endpoint
 }
 
 // Empty returns the image before any record.
@@ -159,5 +162,6 @@ func (im *Image) TopicCount() int { return len(im.topics) }
 // shared until copied by the writer (copy on write).
 func (im *Image) clone() *Image {
 	return &Image{Index: im.Index, ClusterID: im.ClusterID, brokers: maps.Clone(im.brokers),
-		topics: maps.Clone(im.topics), names: maps.Clone(im.names), scram: im.scram}
+		topics: maps.Clone(im.topics), names: maps.Clone(im.names), scram: im.scram,
+		endpoints: im.endpoints}
 }

@@ -9,7 +9,7 @@ import (
 // controller changes, applied as a whole (KRaft writes such a decision as
 // a batch of records, atomically). Its parts are applied in field order:
 // the cluster id, the brokers, the deleted topics, the created topics,
-// the partition changes, the SCRAM credentials.
+// the partition changes, the SCRAM credentials, the endpoints.
 type Record struct {
 	// ClusterID sets the cluster's id, once: the first one committed wins.
 	ClusterID string `json:"cluster_id,omitempty"`
@@ -24,6 +24,8 @@ type Record struct {
 	Partitions []PartitionChange `json:"partitions,omitempty"`
 	// Scram sets and removes users' SCRAM credentials.
 	Scram []ScramChange `json:"scram,omitempty"`
+	// Endpoints sets brokers' endpoints (BrokerRegistration's listeners).
+	Endpoints []BrokerEndpoints `json:"endpoints,omitempty"`
 }
 
 // PartitionChange is a partition's new state.
@@ -36,7 +38,8 @@ type PartitionChange struct {
 // Empty reports whether r changes nothing.
 func (r Record) Empty() bool {
 	return r.ClusterID == "" && len(r.Brokers) == 0 && len(r.DeleteTopics) == 0 &&
-		len(r.CreateTopics) == 0 && len(r.Partitions) == 0 && len(r.Scram) == 0
+		len(r.CreateTopics) == 0 && len(r.Partitions) == 0 && len(r.Scram) == 0 &&
+		len(r.Endpoints) == 0
 }
 
 // Encode returns r as the bytes of a log entry.
@@ -100,22 +103,24 @@ func (im *Image) Apply(index uint64, r *Record) *Image {
 		t.Partitions[c.Index] = c.Partition.clone()
 	}
 	next.applyScram(r.Scram)
+	next.applyEndpoints(r.Endpoints)
 	return next
 }
 
 // snapshot is an image as written to a snapshot.
 type snapshot struct {
-	Index     uint64        `json:"index"`
-	ClusterID string        `json:"cluster_id"`
-	Brokers   []Broker      `json:"brokers"`
-	Topics    []*Topic      `json:"topics"`
-	Scram     []ScramChange `json:"scram,omitempty"`
+	Index     uint64            `json:"index"`
+	ClusterID string            `json:"cluster_id"`
+	Brokers   []Broker          `json:"brokers"`
+	Topics    []*Topic          `json:"topics"`
+	Scram     []ScramChange     `json:"scram,omitempty"`
+	Endpoints []BrokerEndpoints `json:"endpoints,omitempty"`
 }
 
 // MarshalImage returns im as the bytes of a snapshot.
 func MarshalImage(im *Image) ([]byte, error) {
 	return json.Marshal(snapshot{Index: im.Index, ClusterID: im.ClusterID, Brokers: im.Brokers(), Topics: im.Topics(),
-		Scram: im.scramEntries()})
+		Scram: im.scramEntries(), Endpoints: im.endpointEntries()})
 }
 
 // UnmarshalImage reads a snapshot written by MarshalImage.
@@ -134,5 +139,6 @@ func UnmarshalImage(b []byte) (*Image, error) {
 		im.names[t.Name] = t.ID
 	}
 	im.applyScram(s.Scram)
+	im.applyEndpoints(s.Endpoints)
 	return im, nil
 }

@@ -53,3 +53,25 @@ func TestScramCredentials(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, c512, got, "through a log entry")
 }
+
+// TestEndpoints: a broker's endpoints are set as a whole, survive a
+// snapshot, and are shared by the images that do not change them.
+func TestEndpoints(t *testing.T) {
+	eps := []Endpoint{{Listener: "INTERNAL", Host: "h1", Port: 9092, Protocol: "PLAINTEXT"},
+		{Listener: "EXTERNAL", Host: "example.com", Port: 19092, Protocol: "SASL_SSL"}}
+	im := Empty().Apply(1, &Record{Endpoints: []BrokerEndpoints{{Broker: 1, Endpoints: eps}}})
+	e, ok := im.Endpoint(1, "EXTERNAL")
+	require.True(t, ok)
+	assert.Equal(t, eps[1], e)
+	_, ok = im.Endpoint(2, "EXTERNAL")
+	assert.False(t, ok)
+	im2 := im.Apply(2, &Record{Endpoints: []BrokerEndpoints{{Broker: 1, Endpoints: eps[:1]}}})
+	_, ok = im2.Endpoint(1, "EXTERNAL")
+	assert.False(t, ok, "replaced as a whole")
+	assert.Equal(t, eps, im.Endpoints(1), "the image before is unchanged")
+	b, err := MarshalImage(im)
+	require.NoError(t, err)
+	back, err := UnmarshalImage(b)
+	require.NoError(t, err)
+	assert.Equal(t, eps, back.Endpoints(1))
+}

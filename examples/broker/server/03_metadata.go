@@ -61,8 +61,9 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 	im := s.image()
 	for _, n := range s.brokers.Nodes() {
 		if !im.Fenced(n.ID) {
-			host, port := s.endpoint(r, n)
-			resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n.ID, Host: host, Port: port})
+			if host, port, ok := s.endpoint(r, n); ok {
+				resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n.ID, Host: host, Port: port})
+			}
 		}
 	}
 	clusterID := im.ClusterID

@@ -73,8 +73,13 @@ func (s *Server) handleFindCoordinator(r *kafkanet.Request) {
 				c.ErrorMessage = nilIfEmpty(fmt.Sprintf("partition %d of %s has no leader", idx, state.Name()))
 				break
 			}
-			c.NodeID = leader.ID
-			c.Host, c.Port = s.endpoint(r, leader)
+			host, port, ok := s.endpoint(r, leader)
+			if !ok {
+				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
+				c.ErrorMessage = nilIfEmpty(fmt.Sprintf("broker %d has not registered this listener yet", leader.ID))
+				break
+			}
+			c.NodeID, c.Host, c.Port = leader.ID, host, port
 		default:
 			c.ErrorCode = kerr.InvalidRequest.Code
 			c.ErrorMessage = nilIfEmpty("unsupported coordinator type")

@@ -16,7 +16,8 @@ package server
 // its leaderships move to the other replicas of their ISRs and it leaves
 // every ISR while it still serves; should_shutdown says it may stop.
 //
-// Not implemented: BrokerRegistration (key 62) itself, want_fence,
+// The broker's listeners are registered by BrokerRegistration
+// (62_broker_registration.go). Not implemented: want_fence,
 // is_caught_up (always true), offline log dirs, and any check that the
 // sender is a broker of the cluster.
 

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
@@ -56,11 +58,54 @@ func (s *Server) Replica(topic string, partition int32) (ReplicaInfo, error) {
 }
 
 // endpoint returns where a client of r's listener reaches broker n: this
-// broker at that listener's advertised address, another at its --cluster
-// address (a broker of a cluster has that one listener).
-func (s *Server) endpoint(r *kafkanet.Request, n cluster.Node) (host string, port int32) {
-	if ln := r.Conn().Listener(); ln != nil && n.ID == s.cfg.NodeID {
-		return ln.Advertised()
+// broker at that listener's advertised address; another at its --cluster
+// address on the inter-broker listener, or at the endpoint of the same
+// name it registered (BrokerRegistration) on the others. ok is false for
+// a broker that has registered no such listener: it is not named there,
+// as Kafka omits it.
+func (s *Server) endpoint(r *kafkanet.Request, n cluster.Node) (host string, port int32, ok bool) {
+	ln := r.Conn().Listener()
+	switch {
+	case n.ID == s.cfg.NodeID && ln != nil:
+		host, port = ln.Advertised()
+		return host, port, true
+	case ln == nil || ln == s.ln:
+		return n.Host, n.Port, true
 	}
-	return n.Host, n.Port
+	e, ok := s.image().Endpoint(n.ID, ln.Name())
+	return e.Host, e.Port, ok
+}
+
+// endpoints returns this broker's listeners as it registers them with
+// the controller.
+func (s *Server) endpoints() []metadata.Endpoint {
+	out := make([]metadata.Endpoint, 0, len(s.lns))
+	for _, ln := range s.lns {
+		host, port := ln.Advertised()
+		out = append(out, metadata.Endpoint{Listener: ln.Name(), Host: host, Port: port, Protocol: string(ln.Protocol())})
+	}
+	return out
+}
+
+// placeInterBroker puts the inter-broker listener of specs at this
+// broker's --cluster address, which the other brokers dial and name it
+// at: it listens there unless --listeners says otherwise, and advertises
+// it always.
+func (s *Server) placeInterBroker(specs []kafkanet.ListenerConfig) error {
+	self, _ := s.brokers.Node(s.cfg.NodeID)
+	want := interBroker(specs, s.cfg.InterBrokerListener).Name
+	for i := range specs {
+		if specs[i].Name != want {
+			continue
+		}
+		if s.cfg.Listener == Default().Listener {
+			specs[i].Addr = self.Addr() // its --cluster entry, unless told otherwise
+		}
+		if specs[i].Advertised != "" && specs[i].Advertised != self.Addr() {
+			return fmt.Errorf("advertised.listeners: %s advertises %s, but --cluster names broker %d at %s",
+				want, specs[i].Advertised, self.ID, self.Addr())
+		}
+		specs[i].Advertised = self.Addr()
+	}
+	return nil
 }

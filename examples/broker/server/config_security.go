@@ -128,13 +128,9 @@ func (c *Config) validateSecurity() error {
 		return l.Name == strings.ToUpper(c.InterBrokerListener)
 	}):
 		return fmt.Errorf("inter.broker.listener.name: %s is not among the listeners", c.InterBrokerListener)
-	case c.Cluster != "" && len(lns) > 1:
-		// Other brokers' addresses on the other listeners would come
-		// from their registrations (Kafka's BrokerRegistration
-		// endpoints), which this broker does not keep yet.
-		return errors.New("listeners: a broker of a cluster has one listener, its --cluster address, for now")
-	case c.Cluster != "" && lns[0].Protocol != kafkanet.Plaintext:
-		return errors.New("listeners: the brokers of a cluster speak PLAINTEXT between them, for now")
+	case c.Cluster != "" && interBroker(lns, c.InterBrokerListener).Protocol != kafkanet.Plaintext:
+		return errors.New("inter.broker.listener.name: the brokers of a cluster speak PLAINTEXT between them, for now: " +
+			"give clients an SSL or SASL listener beside it")
 	}
 	if _, err := parseAddScram(c.AddScram); err != nil {
 		return err
@@ -145,6 +141,17 @@ func (c *Config) validateSecurity() error {
 		}
 	}
 	return nil
+}
+
+// interBroker returns the listener named name, or the first without a
+// name: the one the brokers of a cluster use between them.
+func interBroker(lns []kafkanet.ListenerConfig, name string) kafkanet.ListenerConfig {
+	for _, l := range lns {
+		if l.Name == strings.ToUpper(name) {
+			return l
+		}
+	}
+	return lns[0]
 }
 
 // securitySettings lists the security configs by their Kafka names.

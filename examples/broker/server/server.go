@@ -137,15 +137,9 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 		return nil, err
 	}
 	if s.brokers != nil {
-		// A broker of a cluster has one listener (validateSecurity).
-		self, _ := s.brokers.Node(cfg.NodeID)
-		if cfg.Listener == Default().Listener {
-			cfg.Listener, specs[0].Addr = self.Addr(), self.Addr() // its --cluster entry, unless told otherwise
+		if err := s.placeInterBroker(specs); err != nil {
+			return nil, err
 		}
-		if cfg.AdvertisedListener == "" {
-			cfg.AdvertisedListener, specs[0].Advertised = self.Addr(), self.Addr()
-		}
-		s.cfg = cfg
 	}
 	for _, spec := range specs {
 		if spec.Protocol.TLS() {
@@ -168,6 +162,7 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 		return nil, err
 	}
 	if s.member, err = cluster.New(cluster.Config{Brokers: s.brokers, LogDirs: cfg.LogDirs, ClusterID: s.data.clusterID,
+		Endpoints:         s.endpoints(),
 		HeartbeatInterval: cfg.BrokerHeartbeatInterval, SessionTimeout: cfg.BrokerSessionTimeout,
 		ElectionTimeout: cfg.ControllerElectionTimeout, UncleanLeaderElection: cfg.UncleanLeaderElection,
 		Logger: log, Registerer: s.reg}); err != nil {

@@ -28,6 +28,29 @@ func ParseSecurityProtocol(s string) (SecurityProtocol, error) {
 	return "", fmt.Errorf("security protocol %q: want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", s)
 }
 
+// securityProtocolIDs are the protocols' ids on the wire (Kafka's
+// SecurityProtocol ids, as BrokerRegistration carries them).
+var securityProtocolIDs = map[SecurityProtocol]int16{Plaintext: 0, SSL: 1, SASLPlaintext: 2, SASLSSL: 3}
+
+// ID returns p's id on the wire, -1 for an unknown one.
+func (p SecurityProtocol) ID() int16 {
+	if id, ok := securityProtocolIDs[p]; ok {
+		return id
+	}
+	return -1
+}
+
+// SecurityProtocolName returns the name of the protocol of wire id id, ""
+// for an unknown one.
+func SecurityProtocolName(id int16) string {
+	for p, i := range securityProtocolIDs {
+		if i == id {
+			return string(p)
+		}
+	}
+	return ""
+}
+
 // TLS reports whether p's connections speak TLS.
 func (p SecurityProtocol) TLS() bool { return p == SSL || p == SASLSSL }
 

@@ -1,0 +1,86 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/gopurgatory/purgatory/examples/broker/server"
+)
+
+// TestClusterExternalListener: three brokers speak PLAINTEXT between
+// them on INTERNAL (their --cluster addresses) and serve clients over
+// SASL_SSL on EXTERNAL; each registers its endpoints with the controller,
+// so a client bootstrapped from one broker's EXTERNAL listener is told
+// every broker at its EXTERNAL address, never an INTERNAL one, produces
+// with acks=all to three replicas, consumes in a group, and finds its
+// coordinator there.
+func TestClusterExternalListener(t *testing.T) {
+	certs := makeCerts(t)
+	c := startCluster(t, 3, func(cfg *server.Config) {
+		cfg.Listener = "INTERNAL://" + cfg.Listener + ",EXTERNAL://127.0.0.1:0"
+		cfg.ProtocolMap = "INTERNAL:PLAINTEXT,EXTERNAL:SASL_SSL"
+		cfg.InterBrokerListener = "INTERNAL"
+		cfg.Keystore, cfg.Truststore = certs.broker, certs.ca
+		cfg.AddScram = "SCRAM-SHA-512=[name=alice,password=alice-secret]"
+		cfg.DefaultReplication = 3
+	})
+	external := map[string]bool{}
+	for id := int32(1); id <= 3; id++ {
+		external[listenerAddr(t, c.broker(id), "EXTERNAL")] = true
+	}
+	cl := secureClient(t, certs, listenerAddr(t, c.broker(2), "EXTERNAL"),
+		kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()),
+		kgo.DefaultProduceTopic("external"), kgo.ConsumeTopics("external"), kgo.ConsumerGroup("external-group"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	var brokers []string
+	require.Eventually(t, func() bool {
+		meta, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+		if err != nil {
+			return false
+		}
+		brokers = brokers[:0]
+		for _, b := range meta.Brokers {
+			brokers = append(brokers, fmt.Sprintf("%s:%d", b.Host, b.Port))
+		}
+		return len(brokers) == 3
+	}, 10*time.Second, 20*time.Millisecond, "every broker registered its EXTERNAL endpoint")
+	for _, b := range brokers {
+		assert.True(t, external[b], "%s is an EXTERNAL address (%v)", b, brokers)
+	}
+
+	_, err := kadm.NewClient(cl).CreateTopic(ctx, 3, 3, nil, "external")
+	require.NoError(t, err)
+	for i := range 30 {
+		require.NoError(t, cl.ProduceSync(ctx, kgo.StringRecord(fmt.Sprint(i))).FirstErr())
+	}
+	var got []string
+	for len(got) < 30 {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, fs.Err0())
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	assert.Len(t, got, 30)
+	require.NoError(t, cl.CommitUncommittedOffsets(ctx))
+
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorKeys = []string{"external-group"}
+	resp, err := req.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	co := resp.Coordinators[0]
+	require.Zero(t, co.ErrorCode)
+	assert.True(t, external[fmt.Sprintf("%s:%d", co.Host, co.Port)], "the coordinator at its EXTERNAL address")
+	assert.True(t, slices.Contains(brokers, fmt.Sprintf("%s:%d", co.Host, co.Port)))
+}
