@@ -254,4 +254,3 @@ func warm(b *testing.B, ctx context.Context, cl *kgo.Client, value []byte) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
-
