@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -36,6 +37,12 @@ type Config struct {
 	// controller (registration.go) so that the other brokers name it at
 	// them.
 	Endpoints []metadata.Endpoint
+	// PeerTLS, when set, is the TLS the brokers speak between them: the
+	// peers' clients dial the other brokers' --cluster addresses with it
+	// (their inter-broker listener is SSL), and the quorum's voters dial
+	// each other with it, accepted with QuorumTLS (mutual TLS: each side
+	// shows its certificate). Both nil: plain TCP.
+	PeerTLS, QuorumTLS *tls.Config
 
 	HeartbeatInterval     time.Duration // broker.heartbeat.interval.ms
 	SessionTimeout        time.Duration // broker.session.timeout.ms
@@ -124,6 +131,9 @@ func (m *Member) Open(applied func(before, after *metadata.Image, rec *metadata.
 			metalog.WithHeartbeatTimeout(m.cfg.ElectionTimeout))
 		if m.cfg.LogDirs != "" {
 			opts = append(opts, metalog.WithDir(filepath.Join(m.cfg.LogDirs, raftDir)))
+		}
+		if m.cfg.QuorumTLS != nil {
+			opts = append(opts, metalog.WithTLS(m.cfg.QuorumTLS, m.cfg.PeerTLS))
 		}
 	}
 	var err error

@@ -59,9 +59,13 @@ func newPeers(m *Member) (*peers, error) {
 			continue
 		}
 		for _, clients := range []map[int32]*kgo.Client{ps.clients, ps.markerClients} {
-			cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.ClientID("broker-"+strconv.Itoa(int(self))),
+			opts := []kgo.Opt{kgo.SeedBrokers(n.Addr()), kgo.ClientID("broker-" + strconv.Itoa(int(self))),
 				kgo.DialTimeout(time.Second),
-				kgo.WithLogger(peerLogger{log: m.log.Named("peer"), closing: &m.closing}))
+				kgo.WithLogger(peerLogger{log: m.log.Named("peer"), closing: &m.closing})}
+			if m.cfg.PeerTLS != nil {
+				opts = append(opts, kgo.DialTLSConfig(m.cfg.PeerTLS))
+			}
+			cl, err := kgo.NewClient(opts...)
 			if err != nil {
 				ps.closeClients()
 				return nil, err

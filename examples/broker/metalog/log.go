@@ -100,7 +100,7 @@ func (l *Log) startRaft() error {
 	}
 	l.transport = cfg.transport
 	if l.transport == nil {
-		if l.stream, err = listenStream(selfAddr); err != nil {
+		if l.stream, err = listenStream(selfAddr, cfg.tlsServer, cfg.tlsClient); err != nil {
 			return fmt.Errorf("metalog: listening for the quorum on %s: %w", selfAddr, err)
 		}
 		l.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{

@@ -1,6 +1,7 @@
 package metalog
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"time"
@@ -36,6 +37,9 @@ type config struct {
 	leader    LeaderChanged
 	heartbeat time.Duration // raft's HeartbeatTimeout and ElectionTimeout
 	transport raft.Transport
+	// tlsServer and tlsClient make the quorum's connections mutual TLS
+	// (stream.go); nil: plain TCP.
+	tlsServer, tlsClient *tls.Config
 }
 
 func defaultConfig() config {
@@ -97,3 +101,10 @@ func WithHeartbeatTimeout(d time.Duration) Option {
 // WithTransport replaces the TCP transport (tests use Raft's in-memory
 // one); the voters' addresses are then the transport's.
 func WithTransport(t raft.Transport) Option { return optionFunc(func(c *config) { c.transport = t }) }
+
+// WithTLS has the quorum's voters speak TLS between them: server accepts
+// (it should require and verify client certificates: the voters prove
+// who they are), client dials. Both nil (the default): plain TCP.
+func WithTLS(server, client *tls.Config) Option {
+	return optionFunc(func(c *config) { c.tlsServer, c.tlsClient = server, client })
+}

@@ -1,6 +1,7 @@
 package metalog
 
 import (
+	"crypto/tls"
 	"net"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 type streamLayer struct {
 	ln        net.Listener
 	advertise net.Addr
+	tls       *tls.Config // dials with it; nil: plain TCP (the listener is wrapped already)
 
 	mu     sync.Mutex // guards the following
 	conns  map[net.Conn]struct{}
@@ -25,12 +27,19 @@ type streamLayer struct {
 
 var _ raft.StreamLayer = (*streamLayer)(nil)
 
-func listenStream(bind string) (*streamLayer, error) {
+// listenStream listens on bind, with TLS when server and client are
+// given (WithTLS): the voters' connections are then mutual TLS, each side
+// verifying the other's certificate.
+func listenStream(bind string, server, client *tls.Config) (*streamLayer, error) {
 	ln, err := net.Listen("tcp", bind)
 	if err != nil {
 		return nil, err
 	}
-	return &streamLayer{ln: ln, advertise: ln.Addr(), conns: make(map[net.Conn]struct{})}, nil
+	s := &streamLayer{ln: ln, advertise: ln.Addr(), tls: client, conns: make(map[net.Conn]struct{})}
+	if server != nil {
+		s.ln = tls.NewListener(ln, server)
+	}
+	return s, nil
 }
 
 // track records c, or closes it if the layer is closed.
@@ -54,7 +63,20 @@ func (s *streamLayer) Accept() (net.Conn, error) {
 }
 
 func (s *streamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout("tcp", string(addr), timeout)
+	d := &net.Dialer{Timeout: timeout}
+	var (
+		c   net.Conn
+		err error
+	)
+	if s.tls != nil {
+		cfg := s.tls.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName, _, _ = net.SplitHostPort(string(addr))
+		}
+		c, err = tls.DialWithDialer(d, "tcp", string(addr), cfg)
+	} else {
+		c, err = d.Dial("tcp", string(addr))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -128,9 +128,10 @@ func (c *Config) validateSecurity() error {
 		return l.Name == strings.ToUpper(c.InterBrokerListener)
 	}):
 		return fmt.Errorf("inter.broker.listener.name: %s is not among the listeners", c.InterBrokerListener)
-	case c.Cluster != "" && interBroker(lns, c.InterBrokerListener).Protocol != kafkanet.Plaintext:
-		return errors.New("inter.broker.listener.name: the brokers of a cluster speak PLAINTEXT between them, for now: " +
-			"give clients an SSL or SASL listener beside it")
+	case c.Cluster != "" && interBroker(lns, c.InterBrokerListener).Protocol.SASL():
+		return errors.New("inter.broker.listener.name: the brokers of a cluster speak PLAINTEXT or SSL between them, not SASL, for now")
+	case c.Cluster != "" && interBroker(lns, c.InterBrokerListener).Protocol == kafkanet.SSL && c.Truststore == "":
+		return errors.New("ssl.truststore.location: the brokers of a cluster speaking SSL between them verify each other's certificates against it")
 	}
 	if _, err := parseAddScram(c.AddScram); err != nil {
 		return err

@@ -97,3 +97,25 @@ func (s *Server) bootstrapScram(entries []scramBootstrap) {
 		}
 	})
 }
+
+// interBrokerTLS returns the TLS the brokers of a cluster speak between
+// them when their inter-broker listener is SSL, nil otherwise: the
+// peers' clients and the quorum's voters dial with the truststore and
+// this broker's keystore (its certificate is its principal at the
+// others), and the quorum accepts only voters whose certificate the
+// truststore verifies. The keystore is read once for dialing (a rotated
+// one reaches the peers' connections at the next restart).
+func (s *Server) interBrokerTLS() (peer, quorum *tls.Config, err error) {
+	if s.cfg.Cluster == "" || s.ln.Protocol() != kafkanet.SSL {
+		return nil, nil, nil
+	}
+	files := tlsfiles.Files{Keystore: s.cfg.Keystore, Truststore: s.cfg.Truststore}
+	if peer, err = tlsfiles.ClientConfig(files); err != nil {
+		return nil, nil, err
+	}
+	files.ClientAuth = "required"
+	if quorum, err = tlsfiles.ServerConfig(files, s.log); err != nil {
+		return nil, nil, err
+	}
+	return peer, quorum, nil
+}

@@ -161,8 +161,12 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if s.data, err = newData(cfg, log, s.durable, s.files.maxPartitions); err != nil {
 		return nil, err
 	}
+	peerTLS, quorumTLS, err := s.interBrokerTLS()
+	if err != nil {
+		return nil, err
+	}
 	if s.member, err = cluster.New(cluster.Config{Brokers: s.brokers, LogDirs: cfg.LogDirs, ClusterID: s.data.clusterID,
-		Endpoints:         s.endpoints(),
+		Endpoints: s.endpoints(), PeerTLS: peerTLS, QuorumTLS: quorumTLS,
 		HeartbeatInterval: cfg.BrokerHeartbeatInterval, SessionTimeout: cfg.BrokerSessionTimeout,
 		ElectionTimeout: cfg.ControllerElectionTimeout, UncleanLeaderElection: cfg.UncleanLeaderElection,
 		Logger: log, Registerer: s.reg}); err != nil {
