@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/xdg-go/scram"
@@ -28,6 +29,11 @@ type Authenticator struct {
 	mechanisms []string // immutable
 	store      Store
 	scram      map[string]*scram.Server // by mechanism; immutable
+	// plainSlots bounds the PLAIN checks running at once: each costs a
+	// PBKDF2 at the credential's iterations (a millisecond or more), so
+	// a flood of PLAIN attempts from many connections takes at most half
+	// the cores, never the broker.
+	plainSlots chan struct{}
 }
 
 // New returns an authenticator of mechanisms (Plain, ScramSHA256,
@@ -36,7 +42,8 @@ func New(store Store, mechanisms ...string) (*Authenticator, error) {
 	if len(mechanisms) == 0 {
 		return nil, errors.New("sasl.enabled.mechanisms: empty")
 	}
-	a := &Authenticator{mechanisms: slices.Clone(mechanisms), store: store, scram: make(map[string]*scram.Server)}
+	a := &Authenticator{mechanisms: slices.Clone(mechanisms), store: store, scram: make(map[string]*scram.Server),
+		plainSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	for _, m := range mechanisms {
 		switch m {
 		case Plain:
@@ -66,7 +73,7 @@ func (a *Authenticator) Start(mechanism string) (Exchange, error) {
 		return nil, fmt.Errorf("%w: %q is not enabled (sasl.enabled.mechanisms: %v)", ErrMechanism, mechanism, a.mechanisms)
 	}
 	if mechanism == Plain {
-		return &plainExchange{store: a.store}, nil
+		return &plainExchange{store: a.store, slots: a.plainSlots}, nil
 	}
 	return &scramExchange{conv: a.scram[mechanism].NewConversation()}, nil
 }
@@ -114,6 +121,7 @@ func (e *scramExchange) Principal() string { return e.principal }
 // plainExchange is PLAIN's one message: authzid NUL user NUL password.
 type plainExchange struct {
 	store     Store
+	slots     chan struct{} // the Authenticator's plainSlots
 	principal string
 }
 
@@ -128,7 +136,10 @@ func (e *plainExchange) Step(in []byte) ([]byte, bool, error) {
 	}
 	for _, m := range []string{ScramSHA512, ScramSHA256} {
 		if c, ok := e.store.Credential(user, m); ok {
-			if !c.matches(password) {
+			e.slots <- struct{}{} // waits while half the cores check passwords
+			matches := c.matches(password)
+			<-e.slots
+			if !matches {
 				return nil, true, ErrAuthentication
 			}
 			e.principal = "User:" + user

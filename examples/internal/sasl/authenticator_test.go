@@ -3,6 +3,7 @@ package sasl
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -137,4 +138,32 @@ func TestFromSaltedMatchesNewCredential(t *testing.T) {
 	assert.Error(t, err, "no salt")
 	_, err = NewCredential("SCRAM-SHA-1", "pw", 0)
 	assert.ErrorIs(t, err, ErrMechanism)
+}
+
+// TestPlainChecksBounded: PLAIN's password checks (a PBKDF2 each) wait
+// for a slot: with every slot taken, a check waits until one is free.
+func TestPlainChecksBounded(t *testing.T) {
+	s := store{}
+	s.add(t, "alice", ScramSHA256, "pw")
+	synctest.Test(t, func(t *testing.T) {
+		a, err := New(s, Plain) // its slots inside the bubble
+		require.NoError(t, err)
+		for range cap(a.plainSlots) {
+			a.plainSlots <- struct{}{}
+		}
+		done := make(chan error, 1)
+		go func() {
+			ex, _ := a.Start(Plain)
+			_, _, err := ex.Step([]byte("\x00alice\x00pw"))
+			done <- err
+		}()
+		synctest.Wait() // the check is blocked, or done
+		select {
+		case <-done:
+			t.Fatal("a check ran with every slot taken")
+		default:
+		}
+		<-a.plainSlots // one slot free
+		require.NoError(t, <-done)
+	})
 }
