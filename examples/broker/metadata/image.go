@@ -1,9 +1,11 @@
 package metadata
 
 import (
-	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 	"maps"
 	"slices"
+
+	"github.com/gopurgatory/purgatory/examples/broker/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 )
 
 // NoLeader is the leader of an offline partition: no unfenced replica of
@@ -81,6 +83,8 @@ type Image struct {
 	// scram are the users' SCRAM credentials (scram.go), shared with the
 	// images before until a record changes them.
 	scram map[scramKey]sasl.Credential
+	// acls are the ACL bindings (acl.go), shared likewise.
+	acls map[acl.Binding]struct{}
 }
 
 // Empty returns the image before any record.
@@ -159,5 +163,5 @@ func (im *Image) TopicCount() int { return len(im.topics) }
 // shared until copied by the writer (copy on write).
 func (im *Image) clone() *Image {
 	return &Image{Index: im.Index, ClusterID: im.ClusterID, brokers: maps.Clone(im.brokers),
-		topics: maps.Clone(im.topics), names: maps.Clone(im.names), scram: im.scram}
+		topics: maps.Clone(im.topics), names: maps.Clone(im.names), scram: im.scram, acls: im.acls}
 }

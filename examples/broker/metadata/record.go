@@ -9,7 +9,7 @@ import (
 // controller changes, applied as a whole (KRaft writes such a decision as
 // a batch of records, atomically). Its parts are applied in field order:
 // the cluster id, the brokers, the deleted topics, the created topics,
-// the partition changes, the SCRAM credentials.
+// the partition changes, the SCRAM credentials, the ACL bindings.
 type Record struct {
 	// ClusterID sets the cluster's id, once: the first one committed wins.
 	ClusterID string `json:"cluster_id,omitempty"`
@@ -24,6 +24,8 @@ type Record struct {
 	Partitions []PartitionChange `json:"partitions,omitempty"`
 	// Scram sets and removes users' SCRAM credentials.
 	Scram []ScramChange `json:"scram,omitempty"`
+	// ACLs adds and removes ACL bindings, in order.
+	ACLs []ACLChange `json:"acls,omitempty"`
 }
 
 // PartitionChange is a partition's new state.
@@ -36,14 +38,17 @@ type PartitionChange struct {
 // Empty reports whether r changes nothing.
 func (r Record) Empty() bool {
 	return r.ClusterID == "" && len(r.Brokers) == 0 && len(r.DeleteTopics) == 0 &&
-		len(r.CreateTopics) == 0 && len(r.Partitions) == 0 && len(r.Scram) == 0
+		len(r.CreateTopics) == 0 && len(r.Partitions) == 0 && len(r.Scram) == 0 &&
+		len(r.ACLs) == 0
 }
 
 // Encode returns r as the bytes of a log entry.
 func (r *Record) Encode() []byte {
 	b, err := json.Marshal(r)
 	if err != nil {
-		panic(fmt.Sprintf("metadata: encoding a record: %v", err)) // plain data: cannot fail
+		// Plain data, and ACL bindings the controller validated: a
+		// failure is a programmer's error.
+		panic(fmt.Sprintf("metadata: encoding a record: %v", err))
 	}
 	return b
 }
@@ -100,6 +105,7 @@ func (im *Image) Apply(index uint64, r *Record) *Image {
 		t.Partitions[c.Index] = c.Partition.clone()
 	}
 	next.applyScram(r.Scram)
+	next.applyACLs(r.ACLs)
 	return next
 }
 
@@ -110,12 +116,13 @@ type snapshot struct {
 	Brokers   []Broker      `json:"brokers"`
 	Topics    []*Topic      `json:"topics"`
 	Scram     []ScramChange `json:"scram,omitempty"`
+	ACLs      []ACLChange   `json:"acls,omitempty"`
 }
 
 // MarshalImage returns im as the bytes of a snapshot.
 func MarshalImage(im *Image) ([]byte, error) {
 	return json.Marshal(snapshot{Index: im.Index, ClusterID: im.ClusterID, Brokers: im.Brokers(), Topics: im.Topics(),
-		Scram: im.scramEntries()})
+		Scram: im.scramEntries(), ACLs: im.aclEntries()})
 }
 
 // UnmarshalImage reads a snapshot written by MarshalImage.
@@ -134,5 +141,6 @@ func UnmarshalImage(b []byte) (*Image, error) {
 		im.names[t.Name] = t.ID
 	}
 	im.applyScram(s.Scram)
+	im.applyACLs(s.ACLs)
 	return im, nil
 }
