@@ -150,12 +150,6 @@ func (s *Server) access(r *kafkanet.Request) access {
 	return access{a: s.authz, r: r, principal: r.Principal(), host: clientIP(r.RemoteAddr())}
 }
 
-// authorized reports whether r's principal may do op on the resource:
-// the one-check form of access.allows.
-func (s *Server) authorized(r *kafkanet.Request, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
-	return s.access(r).allows(op, rt, name)
-}
-
 // allows reports whether the client may do op on the resource, and
 // counts and logs a denial (at most once a minute per client host), as
 // Kafka's authorizer logs the requests it denies. Free without an

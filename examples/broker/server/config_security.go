@@ -100,7 +100,7 @@ func (c *Config) authorizerOptions() ([]acl.Option, bool, error) {
 	}
 	if c.Cluster != "" && !slices.Contains(supers, anonymous) {
 		return nil, false, fmt.Errorf("super.users: the brokers of a cluster reach each other over PLAINTEXT as %s, which needs CLUSTER_ACTION: list it "+
-			"(and so is every client of that listener a super user, until the brokers of a cluster can authenticate)", anonymous)
+			"(every client of that listener is then a super user too, until a cluster's brokers can authenticate to each other)", anonymous)
 	}
 	return opts, true, nil
 }
