@@ -484,3 +484,36 @@ func startACLBroker(t *testing.T, certs testCerts) *server.Server {
 	srv, _ := runBroker(t, aclConfig(certs))
 	return srv
 }
+
+// TestTransactionsNeedTheirID: a transactional producer needs WRITE on its
+// transactional id and on its topics: with them its transaction commits
+// (its InitProducerId, AddPartitionsToTxn, transactional batches and
+// EndTxn all checked); without the id, InitProducerId is
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+func TestTransactionsNeedTheirID(t *testing.T) {
+	certs := makeCerts(t)
+	srv := startACLBroker(t, certs)
+	admin := userClient(t, certs, srv, "admin")
+	setUpTopics(t, admin, "orders")
+	createACLs(t, admin, kadm.NewACLs().Allow("User:alice").TransactionalIDs("tx").Topics("orders").Operations(kadm.OpWrite).
+		ResourcePatternType(kadm.ACLPatternLiteral))
+
+	alice := userClient(t, certs, srv, "alice", kgo.TransactionalID("tx"), kgo.DefaultProduceTopic("orders"))
+	ctx := testCtx(t)
+	require.NoError(t, alice.BeginTransaction())
+	require.NoError(t, alice.ProduceSync(ctx, kgo.StringRecord("in a transaction")).FirstErr())
+	require.NoError(t, alice.EndTransaction(ctx, kgo.TryCommit))
+	ends, err := kadm.NewClient(admin).ListEndOffsets(ctx, "orders")
+	require.NoError(t, err)
+	end, _ := ends.Lookup("orders", 0)
+	assert.Equal(t, int64(5), end.Offset, "three records, one of the transaction and its marker")
+
+	for _, who := range []struct{ user, id string }{{"bob", "tx"}, {"alice", "other"}} {
+		init := kmsg.NewPtrInitProducerIDRequest()
+		init.TransactionalID, init.TransactionTimeoutMillis = kmsg.StringPtr(who.id), 10000
+		cl := userClient(t, certs, srv, who.user)
+		resp, err := init.RequestWith(ctx, srvBroker(t, cl))
+		require.NoError(t, err)
+		assert.Equal(t, kerr.TransactionalIDAuthorizationFailed.Code, resp.ErrorCode, "%s with %s", who.user, who.id)
+	}
+}
