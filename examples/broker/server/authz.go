@@ -153,7 +153,8 @@ func (s *Server) access(r *kafkanet.Request) access {
 // allows reports whether the client may do op on the resource, and
 // counts and logs a denial (at most once a minute per client host), as
 // Kafka's authorizer logs the requests it denies. Free without an
-// authorizer; otherwise lock-free and allocation-free (package acl).
+// authorizer; with one, a check that allows takes no lock and allocates
+// nothing (package acl).
 func (c access) allows(op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
 	if c.a == nil || c.a.Authorize(c.principal, c.host, op, rt, name) {
 		return true
@@ -190,9 +191,6 @@ func (c access) operations(rt kmsg.ACLResourceType, name string) int32 {
 	}
 	return c.a.AuthorizedOperations(c.principal, c.host, rt, name).Bitfield(rt)
 }
-
-// notRequested is KIP-430's authorized_operations when not asked for.
-const notRequested = -2147483648
 
 // clientIP returns the IP address of a client's address, as the bindings'
 // hosts name it.

@@ -427,3 +427,152 @@ func TestACLsKeptInLogDir(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []acl.Binding{read}, got, "and in the authorizer")
 }
+
+// TestGroupChecks: READ on a group lets a client commit to it, DESCRIBE
+// (implied by READ) describe and fetch it, DELETE delete it; a group it
+// may not describe is refused by name and hidden from ListGroups; a topic
+// it may not describe is refused in OffsetFetch.
+func TestGroupChecks(t *testing.T) {
+	s := newAuthzServer(t, func(c *Config) { c.GroupInitialRebalance = 0 })
+	createTopic(t, s, "orders", 2)
+	createTopic(t, s, "secret", 1)
+	deny := allow(kmsg.ACLResourceTypeGroup, "theirs", anonymous, kmsg.ACLOperationDescribe)
+	deny.Permission = kmsg.ACLPermissionTypeDeny
+	grant(t, s, allow(kmsg.ACLResourceTypeGroup, acl.Wildcard, anonymous, kmsg.ACLOperationRead), deny,
+		allow(kmsg.ACLResourceTypeTopic, "orders", anonymous, kmsg.ACLOperationRead))
+	c := dialRaw(t, s)
+	for _, g := range []string{"mine", "theirs"} {
+		resp := c.RoundTrip(commitReq(8, g, "", -1, 5)).(*kmsg.OffsetCommitResponse)
+		require.Zero(t, resp.Topics[0].Partitions[0].ErrorCode, "READ on %s: a DENY of DESCRIBE leaves it", g)
+	}
+
+	d := kmsg.NewPtrDescribeGroupsRequest()
+	d.SetVersion(5)
+	d.Groups, d.IncludeAuthorizedOperations = []string{"mine", "theirs"}, true
+	dresp := c.RoundTrip(d).(*kmsg.DescribeGroupsResponse)
+	require.Len(t, dresp.Groups, 2)
+	assert.Zero(t, dresp.Groups[0].ErrorCode)
+	assert.Equal(t, acl.Operations(kmsg.ACLOperationRead, kmsg.ACLOperationDescribe).Bitfield(kmsg.ACLResourceTypeGroup),
+		dresp.Groups[0].AuthorizedOperations)
+	assert.Equal(t, kerr.GroupAuthorizationFailed.Code, dresp.Groups[1].ErrorCode)
+
+	l := kmsg.NewPtrListGroupsRequest()
+	l.SetVersion(4)
+	lresp := c.RoundTrip(l).(*kmsg.ListGroupsResponse)
+	require.Len(t, lresp.Groups, 1, "theirs is hidden")
+	assert.Equal(t, "mine", lresp.Groups[0].Group)
+
+	f := kmsg.NewPtrOffsetFetchRequest()
+	f.SetVersion(8)
+	for _, g := range []string{"mine", "theirs"} {
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = g
+		for _, topic := range []string{"orders", "secret"} {
+			rt := kmsg.NewOffsetFetchRequestGroupTopic()
+			rt.Topic, rt.Partitions = topic, []int32{0}
+			rg.Topics = append(rg.Topics, rt)
+		}
+		f.Groups = append(f.Groups, rg)
+	}
+	fresp := c.RoundTrip(f).(*kmsg.OffsetFetchResponse)
+	require.Len(t, fresp.Groups, 2)
+	mine := fresp.Groups[0]
+	require.Zero(t, mine.ErrorCode)
+	require.Len(t, mine.Topics, 2)
+	assert.Equal(t, int64(5), mine.Topics[0].Partitions[0].Offset)
+	assert.Equal(t, kerr.TopicAuthorizationFailed.Code, mine.Topics[1].Partitions[0].ErrorCode)
+	assert.Equal(t, int64(-1), mine.Topics[1].Partitions[0].Offset)
+	assert.Equal(t, kerr.GroupAuthorizationFailed.Code, fresp.Groups[1].ErrorCode)
+
+	all := kmsg.NewPtrOffsetFetchRequest()
+	all.SetVersion(7)
+	all.Group = "mine" // null topics: every committed offset it may see
+	aresp := c.RoundTrip(all).(*kmsg.OffsetFetchResponse)
+	require.Zero(t, aresp.ErrorCode)
+	require.Len(t, aresp.Topics, 1)
+	assert.Equal(t, "orders", aresp.Topics[0].Topic)
+	all.Group = "theirs"
+	assert.Equal(t, kerr.GroupAuthorizationFailed.Code, c.RoundTrip(all).(*kmsg.OffsetFetchResponse).ErrorCode)
+
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.SetVersion(2)
+	del.Groups = []string{"mine"}
+	assert.Equal(t, kerr.GroupAuthorizationFailed.Code, c.RoundTrip(del).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode)
+	grant(t, s, allow(kmsg.ACLResourceTypeGroup, "mine", anonymous, kmsg.ACLOperationDelete))
+	assert.Zero(t, c.RoundTrip(del).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode)
+}
+
+// TestAdminChecks: creating, deleting and describing topics and their
+// configs, and describing producers and transactions, each with Kafka's
+// operation and code.
+func TestAdminChecks(t *testing.T) {
+	s := newAuthzServer(t)
+	createTopic(t, s, "orders", 1)
+	createTopic(t, s, "secret", 1)
+	grant(t, s, allow(kmsg.ACLResourceTypeTopic, "new", anonymous, kmsg.ACLOperationCreate),
+		allow(kmsg.ACLResourceTypeTopic, "orders", anonymous, kmsg.ACLOperationAlterConfigs),
+		allow(kmsg.ACLResourceTypeTopic, "orders", anonymous, kmsg.ACLOperationRead))
+	c := dialRaw(t, s)
+
+	create := kmsg.NewPtrCreateTopicsRequest()
+	create.SetVersion(7)
+	for _, name := range []string{"new", "other"} {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
+		create.Topics = append(create.Topics, rt)
+	}
+	cresp := c.RoundTrip(create).(*kmsg.CreateTopicsResponse)
+	require.Len(t, cresp.Topics, 2)
+	assert.Zero(t, cresp.Topics[0].ErrorCode, "CREATE on the topic")
+	assert.Nil(t, cresp.Topics[0].Configs, "but no DESCRIBE_CONFIGS")
+	assert.Equal(t, kerr.TopicAuthorizationFailed.Code, cresp.Topics[0].ConfigErrorCode)
+	assert.Equal(t, kerr.TopicAuthorizationFailed.Code, cresp.Topics[1].ErrorCode)
+
+	dc := kmsg.NewPtrDescribeConfigsRequest()
+	dc.SetVersion(4)
+	for _, r := range []struct {
+		rt   kmsg.ConfigResourceType
+		name string
+	}{{kmsg.ConfigResourceTypeTopic, "orders"}, {kmsg.ConfigResourceTypeTopic, "secret"}, {kmsg.ConfigResourceTypeBroker, "1"}} {
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = r.rt, r.name
+		dc.Resources = append(dc.Resources, rr)
+	}
+	dcresp := c.RoundTrip(dc).(*kmsg.DescribeConfigsResponse)
+	require.Len(t, dcresp.Resources, 3)
+	assert.Zero(t, dcresp.Resources[0].ErrorCode, "ALTER_CONFIGS implies DESCRIBE_CONFIGS")
+	assert.NotEmpty(t, dcresp.Resources[0].Configs)
+	assert.Equal(t, kerr.TopicAuthorizationFailed.Code, dcresp.Resources[1].ErrorCode)
+	assert.Equal(t, kerr.ClusterAuthorizationFailed.Code, dcresp.Resources[2].ErrorCode)
+
+	dp := kmsg.NewPtrDescribeProducersRequest()
+	for _, name := range []string{"orders", "secret"} {
+		rt := kmsg.NewDescribeProducersRequestTopic()
+		rt.Topic, rt.Partitions = name, []int32{0}
+		dp.Topics = append(dp.Topics, rt)
+	}
+	dpresp := c.RoundTrip(dp).(*kmsg.DescribeProducersResponse)
+	require.Len(t, dpresp.Topics, 2)
+	assert.Zero(t, dpresp.Topics[0].Partitions[0].ErrorCode)
+	assert.Equal(t, kerr.TopicAuthorizationFailed.Code, dpresp.Topics[1].Partitions[0].ErrorCode)
+
+	dt := kmsg.NewPtrDescribeTransactionsRequest()
+	dt.TransactionalIDs = []string{"tx"}
+	dtresp := c.RoundTrip(dt).(*kmsg.DescribeTransactionsResponse)
+	require.Len(t, dtresp.TransactionStates, 1)
+	assert.Equal(t, kerr.TransactionalIDAuthorizationFailed.Code, dtresp.TransactionStates[0].ErrorCode)
+
+	deleteTopics := kmsg.NewPtrDeleteTopicsRequest()
+	deleteTopics.SetVersion(6)
+	for _, name := range []string{"secret", "nowhere"} {
+		rt := kmsg.NewDeleteTopicsRequestTopic()
+		rt.Topic = kmsg.StringPtr(name)
+		deleteTopics.Topics = append(deleteTopics.Topics, rt)
+	}
+	dtopics := c.RoundTrip(deleteTopics).(*kmsg.DeleteTopicsResponse)
+	require.Len(t, dtopics.Topics, 2)
+	assert.Equal(t, kerr.TopicAuthorizationFailed.Code, dtopics.Topics[0].ErrorCode)
+	assert.Equal(t, kerr.TopicAuthorizationFailed.Code, dtopics.Topics[1].ErrorCode, "whether it exists or not")
+	_, err := s.image().Topic("secret")
+	assert.NoError(t, err, "still there")
+}
