@@ -179,5 +179,7 @@
 // request to another broker. The metadata log applies records under its
 // own lock (metalog.Log.mu), which comes before all of the above:
 // applying takes the storage's locks and calls CheckAndComplete, and
-// nothing holding a broker lock waits for the log.
+// nothing holding a broker lock waits for the log. The authorizer's lock
+// (package acl's writers') is taken only there, under metalog.Log.mu,
+// and held across no call out; its checks take no lock.
 package server
