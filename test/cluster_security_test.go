@@ -90,17 +90,20 @@ func TestClusterExternalListener(t *testing.T) {
 }
 
 // TestClusterSpeaksTLS: three brokers whose inter-broker listener is SSL
-// with client certificates required: the peers' requests (replica
-// fetches, heartbeats, ISR changes) and the metadata quorum's Raft
-// traffic go over mutual TLS with each broker's certificate, and an
-// acks=all produce to three replicas is acknowledged; a client without a
-// certificate cannot reach them.
+// with client certificates required, and an authorizer: the peers'
+// requests (replica fetches, heartbeats, ISR changes) and the metadata
+// quorum's Raft traffic go over mutual TLS with each broker's
+// certificate, whose subject is their principal (a super user here, as
+// Kafka's brokers must hold CLUSTER_ACTION), and an acks=all produce to
+// three replicas is acknowledged; a client without a certificate cannot
+// reach them.
 func TestClusterSpeaksTLS(t *testing.T) {
 	certs := makeCerts(t)
 	c := startCluster(t, 3, func(cfg *server.Config) {
 		cfg.Listener = "SSL://" + cfg.Listener
 		cfg.Keystore, cfg.Truststore, cfg.ClientAuth = certs.broker, certs.ca, "required"
 		cfg.DefaultReplication, cfg.MinInsyncReplicas = 3, 3
+		cfg.Authorizer, cfg.SuperUsers = "acl", "User:CN=broker;User:CN=alice,O=purgatory"
 	})
 	withCert, err := tlsfiles.ClientConfig(tlsfiles.Files{Truststore: certs.ca, Keystore: certs.client})
 	require.NoError(t, err)

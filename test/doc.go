@@ -42,6 +42,16 @@
 // go to the controller, and TestClusterKill9Controller kills the
 // controller's process. TestClusterScript runs scripts/cluster.sh.
 //
+// # Security
+//
+// The security tests (security_test.go, acl_test.go) serve TLS and SASL
+// listeners to kgo, kcat, librdkafka and kafkajs clients, and check the
+// authorizer as a client meets it: Kafka's error codes for unauthenticated
+// and unauthorized clients, a grant opening one topic and its group, DENY
+// over a PREFIXED ALLOW, kadm's ACL round trip, bindings that survive a
+// restart and reach every broker of a cluster, a spoofed replica fetch
+// refused.
+//
 // # Faults
 //
 // The fault tests (failover_test.go, fault_test.go) run three broker

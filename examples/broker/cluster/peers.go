@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -28,7 +29,9 @@ import (
 //     leads partitions this one follows, and the AlterPartition requests
 //     a leader sends the controller;
 //   - topic creations that a Metadata request asks of a broker that is not
-//     the controller, forwarded to it (CreateAtController);
+//     the controller, forwarded to it (CreateAtController), and the
+//     CreateAcls and DeleteAcls requests clients send to any broker
+//     (Member.Request, which the broker's handlers call);
 //   - the transaction coordinator's markers (Member.MarkerRequest), over a
 //     client of their own (markerClients): a WriteTxnMarkers is answered
 //     only once its markers are replicated, and a broker answers the
@@ -50,6 +53,16 @@ type peers struct {
 	stopping atomic.Bool
 }
 
+// peerClientIDPrefix begins the client id of this broker's requests to
+// its peers ("broker-1").
+const peerClientIDPrefix = "broker-"
+
+// FromPeer reports whether clientID is that of a broker's request to its
+// peers. It proves nothing (a client may send any id): a broker uses it
+// only to decline to forward such a request again, so that two brokers
+// that each believe the other leads cannot pass one to and fro.
+func FromPeer(clientID string) bool { return strings.HasPrefix(clientID, peerClientIDPrefix) }
+
 func newPeers(m *Member) (*peers, error) {
 	ps := &peers{m: m, clients: make(map[int32]*kgo.Client), markerClients: make(map[int32]*kgo.Client),
 		kick: make(chan struct{}, 1), epoch: time.Now().UnixNano()}
@@ -59,7 +72,7 @@ func newPeers(m *Member) (*peers, error) {
 			continue
 		}
 		for _, clients := range []map[int32]*kgo.Client{ps.clients, ps.markerClients} {
-			opts := []kgo.Opt{kgo.SeedBrokers(n.Addr()), kgo.ClientID("broker-" + strconv.Itoa(int(self))),
+			opts := []kgo.Opt{kgo.SeedBrokers(n.Addr()), kgo.ClientID(peerClientIDPrefix + strconv.Itoa(int(self))),
 				kgo.DialTimeout(time.Second),
 				kgo.WithLogger(peerLogger{log: m.log.Named("peer"), closing: &m.closing})}
 			if m.cfg.PeerTLS != nil {

@@ -2,7 +2,9 @@
 // change it, as KRaft's MetadataImage and its metadata records: the cluster
 // id, the brokers' registrations (epoch, fenced or not), the topics with
 // their ids and configs, and each partition's replicas, leader, leader
-// epoch, partition epoch and in-sync replicas (ISR).
+// epoch, partition epoch and in-sync replicas (ISR); the users' SCRAM
+// credentials and the ACL bindings (package acl's), which images share
+// until a record changes them.
 //
 // # The image
 //

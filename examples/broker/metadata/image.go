@@ -1,9 +1,11 @@
 package metadata
 
 import (
-	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 	"maps"
 	"slices"
+
+	"github.com/gopurgatory/purgatory/examples/broker/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 )
 
 // NoLeader is the leader of an offline partition: no unfenced replica of
@@ -84,6 +86,8 @@ type Image struct {
 	// endpoints are the brokers' listeners (endpoints.go), shared as
 	// scram is.
 	endpoints map[int32][]Endpoint
+	// acls are the ACL bindings (acl.go), shared likewise.
+	acls map[acl.Binding]struct{}
 }
 
 // Empty returns the image before any record.
@@ -163,5 +167,5 @@ func (im *Image) TopicCount() int { return len(im.topics) }
 func (im *Image) clone() *Image {
 	return &Image{Index: im.Index, ClusterID: im.ClusterID, brokers: maps.Clone(im.brokers),
 		topics: maps.Clone(im.topics), names: maps.Clone(im.names), scram: im.scram,
-		endpoints: im.endpoints}
+		endpoints: im.endpoints, acls: im.acls}
 }

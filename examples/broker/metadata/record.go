@@ -9,7 +9,8 @@ import (
 // controller changes, applied as a whole (KRaft writes such a decision as
 // a batch of records, atomically). Its parts are applied in field order:
 // the cluster id, the brokers, the deleted topics, the created topics,
-// the partition changes, the SCRAM credentials, the endpoints.
+// the partition changes, the SCRAM credentials, the endpoints, the ACL
+// bindings.
 type Record struct {
 	// ClusterID sets the cluster's id, once: the first one committed wins.
 	ClusterID string `json:"cluster_id,omitempty"`
@@ -26,6 +27,8 @@ type Record struct {
 	Scram []ScramChange `json:"scram,omitempty"`
 	// Endpoints sets brokers' endpoints (BrokerRegistration's listeners).
 	Endpoints []BrokerEndpoints `json:"endpoints,omitempty"`
+	// ACLs adds and removes ACL bindings, in order.
+	ACLs []ACLChange `json:"acls,omitempty"`
 }
 
 // PartitionChange is a partition's new state.
@@ -39,14 +42,16 @@ type PartitionChange struct {
 func (r Record) Empty() bool {
 	return r.ClusterID == "" && len(r.Brokers) == 0 && len(r.DeleteTopics) == 0 &&
 		len(r.CreateTopics) == 0 && len(r.Partitions) == 0 && len(r.Scram) == 0 &&
-		len(r.Endpoints) == 0
+		len(r.Endpoints) == 0 && len(r.ACLs) == 0
 }
 
 // Encode returns r as the bytes of a log entry.
 func (r *Record) Encode() []byte {
 	b, err := json.Marshal(r)
 	if err != nil {
-		panic(fmt.Sprintf("metadata: encoding a record: %v", err)) // plain data: cannot fail
+		// Plain data, and ACL bindings the controller validated: a
+		// failure is a programmer's error.
+		panic(fmt.Sprintf("metadata: encoding a record: %v", err))
 	}
 	return b
 }
@@ -104,6 +109,7 @@ func (im *Image) Apply(index uint64, r *Record) *Image {
 	}
 	next.applyScram(r.Scram)
 	next.applyEndpoints(r.Endpoints)
+	next.applyACLs(r.ACLs)
 	return next
 }
 
@@ -115,12 +121,13 @@ type snapshot struct {
 	Topics    []*Topic          `json:"topics"`
 	Scram     []ScramChange     `json:"scram,omitempty"`
 	Endpoints []BrokerEndpoints `json:"endpoints,omitempty"`
+	ACLs      []ACLChange       `json:"acls,omitempty"`
 }
 
 // MarshalImage returns im as the bytes of a snapshot.
 func MarshalImage(im *Image) ([]byte, error) {
 	return json.Marshal(snapshot{Index: im.Index, ClusterID: im.ClusterID, Brokers: im.Brokers(), Topics: im.Topics(),
-		Scram: im.scramEntries(), Endpoints: im.endpointEntries()})
+		Scram: im.scramEntries(), Endpoints: im.endpointEntries(), ACLs: im.aclEntries()})
 }
 
 // UnmarshalImage reads a snapshot written by MarshalImage.
@@ -140,5 +147,6 @@ func UnmarshalImage(b []byte) (*Image, error) {
 	}
 	im.applyScram(s.Scram)
 	im.applyEndpoints(s.Endpoints)
+	im.applyACLs(s.ACLs)
 	return im, nil
 }

@@ -49,8 +49,14 @@ type fetchPart struct {
 // A follower's fetch moves the high watermark of the partitions it reads,
 // and wakes what waits on them. It runs on the request's reader
 // goroutine, and does not block.
-func (m *Manager) Fetch(r Responder, req *kmsg.FetchRequest) {
-	f := m.newDelayedFetch(r, req)
+//
+// refused holds, by topic index in req, a code to answer that topic's
+// partitions with instead of reading them (the broker's authorization:
+// TOPIC_AUTHORIZATION_FAILED), 0 for those to read; nil refuses none. A
+// refused topic is set aside as an unknown one is: it does not cut the
+// wait for the others.
+func (m *Manager) Fetch(r Responder, req *kmsg.FetchRequest, refused []int16) {
+	f := m.newDelayedFetch(r, req, refused)
 	for _, p := range f.moved {
 		m.Wake(p)
 	}
@@ -80,7 +86,7 @@ func (m *Manager) Fetch(r Responder, req *kmsg.FetchRequest) {
 // 15s). A partition that exists but cannot be read as asked (a fenced
 // leader epoch, not the leader, an invalid isolation level) answers the
 // whole fetch at once, as Kafka's ReplicaManager does on a read error.
-func (m *Manager) newDelayedFetch(r Responder, req *kmsg.FetchRequest) *delayedFetch {
+func (m *Manager) newDelayedFetch(r Responder, req *kmsg.FetchRequest, refused []int16) *delayedFetch {
 	// Kafka caps a fetch's max_bytes with fetch.max.bytes, and its
 	// min_bytes with the result.
 	maxBytes := int(min(max(req.MaxBytes, 0), m.cfg.FetchMaxBytes))
@@ -136,6 +142,9 @@ func (m *Manager) newDelayedFetch(r Responder, req *kmsg.FetchRequest) *delayedF
 			switch {
 			case isoCode != 0:
 				part.code = isoCode
+			case ti < len(refused) && refused[ti] != 0:
+				part.code = refused[ti]
+				unknown = true
 			case terr != nil:
 				part.code = PartitionErrorCode(terr, f.byID)
 				unknown = true

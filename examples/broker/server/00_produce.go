@@ -57,6 +57,11 @@ package server
 // their CreateTime), per-record errors (a batch is refused whole, with the
 // reason in its error message, not record by record), quotas, and the
 // KIP-951 leader hints (the leader never moves).
+//
+// Authorization (authz.go): transactional batches need WRITE on their
+// transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every
+// partition), each topic WRITE (else TOPIC_AUTHORIZATION_FAILED for its
+// partitions, before any other check of them).
 
 import (
 	"bytes"
@@ -89,6 +94,7 @@ func (s *Server) produce(r *kafkanet.Request, v *verified) {
 	req := r.Msg.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
+	c := s.access(r)
 	var (
 		waits  []replica.ProduceWait // partitions appended to, for acks=all
 		failed bool
@@ -98,25 +104,14 @@ func (s *Server) produce(r *kafkanet.Request, v *verified) {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		byID := req.Version >= 13
-		var (
-			topic *storage.Topic
-			terr  error
-		)
-		if validAcks {
-			if byID {
-				topic, terr = s.replicas.Store().TopicByID(rt.TopicID)
-			} else {
-				topic, terr = s.replicas.Store().Topic(rt.Topic)
-			}
-			if terr == nil && coordinator.IsInternal(topic.Name) {
-				terr = internalTopicError(topic.Name)
-			}
-		}
+		topic, denied, terr := s.produceTopic(c, rt, byID)
 		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			var err error
 			switch {
+			case denied != 0:
+				sp.ErrorCode = denied
 			case !validAcks:
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
 			case v.refused([2]int{ti, pi}) != 0:
@@ -170,6 +165,36 @@ func (s *Server) produce(r *kafkanet.Request, v *verified) {
 	default:
 		r.Respond(resp)
 	}
+}
+
+// produceTopic returns the topic rt names, or its error, and the code of
+// the client's authorization to write it: an unknown topic id is
+// UNKNOWN_TOPIC_ID, a topic the client may not write
+// TOPIC_AUTHORIZATION_FAILED whether it exists or not, as Kafka answers.
+func (s *Server) produceTopic(c access, rt *kmsg.ProduceRequestTopic, byID bool) (*storage.Topic, int16, error) {
+	if byID {
+		topic, err := s.replicas.Store().TopicByID(rt.TopicID)
+		if err != nil {
+			return nil, 0, err
+		}
+		return topic, c.topicCode(opWrite, topic.Name), internalTopicCheck(topic)
+	}
+	if denied := c.topicCode(opWrite, rt.Topic); denied != 0 {
+		return nil, denied, nil
+	}
+	topic, err := s.replicas.Store().Topic(rt.Topic)
+	if err != nil {
+		return nil, 0, err
+	}
+	return topic, 0, internalTopicCheck(topic)
+}
+
+// internalTopicCheck refuses a client's produce to an internal topic.
+func internalTopicCheck(t *storage.Topic) error {
+	if coordinator.IsInternal(t.Name) {
+		return internalTopicError(t.Name)
+	}
+	return nil
 }
 
 // internalTopicError is the error a produce to an internal topic gets:

@@ -48,6 +48,13 @@ package server
 // move the high watermark. A broker that holds no replica of the
 // partition is answered NOT_LEADER_OR_FOLLOWER.
 //
+// Authorization (authz.go): each topic needs READ, a replica's fetch
+// CLUSTER_ACTION on the cluster; a topic refused is answered
+// TOPIC_AUTHORIZATION_FAILED (every topic of a refused replica fetch, as
+// Kafka answers it) and set aside as an unknown one, not cutting the
+// wait for the others. A topic id the broker does not know is
+// UNKNOWN_TOPIC_ID first.
+//
 // Not implemented: preferred read replicas (KIP-392: rack is ignored, -1 is answered);
 // divergence checks against last_fetched_epoch (KIP-595's diverging_epoch
 // in the answer: a follower asks OffsetForLeaderEpoch before it fetches at
@@ -55,13 +62,49 @@ package server
 // replica.Fetcher); quotas.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
 func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch) }
 
 func (s *Server) handleFetch(r *kafkanet.Request) {
-	s.replicas.Fetch(r, r.Msg.(*kmsg.FetchRequest))
+	req := r.Msg.(*kmsg.FetchRequest)
+	s.replicas.Fetch(r, req, s.fetchRefusals(s.access(r), req))
+}
+
+// fetchRefusals returns, by topic index, the topics of req the client may
+// not read (see replica.Manager.Fetch); nil without an authorizer.
+func (s *Server) fetchRefusals(c access, req *kmsg.FetchRequest) []int16 {
+	if !c.on() {
+		return nil
+	}
+	refused := make([]int16, len(req.Topics))
+	replicaID := req.ReplicaID
+	if req.Version >= 15 {
+		replicaID = req.ReplicaState.ID
+	}
+	if replicaID >= 0 {
+		if !c.allows(opClusterAction, clusterRes, acl.ClusterName) {
+			for i := range refused {
+				refused[i] = kerr.TopicAuthorizationFailed.Code
+			}
+		}
+		return refused
+	}
+	for i := range req.Topics {
+		name := req.Topics[i].Topic
+		if req.Version >= 13 {
+			t, err := s.replicas.Store().TopicByID(req.Topics[i].TopicID)
+			if err != nil {
+				continue // UNKNOWN_TOPIC_ID, whoever asks
+			}
+			name = t.Name
+		}
+		refused[i] = c.topicCode(opRead, name)
+	}
+	return refused
 }

@@ -14,7 +14,9 @@ package server
 // so the offset may be a few records early, never late. No such batch is
 // offset -1, timestamp -1, as in Kafka. The leader epoch (v4+) is 0 when an
 // offset is found; current_leader_epoch is checked as Fetch checks it.
-// A partition listed twice is INVALID_REQUEST, as in Kafka.
+// A partition listed twice is INVALID_REQUEST, as in Kafka. A topic the
+// client may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED for each of its
+// partitions, before any other check (authz.go).
 //
 // Not implemented: tiered storage, so -5 (latest tiered, v9+) and -6
 // (earliest pending upload, v11) answer offset -1, as Kafka does with
@@ -55,6 +57,7 @@ func (s *Server) handleListOffsets(r *kafkanet.Request) {
 	case req.IsolationLevel != 0:
 		isoErr = fmt.Errorf("%w: isolation level %d", errInvalidRequest, req.IsolationLevel)
 	}
+	c := s.access(r)
 	listed := make(map[replica.TP]int)
 	for _, rt := range req.Topics {
 		for _, rp := range rt.Partitions {
@@ -65,6 +68,7 @@ func (s *Server) handleListOffsets(r *kafkanet.Request) {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		topic, terr := s.replicas.Store().Topic(rt.Topic)
+		denied := c.topicCode(opDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -73,6 +77,8 @@ func (s *Server) handleListOffsets(r *kafkanet.Request) {
 				err = isoErr
 			)
 			switch {
+			case denied != 0:
+				sp.ErrorCode = denied
 			case err != nil:
 			case listed[replica.TP{Topic: rt.Topic, Partition: rp.Partition}] > 1:
 				err = fmt.Errorf("%w: partition %s-%d is listed more than once", errInvalidRequest, rt.Topic, rp.Partition)

@@ -34,9 +34,14 @@ package server
 // and Kafka's other internal names are is_internal (v1+). See
 // package coordinator.
 //
-// Not implemented: authorization. Cluster and topic authorized operations
-// (v8+) keep Kafka's "not requested" value, -2147483648, whatever the
-// request asks.
+// Authorization (authz.go): a topic the client may not DESCRIBE is left
+// out of an answer for all topics, and answered TOPIC_AUTHORIZATION_FAILED
+// when named (by name or id), whether it exists or not; auto-creating one
+// needs CREATE on the cluster or on the topic (TOPIC_AUTHORIZATION_FAILED
+// otherwise). The topics' authorized operations (v8+) and the cluster's
+// (v8-v10; 0 for a client that may not DESCRIBE it) are filled when asked
+// for (KIP-430), else Kafka's "not requested", -2147483648; without an
+// authorizer they are every operation of the resource, as Kafka answers.
 
 import (
 	"context"
@@ -47,6 +52,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
@@ -58,6 +64,7 @@ func init() { serve(kmsg.Metadata, 0, 13, (*Server).handleMetadata) }
 func (s *Server) handleMetadata(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	c := s.access(r)
 	im := s.image()
 	for _, n := range s.brokers.Nodes() {
 		if !im.Fenced(n.ID) {
@@ -72,10 +79,26 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 	}
 	resp.ClusterID = &clusterID
 	resp.ControllerID, _ = s.member.Leader()
+	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = 0 // Kafka's answer to a client that may not DESCRIBE the cluster
+		if c.allows(opDescribe, clusterRes, acl.ClusterName) {
+			resp.AuthorizedOperations = c.operations(clusterRes, acl.ClusterName)
+		}
+	}
+	withOps := req.Version >= 8 && req.IncludeTopicAuthorizedOperations
+	describe := func(im *metadata.Image, t *metadata.Topic) kmsg.MetadataResponseTopic {
+		mt := s.topicMetadata(im, t)
+		if withOps {
+			mt.AuthorizedOperations = c.operations(topicResource, t.Name)
+		}
+		return mt
+	}
 
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, t := range im.Topics() {
-			resp.Topics = append(resp.Topics, s.topicMetadata(im, t))
+			if c.sees(opDescribe, topicResource, t.Name) { // the others are not disclosed
+				resp.Topics = append(resp.Topics, describe(im, t))
+			}
 		}
 		r.Respond(resp)
 		return
@@ -84,7 +107,7 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 	seen := make(map[string]bool, len(req.Topics))
 	for _, rt := range req.Topics {
 		if rt.Topic == nil {
-			resp.Topics = append(resp.Topics, s.topicMetadataByID(im, rt.TopicID))
+			resp.Topics = append(resp.Topics, s.topicMetadataByID(c, im, rt.TopicID, describe))
 			continue
 		}
 		name := *rt.Topic
@@ -92,6 +115,11 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 			continue // Kafka answers each topic once
 		}
 		seen[name] = true
+		if !c.allows(opDescribe, topicResource, name) {
+			// Whether it exists or not: its existence is not disclosed.
+			resp.Topics = append(resp.Topics, topicError(name, kerr.TopicAuthorizationFailed.Code))
+			continue
+		}
 		t, err := im.Topic(name)
 		switch {
 		case errors.Is(err, metadata.ErrUnknownTopic) && !s.registered():
@@ -101,18 +129,27 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 			// have it forget the topic.
 			err = fmt.Errorf("%w: broker %d is catching up on the metadata log", errLeaderNotAvailable, s.brokers.Self())
 		case errors.Is(err, metadata.ErrUnknownTopic) && autoCreate:
+			if !c.sees(opCreate, clusterRes, acl.ClusterName) && !c.allows(opCreate, topicResource, name) {
+				resp.Topics = append(resp.Topics, topicError(name, kerr.TopicAuthorizationFailed.Code))
+				continue
+			}
 			t, err = s.autoCreateTopic(r, name)
 		}
 		if err != nil {
-			mt := kmsg.NewMetadataResponseTopic()
-			mt.Topic = &name
-			mt.ErrorCode = errorCode(err)
-			resp.Topics = append(resp.Topics, mt)
+			resp.Topics = append(resp.Topics, topicError(name, errorCode(err)))
 			continue
 		}
-		resp.Topics = append(resp.Topics, s.topicMetadata(s.image(), t))
+		resp.Topics = append(resp.Topics, describe(s.image(), t))
 	}
 	r.Respond(resp)
+}
+
+// topicError is a named topic's answer with code.
+func topicError(name string, code int16) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic = &name
+	mt.ErrorCode = code
+	return mt
 }
 
 // autoCreateTopic creates a topic a metadata request named, with the
@@ -182,15 +219,23 @@ func (s *Server) checkReplicationFactor(rf int16) error {
 // (LEADER_NOT_AVAILABLE, which clients retry).
 var errLeaderNotAvailable = errors.New("leader not available")
 
-func (s *Server) topicMetadataByID(im *metadata.Image, id [16]byte) kmsg.MetadataResponseTopic {
+// topicMetadataByID answers a topic asked for by id: UNKNOWN_TOPIC_ID, or
+// TOPIC_AUTHORIZATION_FAILED for one the client may not DESCRIBE (ids
+// are not secret, as Kafka answers), or describe's.
+func (s *Server) topicMetadataByID(c access, im *metadata.Image, id [16]byte,
+	describe func(*metadata.Image, *metadata.Topic) kmsg.MetadataResponseTopic) kmsg.MetadataResponseTopic {
 	t, err := im.TopicByID(id)
-	if err != nil {
-		mt := kmsg.NewMetadataResponseTopic()
-		mt.TopicID = id
-		mt.ErrorCode = kerr.UnknownTopicID.Code
-		return mt
+	code := kerr.UnknownTopicID.Code
+	if err == nil {
+		if c.allows(opDescribe, topicResource, t.Name) {
+			return describe(im, t)
+		}
+		code = kerr.TopicAuthorizationFailed.Code
 	}
-	return s.topicMetadata(im, t)
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.TopicID = id
+	mt.ErrorCode = code
+	return mt
 }
 
 // topicMetadata describes t: each partition's replicas, leader, leader

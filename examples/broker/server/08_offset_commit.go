@@ -19,6 +19,11 @@ package server
 // most offsets.commit.timeout.ms (REQUEST_TIMED_OUT past it); the
 // committed offsets are visible to OffsetFetch only then (package
 // group/service, on the coordinator runtime).
+//
+// Authorization (authz.go): READ on the group (else
+// GROUP_AUTHORIZATION_FAILED for every partition), and READ on each topic
+// (else TOPIC_AUTHORIZATION_FAILED for its partitions, before the
+// partition's existence is checked).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -43,16 +48,18 @@ func (s *Server) handleOffsetCommit(r *kafkanet.Request) {
 	// Each partition's answer: UNKNOWN_TOPIC_OR_PARTITION here, the
 	// coordinator's for the others (at committed[i]).
 	var committed []*kmsg.OffsetCommitResponseTopicPartition
+	c := s.access(r)
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic = t.Topic
 		rt.Partitions = make([]kmsg.OffsetCommitResponseTopicPartition, len(t.Partitions))
 		resp.Topics = append(resp.Topics, rt)
+		denied := c.topicCode(opRead, t.Topic)
 		for i, p := range t.Partitions {
 			rt.Partitions[i] = kmsg.NewOffsetCommitResponseTopicPartition()
 			rt.Partitions[i].Partition = p.Partition
-			if !s.partitionExists(t.Topic, p.Partition) {
-				rt.Partitions[i].ErrorCode = kerr.UnknownTopicOrPartition.Code
+			if code := s.partitionCode(denied, t.Topic, p.Partition); code != 0 {
+				rt.Partitions[i].ErrorCode = code
 				continue
 			}
 			epoch := int32(-1)

@@ -15,6 +15,13 @@ package server
 // v9's member id and epoch belong to the new consumer protocol (KIP-848)
 // and are ignored, as Kafka ignores them for classic groups. v10 (topic ids)
 // is not served.
+//
+// Authorization (authz.go): DESCRIBE on the group (else
+// GROUP_AUTHORIZATION_FAILED: the top-level error before v8, the group's
+// from v8), DESCRIBE on each topic: a topic named that the client may not
+// describe is answered TOPIC_AUTHORIZATION_FAILED for its partitions
+// (offset -1), and left out of an answer for every committed offset, as
+// Kafka answers.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -29,6 +36,7 @@ func init() { serve(kmsg.OffsetFetch, 1, 9, groupRouted((*Server).handleOffsetFe
 func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.OffsetFetchRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	c := s.access(r)
 	if req.Version >= 8 {
 		for _, g := range req.Groups {
 			var tps []group.TopicPartition
@@ -39,8 +47,11 @@ func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
 			}
 			var fetched []fetchedTopic
 			err := s.offsets.KeyError(g.Group) // each group at its own coordinator
+			if !c.allows(opDescribe, groupResource, g.Group) {
+				err = kerr.GroupAuthorizationFailed
+			}
 			if err == nil {
-				fetched, err = s.fetchOffsets(g.Group, tps, g.Topics == nil, req.RequireStable)
+				fetched, err = s.fetchOffsets(c, g.Group, tps, g.Topics == nil, req.RequireStable)
 			}
 			rg := kmsg.NewOffsetFetchResponseGroup()
 			rg.Group, rg.ErrorCode = g.Group, group.Code(err)
@@ -67,7 +78,7 @@ func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
 			tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p})
 		}
 	}
-	fetched, err := s.fetchOffsets(req.Group, tps, req.Version >= 2 && req.Topics == nil, req.RequireStable)
+	fetched, err := s.fetchOffsets(c, req.Group, tps, req.Version >= 2 && req.Topics == nil, req.RequireStable)
 	if req.Version >= 2 {
 		resp.ErrorCode = group.Code(err)
 	}
@@ -96,16 +107,27 @@ type fetchedTopic struct {
 
 // fetchOffsets returns the offsets of tps (or, with all, every committed
 // one), grouped by topic in the order asked; with requireStable, those
-// with a commit pending carry UNSTABLE_OFFSET_COMMIT.
-func (s *Server) fetchOffsets(g string, tps []group.TopicPartition, all, requireStable bool) ([]fetchedTopic, *kerr.Error) {
+// with a commit pending carry UNSTABLE_OFFSET_COMMIT. A topic the client
+// may not DESCRIBE is TOPIC_AUTHORIZATION_FAILED when named, left out of
+// all.
+func (s *Server) fetchOffsets(c access, g string, tps []group.TopicPartition, all, requireStable bool) ([]fetchedTopic, *kerr.Error) {
 	var (
 		offsets []group.PartitionOffset
 		err     *kerr.Error
 	)
 	if all {
 		offsets, err = s.groups.FetchAllOffsets(g, requireStable)
+		if c.on() {
+			var seen []group.PartitionOffset
+			for _, o := range offsets {
+				if c.sees(opDescribe, topicResource, o.Topic) {
+					seen = append(seen, o)
+				}
+			}
+			offsets = seen
+		}
 	} else {
-		offsets, err = s.groups.FetchOffsets(g, tps, requireStable)
+		offsets, err = s.fetchNamedOffsets(c, g, tps, requireStable)
 	}
 	var out []fetchedTopic
 	for _, o := range offsets {
@@ -116,4 +138,40 @@ func (s *Server) fetchOffsets(g string, tps []group.TopicPartition, all, require
 		last.partitions = append(last.partitions, o)
 	}
 	return out, err
+}
+
+// fetchNamedOffsets returns the offsets of tps, in order, those of the
+// topics the client may not DESCRIBE answered TOPIC_AUTHORIZATION_FAILED
+// without asking the coordinator.
+func (s *Server) fetchNamedOffsets(c access, g string, tps []group.TopicPartition, requireStable bool) ([]group.PartitionOffset, *kerr.Error) {
+	if !c.on() {
+		return s.groups.FetchOffsets(g, tps, requireStable)
+	}
+	allowed := make(map[string]bool) // by topic, each checked once
+	var asked []group.TopicPartition
+	for _, tp := range tps {
+		ok, checked := allowed[tp.Topic]
+		if !checked {
+			ok = c.allows(opDescribe, topicResource, tp.Topic)
+			allowed[tp.Topic] = ok
+		}
+		if ok {
+			asked = append(asked, tp)
+		}
+	}
+	fetched, err := s.groups.FetchOffsets(g, asked, requireStable)
+	if err != nil || len(fetched) != len(asked) {
+		return fetched, err
+	}
+	out := make([]group.PartitionOffset, 0, len(tps))
+	for _, tp := range tps {
+		if allowed[tp.Topic] {
+			out = append(out, fetched[0])
+			fetched = fetched[1:]
+			continue
+		}
+		out = append(out, group.PartitionOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: -1, LeaderEpoch: -1,
+			Err: kerr.TopicAuthorizationFailed})
+	}
+	return out, nil
 }

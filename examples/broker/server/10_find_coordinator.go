@@ -15,7 +15,9 @@ package server
 // __transaction_state, the transaction coordinator's topic (package txn).
 // v4+ batches keys (KIP-699), each answered on its own. Share groups
 // (type 2, KIP-932) and unknown types are answered INVALID_REQUEST, as
-// Kafka answers unknown types.
+// Kafka answers unknown types. A key the client may not DESCRIBE (a
+// group, a transactional id) is GROUP_AUTHORIZATION_FAILED or
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (authz.go).
 
 import (
 	"fmt"
@@ -58,10 +60,15 @@ func (s *Server) handleFindCoordinator(r *kafkanet.Request) {
 			topic, topicErr = s.image().Topic(state.Name())
 		}
 	}
+	acc := s.access(r)
 	for _, key := range keys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
 		switch {
+		case req.CoordinatorType == coordinatorGroup && !acc.allows(opDescribe, groupResource, key):
+			c.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		case req.CoordinatorType == coordinatorTransaction && !acc.allows(opDescribe, txnResource, key):
+			c.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		case state != nil && topicErr != nil:
 			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			c.ErrorMessage = errorMessage(topicErr)

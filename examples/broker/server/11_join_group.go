@@ -12,6 +12,10 @@ package server
 // in the coordinator's Rebalance purgatory tied to the connection: if the
 // client goes away meanwhile, its join is withdrawn (a new member is
 // removed). group.max.size is not implemented.
+//
+// Authorization (authz.go): READ on the group, else
+// GROUP_AUTHORIZATION_FAILED, before the group's coordinator is looked
+// for.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

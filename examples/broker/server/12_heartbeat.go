@@ -6,6 +6,9 @@ package server
 // coordinator's Heartbeat purgatory completes and the next is submitted.
 // REBALANCE_IN_PROGRESS tells the member to rejoin. v3 brings static
 // members' instance ids (FENCED_INSTANCE_ID for a replaced member id).
+//
+// Authorization (authz.go): READ on the group, else
+// GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

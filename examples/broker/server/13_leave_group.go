@@ -6,6 +6,9 @@ package server
 // answer its error at the top level; v3+ batch members, by member id or, to
 // remove a static member administratively, by instance id alone (KIP-345),
 // each answered on its own; v5 adds a reason, which is logged.
+//
+// Authorization (authz.go): READ on the group, else
+// GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

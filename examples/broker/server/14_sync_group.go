@@ -7,6 +7,9 @@ package server
 // member, as in Kafka). v3 brings static members' instance ids, v5 the
 // protocol type and name, checked against the group's
 // (INCONSISTENT_GROUP_PROTOCOL) and returned.
+//
+// Authorization (authz.go): READ on the group, else
+// GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

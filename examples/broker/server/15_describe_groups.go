@@ -6,8 +6,12 @@ package server
 // their client ids and hosts; a Stable group also shows its protocol and
 // each member's metadata and assignment, as Kafka does. A group that does
 // not exist is Dead, and from v6 also GROUP_ID_NOT_FOUND (KIP-1043). v3
-// can ask for the authorized operations: there are no ACLs, so every
-// operation on a group (read, describe, delete) is. v4 shows instance ids.
+// can ask for the authorized operations (KIP-430): those of Kafka 4's
+// group operations (READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS,
+// ALTER_CONFIGS) the client may do, all of them without an authorizer, as
+// Kafka answers. v4 shows instance ids. A group the client may not
+// DESCRIBE is GROUP_AUTHORIZATION_FAILED, before its coordinator is asked
+// (authz.go).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,18 +23,19 @@ import (
 
 func init() { serve(kmsg.DescribeGroups, 0, 6, (*Server).handleDescribeGroups) }
 
-// groupOperations is the bitfield of every ACL operation on a group.
-const groupOperations = 1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe | 1<<kmsg.ACLOperationDelete
-
 func (s *Server) handleDescribeGroups(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.DescribeGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	c := s.access(r)
 	for _, id := range req.Groups {
 		var (
 			d     group.Description
 			found bool
 		)
 		err := s.offsets.KeyError(id) // each group at its own coordinator
+		if !c.allows(opDescribe, groupResource, id) {
+			err = kerr.GroupAuthorizationFailed
+		}
 		if err == nil {
 			d, found, err = s.groups.DescribeGroup(id)
 		}
@@ -44,8 +49,8 @@ func (s *Server) handleDescribeGroups(r *kafkanet.Request) {
 			g.ErrorCode = kerr.GroupIDNotFound.Code
 			g.ErrorMessage = nilIfEmpty("group " + id + " not found")
 		}
-		if req.IncludeAuthorizedOperations {
-			g.AuthorizedOperations = groupOperations
+		if req.IncludeAuthorizedOperations && err == nil {
+			g.AuthorizedOperations = c.operations(groupResource, id)
 		}
 		for _, m := range d.Members {
 			gm := kmsg.NewDescribeGroupsResponseGroupMember()

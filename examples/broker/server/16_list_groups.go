@@ -4,7 +4,9 @@ package server
 //
 // Every group with its protocol type; v4 adds each group's state and a
 // filter on states (KIP-518, case-insensitive as in Kafka), v5 the group
-// type, always "classic" here, and a filter on types (KIP-848).
+// type, always "classic" here, and a filter on types (KIP-848). A client
+// that may not DESCRIBE the cluster sees only the groups it may DESCRIBE
+// (authz.go), as Kafka lists them.
 
 import (
 	"slices"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -23,11 +26,14 @@ func (s *Server) handleListGroups(r *kafkanet.Request) {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	listed, err := s.groups.ListGroups()
 	resp.ErrorCode = group.Code(err)
+	c := s.access(r)
+	all := c.sees(opDescribe, clusterRes, acl.ClusterName)
 	matches := func(filter []string, v string) bool {
 		return len(filter) == 0 || slices.ContainsFunc(filter, func(f string) bool { return strings.EqualFold(f, v) })
 	}
 	for _, l := range listed {
-		if !matches(req.StatesFilter, l.State.String()) || !matches(req.TypesFilter, "classic") {
+		if !matches(req.StatesFilter, l.State.String()) || !matches(req.TypesFilter, "classic") ||
+			!all && !c.sees(opDescribe, groupResource, l.Group) {
 			continue
 		}
 		g := kmsg.NewListGroupsResponseGroup()

@@ -32,8 +32,14 @@ package server
 // source (the broker default, or the topic's own); from v7, the topic id
 // (zero for validate_only, as Kafka).
 //
+// Authorization (authz.go): CREATE on the cluster, or on the topic
+// (TOPIC_AUTHORIZATION_FAILED otherwise, after the duplicates' check);
+// from v5, a created topic the client may not DESCRIBE_CONFIGS is
+// answered without its configs, its topic_config_error_code
+// TOPIC_AUTHORIZATION_FAILED, as Kafka answers.
+//
 // Not implemented: the timeout (creation is synchronous), creation
-// policies, authorization, and throttling.
+// policies, and throttling.
 
 import (
 	"context"
@@ -41,9 +47,11 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -57,14 +65,22 @@ func (s *Server) handleCreateTopics(r *kafkanet.Request) {
 	for _, rt := range req.Topics {
 		count[rt.Topic]++
 	}
+	c := s.access(r)
+	clusterWide := c.sees(opCreate, clusterRes, acl.ClusterName)
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
 		var err error
-		if count[rt.Topic] > 1 {
+		switch {
+		case count[rt.Topic] > 1:
 			err = fmt.Errorf("%w: topic %q is listed more than once", errInvalidRequest, rt.Topic)
-		} else {
+		case !clusterWide && !c.allows(opCreate, topicResource, rt.Topic):
+			err = errTopicAuthorization
+		default:
 			err = s.createTopic(r, req.ValidateOnly, &rt, &st)
+			if err == nil && !c.sees(opDescribeConfigs, topicResource, rt.Topic) {
+				st.Configs, st.ConfigErrorCode = nil, kerr.TopicAuthorizationFailed.Code
+			}
 		}
 		if err != nil {
 			refuseData(r, err)

@@ -15,8 +15,12 @@ package server
 // which every broker applies (package replica), answering what waited on
 // them.
 //
-// Not implemented: the timeout (deletion is synchronous), authorization,
-// and throttling.
+// Authorization (authz.go): DELETE on the cluster, or DESCRIBE and DELETE
+// on the topic; else TOPIC_AUTHORIZATION_FAILED, whether the named topic
+// exists or not (a topic id is resolved first: ids are not secret, as
+// Kafka's ControllerApis answers).
+//
+// Not implemented: the timeout (deletion is synchronous) and throttling.
 
 import (
 	"context"
@@ -26,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -42,6 +47,8 @@ func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
 			entries[i].Topic = &req.TopicNames[i]
 		}
 	}
+	c := s.access(r)
+	clusterWide := c.sees(opDelete, clusterRes, acl.ClusterName)
 	for _, e := range entries {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = e.Topic, e.TopicID
@@ -50,6 +57,8 @@ func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
 			err error
 		)
 		switch {
+		case !clusterWide && !s.mayDeleteTopic(c, e):
+			err = errTopicAuthorization
 		case !s.ctrl().IsActive():
 			leader, _ := s.member.Leader()
 			err = fmt.Errorf("%w: broker %d is the active controller", errNotController, leader)
@@ -79,4 +88,22 @@ func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	r.Respond(resp)
+}
+
+// mayDeleteTopic reports whether the client may DESCRIBE and DELETE the
+// topic e names; a topic id that does not resolve is left to the
+// deletion to answer UNKNOWN_TOPIC_ID.
+func (s *Server) mayDeleteTopic(c access, e kmsg.DeleteTopicsRequestTopic) bool {
+	var name string
+	switch {
+	case e.Topic != nil:
+		name = *e.Topic
+	default:
+		t, err := s.image().TopicByID(metadata.TopicID(e.TopicID))
+		if err != nil {
+			return true
+		}
+		name = t.Name
+	}
+	return c.allows(opDescribe, topicResource, name) && c.allows(opDelete, topicResource, name)
 }

@@ -22,7 +22,12 @@ package server
 // a transaction the id left open (CONCURRENT_TRANSACTIONS meanwhile, which
 // the client retries); transaction_timeout_ms past
 // transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT. An empty
-// transactional id is INVALID_REQUEST, as in Kafka. No ACLs yet.
+// transactional id is INVALID_REQUEST, as in Kafka.
+//
+// Authorization (authz.go): WRITE on the transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without one, as Kafka since
+// KIP-679, IDEMPOTENT_WRITE on the cluster or WRITE on some topic
+// (CLUSTER_AUTHORIZATION_FAILED).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

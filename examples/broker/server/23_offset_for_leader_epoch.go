@@ -19,10 +19,15 @@ package server
 // and followers alike, as Kafka; a debugging replica id (-2) is answered
 // by any replica. A topic or partition this broker lacks is
 // UNKNOWN_TOPIC_OR_PARTITION.
+//
+// Authorization (authz.go), as Kafka since KIP-320: CLUSTER_ACTION on the
+// cluster (a follower), else DESCRIBE on each topic (a consumer); a topic
+// refused is TOPIC_AUTHORIZATION_FAILED for each of its partitions.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
@@ -37,17 +42,26 @@ const debuggingReplicaID = -2
 func (s *Server) handleOffsetForLeaderEpoch(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	c := s.access(r)
+	follower := c.sees(opClusterAction, clusterRes, acl.ClusterName)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
+		var denied int16
+		if !follower {
+			denied = c.topicCode(opDescribe, rt.Topic)
+		}
 		topic, terr := s.replicas.Store().Topic(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = storage.UndefinedEpoch, storage.UndefinedEpochOffset
-			if terr != nil {
+			switch {
+			case denied != 0:
+				sp.ErrorCode = denied
+			case terr != nil:
 				sp.ErrorCode = errorCode(terr)
-			} else {
+			default:
 				sp.ErrorCode = s.endOffsetForEpoch(topic, req.ReplicaID, rp, &sp)
 			}
 			st.Partitions = append(st.Partitions, sp)

@@ -16,7 +16,16 @@ package server
 // coordinator's errors (NOT_COORDINATOR, CONCURRENT_TRANSACTIONS,
 // PRODUCER_FENCED, INVALID_PRODUCER_ID_MAPPING, INVALID_TXN_STATE) are the
 // transaction's, on each of its partitions. v4+'s top-level error is
-// always NONE. No ACLs yet.
+// NONE but for authorization.
+//
+// Authorization (authz.go), as Kafka: v4+ is the brokers' (KIP-890) and
+// needs CLUSTER_ACTION on the cluster (CLUSTER_AUTHORIZATION_FAILED, top
+// level; kgo 1.22 pins a client's single transaction to v3); each
+// transaction needs WRITE on its transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for its partitions), each topic
+// WRITE, an internal one never allowed (TOPIC_AUTHORIZATION_FAILED, and
+// OPERATION_NOT_ATTEMPTED for the transaction's other partitions, as for
+// an unknown partition), before its coordinator is asked.
 
 import (
 	"sync"
@@ -24,6 +33,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/txn"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -62,8 +72,9 @@ func (s *Server) handleAddPartitionsToTxn(r *kafkanet.Request) {
 	var mu sync.Mutex
 	left := len(adds)
 	answers := make([]kmsg.AddPartitionsToTxnResponseTransaction, len(adds))
+	c := s.access(r)
 	for i := range adds {
-		s.addPartitions(&adds[i], req.Version, func(answer kmsg.AddPartitionsToTxnResponseTransaction) {
+		s.addPartitions(c, &adds[i], req.Version, func(answer kmsg.AddPartitionsToTxnResponseTransaction) {
 			mu.Lock()
 			answers[i] = answer
 			left--
@@ -93,10 +104,14 @@ func (s *Server) handleAddPartitionsToTxn(r *kafkanet.Request) {
 
 // addPartitions adds (or verifies) one transaction's partitions and calls
 // answer with its part of the response.
-func (s *Server) addPartitions(a *addRequest, version int16, answer func(kmsg.AddPartitionsToTxnResponseTransaction)) {
+func (s *Server) addPartitions(c access, a *addRequest, version int16, answer func(kmsg.AddPartitionsToTxnResponseTransaction)) {
 	var parts []txn.TopicPartition
 	unknown := make(map[txn.TopicPartition]bool)
+	denied := make(map[string]bool) // topics the client may not write
 	for _, rt := range a.topics {
+		if c.on() && (coordinator.IsInternal(rt.Topic) || !c.allows(opWrite, topicResource, rt.Topic)) {
+			denied[rt.Topic] = true
+		}
 		for _, p := range rt.Partitions {
 			tp := txn.TopicPartition{Topic: rt.Topic, Partition: p}
 			parts = append(parts, tp)
@@ -123,6 +138,24 @@ func (s *Server) addPartitions(a *addRequest, version int16, answer func(kmsg.Ad
 	}
 	all := func(code int16) func(txn.TopicPartition) int16 {
 		return func(txn.TopicPartition) int16 { return code }
+	}
+	if version >= 4 { // v0-v3's single transaction was checked whole (authz.go's gates)
+		if code := c.txnCode(a.id); code != 0 {
+			respond(all(code))
+			return
+		}
+	}
+	if len(denied) > 0 {
+		respond(func(tp txn.TopicPartition) int16 {
+			switch {
+			case denied[tp.Topic]:
+				return kerr.TopicAuthorizationFailed.Code
+			case unknown[tp]:
+				return kerr.UnknownTopicOrPartition.Code
+			}
+			return kerr.OperationNotAttempted.Code
+		})
+		return
 	}
 	if err := s.txnTopic.KeyError(a.id); err != nil {
 		respond(all(err.Code))

@@ -9,6 +9,9 @@ package server
 // writes its marker there too. Errors are AddPartitionsToTxn's. v4 differs
 // from v3 only in what it lets a client infer (KIP-890 part 2); the answer
 // is the same.
+//
+// Authorization (authz.go): WRITE on the transactional id, then READ on
+// the group (TRANSACTIONAL_ID_ or GROUP_AUTHORIZATION_FAILED).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

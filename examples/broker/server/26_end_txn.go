@@ -13,6 +13,9 @@ package server
 // epoch on every EndTxn) is not served: this broker runs transaction
 // version 1, and advertises no transaction.version feature, so clients do
 // not ask for it.
+//
+// Authorization (authz.go): WRITE on the transactional id, else
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

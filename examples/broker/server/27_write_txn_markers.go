@@ -17,7 +17,8 @@ package server
 // A marker on a __consumer_offsets partition completes the group's
 // transactional offset commits (see txns.go). v2 (transaction version 2,
 // KIP-890 part 2) is not served: this broker runs transaction version 1.
-// No cluster-action authorization: this broker has no ACLs yet.
+// Authorization (authz.go): CLUSTER_ACTION on the cluster, the brokers',
+// else CLUSTER_AUTHORIZATION_FAILED for every partition.
 
 import (
 	"sync"

@@ -17,6 +17,11 @@ package server
 // answered COORDINATOR_NOT_AVAILABLE, as Kafka answers clients older than
 // 2.0, which do not retry it.
 //
+// Authorization (authz.go): WRITE on the transactional id, then READ on
+// the group (else TRANSACTIONAL_ID_ or GROUP_AUTHORIZATION_FAILED for
+// every partition), READ on each topic (else TOPIC_AUTHORIZATION_FAILED
+// for its partitions).
+//
 // Not checked here, as Kafka 3.x does not without KIP-890's verification:
 // that the producer's transaction is open and added the group
 // (AddOffsetsToTxn). v4 and v5 (KIP-890 part 2: the group added to the
@@ -42,16 +47,18 @@ func (s *Server) handleTxnOffsetCommit(r *kafkanet.Request) {
 	// Each partition's answer: UNKNOWN_TOPIC_OR_PARTITION here, the
 	// coordinator's for the others (at committed[i]).
 	var committed []*kmsg.TxnOffsetCommitResponseTopicPartition
+	c := s.access(r)
 	for _, t := range req.Topics {
 		rt := kmsg.NewTxnOffsetCommitResponseTopic()
 		rt.Topic = t.Topic
 		rt.Partitions = make([]kmsg.TxnOffsetCommitResponseTopicPartition, len(t.Partitions))
 		resp.Topics = append(resp.Topics, rt)
+		denied := c.topicCode(opRead, t.Topic)
 		for i, p := range t.Partitions {
 			rt.Partitions[i] = kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rt.Partitions[i].Partition = p.Partition
-			if !s.partitionExists(t.Topic, p.Partition) {
-				rt.Partitions[i].ErrorCode = kerr.UnknownTopicOrPartition.Code
+			if code := s.partitionCode(denied, t.Topic, p.Partition); code != 0 {
+				rt.Partitions[i].ErrorCode = code
 				continue
 			}
 			epoch := int32(-1)

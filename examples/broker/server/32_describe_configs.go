@@ -17,8 +17,12 @@ package server
 // In a cluster, a topic's own configs are in the metadata log, so every
 // broker answers the same (package replica applies them).
 //
-// Not implemented: synonyms (include_synonyms is ignored), documentation,
-// and authorization.
+// Authorization (authz.go): DESCRIBE_CONFIGS on the topic, or on the
+// cluster for a broker; else TOPIC_AUTHORIZATION_FAILED or
+// CLUSTER_AUTHORIZATION_FAILED for the resource, as Kafka answers.
+//
+// Not implemented: synonyms (include_synonyms is ignored) and
+// documentation.
 
 import (
 	"fmt"
@@ -36,14 +40,23 @@ func init() { serve(kmsg.DescribeConfigs, 0, 4, (*Server).handleDescribeConfigs)
 func (s *Server) handleDescribeConfigs(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	c := s.access(r)
 	for _, rr := range req.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		var err error
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
+			if code := c.topicCode(opDescribeConfigs, rr.ResourceName); code != 0 {
+				sr.ErrorCode = code
+				break
+			}
 			err = s.describeTopicConfigs(rr, &sr)
 		case kmsg.ConfigResourceTypeBroker:
+			if code := c.clusterCode(opDescribeConfigs); code != 0 {
+				sr.ErrorCode = code
+				break
+			}
 			err = s.describeBrokerConfigs(rr, &sr)
 		default:
 			err = fmt.Errorf("%w: resource type %d", errInvalidRequest, rr.ResourceType)

@@ -5,9 +5,12 @@ package server
 // Deletes Empty groups with their committed offsets; a group with members
 // is NON_EMPTY_GROUP, one that does not exist GROUP_ID_NOT_FOUND. Whatever
 // still waits on a deleted group (a pending member's session, its offset
-// expiration) completes. v3 adds an error message.
+// expiration) completes. v3 adds an error message. A group the client may
+// not DELETE is GROUP_AUTHORIZATION_FAILED, before its coordinator is
+// asked (authz.go).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
@@ -19,8 +22,12 @@ func init() { serve(kmsg.DeleteGroups, 0, 3, (*Server).handleDeleteGroups) }
 func (s *Server) handleDeleteGroups(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.DeleteGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	c := s.access(r)
 	for _, id := range req.Groups {
 		err := s.offsets.KeyError(id) // each group at its own coordinator
+		if !c.allows(opDelete, groupResource, id) {
+			err = kerr.GroupAuthorizationFailed
+		}
 		if err == nil {
 			err = s.groups.DeleteGroups([]string{id})[0]
 		}

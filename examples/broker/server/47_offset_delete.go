@@ -8,9 +8,12 @@ package server
 // members' subscriptions; any other group with members is NON_EMPTY_GROUP.
 // A topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION once the broker
 // knows its topics (Server.topicExists).
+//
+// Authorization (authz.go): DELETE on the group (else
+// GROUP_AUTHORIZATION_FAILED, alone), READ on each topic (else
+// TOPIC_AUTHORIZATION_FAILED for its partitions).
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
@@ -26,16 +29,18 @@ func (s *Server) handleOffsetDelete(r *kafkanet.Request) {
 		tps     []group.TopicPartition
 		deleted []*kmsg.OffsetDeleteResponseTopicPartition // the coordinator's answers, at tps[i]
 	)
+	c := s.access(r)
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetDeleteResponseTopic()
 		rt.Topic = t.Topic
 		rt.Partitions = make([]kmsg.OffsetDeleteResponseTopicPartition, len(t.Partitions))
 		resp.Topics = append(resp.Topics, rt)
+		denied := c.topicCode(opRead, t.Topic)
 		for i, p := range t.Partitions {
 			rt.Partitions[i] = kmsg.NewOffsetDeleteResponseTopicPartition()
 			rt.Partitions[i].Partition = p.Partition
-			if !s.partitionExists(t.Topic, p.Partition) {
-				rt.Partitions[i].ErrorCode = kerr.UnknownTopicOrPartition.Code
+			if code := s.partitionCode(denied, t.Topic, p.Partition); code != 0 {
+				rt.Partitions[i].ErrorCode = code
 				continue
 			}
 			tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p.Partition})

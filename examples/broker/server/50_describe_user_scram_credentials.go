@@ -7,6 +7,9 @@ package server
 // never a salt or a key. No users (a null list) describes every user with
 // a credential; a user named that has none is RESOURCE_NOT_FOUND, one
 // named twice DUPLICATE_RESOURCE, as in Kafka.
+//
+// Authorization (authz.go): DESCRIBE on the cluster, else
+// CLUSTER_AUTHORIZATION_FAILED (top level).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

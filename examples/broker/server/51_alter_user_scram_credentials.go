@@ -15,6 +15,9 @@ package server
 // for one mechanism DUPLICATE_RESOURCE, a deletion of a credential that
 // does not exist RESOURCE_NOT_FOUND; a user with an error has none of its
 // changes applied.
+//
+// Authorization (authz.go): ALTER on the cluster, else
+// CLUSTER_AUTHORIZATION_FAILED for every user.
 
 import (
 	"context"

@@ -15,6 +15,9 @@ package server
 // member), leader recovery state, and any check that the sender is a
 // broker of the cluster (served on the client listener, as this broker has
 // no other).
+//
+// Authorization (authz.go): CLUSTER_ACTION on the cluster, the brokers',
+// else CLUSTER_AUTHORIZATION_FAILED.
 
 import (
 	"context"

@@ -8,7 +8,8 @@ package server
 // open transaction, the offset it began at: what an operator looks at to
 // find the transaction holding a partition's last stable offset back.
 // A partition led elsewhere is NOT_LEADER_OR_FOLLOWER, one that does not
-// exist UNKNOWN_TOPIC_OR_PARTITION.
+// exist UNKNOWN_TOPIC_OR_PARTITION. A topic the client may not READ is
+// TOPIC_AUTHORIZATION_FAILED for its partitions, first (authz.go).
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -22,12 +23,19 @@ func init() { serve(kmsg.DescribeProducers, 0, 0, (*Server).handleDescribeProduc
 func (s *Server) handleDescribeProducers(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.DescribeProducersRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
+	c := s.access(r)
 	for _, rt := range req.Topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
+		denied := c.topicCode(opRead, rt.Topic)
 		for _, idx := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = idx
+			if denied != 0 {
+				sp.ErrorCode = denied
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			p, err := s.data.store.Partition(rt.Topic, idx)
 			if err == nil {
 				err = s.replicas.Leads(p)

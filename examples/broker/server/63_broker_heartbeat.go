@@ -20,6 +20,9 @@ package server
 // (62_broker_registration.go). Not implemented: want_fence,
 // is_caught_up (always true), offline log dirs, and any check that the
 // sender is a broker of the cluster.
+//
+// Authorization (authz.go): CLUSTER_ACTION on the cluster, the brokers',
+// else CLUSTER_AUTHORIZATION_FAILED.
 
 import (
 	"context"

@@ -7,9 +7,13 @@ package server
 // producer id and epoch, timeout, start time and partitions. An id
 // coordinated elsewhere is NOT_COORDINATOR (the admin client finds its
 // coordinator first), one loading COORDINATOR_LOAD_IN_PROGRESS, one
-// unknown TRANSACTIONAL_ID_NOT_FOUND.
+// unknown TRANSACTIONAL_ID_NOT_FOUND. An id the client may not DESCRIBE is
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, before its coordinator is asked,
+// and the topics it may not DESCRIBE are left out of a transaction's
+// partitions, as Kafka answers (authz.go).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
@@ -21,10 +25,17 @@ func (s *Server) handleDescribeTransactions(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.DescribeTransactionsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeTransactionsResponse)
 	var owned []string
+	c := s.access(r)
 	for _, id := range req.TransactionalIDs {
-		if err := s.txnTopic.KeyError(id); err != nil {
+		code := int16(0)
+		if !c.allows(opDescribe, txnResource, id) {
+			code = kerr.TransactionalIDAuthorizationFailed.Code
+		} else if err := s.txnTopic.KeyError(id); err != nil {
+			code = err.Code
+		}
+		if code != 0 {
 			ts := kmsg.NewDescribeTransactionsResponseTransactionState()
-			ts.TransactionalID, ts.ErrorCode = id, err.Code
+			ts.TransactionalID, ts.ErrorCode = id, code
 			ts.ProducerID, ts.ProducerEpoch = -1, -1
 			resp.TransactionStates = append(resp.TransactionStates, ts)
 			continue
@@ -44,6 +55,9 @@ func (s *Server) handleDescribeTransactions(r *kafkanet.Request) {
 		}
 		byTopic := make(map[string]int)
 		for _, tp := range d.Partitions {
+			if !c.sees(opDescribe, topicResource, tp.Topic) {
+				continue
+			}
 			i, ok := byTopic[tp.Topic]
 			if !ok {
 				i = len(ts.Topics)

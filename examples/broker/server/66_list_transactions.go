@@ -8,7 +8,8 @@ package server
 // regular expression on the id (KIP-1152; Go's RE2 syntax, close to the
 // Java pattern Kafka takes). A state filter Kafka does not know is
 // listed in unknown_state_filters and matches nothing; an invalid pattern
-// is INVALID_REGULAR_EXPRESSION.
+// is INVALID_REGULAR_EXPRESSION. The ids the client may not DESCRIBE are
+// left out (authz.go).
 
 import (
 	"regexp"
@@ -35,8 +36,9 @@ func (s *Server) handleListTransactions(r *kafkanet.Request) {
 	}
 	listings, unknown := s.txns.List(req.StateFilters, req.ProducerIDFilters, msDuration(req.DurationFilterMillis))
 	resp.UnknownStateFilters = unknown
+	c := s.access(r)
 	for _, l := range listings {
-		if pattern != nil && !pattern.MatchString(l.TxnID) {
+		if pattern != nil && !pattern.MatchString(l.TxnID) || !c.sees(opDescribe, txnResource, l.TxnID) {
 			continue
 		}
 		ts := kmsg.NewListTransactionsResponseTransactionState()

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
@@ -30,9 +34,11 @@ func (s *Server) registered() bool { return s.member.Registered() }
 func (s *Server) ctrl() *controller.Controller { return s.member.Controller() }
 
 // applied is the metadata log's callback, on its apply goroutine: the
-// storage follows each record (package replica), then the coordinators
-// follow their state partitions' leaders (package coordinator).
+// authorizer follows the ACL bindings (authz.go), the storage each record
+// (package replica), then the coordinators follow their state partitions'
+// leaders (package coordinator).
 func (s *Server) applied(before, after *metadata.Image, rec *metadata.Record) {
+	s.followACLs(after, rec)
 	s.replicas.Apply(before, after, rec)
 	s.coords.Follow(after)
 }
@@ -108,4 +114,46 @@ func (s *Server) placeInterBroker(specs []kafkanet.ListenerConfig) error {
 		specs[i].Advertised = self.Addr()
 	}
 	return nil
+}
+
+// atController answers r, a request that only the active controller
+// serves and that clients send to any broker (CreateAcls, DeleteAcls),
+// when this broker is not that controller: it forwards r to the broker
+// leading the metadata quorum, on a goroutine of the membership's, and
+// answers with that broker's response, as Kafka 4's brokers forward such
+// requests to their controller. One that no leader is known for, that a
+// peer forwarded already (never forwarded twice, so that two brokers that
+// each believe the other leads do not pass it to and fro), or that cannot
+// reach the leader, is answered NOT_CONTROLLER, which clients retry. It
+// reports false when this broker is the active controller: the caller
+// serves r.
+func (s *Server) atController(r *kafkanet.Request) bool {
+	if s.ctrl().IsActive() {
+		return false
+	}
+	req := r.Msg
+	version := req.GetVersion()
+	notController := func() {
+		resp := errorResponse(req, kerr.NotController.Code)
+		resp.SetVersion(version)
+		r.Respond(resp)
+	}
+	leader, self := s.member.Leader()
+	if self || leader < 0 || s.member.Alone() || cluster.FromPeer(r.ClientID) {
+		notController()
+		return true
+	}
+	s.member.Go(func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, controllerTimeout)
+		defer cancel()
+		resp, err := s.member.Request(ctx, leader, req) // at the version the two brokers agree on
+		if err != nil {
+			r.Logger().Info("forwarding a request to the controller", zap.Int32("controller", leader), zap.Error(err))
+			notController()
+			return
+		}
+		resp.SetVersion(version)
+		r.Respond(resp)
+	})
+	return true
 }

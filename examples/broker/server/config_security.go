@@ -7,14 +7,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 )
 
 // Security is how the broker's listeners protect themselves: which
 // speaks TLS, which authenticates with SASL and with which mechanisms,
-// the credentials to start with. Kafka's names; see listenerSpecs for
-// the listeners themselves.
+// the credentials to start with; and what each principal may do, the
+// authorizer (authz.go). Kafka's names; see listenerSpecs for the
+// listeners themselves.
 type Security struct {
 	// ProtocolMap maps listener names to security protocols
 	// (listener.security.protocol.map, NAME:PROTOCOL,...); each protocol's
@@ -43,6 +45,78 @@ type Security struct {
 	// separated by ';'. Every broker of a cluster should be given the
 	// same: the active controller commits them.
 	AddScram string
+
+	// Authorizer turns authorization on (authorizer.class.name): empty,
+	// the default, authorizes nothing, so every request is allowed and
+	// the ACL APIs answer SECURITY_DISABLED, as Kafka without an
+	// authorizer; Kafka's StandardAuthorizer
+	// (org.apache.kafka.metadata.authorizer.StandardAuthorizer), or
+	// "acl" for short, checks every request against the ACL bindings of
+	// the metadata log (package acl). Any other name is an error.
+	Authorizer string
+	// SuperUsers are the principals every check allows, whatever the
+	// bindings say (super.users, separated by ';' as in Kafka:
+	// "User:admin;User:CN=broker,O=example"). In a cluster it must hold
+	// the principal the brokers reach each other as, which needs
+	// CLUSTER_ACTION on the cluster: their certificate's subject over an
+	// SSL inter-broker listener, User:ANONYMOUS over a PLAINTEXT one
+	// (required then: a config without it is refused).
+	SuperUsers string
+	// AllowEveryoneIfNoACL allows an operation on a resource that no
+	// binding applies to (allow.everyone.if.no.acl.found); false, the
+	// default, leaves it to the super users.
+	AllowEveryoneIfNoACL bool
+}
+
+// The authorizer.class.name values that turn package acl's authorizer on.
+const (
+	standardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+	shortAuthorizer    = "acl"
+	// zkAuthorizer is ZooKeeper's authorizer, removed in Kafka 4.
+	zkAuthorizer = "kafka.security.authorizer.AclAuthorizer"
+)
+
+// anonymous is the principal of a connection that did not authenticate
+// (PLAINTEXT, or SSL without a client certificate): Kafka's
+// KafkaPrincipal.ANONYMOUS.
+const anonymous = "User:ANONYMOUS"
+
+// authorizerOptions returns the options of the authorizer the settings
+// ask for, and whether they ask for one; an error for a setting it cannot
+// use.
+func (c *Config) authorizerOptions() ([]acl.Option, bool, error) {
+	switch c.Authorizer {
+	case "":
+		return nil, false, nil
+	case standardAuthorizer, shortAuthorizer:
+	case zkAuthorizer:
+		return nil, false, fmt.Errorf("authorizer.class.name: %s is ZooKeeper's, removed in Kafka 4: use %s", zkAuthorizer, standardAuthorizer)
+	default:
+		return nil, false, fmt.Errorf("authorizer.class.name: %q: use %s (or %q), or nothing for no authorization", c.Authorizer, standardAuthorizer, shortAuthorizer)
+	}
+	supers := superUsers(c.SuperUsers)
+	opts := []acl.Option{acl.WithSuperUsers(supers...), acl.WithAllowEveryoneIfNoACLFound(c.AllowEveryoneIfNoACL)}
+	if _, err := acl.New(opts...); err != nil {
+		return nil, false, fmt.Errorf("super.users: %w", err)
+	}
+	if c.Cluster != "" && !slices.Contains(supers, anonymous) {
+		if lns, err := c.listenerSpecs(); err == nil && interBroker(lns, c.InterBrokerListener).Protocol == kafkanet.Plaintext {
+			return nil, false, fmt.Errorf("super.users: the brokers of a cluster reach each other over PLAINTEXT as %s, which needs CLUSTER_ACTION: list it "+
+				"(every client of that listener is then a super user too: make the inter-broker listener SSL, and list the brokers' certificate principal instead)", anonymous)
+		}
+	}
+	return opts, true, nil
+}
+
+// superUsers reads super.users: principals separated by ';'.
+func superUsers(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ";") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func defaultSecurity() Security {
@@ -136,6 +210,9 @@ func (c *Config) validateSecurity() error {
 	if _, err := parseAddScram(c.AddScram); err != nil {
 		return err
 	}
+	if _, _, err := c.authorizerOptions(); err != nil {
+		return err
+	}
 	if anySASL {
 		if _, err := sasl.New(nil, c.SASLMechanisms...); err != nil {
 			return err
@@ -168,5 +245,8 @@ func (c *Config) securitySettings() []setting {
 		durationSetting("connection.failed.authentication.delay.ms", "delay the answer to a failed authentication, then close the connection", &c.FailedAuthDelay, ms),
 		durationSetting("connections.max.reauth.ms", "a SASL session's lifetime; the client authenticates again before it ends (0: for ever)", &c.ReauthMax, ms),
 		stringSetting("add-scram", "SCRAM credentials created at start if absent: 'SCRAM-SHA-256=[name=alice,password=alice-secret]';... (as kafka-storage format --add-scram)", &c.AddScram),
+		stringSetting("authorizer.class.name", "check every request against the ACLs: "+standardAuthorizer+" (or acl); empty: every request is allowed", &c.Authorizer),
+		stringSetting("super.users", "principals the authorizer allows everything, separated by ';' (User:admin;User:CN=broker); a cluster's must list its brokers' (User:ANONYMOUS over a PLAINTEXT inter-broker listener)", &c.SuperUsers),
+		boolSetting("allow.everyone.if.no.acl.found", "with an authorizer, allow an operation on a resource no ACL applies to", &c.AllowEveryoneIfNoACL),
 	}
 }

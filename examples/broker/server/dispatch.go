@@ -33,8 +33,8 @@ func (h handler) Supports(key, version int16) bool { return apis.Supports(key, v
 // Handlers never block: a request that has to wait becomes an operation in
 // a purgatory. A panic is kafkanet's to recover: the connection is closed.
 func (h handler) ServeKafka(r *kafkanet.Request) {
-	if h.s.checkStrings(r) {
-		return // refused: a string past Kafka's limits
+	if h.s.checkStrings(r) || h.s.gate(r) {
+		return // refused: a string past Kafka's limits, or not authorized (authz.go)
 	}
 	apis.Lookup(r.Msg.Key()).Handler(h.s, r)
 	if kmsg.Key(r.Msg.Key()) != kmsg.Produce {

@@ -1,16 +1,24 @@
 package server
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/acl"
+	"github.com/gopurgatory/purgatory/examples/broker/internal/atomicfile"
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
 )
 
 // durable is what the broker keeps in log.dirs: the log dir (partitions in
-// segment files, the topic catalog, producer ids, the cluster id). The
+// segment files, the topic catalog, producer ids, the cluster id), and a
+// broker alone's ACL bindings. The
 // groups' commits are records of __consumer_offsets, whose partitions are
 // logs like any other's there. Opened first (the log dir's lock keeps a
 // second broker out), closed last, once the coordinator and the logs are.
@@ -64,6 +72,40 @@ func (d *durable) close() error {
 		return nil
 	}
 	return d.dir.Close()
+}
+
+// aclsName is the file in log.dirs that keeps a broker alone's ACL
+// bindings: a metadata record adding each (metadata.Record's encoding),
+// replaced atomically at each change. A broker of a cluster keeps them in
+// its quorum's log instead (__cluster_metadata), as every record.
+const aclsName = "acls.json"
+
+// saveACLs replaces the kept bindings with bindings: one atomic file
+// write, fsynced, so that a change a client was told of survives a
+// power loss. O(bindings) per change, which administration can afford.
+func (d *durable) saveACLs(bindings []acl.Binding) error {
+	rec := metadata.Record{ACLs: make([]metadata.ACLChange, len(bindings))}
+	for i, b := range bindings {
+		rec.ACLs[i].Binding = b
+	}
+	return atomicfile.Write((*os.File).Sync, filepath.Join(d.dir.Path(), aclsName), rec.Encode())
+}
+
+// loadACLs returns the kept bindings, as additions to seed a broker
+// alone's metadata log with; none before the first was kept.
+func (d *durable) loadACLs() ([]metadata.ACLChange, error) {
+	data, err := os.ReadFile(filepath.Join(d.dir.Path(), aclsName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("log.dirs: %w", err)
+	}
+	rec, err := metadata.DecodeRecord(data)
+	if err != nil {
+		return nil, fmt.Errorf("log.dirs: %s: %w", aclsName, err)
+	}
+	return rec.ACLs, nil
 }
 
 // producerIDBlock is how many producer ids the broker reserves on disk at

@@ -12,6 +12,10 @@ import (
 // serves (NOT_CONTROLLER).
 var errNotController = errors.New("not the controller")
 
+// errTopicAuthorization is a topic the client may not act on
+// (TOPIC_AUTHORIZATION_FAILED, with Kafka's message).
+var errTopicAuthorization = errors.New("Authorization failed.") // Kafka's message, as clients show it
+
 // requestCodes maps the handlers' own errors to the Kafka error codes a
 // client acts on; replica.ErrorCode maps those of the data path and of
 // what it stands on.
@@ -23,6 +27,7 @@ var requestCodes = []struct {
 	{errReplicaAssignment, kerr.InvalidReplicaAssignment},
 	{errInvalidRequest, kerr.InvalidRequest},
 	{errNotController, kerr.NotController},
+	{errTopicAuthorization, kerr.TopicAuthorizationFailed},
 	{errLeaderNotAvailable, kerr.LeaderNotAvailable},
 }
 

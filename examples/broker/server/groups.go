@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
@@ -67,6 +68,20 @@ func consumerSubscription(metadata []byte) ([]string, error) {
 // to look in the metadata log's image.
 func (s *Server) partitionExists(topic string, partition int32) bool {
 	return s.topicExists == nil || s.topicExists(topic, partition)
+}
+
+// partitionCode is the error code of a partition an offset request
+// names, before its coordinator is asked: denied, the topic's
+// authorization code (authz.go), first, so that an unauthorized topic's
+// existence is not disclosed, then UNKNOWN_TOPIC_OR_PARTITION.
+func (s *Server) partitionCode(denied int16, topic string, partition int32) int16 {
+	switch {
+	case denied != 0:
+		return denied
+	case !s.partitionExists(topic, partition):
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	return 0
 }
 
 // groupWaiter submits a JoinGroup's wait on behalf of its request, tied to

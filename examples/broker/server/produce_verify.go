@@ -42,7 +42,7 @@ import (
 // and produces, then calls done.
 func (s *Server) verifyThenProduce(r *kafkanet.Request, done func()) {
 	req := r.Msg.(*kmsg.ProduceRequest)
-	need := s.unverified(req)
+	need := s.unverified(s.access(r), req)
 	if len(need.parts) == 0 {
 		s.produce(r, nil)
 		done()
@@ -95,8 +95,9 @@ type toVerify struct {
 
 // unverified returns the batches of req that would open a transaction in
 // a partition this broker leads. A batch that fails otherwise (not led
-// here, malformed, a stale epoch) is left to the append to refuse.
-func (s *Server) unverified(req *kmsg.ProduceRequest) toVerify {
+// here, malformed, a stale epoch, a topic the client may not write) is
+// left to the append to refuse.
+func (s *Server) unverified(c access, req *kmsg.ProduceRequest) toVerify {
 	var need toVerify
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]
@@ -104,7 +105,7 @@ func (s *Server) unverified(req *kmsg.ProduceRequest) toVerify {
 		if req.Version >= 13 {
 			topic, err = s.data.store.TopicByID(rt.TopicID)
 		}
-		if err != nil {
+		if err != nil || !c.sees(opWrite, topicResource, topic.Name) {
 			continue
 		}
 		for pi := range rt.Partitions {

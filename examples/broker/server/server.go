@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
@@ -66,6 +67,9 @@ type Server struct {
 	// __transaction_state (txnTopic), which routes its requests.
 	txns     *txn.Coordinator
 	txnTopic *coordinator.Topic
+	// authz is the authorizer (authz.go), nil without
+	// authorizer.class.name: its bindings follow the metadata log's.
+	authz *acl.Authorizer
 	// topicExists reports whether a partition exists, for OffsetCommit's
 	// UNKNOWN_TOPIC_OR_PARTITION (groups.go); nil accepts every one.
 	topicExists func(topic string, partition int32) bool
@@ -188,10 +192,23 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if s.txns, s.txnTopic, err = s.newTxnCoordinator(); err != nil {
 		return nil, err
 	}
+	// The authorizer before the metadata log, whose bindings it follows.
+	if opts, on, _ := cfg.authorizerOptions(); on { // validate checked them
+		if s.authz, err = acl.New(opts...); err != nil {
+			return nil, err
+		}
+	}
 	// The metadata log last: applying it creates topics in the store and
 	// wakes the purgatories, and its leadership callback reaches the
-	// peers.
-	if err = s.member.Open(s.applied, s.replicas.Seed()); err != nil {
+	// peers. A broker alone seeds its log with its log dir's topics and
+	// ACL bindings.
+	seed := s.replicas.Seed()
+	if s.member.Alone() && s.durable != nil {
+		if seed.ACLs, err = s.durable.loadACLs(); err != nil {
+			return nil, err
+		}
+	}
+	if err = s.member.Open(s.applied, seed); err != nil {
 		return nil, err
 	}
 	scram, _ := parseAddScram(cfg.AddScram) // validate read it already
