@@ -121,9 +121,12 @@ func TestAcceptPastFileLimit(t *testing.T) {
 
 // TestSlowlorisHeap: the issue's broker allocated each request's buffer
 // from its length prefix: 2,000 connections claiming 100 MB and sending 10
-// bytes grew it to 24 GB. Here 500 such connections, against a broker
-// whose address space is limited to 3 GiB (it would have asked for 50 GB),
-// cost it its first 4 KiB chunk each: its heap stays under 64 MiB, and it
+// bytes grew it to 24 GB. Here 500 such connections from one address,
+// against a broker whose address space is limited to 3 GiB (it would have
+// asked for 50 GB): its host's share of the budget
+// (queued.max.request.bytes.per.ip, 256 MiB) admits two of the 100 MB
+// requests, which cost their first 4 KiB chunk each, and the other 498
+// wait unread, holding nothing; its heap stays under 64 MiB, and it
 // serves meanwhile.
 func TestSlowlorisHeap(t *testing.T) {
 	p := startBrokerProcess(t, limits{asBytes: 3 << 30}, "--metrics.listener", "127.0.0.1:0")
@@ -138,8 +141,11 @@ func TestSlowlorisHeap(t *testing.T) {
 		_, err := c.Write(append(binary.BigEndian.AppendUint32(nil, 100<<20), make([]byte, 10)...))
 		require.NoError(t, err)
 	}
-	require.Eventually(t, func() bool { return p.metric("broker_queued_bytes") == n*4096 }, 20*time.Second, 50*time.Millisecond,
-		"each connection holds its first chunk, no more")
+	const admitted = (256 << 20) / (100 << 20)
+	require.Eventually(t, func() bool {
+		return p.metric("broker_queued_bytes") == admitted*4096 &&
+			p.metric(`broker_readers_waiting{limit="queued.max.request.bytes.per.ip"}`) == n-admitted
+	}, 20*time.Second, 50*time.Millisecond, "two requests hold their first chunk, no more; the rest wait unread")
 	heap := p.metric("go_memstats_heap_alloc_bytes")
 	assert.Less(t, heap, float64(64<<20), "the heap stays small: %.0f MiB", heap/(1<<20))
 	roundTrip(t, p.addr)
