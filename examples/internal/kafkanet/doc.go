@@ -33,6 +33,35 @@
 // when the client goes away, the connection cancels it and the operation
 // completes at once, so that nothing is left behind in a purgatory.
 //
+// # Security
+//
+// A listener has a name and a security protocol (ListenWith, Kafka's
+// listeners and listener.security.protocol.map, read by ParseListeners):
+// PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. On a TLS listener the
+// reader completes the handshake first, within socket.read.timeout.ms (a
+// failure is refused as tls_handshake), and a client certificate names
+// the connection's principal ("User:" and its subject). On a SASL
+// listener the connection authenticates before the Handler sees anything
+// but ApiVersions (sasl_gate.go, Kafka's SaslServerAuthenticator):
+// SaslHandshake (v1) picks a mechanism of WithSASL's authenticator,
+// SaslAuthenticate requests carry its exchange, both answered here; a
+// request larger than 512 KiB (sasl.server.max.receive.size) or of any
+// other API before that closes the connection (refused as
+// unauthenticated). A failed exchange is answered
+// SASL_AUTHENTICATION_FAILED after connection.failed.authentication.delay.ms,
+// by a delayed operation in the server's AuthenticationFailure purgatory
+// under the connection's key (not a sleeping goroutine: a hundred
+// failures wait as a hundred timer tasks), and the connection closes
+// once the answer is written; the reader reads nothing more meanwhile.
+// With connections.max.reauth.ms a session's lifetime is told the client
+// (KIP-368), which authenticates again on its connection (as the same
+// principal) before it ends, or is closed at its next request.
+// Request.Principal (Conn.Principal) is who the client is:
+// User:ANONYMOUS until it authenticates, if ever. The Handler declares
+// SaslHandshake and SaslAuthenticate (Supports), so that they are read
+// and advertised, and answers them only from listeners without SASL
+// (Kafka's ILLEGAL_SASL_STATE).
+//
 // # Framing and limits
 //
 // A frame is a 4-byte size and a body; a size over socket.request.max.bytes
@@ -136,8 +165,9 @@
 //
 // # Goroutines
 //
-// One accept loop per Serve, on the caller's goroutine; per connection a
-// reader (which also runs the Handler's ServeKafka and writes what is
+// One accept loop per Serve, on the caller's goroutine; with SASL, the
+// AuthenticationFailure purgatory's reaper, stopped by Drain; per
+// connection a reader (which also runs the Handler's ServeKafka and writes what is
 // ready when it is idle) and a writer, both ended by the connection's
 // close, which Drain waits for. WithConnClosed runs on the reader's
 // goroutine once both are done.
