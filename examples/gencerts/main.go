@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/gopurgatory/purgatory/examples/tlsfiles"
 )
@@ -71,12 +72,7 @@ func run(args []string) error {
 	return nil
 }
 
+// split splits a comma-separated list, spaces dropped.
 func split(s string) []string {
-	var out []string
-	for _, e := range strings.Split(s, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			out = append(out, e)
-		}
-	}
-	return out
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/x509/pkix"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,37 +112,7 @@ func BenchmarkSecureProduceAcksAll(b *testing.B) {
 	certs := makeCerts(b)
 	for _, kind := range secureKinds {
 		b.Run("broker="+kind, func(b *testing.B) {
-			br := startBroker(b, kind, certsEnv+"="+certs)
-			cl, err := kgo.NewClient(append(secureClientOpts(b, kind, certs), kgo.SeedBrokers(br.addr),
-				kgo.DefaultProduceTopic("produce"), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.MaxBufferedRecords(1<<16),
-				kgo.AllowAutoTopicCreation())...)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cl.Close()
-			ctx := context.Background()
-			value := make([]byte, 100)
-			warm(b, ctx, cl, value)
-			var failed atomic.Int64
-			u0 := br.usage(b)
-			b.ResetTimer()
-			for range b.N {
-				cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
-					if err != nil {
-						failed.Add(1)
-					}
-				})
-			}
-			if err := cl.Flush(ctx); err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			if n := failed.Load(); n > 0 {
-				b.Fatalf("%d records failed", n)
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
-			u := br.usage(b).sub(u0)
-			b.ReportMetric(float64(u.cpu)/float64(b.N), "broker-cpu-ns/record")
+			produceAcksAll(b, startBroker(b, kind, certsEnv+"="+certs), secureClientOpts(b, kind, certs)...)
 		})
 	}
 }

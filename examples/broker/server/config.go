@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
@@ -343,12 +344,7 @@ func intSetting[T int | int16 | int32 | int64](name, usage string, p *T) setting
 func stringListSetting(name, usage string, p *[]string) setting {
 	return setting{name, usage,
 		func(s string) error {
-			*p = nil
-			for _, e := range strings.Split(s, ",") {
-				if e = strings.TrimSpace(e); e != "" {
-					*p = append(*p, e)
-				}
-			}
+			*p = strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 			return nil
 		},
 		func() string { return strings.Join(*p, ",") }}

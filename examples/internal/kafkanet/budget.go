@@ -77,20 +77,29 @@ func (b *memBudget) grow(c *memCharge, n int64, done <-chan struct{}, stopped fu
 	if stopped != nil {
 		stopped()
 	}
+	return awaitGrant(&b.mu, w.ready, done, func() {
+		b.waiters.Remove(e)
+		b.wakeLocked() // the next waiter may be first now
+	})
+}
+
+// awaitGrant waits until ready (what was asked for is granted) or done.
+// On done it takes mu, and unless the grant came meanwhile (kept: the
+// caller releases it) runs withdraw under it and returns errBudgetClosed.
+func awaitGrant(mu *sync.Mutex, ready, done <-chan struct{}, withdraw func()) error {
 	select {
-	case <-w.ready:
+	case <-ready:
 		return nil
 	case <-done:
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	select {
-	case <-w.ready: // granted meanwhile: keep it, the caller releases c
+	case <-ready: // granted meanwhile
 		return nil
 	default:
 	}
-	b.waiters.Remove(e)
-	b.wakeLocked() // the next waiter may be first now
+	withdraw()
 	return errBudgetClosed
 }
 

@@ -86,22 +86,11 @@ func (s *hostShares) acquire(host string, n int64, done <-chan struct{}, stopped
 	if stopped != nil {
 		stopped()
 	}
-	select {
-	case <-w.ready:
-		return nil
-	case <-done:
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	select {
-	case <-w.ready: // granted meanwhile: keep it, the caller releases it
-		return nil
-	default:
-	}
-	h.waiters.Remove(e)
-	s.waiting--
-	s.forgetIdleLocked(host, h)
-	return errBudgetClosed
+	return awaitGrant(&s.mu, w.ready, done, func() {
+		h.waiters.Remove(e)
+		s.waiting--
+		s.forgetIdleLocked(host, h)
+	})
 }
 
 // release gives back n bytes acquire counted for host, and grants the

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	kgosasl "github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -84,14 +85,9 @@ func (c *Config) registerSecurityFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.UpstreamKeystore, "upstream.ssl.keystore.location", c.UpstreamKeystore, "PEM file with the proxy's certificate and key for mutual TLS upstream")
 }
 
+// splitList splits a comma-separated list, spaces dropped.
 func splitList(s string) []string {
-	var out []string
-	for _, e := range strings.Split(s, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			out = append(out, e)
-		}
-	}
-	return out
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
 // listener reads the proxy's one listener.
