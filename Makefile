@@ -10,7 +10,7 @@ COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test api api-report stress bench-timer bench-purgatory bench-newcomer bench-broker bench-cluster bench-proxy fuzz chaos bench-failover kgo-integration kgo-integration-cluster kgo-integration-proxy cluster
+.PHONY: test api api-report stress bench-timer bench-purgatory bench-newcomer bench-broker bench-cluster bench-proxy fuzz chaos bench-failover kgo-integration kgo-integration-cluster kgo-integration-proxy kafka-go cluster
 
 test:
 	$(GO) test -race ./...
@@ -90,6 +90,12 @@ kgo-integration-cluster:
 # suite's clients see only the proxy.
 kgo-integration-proxy:
 	GO='$(GO)' RUN='$(RUN)' PROXY=1 ./scripts/kgo-integration.sh
+
+# segmentio/kafka-go's own SASL, ACL and SCRAM-credential tests against
+# one broker configured as kafka-go's CI configures Kafka 4.0; it needs
+# ports 9092 and 9093 (scripts/kafka-go.sh).
+kafka-go:
+	GO='$(GO)' ./scripts/kafka-go.sh
 
 # A local three-broker cluster (scripts/cluster.sh says how to change it).
 cluster:

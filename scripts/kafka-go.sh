@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Runs segmentio/kafka-go's own tests of SASL, ACLs and SCRAM credentials
+# against the example broker, configured as kafka-go's CI configures
+# Kafka 4.0 (docker_compose_versions/docker-compose-400.yml):
+#
+#   scripts/kafka-go.sh          # make kafka-go
+#   TESTFLAGS=-v scripts/kafka-go.sh
+#
+# kafka-go's tests dial localhost:9092 (PLAINTEXT) and localhost:9093
+# (SASL_PLAINTEXT) and nothing else, so the broker takes those two ports
+# on 127.0.0.1 (the script fails if either is taken). As in kafka-go's
+# CI: an authorizer (StandardAuthorizer), allow.everyone.if.no.acl.found,
+# the super users adminscram256, adminscram512 and adminplain, whose
+# credentials --add-scram makes at start (PLAIN checks adminplain's
+# password against its SCRAM credential), KAFKA_VERSION=4.0.0. The tests,
+# in test/kafkago's module (it pins kafka-go v0.4.51):
+#   the sasl package's TestSASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512,
+#   each with good and bad credentials), and the root package's
+#   TestClientCreateACLs, TestClientDeleteACLs, TestClientDescribeACLs,
+#   TestAlterUserScramCredentials, TestDescribeUserScramCredentials,
+#   TestUnsupportedSASLMechanism, and TestWriter's "writing a message with
+#   SASL Plain authentication".
+set -euo pipefail
+
+GO=${GO:-go}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+set -m
+
+accepts() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+for p in 9092 9093; do
+	if accepts "127.0.0.1:$p"; then
+		echo "kafka-go: port $p is taken; kafka-go's tests need 9092 and 9093" >&2
+		exit 1
+	fi
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/kafka-go.XXXXXX")
+broker_pid=""
+status=1
+cleanup() {
+	if [[ -n "$broker_pid" ]]; then
+		kill -TERM "$broker_pid" 2>/dev/null || true
+		wait "$broker_pid" 2>/dev/null || true
+	fi
+	if [[ $status -ne 0 ]]; then
+		echo "kafka-go: broker log kept in $work" >&2
+	else
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+
+"$GO" build -o "$work/broker" ./examples/broker
+"$work/broker" \
+	--listeners PLAIN://127.0.0.1:9092,SASL://127.0.0.1:9093 \
+	--advertised.listeners PLAIN://localhost:9092,SASL://localhost:9093 \
+	--listener.security.protocol.map PLAIN:PLAINTEXT,SASL:SASL_PLAINTEXT \
+	--inter.broker.listener.name PLAIN \
+	--authorizer.class.name org.apache.kafka.metadata.authorizer.StandardAuthorizer \
+	--allow.everyone.if.no.acl.found true \
+	--super.users 'User:adminscram256;User:adminscram512;User:adminplain' \
+	--add-scram 'SCRAM-SHA-256=[name=adminscram256,password=admin-secret-256];SCRAM-SHA-512=[name=adminscram512,password=admin-secret-512];SCRAM-SHA-512=[name=adminplain,password=admin-secret]' \
+	--group.initial.rebalance.delay.ms 0 \
+	--message.max.bytes 200000000 \
+	>"$work/broker.log" 2>&1 &
+broker_pid=$!
+for _ in $(seq 300); do
+	if accepts 127.0.0.1:9093 && grep -q "add-scram: credentials created" "$work/broker.log"; then
+		break
+	fi
+	kill -0 "$broker_pid" 2>/dev/null || { cat "$work/broker.log" >&2; exit 1; }
+	sleep 0.1
+done
+
+cd test/kafkago
+set +e
+KAFKA_VERSION=4.0.0 "$GO" test -count=1 -timeout 5m ${TESTFLAGS:-} github.com/segmentio/kafka-go/sasl
+s1=$?
+KAFKA_VERSION=4.0.0 "$GO" test -count=1 -timeout 5m ${TESTFLAGS:-} -run \
+	'^(TestClientCreateACLs|TestClientDeleteACLs|TestClientDescribeACLs|TestAlterUserScramCredentials|TestDescribeUserScramCredentials|TestUnsupportedSASLMechanism)$' \
+	github.com/segmentio/kafka-go
+s2=$?
+KAFKA_VERSION=4.0.0 "$GO" test -count=1 -timeout 5m ${TESTFLAGS:-} -run '^TestWriter$/^writing_a_message_with_SASL_Plain_authentication$' \
+	github.com/segmentio/kafka-go
+s3=$?
+set -e
+status=$((s1 | s2 | s3))
+if grep -q 'handler panicked' "$work/broker.log"; then
+	echo "kafka-go: a broker handler panicked" >&2
+	status=1
+fi
+exit $status

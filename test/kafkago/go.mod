@@ -1,0 +1,13 @@
+// A module of its own so that segmentio/kafka-go, whose own tests
+// scripts/kafka-go.sh runs against the example broker, stays out of the
+// library's module graph.
+module github.com/gopurgatory/purgatory/test/kafkago
+
+go 1.26.0
+
+require github.com/segmentio/kafka-go v0.4.51
+
+require (
+	github.com/klauspost/compress v1.15.9 // indirect
+	github.com/pierrec/lz4/v4 v4.1.15 // indirect
+)
