@@ -97,8 +97,9 @@ package server
 // broker applied it (followACLs, on the log's apply goroutine): every
 // broker of a cluster authorizes against the same bindings once it has
 // applied the record that changed them. A broker alone, whose metadata log
-// is in memory, keeps its bindings in log.dirs (durable.go) and seeds its
-// log with them at start.
+// is in memory, keeps its bindings (and its SCRAM credentials) in
+// log.dirs (durable.go, keepSecurity) and seeds its log with them at
+// start.
 
 import (
 	"net"
@@ -467,8 +468,7 @@ func errorResponse(req kmsg.Request, code int16) kmsg.Response {
 // (the authorizer's writes copy only the paths they change, so a log
 // replays cheaply), a restored snapshot's bindings whole (rec nil). A
 // check running meanwhile sees each change whole, as Kafka's authorizer
-// applies its records one by one. A broker alone with log.dirs then keeps
-// them there (durable.go): its metadata log is in memory.
+// applies its records one by one.
 func (s *Server) followACLs(after *metadata.Image, rec *metadata.Record) {
 	if rec != nil && len(rec.ACLs) == 0 {
 		return
@@ -491,9 +491,16 @@ func (s *Server) followACLs(after *metadata.Image, rec *metadata.Record) {
 			s.log.Error("the authorizer refused a binding of the metadata log", zap.Error(err))
 		}
 	}
-	if rec != nil && s.member.Alone() && s.durable != nil {
-		if err := s.durable.saveACLs(after.ACLs()); err != nil {
-			s.log.Error("the ACL bindings could not be kept in log.dirs: a restart will not have this change", zap.Error(err))
-		}
+}
+
+// keepSecurity keeps a broker alone's ACL bindings and SCRAM credentials
+// in log.dirs (durable.go) after a record that changes them: its
+// metadata log is in memory. On the log's apply goroutine.
+func (s *Server) keepSecurity(after *metadata.Image, rec *metadata.Record) {
+	if rec == nil || (len(rec.ACLs) == 0 && len(rec.Scram) == 0) || !s.member.Alone() || s.durable == nil {
+		return
+	}
+	if err := s.durable.saveSecurity(after); err != nil {
+		s.log.Error("the ACL bindings and SCRAM credentials could not be kept in log.dirs: a restart will not have this change", zap.Error(err))
 	}
 }

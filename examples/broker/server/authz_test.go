@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/acl"
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 )
 
 // A raw test connection is PLAINTEXT: its principal is User:ANONYMOUS.
@@ -575,4 +577,37 @@ func TestAdminChecks(t *testing.T) {
 	assert.Equal(t, kerr.TopicAuthorizationFailed.Code, dtopics.Topics[1].ErrorCode, "whether it exists or not")
 	_, err := s.image().Topic("secret")
 	assert.NoError(t, err, "still there")
+}
+
+// TestScramCredentialsKeptInLogDir: a broker alone keeps the SCRAM
+// credentials AlterUserScramCredentials made, with its bindings, in
+// log.dirs, and authenticates with them again after a restart; a
+// credential deleted stays deleted.
+func TestScramCredentialsKeptInLogDir(t *testing.T) {
+	dir := t.TempDir()
+	cfg := durableTestConfig(dir)
+	alice, err := sasl.NewCredential(sasl.ScramSHA512, "alice-secret", 0)
+	require.NoError(t, err)
+	bob, err := sasl.NewCredential(sasl.ScramSHA256, "bob-secret", 0)
+	require.NoError(t, err)
+
+	s, err := New(cfg, nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = s.ctrl().AlterScram(ctx, []metadata.ScramChange{{User: "alice", Mechanism: sasl.ScramSHA512, Credential: &alice},
+		{User: "bob", Mechanism: sasl.ScramSHA256, Credential: &bob}})
+	require.NoError(t, err)
+	_, err = s.ctrl().AlterScram(ctx, []metadata.ScramChange{{User: "bob", Mechanism: sasl.ScramSHA256}})
+	require.NoError(t, err)
+	require.NoError(t, s.Close(context.Background()))
+
+	s, err = New(cfg, nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close(context.Background())) }()
+	got, ok := s.image().Credential("alice", sasl.ScramSHA512)
+	require.True(t, ok, "alice's credential is in the metadata image again")
+	assert.Equal(t, alice, got)
+	_, ok = s.image().Credential("bob", sasl.ScramSHA256)
+	assert.False(t, ok, "bob's, deleted, is not")
 }

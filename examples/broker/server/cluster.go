@@ -34,11 +34,13 @@ func (s *Server) registered() bool { return s.member.Registered() }
 func (s *Server) ctrl() *controller.Controller { return s.member.Controller() }
 
 // applied is the metadata log's callback, on its apply goroutine: the
-// authorizer follows the ACL bindings (authz.go), the storage each record
+// authorizer follows the ACL bindings, a broker alone keeps them and the
+// SCRAM credentials in log.dirs (authz.go), the storage each record
 // (package replica), then the coordinators follow their state partitions'
 // leaders (package coordinator).
 func (s *Server) applied(before, after *metadata.Image, rec *metadata.Record) {
 	s.followACLs(after, rec)
+	s.keepSecurity(after, rec)
 	s.replicas.Apply(before, after, rec)
 	s.coords.Follow(after)
 }

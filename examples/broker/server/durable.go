@@ -10,7 +10,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/internal/atomicfile"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
@@ -74,38 +73,47 @@ func (d *durable) close() error {
 	return d.dir.Close()
 }
 
-// aclsName is the file in log.dirs that keeps a broker alone's ACL
-// bindings: a metadata record adding each (metadata.Record's encoding),
-// replaced atomically at each change. A broker of a cluster keeps them in
-// its quorum's log instead (__cluster_metadata), as every record.
-const aclsName = "acls.json"
+// securityName is the file in log.dirs that keeps a broker alone's ACL
+// bindings and SCRAM credentials: a metadata record adding each
+// (metadata.Record's encoding), replaced atomically at each change. A
+// broker of a cluster keeps them in its quorum's log instead
+// (__cluster_metadata), as every record.
+const securityName = "security.json"
 
-// saveACLs replaces the kept bindings with bindings: one atomic file
-// write, fsynced, so that a change a client was told of survives a
-// power loss. O(bindings) per change, which administration can afford.
-func (d *durable) saveACLs(bindings []acl.Binding) error {
+// saveSecurity replaces the kept bindings and credentials with im's: one
+// atomic file write, fsynced, so that a change a client was told of
+// survives a power loss. O(bindings + credentials) per change, which
+// administration can afford.
+func (d *durable) saveSecurity(im *metadata.Image) error {
+	bindings := im.ACLs()
 	rec := metadata.Record{ACLs: make([]metadata.ACLChange, len(bindings))}
 	for i, b := range bindings {
 		rec.ACLs[i].Binding = b
 	}
-	return atomicfile.Write((*os.File).Sync, filepath.Join(d.dir.Path(), aclsName), rec.Encode())
+	for _, u := range im.ScramUsers() {
+		for _, c := range u.Credentials {
+			rec.Scram = append(rec.Scram, metadata.ScramChange{User: u.User, Mechanism: c.Mechanism, Credential: &c})
+		}
+	}
+	return atomicfile.Write((*os.File).Sync, filepath.Join(d.dir.Path(), securityName), rec.Encode())
 }
 
-// loadACLs returns the kept bindings, as additions to seed a broker
-// alone's metadata log with; none before the first was kept.
-func (d *durable) loadACLs() ([]metadata.ACLChange, error) {
-	data, err := os.ReadFile(filepath.Join(d.dir.Path(), aclsName))
+// loadSecurity returns the kept bindings and credentials, as the record
+// to seed a broker alone's metadata log with; an empty one before the
+// first was kept.
+func (d *durable) loadSecurity() (metadata.Record, error) {
+	data, err := os.ReadFile(filepath.Join(d.dir.Path(), securityName))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return metadata.Record{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("log.dirs: %w", err)
+		return metadata.Record{}, fmt.Errorf("log.dirs: %w", err)
 	}
 	rec, err := metadata.DecodeRecord(data)
 	if err != nil {
-		return nil, fmt.Errorf("log.dirs: %s: %w", aclsName, err)
+		return metadata.Record{}, fmt.Errorf("log.dirs: %s: %w", securityName, err)
 	}
-	return rec.ACLs, nil
+	return metadata.Record{ACLs: rec.ACLs, Scram: rec.Scram}, nil
 }
 
 // producerIDBlock is how many producer ids the broker reserves on disk at

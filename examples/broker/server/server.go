@@ -200,13 +200,15 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	}
 	// The metadata log last: applying it creates topics in the store and
 	// wakes the purgatories, and its leadership callback reaches the
-	// peers. A broker alone seeds its log with its log dir's topics and
-	// ACL bindings.
+	// peers. A broker alone seeds its log with its log dir's topics, ACL
+	// bindings and SCRAM credentials.
 	seed := s.replicas.Seed()
 	if s.member.Alone() && s.durable != nil {
-		if seed.ACLs, err = s.durable.loadACLs(); err != nil {
+		kept, err := s.durable.loadSecurity()
+		if err != nil {
 			return nil, err
 		}
+		seed.ACLs, seed.Scram = kept.ACLs, kept.Scram
 	}
 	if err = s.member.Open(s.applied, seed); err != nil {
 		return nil, err
