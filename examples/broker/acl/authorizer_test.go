@@ -366,7 +366,7 @@ func TestAgainstKafkaPorts(t *testing.T) {
 						kept = append(kept, b)
 					}
 				}
-				slices.SortFunc(want, compareBindings)
+				slices.SortFunc(want, CompareBindings)
 				require.Equal(t, want, removed, "round %d step %d: Remove(%+v)", round, step, f)
 				held = kept
 			} else {
@@ -397,7 +397,7 @@ func checkAgainstPorts(t *testing.T, r *rand.Rand, a *Authorizer, held []Binding
 				want = append(want, b)
 			}
 		}
-		slices.SortFunc(want, compareBindings)
+		slices.SortFunc(want, CompareBindings)
 		require.Equal(t, want, got, "Describe(%+v)", f)
 	}
 	names := append([]string{"abce", "zz", hardcodedName}, randNames...)

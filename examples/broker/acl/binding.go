@@ -131,11 +131,12 @@ func (b Binding) String() string {
 		b.ResourceType, b.ResourceName, b.PatternType, b.Principal, b.Host, b.Operation, b.Permission)
 }
 
-// compareBindings orders bindings as [Authorizer.Describe] returns them:
+// CompareBindings orders bindings as [Authorizer.Describe] returns them
+// (and as the metadata image lists them):
 // by resource type, name and pattern type, so that the bindings of one
 // resource pattern are adjacent (DescribeAcls groups them so), then by
 // principal, host, operation and permission.
-func compareBindings(a, b Binding) int {
+func CompareBindings(a, b Binding) int {
 	return cmp.Or(
 		cmp.Compare(a.ResourceType, b.ResourceType),
 		strings.Compare(a.ResourceName, b.ResourceName),

@@ -78,7 +78,7 @@ func (s *snapshot) remove(b Binding) {
 	s.count--
 }
 
-// collect returns the bindings f selects, in compareBindings order. It
+// collect returns the bindings f selects, in CompareBindings order. It
 // visits only the nodes that can hold them: the one node named by a
 // LITERAL, PREFIXED or ANY filter with a name, the path of a MATCH
 // filter's name, every node otherwise.
@@ -134,6 +134,6 @@ func (s *snapshot) collect(f Filter) []Binding {
 	// Each tree yields its keys in ascending order, the types come in
 	// order, and so do a node's rules; only a MATCH filter's wildcard
 	// node is out of place. Sorting keeps the promise simple.
-	slices.SortFunc(out, compareBindings)
+	slices.SortFunc(out, CompareBindings)
 	return out
 }

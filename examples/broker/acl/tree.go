@@ -31,7 +31,7 @@ func newRule(b Binding) rule {
 	}
 }
 
-// compareRules orders a node's rules as compareBindings orders bindings
+// compareRules orders a node's rules as CompareBindings orders bindings
 // of one resource pattern; principal first, so that one binary search
 // finds a principal's rules.
 func compareRules(a, b rule) int {

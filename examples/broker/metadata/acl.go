@@ -1,12 +1,10 @@
 package metadata
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/gopurgatory/purgatory/examples/broker/acl"
 )
@@ -66,7 +64,7 @@ func (im *Image) ACLCount() int { return len(im.acls) }
 // (resource type, name, pattern type, principal, host, operation,
 // permission): what a broker's authorizer is loaded with. O(n log n).
 func (im *Image) ACLs() []acl.Binding {
-	return slices.SortedFunc(maps.Keys(im.acls), compareBindings)
+	return slices.SortedFunc(maps.Keys(im.acls), acl.CompareBindings)
 }
 
 // MatchingACLs returns the bindings f selects (acl.Filter.Matches), in
@@ -80,7 +78,7 @@ func (im *Image) MatchingACLs(f acl.Filter) []acl.Binding {
 			out = append(out, b)
 		}
 	}
-	slices.SortFunc(out, compareBindings)
+	slices.SortFunc(out, acl.CompareBindings)
 	return out
 }
 
@@ -113,17 +111,4 @@ func (im *Image) aclEntries() []ACLChange {
 		out = append(out, ACLChange{Binding: b})
 	}
 	return out
-}
-
-// compareBindings orders bindings as acl.Authorizer.Describe does.
-func compareBindings(a, b acl.Binding) int {
-	return cmp.Or(
-		cmp.Compare(a.ResourceType, b.ResourceType),
-		strings.Compare(a.ResourceName, b.ResourceName),
-		cmp.Compare(a.PatternType, b.PatternType),
-		strings.Compare(a.Principal, b.Principal),
-		strings.Compare(a.Host, b.Host),
-		cmp.Compare(a.Operation, b.Operation),
-		cmp.Compare(a.Permission, b.Permission),
-	)
 }
