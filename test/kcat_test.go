@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,14 +39,53 @@ func kcatPath(t *testing.T) string {
 // kcat runs kcat with args, stdin as its input, and returns its stdout.
 func kcat(t *testing.T, path, stdin string, args ...string) string {
 	t.Helper()
+	out, stderr, err := runKcat(nil, path, stdin, args...)
+	require.NoError(t, err, "kcat %s: %s", strings.Join(args, " "), stderr)
+	return out
+}
+
+// runKcat runs kcat with args, stdin as its input, and env added to the
+// environment, for at most 30 s, and returns its stdout and stderr.
+func runKcat(env []string, path, stdin string, args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "kcat %s: %s", strings.Join(args, " "), &stderr)
-	return stdout.String()
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	err = cmd.Run()
+	return out.String(), errs.String(), err
+}
+
+// librdkafkaEnv, the directory of a librdkafka.so.1 newer than Debian's,
+// is what scripts/librdkafka.sh builds and prints; .ci/run sets it.
+const librdkafkaEnv = "PURGATORY_LIBRDKAFKA"
+
+// newLibrdkafka returns the environment that makes kcat load the
+// librdkafka of librdkafkaEnv, having checked that it does and that the
+// library is at least 2.6.1 (the first whose SCRAM Kafka 4 accepts).
+func newLibrdkafka(t *testing.T, path string) []string {
+	t.Helper()
+	dir := os.Getenv(librdkafkaEnv)
+	if dir == "" {
+		if os.Getenv(kcatEnv) == "1" {
+			t.Fatalf("%s is not set, and %s=1 requires it: export %s=$(scripts/librdkafka.sh)", librdkafkaEnv, kcatEnv, librdkafkaEnv)
+		}
+		t.Skipf("%s is not set (export %s=$(scripts/librdkafka.sh)); CI sets it and runs this test", librdkafkaEnv, librdkafkaEnv)
+	}
+	env := []string{"LD_LIBRARY_PATH=" + dir}
+	out, stderr, err := runKcat(env, path, "", "-V")
+	require.NoError(t, err, "kcat -V: %s", stderr)
+	m := regexp.MustCompile(`librdkafka (\d+)\.(\d+)\.(\d+)`).FindStringSubmatch(out)
+	require.NotNil(t, m, "kcat -V names no librdkafka version: %s", out)
+	v := [3]int{}
+	for i := range v {
+		v[i], _ = strconv.Atoi(m[i+1])
+	}
+	require.False(t, v[0] < 2 || v[0] == 2 && (v[1] < 6 || v[1] == 6 && v[2] < 1),
+		"kcat loads librdkafka %s.%s.%s from %s: older than 2.6.1", m[1], m[2], m[3], dir)
+	return env
 }
 
 // TestKcatSingleBroker: librdkafka produces with acks=all and idempotence
