@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 )
