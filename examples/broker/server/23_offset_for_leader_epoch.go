@@ -43,13 +43,13 @@ func (s *Server) handleOffsetForLeaderEpoch(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	c := s.access(r)
-	follower := c.sees(opClusterAction, clusterRes, acl.ClusterName)
+	follower := c.Sees(opClusterAction, clusterRes, acl.ClusterName)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		var denied int16
 		if !follower {
-			denied = c.topicCode(opDescribe, rt.Topic)
+			denied = c.TopicCode(opDescribe, rt.Topic)
 		}
 		topic, terr := s.replicas.Store().Topic(rt.Topic)
 		for _, rp := range rt.Partitions {
