@@ -4,12 +4,33 @@ package server
 //
 // Split by coordinator and merged back in request order, as DescribeGroups
 // is (15_describe_groups.go).
+//
+// Authorization (authz.go): DELETE on each group; a denied group answers
+// GROUP_AUTHORIZATION_FAILED and is not forwarded.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 )
 
-func init() { serve(kmsg.DeleteGroups, 0, 3, (*Server).handleDeleteGroups) }
+func init() {
+	serve(kmsg.DeleteGroups, 0, 3, (*Server).handleDeleteGroups).Handler.check = authorizeDeleteGroups
+}
+
+func authorizeDeleteGroups(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
+	d := req.(*kmsg.DeleteGroupsRequest)
+	kept, denied := split(d.Groups, func(g string) int16 { return c.GroupCode(kmsg.ACLOperationDelete, g) })
+	fwd := narrowed(req, kept, denied, func() kmsg.Request { q := *d; q.Groups = kept; return &q })
+	return fwd, func(resp kmsg.Response) {
+		m := resp.(*kmsg.DeleteGroupsResponse)
+		for _, dg := range denied {
+			g := kmsg.NewDeleteGroupsResponseGroup()
+			g.Group, g.ErrorCode = dg.item, dg.code
+			m.Groups = append(m.Groups, g)
+		}
+	}
+}
 
 func (s *Server) handleDeleteGroups(r *request) {
 	req := r.Msg.(*kmsg.DeleteGroupsRequest)
