@@ -35,16 +35,12 @@ func init() { serve(kmsg.Produce, 3, 13, (*Server).handleProduce).Handler.check 
 
 func authorizeProduce(s *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
 	p := req.(*kmsg.ProduceRequest)
-	kept, denied := split(p.Topics, func(t kmsg.ProduceRequestTopic) int16 {
+	return checked(req, p.Topics, func(t kmsg.ProduceRequestTopic) int16 {
 		return s.topicCode(c, kmsg.ACLOperationWrite, t.Topic, t.TopicID, p.Version >= 13)
-	})
-	fwd := narrowed(req, kept, denied, func() kmsg.Request { q := *p; q.Topics = kept; return &q })
-	if len(denied) == 0 {
-		return fwd, nil
-	}
-	return fwd, func(resp kmsg.Response) {
-		m := resp.(*kmsg.ProduceResponse)
-		for _, d := range denied {
+	},
+		func(kept []kmsg.ProduceRequestTopic) kmsg.Request { q := *p; q.Topics = kept; return &q },
+		func(resp kmsg.Response, d refused[kmsg.ProduceRequestTopic]) {
+			m := resp.(*kmsg.ProduceResponse)
 			rt := kmsg.NewProduceResponseTopic()
 			rt.Topic, rt.TopicID = d.item.Topic, d.item.TopicID
 			for _, rp := range d.item.Partitions {
@@ -53,8 +49,7 @@ func authorizeProduce(s *Server, c authz.Access, req kmsg.Request) (kmsg.Request
 				rt.Partitions = append(rt.Partitions, sp)
 			}
 			m.Topics = append(m.Topics, rt)
-		}
-	}
+		})
 }
 
 // topicKey names a topic in a request or an answer: by id from the

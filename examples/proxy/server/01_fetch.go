@@ -66,27 +66,22 @@ func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch).Handler.check = au
 
 func authorizeFetch(s *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
 	f := req.(*kmsg.FetchRequest)
-	kept, denied := split(f.Topics, func(t kmsg.FetchRequestTopic) int16 {
+	return checked(req, f.Topics, func(t kmsg.FetchRequestTopic) int16 {
 		return s.topicCode(c, kmsg.ACLOperationRead, t.Topic, t.TopicID, f.Version >= 13)
-	})
-	fwd := narrowed(req, kept, denied, func() kmsg.Request { q := *f; q.Topics = kept; return &q })
-	if len(denied) == 0 {
-		return fwd, nil
-	}
-	return fwd, func(resp kmsg.Response) {
-		m := resp.(*kmsg.FetchResponse)
-		if m.ErrorCode != 0 {
-			return // a session error: no partition is answered
-		}
-		for _, d := range denied {
+	},
+		func(kept []kmsg.FetchRequestTopic) kmsg.Request { q := *f; q.Topics = kept; return &q },
+		func(resp kmsg.Response, d refused[kmsg.FetchRequestTopic]) {
+			m := resp.(*kmsg.FetchResponse)
+			if m.ErrorCode != 0 {
+				return // a session error: no partition is answered
+			}
 			rt := kmsg.NewFetchResponseTopic()
 			rt.Topic, rt.TopicID = d.item.Topic, d.item.TopicID
 			for _, rp := range d.item.Partitions {
 				rt.Partitions = append(rt.Partitions, errorPart(rp.Partition, d.code))
 			}
 			m.Topics = append(m.Topics, rt)
-		}
-	}
+		})
 }
 
 func (s *Server) handleFetch(r *request) {

@@ -23,16 +23,10 @@ func init() {
 
 func authorizeListOffsets(s *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
 	l := req.(*kmsg.ListOffsetsRequest)
-	kept, denied := split(l.Topics, func(t kmsg.ListOffsetsRequestTopic) int16 {
-		return c.TopicCode(kmsg.ACLOperationDescribe, t.Topic)
-	})
-	fwd := narrowed(req, kept, denied, func() kmsg.Request { q := *l; q.Topics = kept; return &q })
-	if len(denied) == 0 {
-		return fwd, nil
-	}
-	return fwd, func(resp kmsg.Response) {
-		m := resp.(*kmsg.ListOffsetsResponse)
-		for _, d := range denied {
+	return checked(req, l.Topics, func(t kmsg.ListOffsetsRequestTopic) int16 { return c.TopicCode(kmsg.ACLOperationDescribe, t.Topic) },
+		func(kept []kmsg.ListOffsetsRequestTopic) kmsg.Request { q := *l; q.Topics = kept; return &q },
+		func(resp kmsg.Response, d refused[kmsg.ListOffsetsRequestTopic]) {
+			m := resp.(*kmsg.ListOffsetsResponse)
 			rt := kmsg.NewListOffsetsResponseTopic()
 			rt.Topic = d.item.Topic
 			for _, rp := range d.item.Partitions {
@@ -41,8 +35,7 @@ func authorizeListOffsets(s *Server, c authz.Access, req kmsg.Request) (kmsg.Req
 				rt.Partitions = append(rt.Partitions, sp)
 			}
 			m.Topics = append(m.Topics, rt)
-		}
-	}
+		})
 }
 
 func (s *Server) handleListOffsets(r *request) {

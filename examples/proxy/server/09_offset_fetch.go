@@ -31,7 +31,7 @@ func authorizeOffsetFetch(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Req
 	if o.Version < 8 {
 		return req, func(resp kmsg.Response) {
 			m := resp.(*kmsg.OffsetFetchResponse)
-			m.Topics = offsetTopicsSeen(c, o.Topics == nil, m.Topics)
+			m.Topics = olderTopicsSeen(c, o.Topics == nil, m.Topics)
 		}
 	}
 	kept, denied := split(o.Groups, func(g kmsg.OffsetFetchRequestGroup) int16 {
@@ -56,43 +56,45 @@ func authorizeOffsetFetch(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Req
 	}
 }
 
-// offsetTopicsSeen keeps the topics of an OffsetFetch answer (before v8)
-// that the client may DESCRIBE: one it did not name is hidden (all: a
-// request for all topics), one it named answers
-// TOPIC_AUTHORIZATION_FAILED in each partition, as Kafka.
-func offsetTopicsSeen(c authz.Access, all bool, ts []kmsg.OffsetFetchResponseTopic) []kmsg.OffsetFetchResponseTopic {
+// offsetTopicsSeen keeps the topics of an OffsetFetch answer that the
+// client may DESCRIBE: one it did not name is hidden (all: a request for
+// all topics), one it named answers TOPIC_AUTHORIZATION_FAILED in each
+// partition (deny), as Kafka.
+func offsetTopicsSeen[T any](c authz.Access, all bool, ts []T, name func(*T) string, deny func(*T)) []T {
 	out := ts[:0]
-	for _, t := range ts {
+	for i := range ts {
+		t := &ts[i]
 		switch {
-		case all && !c.Sees(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Topic):
+		case all && !c.Sees(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name(t)):
 			continue
-		case !all && !c.Allows(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Topic):
-			for i := range t.Partitions {
-				p := &t.Partitions[i]
-				p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, nil, kerr.TopicAuthorizationFailed.Code
-			}
+		case !all && !c.Allows(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name(t)):
+			deny(t)
 		}
-		out = append(out, t)
+		out = append(out, *t)
 	}
 	return out
 }
 
-// groupTopicsSeen is offsetTopicsSeen for a group of a v8+ answer.
-func groupTopicsSeen(c authz.Access, all bool, ts []kmsg.OffsetFetchResponseGroupTopic) []kmsg.OffsetFetchResponseGroupTopic {
-	out := ts[:0]
-	for _, t := range ts {
-		switch {
-		case all && !c.Sees(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Topic):
-			continue
-		case !all && !c.Allows(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Topic):
+// olderTopicsSeen is offsetTopicsSeen for an answer before v8.
+func olderTopicsSeen(c authz.Access, all bool, ts []kmsg.OffsetFetchResponseTopic) []kmsg.OffsetFetchResponseTopic {
+	return offsetTopicsSeen(c, all, ts, func(t *kmsg.OffsetFetchResponseTopic) string { return t.Topic },
+		func(t *kmsg.OffsetFetchResponseTopic) {
 			for i := range t.Partitions {
 				p := &t.Partitions[i]
 				p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, nil, kerr.TopicAuthorizationFailed.Code
 			}
-		}
-		out = append(out, t)
-	}
-	return out
+		})
+}
+
+// groupTopicsSeen is offsetTopicsSeen for a group of a v8+ answer.
+func groupTopicsSeen(c authz.Access, all bool, ts []kmsg.OffsetFetchResponseGroupTopic) []kmsg.OffsetFetchResponseGroupTopic {
+	return offsetTopicsSeen(c, all, ts, func(t *kmsg.OffsetFetchResponseGroupTopic) string { return t.Topic },
+		func(t *kmsg.OffsetFetchResponseGroupTopic) {
+			for i := range t.Partitions {
+				p := &t.Partitions[i]
+				p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, nil, kerr.TopicAuthorizationFailed.Code
+			}
+		})
 }
 
 func (s *Server) handleOffsetFetch(r *request) {

@@ -20,16 +20,14 @@ func init() {
 
 func authorizeDeleteGroups(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
 	d := req.(*kmsg.DeleteGroupsRequest)
-	kept, denied := split(d.Groups, func(g string) int16 { return c.GroupCode(kmsg.ACLOperationDelete, g) })
-	fwd := narrowed(req, kept, denied, func() kmsg.Request { q := *d; q.Groups = kept; return &q })
-	return fwd, func(resp kmsg.Response) {
-		m := resp.(*kmsg.DeleteGroupsResponse)
-		for _, dg := range denied {
+	return checked(req, d.Groups, func(g string) int16 { return c.GroupCode(kmsg.ACLOperationDelete, g) },
+		func(kept []string) kmsg.Request { q := *d; q.Groups = kept; return &q },
+		func(resp kmsg.Response, d refused[string]) {
+			m := resp.(*kmsg.DeleteGroupsResponse)
 			g := kmsg.NewDeleteGroupsResponseGroup()
-			g.Group, g.ErrorCode = dg.item, dg.code
+			g.Group, g.ErrorCode = d.item, d.code
 			m.Groups = append(m.Groups, g)
-		}
-	}
+		})
 }
 
 func (s *Server) handleDeleteGroups(r *request) {

@@ -144,6 +144,24 @@ func narrowed[T any](req kmsg.Request, kept []T, denied []refused[T], keep func(
 	return keep()
 }
 
+// checked is the check of an API whose request lists items (topics,
+// groups, resources) checked one by one: what passes goes on in keep's
+// copy of the request, and deny adds each denied item's answer to the
+// response.
+func checked[T any](req kmsg.Request, items []T, code func(T) int16, keep func([]T) kmsg.Request,
+	deny func(kmsg.Response, refused[T])) (kmsg.Request, func(kmsg.Response)) {
+	kept, denied := split(items, code)
+	fwd := narrowed(req, kept, denied, func() kmsg.Request { return keep(kept) })
+	if len(denied) == 0 {
+		return fwd, nil
+	}
+	return fwd, func(resp kmsg.Response) {
+		for _, d := range denied {
+			deny(resp, d)
+		}
+	}
+}
+
 // topicCode is the code of a topic, named or (byID) by id, for op: a
 // name the proxy's metadata does not know for the id answers
 // UNKNOWN_TOPIC_ID (and refreshes the metadata), as the client would

@@ -47,62 +47,47 @@ var routeChecks = map[kmsg.Key]check{
 
 func authorizeOffsetCommit(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
 	o := req.(*kmsg.OffsetCommitRequest)
-	kept, denied := split(o.Topics, func(t kmsg.OffsetCommitRequestTopic) int16 { return c.TopicCode(kmsg.ACLOperationRead, t.Topic) })
-	fwd := narrowed(req, kept, denied, func() kmsg.Request { q := *o; q.Topics = kept; return &q })
-	if len(denied) == 0 {
-		return fwd, nil
-	}
-	return fwd, func(resp kmsg.Response) {
-		m := resp.(*kmsg.OffsetCommitResponse)
-		for _, d := range denied {
+	return checked(req, o.Topics, func(t kmsg.OffsetCommitRequestTopic) int16 { return c.TopicCode(kmsg.ACLOperationRead, t.Topic) },
+		func(kept []kmsg.OffsetCommitRequestTopic) kmsg.Request { q := *o; q.Topics = kept; return &q },
+		func(resp kmsg.Response, d refused[kmsg.OffsetCommitRequestTopic]) {
+			m := resp.(*kmsg.OffsetCommitResponse)
 			rt := kmsg.NewOffsetCommitResponseTopic()
 			rt.Topic = d.item.Topic
 			for _, p := range d.item.Partitions {
 				rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: d.code})
 			}
 			m.Topics = append(m.Topics, rt)
-		}
-	}
+		})
 }
 
 func authorizeTxnOffsetCommit(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
 	o := req.(*kmsg.TxnOffsetCommitRequest)
-	kept, denied := split(o.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) int16 { return c.TopicCode(kmsg.ACLOperationRead, t.Topic) })
-	fwd := narrowed(req, kept, denied, func() kmsg.Request { q := *o; q.Topics = kept; return &q })
-	if len(denied) == 0 {
-		return fwd, nil
-	}
-	return fwd, func(resp kmsg.Response) {
-		m := resp.(*kmsg.TxnOffsetCommitResponse)
-		for _, d := range denied {
+	return checked(req, o.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) int16 { return c.TopicCode(kmsg.ACLOperationRead, t.Topic) },
+		func(kept []kmsg.TxnOffsetCommitRequestTopic) kmsg.Request { q := *o; q.Topics = kept; return &q },
+		func(resp kmsg.Response, d refused[kmsg.TxnOffsetCommitRequestTopic]) {
+			m := resp.(*kmsg.TxnOffsetCommitResponse)
 			rt := kmsg.NewTxnOffsetCommitResponseTopic()
 			rt.Topic = d.item.Topic
 			for _, p := range d.item.Partitions {
 				rt.Partitions = append(rt.Partitions, kmsg.TxnOffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: d.code})
 			}
 			m.Topics = append(m.Topics, rt)
-		}
-	}
+		})
 }
 
 func authorizeOffsetDelete(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
 	o := req.(*kmsg.OffsetDeleteRequest)
-	kept, denied := split(o.Topics, func(t kmsg.OffsetDeleteRequestTopic) int16 { return c.TopicCode(kmsg.ACLOperationRead, t.Topic) })
-	fwd := narrowed(req, kept, denied, func() kmsg.Request { q := *o; q.Topics = kept; return &q })
-	if len(denied) == 0 {
-		return fwd, nil
-	}
-	return fwd, func(resp kmsg.Response) {
-		m := resp.(*kmsg.OffsetDeleteResponse)
-		for _, d := range denied {
+	return checked(req, o.Topics, func(t kmsg.OffsetDeleteRequestTopic) int16 { return c.TopicCode(kmsg.ACLOperationRead, t.Topic) },
+		func(kept []kmsg.OffsetDeleteRequestTopic) kmsg.Request { q := *o; q.Topics = kept; return &q },
+		func(resp kmsg.Response, d refused[kmsg.OffsetDeleteRequestTopic]) {
+			m := resp.(*kmsg.OffsetDeleteResponse)
 			rt := kmsg.NewOffsetDeleteResponseTopic()
 			rt.Topic = d.item.Topic
 			for _, p := range d.item.Partitions {
 				rt.Partitions = append(rt.Partitions, kmsg.OffsetDeleteResponseTopicPartition{Partition: p.Partition, ErrorCode: d.code})
 			}
 			m.Topics = append(m.Topics, rt)
-		}
-	}
+		})
 }
 
 func authorizeCreateTopics(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
@@ -176,16 +161,14 @@ func authorizeDeleteTopics(s *Server, c authz.Access, req kmsg.Request) (kmsg.Re
 
 func authorizeCreatePartitions(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
 	cp := req.(*kmsg.CreatePartitionsRequest)
-	kept, denied := split(cp.Topics, func(t kmsg.CreatePartitionsRequestTopic) int16 { return c.TopicCode(kmsg.ACLOperationAlter, t.Topic) })
-	fwd := narrowed(req, kept, denied, func() kmsg.Request { q := *cp; q.Topics = kept; return &q })
-	return fwd, func(resp kmsg.Response) {
-		m := resp.(*kmsg.CreatePartitionsResponse)
-		for _, d := range denied {
+	return checked(req, cp.Topics, func(t kmsg.CreatePartitionsRequestTopic) int16 { return c.TopicCode(kmsg.ACLOperationAlter, t.Topic) },
+		func(kept []kmsg.CreatePartitionsRequestTopic) kmsg.Request { q := *cp; q.Topics = kept; return &q },
+		func(resp kmsg.Response, d refused[kmsg.CreatePartitionsRequestTopic]) {
+			m := resp.(*kmsg.CreatePartitionsResponse)
 			t := kmsg.NewCreatePartitionsResponseTopic()
 			t.Topic, t.ErrorCode = d.item.Topic, d.code
 			m.Topics = append(m.Topics, t)
-		}
-	}
+		})
 }
 
 func authorizeAddPartitionsToTxn(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
