@@ -73,7 +73,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzValidateBatch -fuzztime $(FUZZTIME) ./examples/broker/storage
 	$(GO) test -run '^$$' -fuzz FuzzParseRecord -fuzztime $(FUZZTIME) ./examples/broker/storage
 	$(GO) test -run '^$$' -fuzz FuzzWalkChunked -fuzztime $(FUZZTIME) ./examples/broker/storage
-	$(GO) test -run '^$$' -fuzz FuzzDecodeBinding -fuzztime $(FUZZTIME) ./examples/broker/acl
+	$(GO) test -run '^$$' -fuzz FuzzDecodeBinding -fuzztime $(FUZZTIME) ./examples/internal/acl
 
 # franz-go's kgo integration suite (the version in go.mod) against the example
 # broker, on a free loopback port; RUN narrows it, as go test -run does:

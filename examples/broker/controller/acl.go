@@ -3,8 +3,8 @@ package controller
 import (
 	"context"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 )
 
 // CreateACLs commits bindings in one record (Kafka's

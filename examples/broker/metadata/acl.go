@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 )
 
 // ACLChange adds or removes one ACL binding (Kafka's

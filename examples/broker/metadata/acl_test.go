@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 )
 
 func binding(name string, pattern kmsg.ACLResourcePatternType, principal string, op kmsg.ACLOperation) acl.Binding {

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 )
 

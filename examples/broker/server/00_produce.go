@@ -177,9 +177,9 @@ func (s *Server) produceTopic(c access, rt *kmsg.ProduceRequestTopic, byID bool)
 		if err != nil {
 			return nil, 0, err
 		}
-		return topic, c.topicCode(opWrite, topic.Name), internalTopicCheck(topic)
+		return topic, c.TopicCode(opWrite, topic.Name), internalTopicCheck(topic)
 	}
-	if denied := c.topicCode(opWrite, rt.Topic); denied != 0 {
+	if denied := c.TopicCode(opWrite, rt.Topic); denied != 0 {
 		return nil, denied, nil
 	}
 	topic, err := s.replicas.Store().Topic(rt.Topic)

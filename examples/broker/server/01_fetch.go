@@ -65,7 +65,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -79,7 +79,7 @@ func (s *Server) handleFetch(r *kafkanet.Request) {
 // fetchRefusals returns, by topic index, the topics of req the client may
 // not read (see replica.Manager.Fetch); nil without an authorizer.
 func (s *Server) fetchRefusals(c access, req *kmsg.FetchRequest) []int16 {
-	if !c.on() {
+	if !c.On() {
 		return nil
 	}
 	refused := make([]int16, len(req.Topics))
@@ -88,7 +88,7 @@ func (s *Server) fetchRefusals(c access, req *kmsg.FetchRequest) []int16 {
 		replicaID = req.ReplicaState.ID
 	}
 	if replicaID >= 0 {
-		if !c.allows(opClusterAction, clusterRes, acl.ClusterName) {
+		if !c.Allows(opClusterAction, clusterRes, acl.ClusterName) {
 			for i := range refused {
 				refused[i] = kerr.TopicAuthorizationFailed.Code
 			}
@@ -104,7 +104,7 @@ func (s *Server) fetchRefusals(c access, req *kmsg.FetchRequest) []int16 {
 			}
 			name = t.Name
 		}
-		refused[i] = c.topicCode(opRead, name)
+		refused[i] = c.TopicCode(opRead, name)
 	}
 	return refused
 }

@@ -68,7 +68,7 @@ func (s *Server) handleListOffsets(r *kafkanet.Request) {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		topic, terr := s.replicas.Store().Topic(rt.Topic)
-		denied := c.topicCode(opDescribe, rt.Topic)
+		denied := c.TopicCode(opDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition

@@ -52,10 +52,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -81,22 +81,22 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 	resp.ControllerID, _ = s.member.Leader()
 	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = 0 // Kafka's answer to a client that may not DESCRIBE the cluster
-		if c.allows(opDescribe, clusterRes, acl.ClusterName) {
-			resp.AuthorizedOperations = c.operations(clusterRes, acl.ClusterName)
+		if c.Allows(opDescribe, clusterRes, acl.ClusterName) {
+			resp.AuthorizedOperations = c.Operations(clusterRes, acl.ClusterName)
 		}
 	}
 	withOps := req.Version >= 8 && req.IncludeTopicAuthorizedOperations
 	describe := func(im *metadata.Image, t *metadata.Topic) kmsg.MetadataResponseTopic {
 		mt := s.topicMetadata(im, t)
 		if withOps {
-			mt.AuthorizedOperations = c.operations(topicResource, t.Name)
+			mt.AuthorizedOperations = c.Operations(topicResource, t.Name)
 		}
 		return mt
 	}
 
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, t := range im.Topics() {
-			if c.sees(opDescribe, topicResource, t.Name) { // the others are not disclosed
+			if c.Sees(opDescribe, topicResource, t.Name) { // the others are not disclosed
 				resp.Topics = append(resp.Topics, describe(im, t))
 			}
 		}
@@ -115,7 +115,7 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 			continue // Kafka answers each topic once
 		}
 		seen[name] = true
-		if !c.allows(opDescribe, topicResource, name) {
+		if !c.Allows(opDescribe, topicResource, name) {
 			// Whether it exists or not: its existence is not disclosed.
 			resp.Topics = append(resp.Topics, topicError(name, kerr.TopicAuthorizationFailed.Code))
 			continue
@@ -129,7 +129,7 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 			// have it forget the topic.
 			err = fmt.Errorf("%w: broker %d is catching up on the metadata log", errLeaderNotAvailable, s.brokers.Self())
 		case errors.Is(err, metadata.ErrUnknownTopic) && autoCreate:
-			if !c.sees(opCreate, clusterRes, acl.ClusterName) && !c.allows(opCreate, topicResource, name) {
+			if !c.Sees(opCreate, clusterRes, acl.ClusterName) && !c.Allows(opCreate, topicResource, name) {
 				resp.Topics = append(resp.Topics, topicError(name, kerr.TopicAuthorizationFailed.Code))
 				continue
 			}
@@ -227,7 +227,7 @@ func (s *Server) topicMetadataByID(c access, im *metadata.Image, id [16]byte,
 	t, err := im.TopicByID(id)
 	code := kerr.UnknownTopicID.Code
 	if err == nil {
-		if c.allows(opDescribe, topicResource, t.Name) {
+		if c.Allows(opDescribe, topicResource, t.Name) {
 			return describe(im, t)
 		}
 		code = kerr.TopicAuthorizationFailed.Code

@@ -54,7 +54,7 @@ func (s *Server) handleOffsetCommit(r *kafkanet.Request) {
 		rt.Topic = t.Topic
 		rt.Partitions = make([]kmsg.OffsetCommitResponseTopicPartition, len(t.Partitions))
 		resp.Topics = append(resp.Topics, rt)
-		denied := c.topicCode(opRead, t.Topic)
+		denied := c.TopicCode(opRead, t.Topic)
 		for i, p := range t.Partitions {
 			rt.Partitions[i] = kmsg.NewOffsetCommitResponseTopicPartition()
 			rt.Partitions[i].Partition = p.Partition

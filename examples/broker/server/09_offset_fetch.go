@@ -47,7 +47,7 @@ func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
 			}
 			var fetched []fetchedTopic
 			err := s.offsets.KeyError(g.Group) // each group at its own coordinator
-			if !c.allows(opDescribe, groupResource, g.Group) {
+			if !c.Allows(opDescribe, groupResource, g.Group) {
 				err = kerr.GroupAuthorizationFailed
 			}
 			if err == nil {
@@ -117,10 +117,10 @@ func (s *Server) fetchOffsets(c access, g string, tps []group.TopicPartition, al
 	)
 	if all {
 		offsets, err = s.groups.FetchAllOffsets(g, requireStable)
-		if c.on() {
+		if c.On() {
 			var seen []group.PartitionOffset
 			for _, o := range offsets {
-				if c.sees(opDescribe, topicResource, o.Topic) {
+				if c.Sees(opDescribe, topicResource, o.Topic) {
 					seen = append(seen, o)
 				}
 			}
@@ -144,7 +144,7 @@ func (s *Server) fetchOffsets(c access, g string, tps []group.TopicPartition, al
 // topics the client may not DESCRIBE answered TOPIC_AUTHORIZATION_FAILED
 // without asking the coordinator.
 func (s *Server) fetchNamedOffsets(c access, g string, tps []group.TopicPartition, requireStable bool) ([]group.PartitionOffset, *kerr.Error) {
-	if !c.on() {
+	if !c.On() {
 		return s.groups.FetchOffsets(g, tps, requireStable)
 	}
 	allowed := make(map[string]bool) // by topic, each checked once
@@ -152,7 +152,7 @@ func (s *Server) fetchNamedOffsets(c access, g string, tps []group.TopicPartitio
 	for _, tp := range tps {
 		ok, checked := allowed[tp.Topic]
 		if !checked {
-			ok = c.allows(opDescribe, topicResource, tp.Topic)
+			ok = c.Allows(opDescribe, topicResource, tp.Topic)
 			allowed[tp.Topic] = ok
 		}
 		if ok {

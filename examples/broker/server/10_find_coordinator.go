@@ -65,9 +65,9 @@ func (s *Server) handleFindCoordinator(r *kafkanet.Request) {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
 		switch {
-		case req.CoordinatorType == coordinatorGroup && !acc.allows(opDescribe, groupResource, key):
+		case req.CoordinatorType == coordinatorGroup && !acc.Allows(opDescribe, groupResource, key):
 			c.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		case req.CoordinatorType == coordinatorTransaction && !acc.allows(opDescribe, txnResource, key):
+		case req.CoordinatorType == coordinatorTransaction && !acc.Allows(opDescribe, txnResource, key):
 			c.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		case state != nil && topicErr != nil:
 			c.ErrorCode = kerr.CoordinatorNotAvailable.Code

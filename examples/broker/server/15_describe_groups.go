@@ -33,7 +33,7 @@ func (s *Server) handleDescribeGroups(r *kafkanet.Request) {
 			found bool
 		)
 		err := s.offsets.KeyError(id) // each group at its own coordinator
-		if !c.allows(opDescribe, groupResource, id) {
+		if !c.Allows(opDescribe, groupResource, id) {
 			err = kerr.GroupAuthorizationFailed
 		}
 		if err == nil {
@@ -50,7 +50,7 @@ func (s *Server) handleDescribeGroups(r *kafkanet.Request) {
 			g.ErrorMessage = nilIfEmpty("group " + id + " not found")
 		}
 		if req.IncludeAuthorizedOperations && err == nil {
-			g.AuthorizedOperations = c.operations(groupResource, id)
+			g.AuthorizedOperations = c.Operations(groupResource, id)
 		}
 		for _, m := range d.Members {
 			gm := kmsg.NewDescribeGroupsResponseGroupMember()

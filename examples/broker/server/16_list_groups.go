@@ -14,8 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -27,13 +27,13 @@ func (s *Server) handleListGroups(r *kafkanet.Request) {
 	listed, err := s.groups.ListGroups()
 	resp.ErrorCode = group.Code(err)
 	c := s.access(r)
-	all := c.sees(opDescribe, clusterRes, acl.ClusterName)
+	all := c.Sees(opDescribe, clusterRes, acl.ClusterName)
 	matches := func(filter []string, v string) bool {
 		return len(filter) == 0 || slices.ContainsFunc(filter, func(f string) bool { return strings.EqualFold(f, v) })
 	}
 	for _, l := range listed {
 		if !matches(req.StatesFilter, l.State.String()) || !matches(req.TypesFilter, "classic") ||
-			!all && !c.sees(opDescribe, groupResource, l.Group) {
+			!all && !c.Sees(opDescribe, groupResource, l.Group) {
 			continue
 		}
 		g := kmsg.NewListGroupsResponseGroup()

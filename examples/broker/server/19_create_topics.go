@@ -51,8 +51,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -66,7 +66,7 @@ func (s *Server) handleCreateTopics(r *kafkanet.Request) {
 		count[rt.Topic]++
 	}
 	c := s.access(r)
-	clusterWide := c.sees(opCreate, clusterRes, acl.ClusterName)
+	clusterWide := c.Sees(opCreate, clusterRes, acl.ClusterName)
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
@@ -74,11 +74,11 @@ func (s *Server) handleCreateTopics(r *kafkanet.Request) {
 		switch {
 		case count[rt.Topic] > 1:
 			err = fmt.Errorf("%w: topic %q is listed more than once", errInvalidRequest, rt.Topic)
-		case !clusterWide && !c.allows(opCreate, topicResource, rt.Topic):
+		case !clusterWide && !c.Allows(opCreate, topicResource, rt.Topic):
 			err = errTopicAuthorization
 		default:
 			err = s.createTopic(r, req.ValidateOnly, &rt, &st)
-			if err == nil && !c.sees(opDescribeConfigs, topicResource, rt.Topic) {
+			if err == nil && !c.Sees(opDescribeConfigs, topicResource, rt.Topic) {
 				st.Configs, st.ConfigErrorCode = nil, kerr.TopicAuthorizationFailed.Code
 			}
 		}

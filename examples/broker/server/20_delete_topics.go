@@ -30,8 +30,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -48,7 +48,7 @@ func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
 		}
 	}
 	c := s.access(r)
-	clusterWide := c.sees(opDelete, clusterRes, acl.ClusterName)
+	clusterWide := c.Sees(opDelete, clusterRes, acl.ClusterName)
 	for _, e := range entries {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = e.Topic, e.TopicID
@@ -105,5 +105,5 @@ func (s *Server) mayDeleteTopic(c access, e kmsg.DeleteTopicsRequestTopic) bool 
 		}
 		name = t.Name
 	}
-	return c.allows(opDescribe, topicResource, name) && c.allows(opDelete, topicResource, name)
+	return c.Allows(opDescribe, topicResource, name) && c.Allows(opDelete, topicResource, name)
 }

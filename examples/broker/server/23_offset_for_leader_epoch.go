@@ -27,9 +27,9 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -43,13 +43,13 @@ func (s *Server) handleOffsetForLeaderEpoch(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	c := s.access(r)
-	follower := c.sees(opClusterAction, clusterRes, acl.ClusterName)
+	follower := c.Sees(opClusterAction, clusterRes, acl.ClusterName)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		var denied int16
 		if !follower {
-			denied = c.topicCode(opDescribe, rt.Topic)
+			denied = c.TopicCode(opDescribe, rt.Topic)
 		}
 		topic, terr := s.replicas.Store().Topic(rt.Topic)
 		for _, rp := range rt.Partitions {

@@ -109,7 +109,7 @@ func (s *Server) addPartitions(c access, a *addRequest, version int16, answer fu
 	unknown := make(map[txn.TopicPartition]bool)
 	denied := make(map[string]bool) // topics the client may not write
 	for _, rt := range a.topics {
-		if c.on() && (coordinator.IsInternal(rt.Topic) || !c.allows(opWrite, topicResource, rt.Topic)) {
+		if c.On() && (coordinator.IsInternal(rt.Topic) || !c.Allows(opWrite, topicResource, rt.Topic)) {
 			denied[rt.Topic] = true
 		}
 		for _, p := range rt.Partitions {
@@ -140,7 +140,7 @@ func (s *Server) addPartitions(c access, a *addRequest, version int16, answer fu
 		return func(txn.TopicPartition) int16 { return code }
 	}
 	if version >= 4 { // v0-v3's single transaction was checked whole (authz.go's gates)
-		if code := c.txnCode(a.id); code != 0 {
+		if code := c.TxnCode(a.id); code != 0 {
 			respond(all(code))
 			return
 		}

@@ -53,7 +53,7 @@ func (s *Server) handleTxnOffsetCommit(r *kafkanet.Request) {
 		rt.Topic = t.Topic
 		rt.Partitions = make([]kmsg.TxnOffsetCommitResponseTopicPartition, len(t.Partitions))
 		resp.Topics = append(resp.Topics, rt)
-		denied := c.topicCode(opRead, t.Topic)
+		denied := c.TopicCode(opRead, t.Topic)
 		for i, p := range t.Partitions {
 			rt.Partitions[i] = kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rt.Partitions[i].Partition = p.Partition

@@ -35,8 +35,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -89,7 +90,7 @@ func controllerCode(err error) int16 {
 // securityDisabled is the answer of an ACL API on a broker without an
 // authorizer: SECURITY_DISABLED wherever the response carries an error.
 func securityDisabled(req kmsg.Request) kmsg.Response {
-	resp := errorResponse(req, kerr.SecurityDisabled.Code)
+	resp := authz.ErrorResponse(req, kerr.SecurityDisabled.Code)
 	msg := noAuthorizer
 	switch resp := resp.(type) {
 	case *kmsg.DescribeACLsResponse:

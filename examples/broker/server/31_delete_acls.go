@@ -23,7 +23,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 

@@ -47,13 +47,13 @@ func (s *Server) handleDescribeConfigs(r *kafkanet.Request) {
 		var err error
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
-			if code := c.topicCode(opDescribeConfigs, rr.ResourceName); code != 0 {
+			if code := c.TopicCode(opDescribeConfigs, rr.ResourceName); code != 0 {
 				sr.ErrorCode = code
 				break
 			}
 			err = s.describeTopicConfigs(rr, &sr)
 		case kmsg.ConfigResourceTypeBroker:
-			if code := c.clusterCode(opDescribeConfigs); code != 0 {
+			if code := c.ClusterCode(opDescribeConfigs); code != 0 {
 				sr.ErrorCode = code
 				break
 			}

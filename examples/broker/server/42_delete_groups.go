@@ -25,7 +25,7 @@ func (s *Server) handleDeleteGroups(r *kafkanet.Request) {
 	c := s.access(r)
 	for _, id := range req.Groups {
 		err := s.offsets.KeyError(id) // each group at its own coordinator
-		if !c.allows(opDelete, groupResource, id) {
+		if !c.Allows(opDelete, groupResource, id) {
 			err = kerr.GroupAuthorizationFailed
 		}
 		if err == nil {

@@ -35,7 +35,7 @@ func (s *Server) handleOffsetDelete(r *kafkanet.Request) {
 		rt.Topic = t.Topic
 		rt.Partitions = make([]kmsg.OffsetDeleteResponseTopicPartition, len(t.Partitions))
 		resp.Topics = append(resp.Topics, rt)
-		denied := c.topicCode(opRead, t.Topic)
+		denied := c.TopicCode(opRead, t.Topic)
 		for i, p := range t.Partitions {
 			rt.Partitions[i] = kmsg.NewOffsetDeleteResponseTopicPartition()
 			rt.Partitions[i].Partition = p.Partition

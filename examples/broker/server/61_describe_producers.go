@@ -27,7 +27,7 @@ func (s *Server) handleDescribeProducers(r *kafkanet.Request) {
 	for _, rt := range req.Topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
-		denied := c.topicCode(opRead, rt.Topic)
+		denied := c.TopicCode(opRead, rt.Topic)
 		for _, idx := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = idx

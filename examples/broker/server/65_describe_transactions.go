@@ -28,7 +28,7 @@ func (s *Server) handleDescribeTransactions(r *kafkanet.Request) {
 	c := s.access(r)
 	for _, id := range req.TransactionalIDs {
 		code := int16(0)
-		if !c.allows(opDescribe, txnResource, id) {
+		if !c.Allows(opDescribe, txnResource, id) {
 			code = kerr.TransactionalIDAuthorizationFailed.Code
 		} else if err := s.txnTopic.KeyError(id); err != nil {
 			code = err.Code
@@ -55,7 +55,7 @@ func (s *Server) handleDescribeTransactions(r *kafkanet.Request) {
 		}
 		byTopic := make(map[string]int)
 		for _, tp := range d.Partitions {
-			if !c.sees(opDescribe, topicResource, tp.Topic) {
+			if !c.Sees(opDescribe, topicResource, tp.Topic) {
 				continue
 			}
 			i, ok := byTopic[tp.Topic]

@@ -38,7 +38,7 @@ func (s *Server) handleListTransactions(r *kafkanet.Request) {
 	resp.UnknownStateFilters = unknown
 	c := s.access(r)
 	for _, l := range listings {
-		if pattern != nil && !pattern.MatchString(l.TxnID) || !c.sees(opDescribe, txnResource, l.TxnID) {
+		if pattern != nil && !pattern.MatchString(l.TxnID) || !c.Sees(opDescribe, txnResource, l.TxnID) {
 			continue
 		}
 		ts := kmsg.NewListTransactionsResponseTransactionState()

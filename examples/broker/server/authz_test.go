@@ -12,8 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 )
 
@@ -53,9 +54,9 @@ func TestAuthorizerConfig(t *testing.T) {
 		err        string // "" when valid
 	}{
 		{name: "none, the default"},
-		{name: "Kafka's name", authorizer: standardAuthorizer, superUsers: "User:admin; User:CN=broker,O=example"},
+		{name: "Kafka's name", authorizer: authz.StandardAuthorizer, superUsers: "User:admin; User:CN=broker,O=example"},
 		{name: "short name", authorizer: "acl"},
-		{name: "ZooKeeper's", authorizer: zkAuthorizer, err: "removed in Kafka 4"},
+		{name: "ZooKeeper's", authorizer: authz.ZooKeeperAuthorizer, err: "removed in Kafka 4"},
 		{name: "unknown", authorizer: "com.example.Authorizer", err: "authorizer.class.name"},
 		{name: "a super user that is no principal", authorizer: "acl", superUsers: "admin", err: "super.users"},
 		{name: "a cluster without User:ANONYMOUS", authorizer: "acl", superUsers: "User:admin",
@@ -78,10 +79,10 @@ func TestAuthorizerConfig(t *testing.T) {
 	}
 
 	cfg := Default()
-	require.NoError(t, cfg.LoadProperties(strings.NewReader("authorizer.class.name="+standardAuthorizer+
+	require.NoError(t, cfg.LoadProperties(strings.NewReader("authorizer.class.name="+authz.StandardAuthorizer+
 		"\nsuper.users=User:admin;User:ops\nallow.everyone.if.no.acl.found=true\n")))
-	assert.Equal(t, standardAuthorizer, cfg.Authorizer)
-	assert.Equal(t, []string{"User:admin", "User:ops"}, superUsers(cfg.SuperUsers))
+	assert.Equal(t, authz.StandardAuthorizer, cfg.Authorizer)
+	assert.Equal(t, []string{"User:admin", "User:ops"}, authz.SuperUsers(cfg.SuperUsers))
 	assert.True(t, cfg.AllowEveryoneIfNoACL)
 	assert.False(t, Default().AllowEveryoneIfNoACL, "Kafka's default")
 }

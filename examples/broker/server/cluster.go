@@ -11,6 +11,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -136,7 +137,7 @@ func (s *Server) atController(r *kafkanet.Request) bool {
 	req := r.Msg
 	version := req.GetVersion()
 	notController := func() {
-		resp := errorResponse(req, kerr.NotController.Code)
+		resp := authz.ErrorResponse(req, kerr.NotController.Code)
 		resp.SetVersion(version)
 		r.Respond(resp)
 	}

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 )
@@ -68,14 +69,6 @@ type Security struct {
 	AllowEveryoneIfNoACL bool
 }
 
-// The authorizer.class.name values that turn package acl's authorizer on.
-const (
-	standardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
-	shortAuthorizer    = "acl"
-	// zkAuthorizer is ZooKeeper's authorizer, removed in Kafka 4.
-	zkAuthorizer = "kafka.security.authorizer.AclAuthorizer"
-)
-
 // anonymous is the principal of a connection that did not authenticate
 // (PLAINTEXT, or SSL without a client certificate): Kafka's
 // KafkaPrincipal.ANONYMOUS.
@@ -85,38 +78,17 @@ const anonymous = "User:ANONYMOUS"
 // ask for, and whether they ask for one; an error for a setting it cannot
 // use.
 func (c *Config) authorizerOptions() ([]acl.Option, bool, error) {
-	switch c.Authorizer {
-	case "":
-		return nil, false, nil
-	case standardAuthorizer, shortAuthorizer:
-	case zkAuthorizer:
-		return nil, false, fmt.Errorf("authorizer.class.name: %s is ZooKeeper's, removed in Kafka 4: use %s", zkAuthorizer, standardAuthorizer)
-	default:
-		return nil, false, fmt.Errorf("authorizer.class.name: %q: use %s (or %q), or nothing for no authorization", c.Authorizer, standardAuthorizer, shortAuthorizer)
+	opts, on, err := authz.Options(c.Authorizer, c.SuperUsers, c.AllowEveryoneIfNoACL)
+	if !on || err != nil {
+		return nil, false, err
 	}
-	supers := superUsers(c.SuperUsers)
-	opts := []acl.Option{acl.WithSuperUsers(supers...), acl.WithAllowEveryoneIfNoACLFound(c.AllowEveryoneIfNoACL)}
-	if _, err := acl.New(opts...); err != nil {
-		return nil, false, fmt.Errorf("super.users: %w", err)
-	}
-	if c.Cluster != "" && !slices.Contains(supers, anonymous) {
+	if c.Cluster != "" && !slices.Contains(authz.SuperUsers(c.SuperUsers), anonymous) {
 		if lns, err := c.listenerSpecs(); err == nil && interBroker(lns, c.InterBrokerListener).Protocol == kafkanet.Plaintext {
 			return nil, false, fmt.Errorf("super.users: the brokers of a cluster reach each other over PLAINTEXT as %s, which needs CLUSTER_ACTION: list it "+
 				"(every client of that listener is then a super user too: make the inter-broker listener SSL, and list the brokers' certificate principal instead)", anonymous)
 		}
 	}
 	return opts, true, nil
-}
-
-// superUsers reads super.users: principals separated by ';'.
-func superUsers(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ";") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func defaultSecurity() Security {
@@ -245,7 +217,7 @@ func (c *Config) securitySettings() []setting {
 		durationSetting("connection.failed.authentication.delay.ms", "delay the answer to a failed authentication, then close the connection", &c.FailedAuthDelay, ms),
 		durationSetting("connections.max.reauth.ms", "a SASL session's lifetime; the client authenticates again before it ends (0: for ever)", &c.ReauthMax, ms),
 		stringSetting("add-scram", "SCRAM credentials created at start if absent: 'SCRAM-SHA-256=[name=alice,password=alice-secret]';... (as kafka-storage format --add-scram)", &c.AddScram),
-		stringSetting("authorizer.class.name", "check every request against the ACLs: "+standardAuthorizer+" (or acl); empty: every request is allowed", &c.Authorizer),
+		stringSetting("authorizer.class.name", "check every request against the ACLs: "+authz.StandardAuthorizer+" (or acl); empty: every request is allowed", &c.Authorizer),
 		stringSetting("super.users", "principals the authorizer allows everything, separated by ';' (User:admin;User:CN=broker); a cluster's must list its brokers' (User:ANONYMOUS over a PLAINTEXT inter-broker listener)", &c.SuperUsers),
 		boolSetting("allow.everyone.if.no.acl.found", "with an authorizer, allow an operation on a resource no ACL applies to", &c.AllowEveryoneIfNoACL),
 	}

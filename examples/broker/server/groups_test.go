@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 )
 
 // newGroupServer starts a broker with no initial rebalance delay, holding

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -52,7 +53,7 @@ func (s *Server) checkStrings(r *kafkanet.Request) bool {
 		r.Respond(resp)
 		return true
 	}
-	r.Respond(groupErrorResponse(r.Msg, code))
+	r.Respond(authz.ErrorResponse(r.Msg, code))
 	return true
 }
 

@@ -105,7 +105,7 @@ func (s *Server) unverified(c access, req *kmsg.ProduceRequest) toVerify {
 		if req.Version >= 13 {
 			topic, err = s.data.store.TopicByID(rt.TopicID)
 		}
-		if err != nil || !c.sees(opWrite, topicResource, topic.Name) {
+		if err != nil || !c.Sees(opWrite, topicResource, topic.Name) {
 			continue
 		}
 		for pi := range rt.Partitions {

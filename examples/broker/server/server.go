@@ -13,12 +13,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
-	"github.com/gopurgatory/purgatory/examples/broker/acl"
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/txn"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 

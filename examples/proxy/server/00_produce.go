@@ -19,13 +19,38 @@ package server
 // an upstream broker. With acks=0 nothing is answered; a piece that cannot
 // be written closes the connection, as Kafka does after a failed acks=0
 // produce.
+//
+// Authorization (authz.go): WRITE on the transactional id for
+// transactional batches (the gate), WRITE on each topic; a denied topic's
+// partitions answer TOPIC_AUTHORIZATION_FAILED and are not forwarded.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 )
 
-func init() { serve(kmsg.Produce, 3, 13, (*Server).handleProduce) }
+func init() { serve(kmsg.Produce, 3, 13, (*Server).handleProduce).Handler.check = authorizeProduce }
+
+func authorizeProduce(s *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
+	p := req.(*kmsg.ProduceRequest)
+	return checked(req, p.Topics, func(t kmsg.ProduceRequestTopic) int16 {
+		return s.topicCode(c, kmsg.ACLOperationWrite, t.Topic, t.TopicID, p.Version >= 13)
+	},
+		func(kept []kmsg.ProduceRequestTopic) kmsg.Request { q := *p; q.Topics = kept; return &q },
+		func(resp kmsg.Response, d refused[kmsg.ProduceRequestTopic]) {
+			m := resp.(*kmsg.ProduceResponse)
+			rt := kmsg.NewProduceResponseTopic()
+			rt.Topic, rt.TopicID = d.item.Topic, d.item.TopicID
+			for _, rp := range d.item.Partitions {
+				sp := kmsg.NewProduceResponseTopicPartition()
+				sp.Partition, sp.ErrorCode, sp.BaseOffset = rp.Partition, d.code, -1
+				rt.Partitions = append(rt.Partitions, sp)
+			}
+			m.Topics = append(m.Topics, rt)
+		})
+}
 
 // topicKey names a topic in a request or an answer: by id from the
 // version that has ids, by name before.

@@ -42,6 +42,12 @@ package server
 // partition upstream, which fences or accepts it. A client that
 // disconnects has its waiting fetches completed by its connection.
 //
+// Authorization (authz.go): READ on each topic. A denied topic's
+// partitions answer TOPIC_AUTHORIZATION_FAILED and are taken out before
+// the fetch is built: they are never read, from upstream or from a cache
+// another client's long poll filled, and they do not cut the others'
+// wait, as Kafka sets them aside.
+//
 // Fetch sessions (KIP-227): none is created: a full fetch is answered with
 // session id 0, which tells clients to go on with full fetches, and an
 // incremental one (epoch above 0) gets FETCH_SESSION_ID_NOT_FOUND. Replica
@@ -52,9 +58,31 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 )
 
-func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch) }
+func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch).Handler.check = authorizeFetch }
+
+func authorizeFetch(s *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
+	f := req.(*kmsg.FetchRequest)
+	return checked(req, f.Topics, func(t kmsg.FetchRequestTopic) int16 {
+		return s.topicCode(c, kmsg.ACLOperationRead, t.Topic, t.TopicID, f.Version >= 13)
+	},
+		func(kept []kmsg.FetchRequestTopic) kmsg.Request { q := *f; q.Topics = kept; return &q },
+		func(resp kmsg.Response, d refused[kmsg.FetchRequestTopic]) {
+			m := resp.(*kmsg.FetchResponse)
+			if m.ErrorCode != 0 {
+				return // a session error: no partition is answered
+			}
+			rt := kmsg.NewFetchResponseTopic()
+			rt.Topic, rt.TopicID = d.item.Topic, d.item.TopicID
+			for _, rp := range d.item.Partitions {
+				rt.Partitions = append(rt.Partitions, errorPart(rp.Partition, d.code))
+			}
+			m.Topics = append(m.Topics, rt)
+		})
+}
 
 func (s *Server) handleFetch(r *request) {
 	f := s.newDelayedFetch(r, r.Msg.(*kmsg.FetchRequest))

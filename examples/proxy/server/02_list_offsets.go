@@ -6,13 +6,37 @@ package server
 // Produce is (00_produce.go): the offsets, timestamps, leader epochs and
 // errors are upstream's. A piece that fails in transport answers its
 // partitions NOT_LEADER_OR_FOLLOWER, which clients retry.
+//
+// Authorization (authz.go): DESCRIBE on each topic; a denied topic's
+// partitions answer TOPIC_AUTHORIZATION_FAILED and are not forwarded.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 )
 
-func init() { serve(kmsg.ListOffsets, 1, 11, (*Server).handleListOffsets) }
+func init() {
+	serve(kmsg.ListOffsets, 1, 11, (*Server).handleListOffsets).Handler.check = authorizeListOffsets
+}
+
+func authorizeListOffsets(s *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
+	l := req.(*kmsg.ListOffsetsRequest)
+	return checked(req, l.Topics, func(t kmsg.ListOffsetsRequestTopic) int16 { return c.TopicCode(kmsg.ACLOperationDescribe, t.Topic) },
+		func(kept []kmsg.ListOffsetsRequestTopic) kmsg.Request { q := *l; q.Topics = kept; return &q },
+		func(resp kmsg.Response, d refused[kmsg.ListOffsetsRequestTopic]) {
+			m := resp.(*kmsg.ListOffsetsResponse)
+			rt := kmsg.NewListOffsetsResponseTopic()
+			rt.Topic = d.item.Topic
+			for _, rp := range d.item.Partitions {
+				sp := kmsg.NewListOffsetsResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, d.code
+				rt.Partitions = append(rt.Partitions, sp)
+			}
+			m.Topics = append(m.Topics, rt)
+		})
+}
 
 func (s *Server) handleListOffsets(r *request) {
 	req := r.Msg.(*kmsg.ListOffsetsRequest)

@@ -7,12 +7,41 @@ package server
 // coordinator answering NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE for a
 // group is forgotten. A piece that fails in transport closes the client's
 // connection (route.go).
+//
+// Authorization (authz.go): DESCRIBE on each group; a denied group
+// answers GROUP_AUTHORIZATION_FAILED and is not forwarded. KIP-430's
+// authorized operations are the client's, recomputed.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 )
 
-func init() { serve(kmsg.DescribeGroups, 0, 6, (*Server).handleDescribeGroups) }
+func init() {
+	serve(kmsg.DescribeGroups, 0, 6, (*Server).handleDescribeGroups).Handler.check = authorizeDescribeGroups
+}
+
+func authorizeDescribeGroups(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
+	d := req.(*kmsg.DescribeGroupsRequest)
+	kept, denied := split(d.Groups, func(g string) int16 { return c.GroupCode(kmsg.ACLOperationDescribe, g) })
+	fwd := narrowed(req, kept, denied, func() kmsg.Request { q := *d; q.Groups = kept; return &q })
+	return fwd, func(resp kmsg.Response) {
+		m := resp.(*kmsg.DescribeGroupsResponse)
+		if d.IncludeAuthorizedOperations {
+			for i := range m.Groups {
+				if g := &m.Groups[i]; g.ErrorCode == 0 {
+					g.AuthorizedOperations = c.Operations(kmsg.ACLResourceTypeGroup, g.Group)
+				}
+			}
+		}
+		for _, dg := range denied {
+			g := kmsg.NewDescribeGroupsResponseGroup()
+			g.Group, g.ErrorCode = dg.item, dg.code
+			m.Groups = append(m.Groups, g)
+		}
+	}
+}
 
 func (s *Server) handleDescribeGroups(r *request) {
 	req := r.Msg.(*kmsg.DescribeGroupsRequest)

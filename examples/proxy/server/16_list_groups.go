@@ -6,12 +6,34 @@ package server
 // goes to every broker of the metadata (any one before the first), and the
 // groups are merged; the error is the first a broker gave. A broker that
 // fails in transport closes the client's connection (route.go).
+//
+// Authorization (authz.go): a client that may not DESCRIBE the cluster
+// sees only the groups it may DESCRIBE.
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 )
 
-func init() { serve(kmsg.ListGroups, 0, 5, (*Server).handleListGroups) }
+func init() {
+	serve(kmsg.ListGroups, 0, 5, (*Server).handleListGroups).Handler.check = authorizeListGroups
+}
+
+func authorizeListGroups(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
+	if c.Sees(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeCluster, acl.ClusterName) {
+		return req, nil
+	}
+	return req, func(resp kmsg.Response) {
+		m := resp.(*kmsg.ListGroupsResponse)
+		m.Groups = slices.DeleteFunc(m.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
+			return !c.Sees(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeGroup, g.Group)
+		})
+	}
+}
 
 func (s *Server) handleListGroups(r *request) {
 	req := r.Msg.(*kmsg.ListGroupsRequest)

@@ -9,14 +9,50 @@ package server
 // all go to one broker is forwarded as it is; one that spans several is
 // split and merged back in request order. A piece that fails in transport
 // closes the client's connection (route.go).
+//
+// Authorization (authz.go): DESCRIBE_CONFIGS on each resource's topic
+// (TOPIC_AUTHORIZATION_FAILED), or on the cluster for a broker, a broker
+// logger or client metrics (CLUSTER_AUTHORIZATION_FAILED), or on the
+// group (GROUP_AUTHORIZATION_FAILED); a denied resource is not
+// forwarded, and a resource type the proxy does not know answers
+// INVALID_REQUEST.
 
 import (
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 )
 
-func init() { serve(kmsg.DescribeConfigs, 0, 4, (*Server).handleDescribeConfigs) }
+func init() {
+	serve(kmsg.DescribeConfigs, 0, 4, (*Server).handleDescribeConfigs).Handler.check = authorizeDescribeConfigs
+}
+
+func authorizeDescribeConfigs(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
+	d := req.(*kmsg.DescribeConfigsRequest)
+	kept, denied := split(d.Resources, func(r kmsg.DescribeConfigsRequestResource) int16 {
+		switch r.ResourceType {
+		case kmsg.ConfigResourceTypeTopic:
+			return c.TopicCode(kmsg.ACLOperationDescribeConfigs, r.ResourceName)
+		case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics:
+			return c.ClusterCode(kmsg.ACLOperationDescribeConfigs)
+		case kmsg.ConfigResourceTypeGroupConfig:
+			return c.GroupCode(kmsg.ACLOperationDescribeConfigs, r.ResourceName)
+		}
+		return kerr.InvalidRequest.Code
+	})
+	fwd := narrowed(req, kept, denied, func() kmsg.Request { q := *d; q.Resources = kept; return &q })
+	return fwd, func(resp kmsg.Response) {
+		m := resp.(*kmsg.DescribeConfigsResponse)
+		for _, dr := range denied {
+			r := kmsg.NewDescribeConfigsResponseResource()
+			r.ResourceType, r.ResourceName, r.ErrorCode = dr.item.ResourceType, dr.item.ResourceName, dr.code
+			m.Resources = append(m.Resources, r)
+		}
+	}
+}
 
 func (s *Server) handleDescribeConfigs(r *request) {
 	req := r.Msg.(*kmsg.DescribeConfigsRequest)

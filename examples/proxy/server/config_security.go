@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/examples/internal/sasl"
 	"github.com/gopurgatory/purgatory/examples/proxy/upstream"
@@ -58,11 +59,32 @@ type Security struct {
 	// upstream: the CAs the brokers' certificates are signed by (empty:
 	// the system's), and the proxy's own certificate for mutual TLS.
 	UpstreamTruststore, UpstreamKeystore string
+
+	// Authorizer turns the authorization of each client on
+	// (authorizer.class.name, the broker's names: Kafka's
+	// org.apache.kafka.metadata.authorizer.StandardAuthorizer, or "acl"):
+	// every request is checked against its client's principal with the
+	// upstream cluster's ACL bindings, which the proxy reads as itself
+	// (acls.go, authz.go). Empty, the default: every client may do what
+	// the proxy's upstream principal may.
+	Authorizer string
+	// SuperUsers are the principals every check allows (super.users,
+	// separated by ';'), the proxy's clients' principals: they are
+	// allowed before the bindings are loaded too.
+	SuperUsers string
+	// AllowEveryoneIfNoACL allows an operation on a resource that no
+	// binding applies to (allow.everyone.if.no.acl.found), once the
+	// bindings are loaded.
+	AllowEveryoneIfNoACL bool
+	// ACLRefresh is how often the upstream bindings are read again
+	// (acl.refresh.ms): how long a binding changed upstream may take to
+	// apply at the proxy.
+	ACLRefresh time.Duration
 }
 
 func defaultSecurity() Security {
 	return Security{SASLMechanisms: []string{sasl.Plain, sasl.ScramSHA256, sasl.ScramSHA512},
-		FailedAuthDelay: 100 * time.Millisecond, UpstreamProtocol: string(kafkanet.Plaintext)}
+		FailedAuthDelay: 100 * time.Millisecond, UpstreamProtocol: string(kafkanet.Plaintext), ACLRefresh: 10 * time.Second}
 }
 
 func (c *Config) registerSecurityFlags(fs *flag.FlagSet) {
@@ -83,6 +105,11 @@ func (c *Config) registerSecurityFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.UpstreamPassword, "upstream.sasl.password", c.UpstreamPassword, "the proxy's SASL password upstream")
 	fs.StringVar(&c.UpstreamTruststore, "upstream.ssl.truststore.location", c.UpstreamTruststore, "PEM file with the CAs of the upstream brokers' certificates (empty: the system's)")
 	fs.StringVar(&c.UpstreamKeystore, "upstream.ssl.keystore.location", c.UpstreamKeystore, "PEM file with the proxy's certificate and key for mutual TLS upstream")
+	fs.StringVar(&c.Authorizer, "authorizer.class.name", c.Authorizer, "check each client's requests against its principal with the upstream's ACLs: "+
+		authz.StandardAuthorizer+" (or acl); empty: every client may do what the proxy's upstream principal may")
+	fs.StringVar(&c.SuperUsers, "super.users", c.SuperUsers, "client principals the authorizer allows everything, separated by ';' (User:admin;User:ops)")
+	fs.BoolVar(&c.AllowEveryoneIfNoACL, "allow.everyone.if.no.acl.found", c.AllowEveryoneIfNoACL, "with an authorizer, allow an operation on a resource no ACL applies to")
+	fs.Var(msValue{&c.ACLRefresh}, "acl.refresh.ms", "how often the upstream's ACL bindings are read again")
 }
 
 // splitList splits a comma-separated list, spaces dropped.
@@ -120,6 +147,12 @@ func (c *Config) validateSecurity() error {
 		if _, err := sasl.New(nil, c.SASLMechanisms...); err != nil {
 			return err
 		}
+	}
+	if _, _, err := authz.Options(c.Authorizer, c.SuperUsers, c.AllowEveryoneIfNoACL); err != nil {
+		return err
+	}
+	if c.ACLRefresh <= 0 {
+		return errors.New("acl.refresh.ms must be positive")
 	}
 	up, err := kafkanet.ParseSecurityProtocol(c.UpstreamProtocol)
 	if err != nil {

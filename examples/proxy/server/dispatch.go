@@ -13,6 +13,10 @@ import (
 type api struct {
 	local  bool
 	handle func(*Server, *request)
+	// check is how a client's request is authorized (authz.go); an API
+	// without one is refused when authorization is on. local APIs are
+	// not checked.
+	check check
 }
 
 // apis is filled by the init functions of the API files (00_produce.go,
@@ -41,6 +45,14 @@ func (h handler) Supports(key, version int16) bool { return apis.Supports(key, v
 // lookup on a cache miss, which holds the connection's later requests
 // behind it so that they reach upstream in order (see coordinators). A
 // panic is kafkanet's to recover: the connection is closed.
+//
+// With authorization on, the request is checked first (authz.go): a
+// denial is answered here, and the handler serves what passed.
 func (h handler) ServeKafka(r *kafkanet.Request) {
-	apis.Lookup(r.Msg.Key()).Handler.handle(h.s, &request{Request: r, s: h.s})
+	a := apis.Lookup(r.Msg.Key()).Handler
+	req := &request{Request: r, s: h.s}
+	if h.s.authorize(req, a) {
+		return
+	}
+	a.handle(h.s, req)
 }

@@ -96,15 +96,28 @@
 // by a delayed operation. Upstream, every connection speaks
 // upstream.security.protocol and authenticates as the proxy
 // (upstream.sasl.*), before anything else is sent on it: one principal
-// for every client, which the upstream cluster's ACLs see. Not done: a
-// client's identity passed upstream, the proxy's own ACLs per client
-// (every authenticated client reads what the proxy may), and an upstream
+// for every client, which the upstream cluster's ACLs see.
+//
+// With authorizer.class.name (and super.users,
+// allow.everyone.if.no.acl.found, as the broker's), each client is
+// authorized with its own principal: the proxy reads the upstream
+// cluster's ACL bindings as itself, with DescribeAcls, at start and every
+// acl.refresh.ms (acls.go), and checks each request against them before
+// it serves or forwards it, as package authz's table says (authz.go,
+// and each API file's "Authorization" paragraph): a client gets from the
+// shared cache only the partitions it may READ. It fails closed: until
+// the bindings are loaded, and while upstream refuses them
+// (SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED: logged), only the
+// super users are allowed; an API without a check is refused. Without
+// it, every authenticated client may do what the proxy's principal may.
+// Not done: a client's identity passed upstream, and an upstream
 // session's lifetime (a broker with connections.max.reauth.ms closes the
 // connection, and the proxy dials again).
 //
 // Not served: replica fetches, fetch sessions (clients fall back to full
 // fetches), and the APIs routes.go does not list (OffsetForLeaderEpoch,
-// DeleteRecords, ACLs, configs alteration, share groups, KIP-848 groups):
+// DeleteRecords, ACLs (which upstream would apply as the proxy's
+// principal), configs alteration, share groups, KIP-848 groups):
 // ApiVersions does not offer them, and clients do without or fail as with
 // a broker that lacks them.
 //

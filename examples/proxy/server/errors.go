@@ -10,6 +10,11 @@ var (
 	// going away closes it, and the client retries.
 	ErrUpstream = errors.New("proxy: upstream failed")
 
+	// ErrUnchecked is why a client's request is refused when
+	// authorization is on and the proxy has no check for its API: it is
+	// never forwarded unchecked, and the connection is closed.
+	ErrUnchecked = errors.New("proxy: no authorization check for this API")
+
 	// errConnClosed is why a request is not answered: its client left.
 	errConnClosed = errors.New("proxy: client connection closed")
 )

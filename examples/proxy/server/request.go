@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
@@ -13,6 +14,17 @@ import (
 type request struct {
 	*kafkanet.Request
 	s *Server
+	// amend, when the client's authorization took something out of the
+	// request, puts the denials back into the answer (authz.go).
+	amend func(kmsg.Response)
+}
+
+// Respond answers r with resp, amended for the client's authorization.
+func (r *request) Respond(resp kmsg.Response) {
+	if r.amend != nil {
+		r.amend(resp)
+	}
+	r.Request.Respond(resp)
 }
 
 // hangUp ends r without an answer and closes the connection once the

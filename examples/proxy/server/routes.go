@@ -63,6 +63,9 @@ func init() {
 	serve(kmsg.AddPartitionsToTxn, 0, 3, txn(func(q kmsg.Request) string { return q.(*kmsg.AddPartitionsToTxnRequest).TransactionalID }))
 	serve(kmsg.AddOffsetsToTxn, 0, all, txn(func(q kmsg.Request) string { return q.(*kmsg.AddOffsetsToTxnRequest).TransactionalID }))
 	serve(kmsg.EndTxn, 0, all, txn(func(q kmsg.Request) string { return q.(*kmsg.EndTxnRequest).TransactionalID }))
+	for key, c := range routeChecks { // authz_routes.go
+		apis.Lookup(int16(key)).Handler.check = c
+	}
 }
 
 // byCoordinator forwards a request to the coordinator of the key it names.

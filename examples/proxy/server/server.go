@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/internal/authz"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/examples/proxy/tail"
 	"github.com/gopurgatory/purgatory/examples/proxy/upstream"
@@ -29,6 +30,12 @@ type Server struct {
 	cl      *upstream.Cluster
 	tails   *tail.Manager
 	fetches *purgatory.Purgatory[tail.TP] // client fetches waiting for a tail
+
+	// acls authorizes each client with the upstream's bindings (acls.go);
+	// nil without authorizer.class.name. aclStop and aclDone stop its
+	// goroutine and wait for it.
+	acls             *aclFollower
+	aclStop, aclDone chan struct{}
 
 	// net is the network layer (package kafkanet, shared with the
 	// broker): the client connections, their limits and budgets.
@@ -66,8 +73,13 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.startACLs(); err != nil {
+		s.cl.Close()
+		return nil, err
+	}
 	s.fetches, err = purgatory.New[tail.TP]("Fetch", purgatory.WithLogger(log), purgatory.WithRegisterer(s.reg))
 	if err != nil {
+		s.stopACLs()
 		s.cl.Close()
 		return nil, err
 	}
@@ -79,6 +91,7 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 		tail.WithLogger(log.Named("tail")), tail.WithRegisterer(s.reg))
 	if err != nil {
 		_ = s.fetches.Close()
+		s.stopACLs()
 		s.cl.Close()
 		return nil, err
 	}
@@ -147,7 +160,8 @@ func (s *Server) Serve() error {
 //  3. let each connection write what it owes (forwarded requests still in
 //     flight upstream are answered as they come back) until ctx ends, then
 //     close it, with its upstream connections;
-//  4. stop the tails and the upstream metadata loop.
+//  4. stop the tails, the reading of the ACL bindings and the upstream
+//     metadata loop.
 func (s *Server) Close(ctx context.Context) error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
@@ -169,5 +183,34 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) closeBackends() {
 	s.tails.Close()
 	_ = s.fetches.Close()
+	s.stopACLs()
 	s.cl.Close()
+}
+
+// startACLs starts reading the upstream's ACL bindings, when
+// authorizer.class.name asks for client authorization.
+func (s *Server) startACLs() error {
+	opts, on, err := authz.Options(s.cfg.Authorizer, s.cfg.SuperUsers, s.cfg.AllowEveryoneIfNoACL)
+	if err != nil || !on {
+		return err
+	}
+	if s.acls, err = newACLFollower(opts, s.log.Named("acls")); err != nil {
+		return err
+	}
+	s.aclStop, s.aclDone = make(chan struct{}), make(chan struct{})
+	go s.followACLs(s.aclStop, s.aclDone)
+	return nil
+}
+
+// stopACLs stops reading the bindings and waits for it. Idempotent.
+func (s *Server) stopACLs() {
+	if s.aclStop == nil {
+		return
+	}
+	select {
+	case <-s.aclStop:
+	default:
+		close(s.aclStop)
+	}
+	<-s.aclDone
 }

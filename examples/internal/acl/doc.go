@@ -1,10 +1,11 @@
-// Package acl is the broker's authorizer: a set of ACL bindings and the
+// Package acl is the examples' authorizer: a set of ACL bindings and the
 // checks each request makes against them, with the semantics of Apache
 // Kafka's StandardAuthorizer (KRaft's authorizer, StandardAuthorizerData)
 // and of the CreateAcls, DescribeAcls and DeleteAcls APIs
 // (AclControlManager). It is pure logic: the handlers pass wire values
-// (the kmsg ACL enums) straight in, and the bindings reach every broker
-// through the metadata log, as [Binding.AppendBinary] records.
+// (the kmsg ACL enums) straight in. The broker's bindings reach every
+// broker through the metadata log, as [Binding.AppendBinary] records; the
+// proxy's are the upstream cluster's, read with DescribeAcls.
 //
 // # Bindings
 //
