@@ -48,6 +48,9 @@ type Config struct {
 	SessionTimeout        time.Duration // broker.session.timeout.ms
 	ElectionTimeout       time.Duration // controller.quorum.election.timeout.ms
 	UncleanLeaderElection bool          // unclean.leader.election.enable, the brokers' default
+	AutoLeaderRebalance   bool          // auto.leader.rebalance.enable
+	LeaderImbalanceCheck  time.Duration // leader.imbalance.check.interval.seconds
+	LeaderImbalancePct    int           // leader.imbalance.per.broker.percentage
 
 	Logger     *zap.Logger
 	Registerer prometheus.Registerer // the controller's metrics
@@ -144,6 +147,7 @@ func (m *Member) Open(applied func(before, after *metadata.Image, rec *metadata.
 	if m.ctrl, err = controller.New(m.meta, m.brokers.IDs(), controller.WithSessionTimeout(m.cfg.SessionTimeout),
 		controller.WithClusterID(m.cfg.ClusterID), controller.WithLogger(m.log.Named("controller")),
 		controller.WithUncleanLeaderElection(m.cfg.UncleanLeaderElection),
+		controller.WithAutoLeaderRebalance(m.cfg.AutoLeaderRebalance, m.cfg.LeaderImbalanceCheck, m.cfg.LeaderImbalancePct),
 		controller.WithRegisterer(m.cfg.Registerer)); err != nil {
 		_ = m.meta.Close()
 		m.meta = nil

@@ -15,6 +15,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/metalog"
 	"github.com/gopurgatory/purgatory/purgatory"
+	"github.com/gopurgatory/purgatory/timer"
 )
 
 // Controller is one broker's controller: active while its metadata log
@@ -39,7 +40,12 @@ type Controller struct {
 	shutdown   map[int32]int64 // brokers in controlled shutdown, by the epoch they asked at
 	closed     bool
 
-	purgatory *purgatory.Purgatory[int32] // "BrokerSession"; nil for a broker alone
+	rebalancer *rebalancer // the active term's leader imbalance check, or nil
+
+	// tm carries the sessions' deadlines and the imbalance check; nil
+	// for a broker alone, as is the purgatory.
+	tm        *timer.Timer
+	purgatory *purgatory.Purgatory[int32] // "BrokerSession"
 }
 
 // New returns the controller over log for a cluster of brokers (node ids).
@@ -58,15 +64,20 @@ func New(log *metalog.Log, brokers []int32, opts ...Option) (*Controller, error)
 	c := &Controller{cfg: cfg, log: log, brokers: slices.Sorted(slices.Values(brokers)), zlog: cfg.log,
 		sessions: make(map[int32]*session), fencing: make(map[int32]bool), shutdown: make(map[int32]int64)}
 	if len(brokers) > 1 {
-		popts := []purgatory.Option{purgatory.WithLogger(cfg.log), purgatory.WithPurgeInterval(100)}
+		topts := []timer.Option{timer.WithLogger(cfg.log)}
+		if cfg.clock != nil {
+			topts = append(topts, timer.WithClock(cfg.clock))
+		}
+		var err error
+		if c.tm, err = timer.New(topts...); err != nil {
+			return nil, err
+		}
+		popts := []purgatory.Option{purgatory.WithLogger(cfg.log), purgatory.WithPurgeInterval(100), purgatory.WithTimer(c.tm)}
 		if cfg.reg != nil {
 			popts = append(popts, purgatory.WithRegisterer(cfg.reg))
 		}
-		if cfg.clock != nil {
-			popts = append(popts, purgatory.WithClock(cfg.clock))
-		}
-		var err error
 		if c.purgatory, err = purgatory.New[int32]("BrokerSession", popts...); err != nil {
+			c.tm.Close()
 			return nil, err
 		}
 	}
@@ -198,6 +209,7 @@ func (c *Controller) activate(term uint64) {
 				c.renewLocked(id)
 			}
 		}
+		c.startRebalanceLocked(term)
 	}
 }
 
@@ -209,6 +221,7 @@ func (c *Controller) deactivateLocked() {
 	c.active = false
 	c.activating = false
 	c.term++
+	c.stopRebalanceLocked()
 	for id, s := range c.sessions {
 		s.dropped.Store(true)
 		s.ForceComplete()
@@ -324,11 +337,13 @@ func (c *Controller) Close() error {
 		c.deactivateLocked()
 	}
 	c.mu.Unlock()
-	// The purgatory first: once closed it runs no more callbacks, so no
-	// expiry adds to wg after Wait starts.
+	// The purgatory and the timer first: once closed they run no more
+	// callbacks, so no expiry or imbalance check adds to wg after Wait
+	// starts.
 	var err error
 	if c.purgatory != nil {
 		err = c.purgatory.Close()
+		c.tm.Close()
 	}
 	c.wg.Wait()
 	return err

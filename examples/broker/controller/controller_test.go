@@ -20,12 +20,12 @@ const testSession = 9 * time.Second
 
 // newActive returns an active controller of brokers 1 to 3 over a local
 // log, its sessions on a manual clock.
-func newActive(t *testing.T) (*Controller, *metalog.Log, *timer.ManualClock) {
+func newActive(t *testing.T, opts ...Option) (*Controller, *metalog.Log, *timer.ManualClock) {
 	t.Helper()
 	log, err := metalog.New(metalog.WithSelf(1))
 	require.NoError(t, err)
 	clk := timer.NewManualClock(0)
-	c, err := New(log, []int32{3, 1, 2}, WithClock(clk), WithSessionTimeout(testSession), WithClusterID("test"))
+	c, err := New(log, []int32{3, 1, 2}, append([]Option{WithClock(clk), WithSessionTimeout(testSession), WithClusterID("test")}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, c.Close())

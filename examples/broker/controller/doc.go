@@ -2,7 +2,7 @@
 // QuorumController): the broker whose metadata log leads the Raft quorum
 // decides, and commits to the log, what changes the cluster's metadata:
 // topic creation and deletion, broker registrations, fencing, leader
-// elections and ISR changes, users' SCRAM credentials and ACL bindings. Every other broker answers such requests
+// elections (on fencing, on request, and to rebalance) and ISR changes, users' SCRAM credentials and ACL bindings. Every other broker answers such requests
 // NOT_CONTROLLER (ErrNotController), as Kafka's brokers do for a
 // controller they are not.
 //
@@ -35,11 +35,24 @@
 // broker left without one (its expiry's fencing failed to commit), so that
 // the fencing is tried again a session timeout later.
 //
+// # Elections on request and the leader imbalance check
+//
+// ElectLeaders commits the preferred or unclean elections of the
+// partitions asked for in one record (package metadata, Elect). While
+// active, the controller also runs Kafka's auto leader rebalance every
+// leader.imbalance.check.interval.seconds, a fixed-delay schedule on its
+// timer (the one the sessions' deadlines are on): it elects the preferred
+// replica of each partition whose preferred replica is live and in sync,
+// for the brokers leading too few of the partitions they prefer
+// (metadata.Imbalanced). The schedule is stopped when the controller
+// steps down, and a check of an older term commits nothing.
+//
 // # Lock order
 //
-// decideMu, then mu, then the purgatory's own locks (renewLocked adds to
-// its timer with mu held). So a purgatory callback never takes mu or
-// decideMu: a session's expiry checks and proposes from a goroutine of its
-// own (wg), never on the purgatory's timer goroutine, which would
-// otherwise wait for mu while renewLocked, holding it, waits for the timer.
+// decideMu, then mu, then the timer's and the purgatory's own locks
+// (renewLocked adds to the timer with mu held). So a timer or purgatory
+// callback never takes mu or decideMu: a session's expiry and an imbalance
+// check decide from a goroutine of their own (wg), never on the timer's
+// goroutine, which would otherwise wait for mu while renewLocked, holding
+// it, waits for the timer.
 package controller

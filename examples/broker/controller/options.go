@@ -14,18 +14,23 @@ type config struct {
 	session   time.Duration // broker.session.timeout.ms
 	unclean   bool          // unclean.leader.election.enable, for topics without their own
 	clusterID string        // proposed by the first controller, if the log has none
+	rebalance rebalanceConfig
 	log       *zap.Logger
 	reg       prometheus.Registerer
 	clock     timer.Clock
 }
 
 func defaultConfig() config {
-	return config{session: 9 * time.Second, log: zap.NewNop()}
+	return config{session: 9 * time.Second, log: zap.NewNop(),
+		rebalance: rebalanceConfig{enable: true, interval: 300 * time.Second, pct: 10}}
 }
 
 func (c *config) validate() error {
 	if c.session <= 0 {
 		return errors.New("controller: the session timeout must be positive")
+	}
+	if c.rebalance.enable && (c.rebalance.interval <= 0 || c.rebalance.pct < 0 || c.rebalance.pct > 100) {
+		return errors.New("controller: the leader imbalance check needs a positive interval and a percentage from 0 to 100")
 	}
 	return nil
 }
@@ -62,3 +67,14 @@ func WithClock(clk timer.Clock) Option { return optionFunc(func(c *config) { c.c
 // replica lacks, rather than staying offline. A topic's own config of that
 // name overrides it (metadata.UncleanElection).
 func WithUncleanLeaderElection(on bool) Option { return optionFunc(func(c *config) { c.unclean = on }) }
+
+// WithAutoLeaderRebalance sets auto.leader.rebalance.enable,
+// leader.imbalance.check.interval.seconds and
+// leader.imbalance.per.broker.percentage (Kafka's true, 300 s and 10 by
+// default): every interval the active controller moves the leadership of
+// a broker's partitions back to it, its preferred replica, where it is
+// live and in sync, once it leads fewer than 100-pct percent of the
+// partitions it prefers.
+func WithAutoLeaderRebalance(enable bool, interval time.Duration, pct int) Option {
+	return optionFunc(func(c *config) { c.rebalance = rebalanceConfig{enable: enable, interval: interval, pct: pct} })
+}

@@ -172,11 +172,20 @@ type Config struct {
 	// whose ISR has no live replica is led by a live replica outside it,
 	// losing the records it lacks, rather than staying offline.
 	UncleanLeaderElection bool
-	ReplicaLagTimeMax     time.Duration // replica.lag.time.max.ms
-	ReplicaFetchWaitMax   time.Duration // replica.fetch.wait.max.ms
-	ReplicaFetchMinBytes  int32         // replica.fetch.min.bytes
-	ReplicaFetchMaxBytes  int32         // replica.fetch.max.bytes
-	ReplicaFetchBackoff   time.Duration // replica.fetch.backoff.ms
+	// AutoLeaderRebalance, LeaderImbalanceCheck and LeaderImbalancePct
+	// are auto.leader.rebalance.enable,
+	// leader.imbalance.check.interval.seconds and
+	// leader.imbalance.per.broker.percentage: the active controller gives
+	// brokers back the leadership of the partitions they are the
+	// preferred (first) replica of, once in sync.
+	AutoLeaderRebalance  bool
+	LeaderImbalanceCheck time.Duration
+	LeaderImbalancePct   int
+	ReplicaLagTimeMax    time.Duration // replica.lag.time.max.ms
+	ReplicaFetchWaitMax  time.Duration // replica.fetch.wait.max.ms
+	ReplicaFetchMinBytes int32         // replica.fetch.min.bytes
+	ReplicaFetchMaxBytes int32         // replica.fetch.max.bytes
+	ReplicaFetchBackoff  time.Duration // replica.fetch.backoff.ms
 }
 
 // Default returns Kafka's defaults, with the listener on loopback.
@@ -203,6 +212,9 @@ func Default() Config {
 		FetchPurgeInterval:           1000,
 		ProducePurgeInterval:         1000,
 		DeleteRecordsPurge:           1,
+		AutoLeaderRebalance:          true,
+		LeaderImbalanceCheck:         300 * time.Second,
+		LeaderImbalancePct:           10,
 		GroupInitialRebalance:        3 * time.Second,
 		GroupMinSessionTimeout:       6 * time.Second,
 		GroupMaxSessionTimeout:       30 * time.Minute,
@@ -276,6 +288,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("max in-flight per connection: %d, must be at least 1", c.MaxInFlightPerConn)
 	case c.FetchPurgeInterval < 0 || c.ProducePurgeInterval < 0 || c.DeleteRecordsPurge < 0:
 		return errors.New("purgatory purge intervals must not be negative")
+	case c.AutoLeaderRebalance && (c.LeaderImbalanceCheck <= 0 || c.LeaderImbalancePct < 0 || c.LeaderImbalancePct > 100):
+		return errors.New("leader.imbalance.check.interval.seconds must be positive, and leader.imbalance.per.broker.percentage from 0 to 100")
 	case c.GroupMinSessionTimeout > c.GroupMaxSessionTimeout:
 		return errors.New("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
 	case c.MaxConnections < -1 || c.MaxConnectionsPerIP < 0 || c.MaxBrokerPartitions < -1:
@@ -441,6 +455,9 @@ func (c *Config) settings() []setting {
 		durationSetting("broker.session.timeout.ms", "a broker that does not heartbeat for this long is fenced, and its partitions get new leaders", &c.BrokerSessionTimeout, ms),
 		intSetting("min.insync.replicas", "in-sync replicas an acks=all produce needs (topics may set their own)", &c.MinInsyncReplicas),
 		boolSetting("unclean.leader.election.enable", "let a live replica outside the ISR lead a partition whose ISR has none, losing what it lacks (topics may set their own)", &c.UncleanLeaderElection),
+		boolSetting("auto.leader.rebalance.enable", "have the active controller give brokers back the leadership of the partitions they are the preferred replica of", &c.AutoLeaderRebalance),
+		durationSetting("leader.imbalance.check.interval.seconds", "how often the active controller checks the leaders' balance", &c.LeaderImbalanceCheck, time.Second),
+		intSetting("leader.imbalance.per.broker.percentage", "share of its preferred partitions a broker may not lead before their leadership is given back to it", &c.LeaderImbalancePct),
 		durationSetting("replica.lag.time.max.ms", "a follower not caught up for this long leaves the ISR", &c.ReplicaLagTimeMax, ms),
 		durationSetting("replica.fetch.wait.max.ms", "how long a follower's fetch waits at the leader for data", &c.ReplicaFetchWaitMax, ms),
 		intSetting("replica.fetch.min.bytes", "bytes a follower's fetch waits for", &c.ReplicaFetchMinBytes),

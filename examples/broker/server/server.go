@@ -173,7 +173,9 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 		Endpoints: s.endpoints(), PeerTLS: peerTLS, QuorumTLS: quorumTLS,
 		HeartbeatInterval: cfg.BrokerHeartbeatInterval, SessionTimeout: cfg.BrokerSessionTimeout,
 		ElectionTimeout: cfg.ControllerElectionTimeout, UncleanLeaderElection: cfg.UncleanLeaderElection,
-		Logger: log, Registerer: s.reg}); err != nil {
+		AutoLeaderRebalance: cfg.AutoLeaderRebalance, LeaderImbalanceCheck: cfg.LeaderImbalanceCheck,
+		LeaderImbalancePct: cfg.LeaderImbalancePct,
+		Logger:             log, Registerer: s.reg}); err != nil {
 		return nil, err
 	}
 	if s.replicas, err = replica.NewManager(replica.Config{Member: s.member, Store: s.data.store,

@@ -63,6 +63,7 @@
 //	                           for a broker
 //	CreatePartitions (37)      ALTER TOPIC                          TOPIC_AUTHORIZATION_FAILED, per topic (served by the proxy alone)
 //	DeleteGroups (42)          DELETE GROUP                         GROUP_AUTHORIZATION_FAILED, per group
+//	ElectLeaders (43)          ALTER CLUSTER                        CLUSTER_AUTHORIZATION_FAILED, top (v1+) and every partition
 //	OffsetDelete (47)          DELETE GROUP                         GROUP_AUTHORIZATION_FAILED, top
 //	                           READ TOPIC                           TOPIC_AUTHORIZATION_FAILED, its partitions
 //	DescribeUserScram... (50)  DESCRIBE CLUSTER                     CLUSTER_AUTHORIZATION_FAILED, top

@@ -99,6 +99,7 @@ var gates = map[kmsg.Key]func(c Access, req kmsg.Request) int16{
 	kmsg.DescribeACLs: clusterGate(kmsg.ACLOperationDescribe),
 	kmsg.CreateACLs:   clusterGate(kmsg.ACLOperationAlter),
 	kmsg.DeleteACLs:   clusterGate(kmsg.ACLOperationAlter),
+	kmsg.ElectLeaders: clusterGate(kmsg.ACLOperationAlter),
 	kmsg.OffsetDelete: func(c Access, req kmsg.Request) int16 {
 		return c.GroupCode(kmsg.ACLOperationDelete, req.(*kmsg.OffsetDeleteRequest).Group)
 	},

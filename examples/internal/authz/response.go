@@ -87,6 +87,18 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 		for _, u := range a.Upsertions {
 			add(u.Name)
 		}
+	case *kmsg.ElectLeadersResponse:
+		resp.ErrorCode = code // v1+; v0's are the partitions'
+		for _, rt := range req.(*kmsg.ElectLeadersRequest).Topics {
+			st := kmsg.NewElectLeadersResponseTopic()
+			st.Topic = rt.Topic
+			for _, p := range rt.Partitions {
+				sp := kmsg.NewElectLeadersResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = p, code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
 	case *kmsg.DescribeACLsResponse:
 		resp.ErrorCode = code
 	case *kmsg.CreateACLsResponse:
