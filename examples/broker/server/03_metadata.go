@@ -66,25 +66,13 @@ func (s *Server) handleMetadata(r *kafkanet.Request) {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	c := s.access(r)
 	im := s.image()
-	for _, n := range s.brokers.Nodes() {
-		if !im.Fenced(n.ID) {
-			if host, port, ok := s.endpoint(r, n); ok {
-				resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: n.ID, Host: host, Port: port})
-			}
-		}
+	for _, b := range s.describedBrokers(r, im, false) {
+		resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{NodeID: b.id, Host: b.host, Port: b.port})
 	}
-	clusterID := im.ClusterID
-	if clusterID == "" {
-		clusterID = s.data.clusterID // before the first controller committed one
-	}
+	clusterID := s.clusterID(im)
 	resp.ClusterID = &clusterID
 	resp.ControllerID, _ = s.member.Leader()
-	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = 0 // Kafka's answer to a client that may not DESCRIBE the cluster
-		if c.Allows(opDescribe, clusterRes, acl.ClusterName) {
-			resp.AuthorizedOperations = c.Operations(clusterRes, acl.ClusterName)
-		}
-	}
+	resp.AuthorizedOperations = clusterOperations(c, req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations)
 	withOps := req.Version >= 8 && req.IncludeTopicAuthorizedOperations
 	describe := func(im *metadata.Image, t *metadata.Topic) kmsg.MetadataResponseTopic {
 		mt := s.topicMetadata(im, t)
@@ -250,20 +238,29 @@ func (s *Server) topicMetadata(im *metadata.Image, t *metadata.Topic) kmsg.Metad
 	for i, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = int32(i)
-		mp.Replicas = p.Replicas
-		mp.Leader = p.Leader
-		mp.LeaderEpoch = p.LeaderEpoch
-		mp.ISR = p.ISR
-		mp.OfflineReplicas = []int32{}
-		for _, r := range p.Replicas {
-			if im.Fenced(r) {
-				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
-			}
-		}
-		if p.Offline() {
-			mp.ErrorCode = kerr.LeaderNotAvailable.Code
-		}
+		mp.Replicas, mp.Leader, mp.LeaderEpoch, mp.ISR = p.Replicas, p.Leader, p.LeaderEpoch, p.ISR
+		mp.OfflineReplicas, mp.ErrorCode = offlineReplicas(im, p), partitionCode(p)
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
+}
+
+// offlineReplicas lists p's replicas on fenced brokers (never nil: Kafka
+// sends an empty array).
+func offlineReplicas(im *metadata.Image, p metadata.Partition) []int32 {
+	out := []int32{}
+	for _, r := range p.Replicas {
+		if im.Fenced(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// partitionCode is an offline partition's LEADER_NOT_AVAILABLE, else 0.
+func partitionCode(p metadata.Partition) int16 {
+	if p.Offline() {
+		return kerr.LeaderNotAvailable.Code
+	}
+	return 0
 }

@@ -69,12 +69,16 @@
 //	DescribeUserScram... (50)  DESCRIBE CLUSTER                     CLUSTER_AUTHORIZATION_FAILED, top
 //	AlterUserScram... (51)     ALTER CLUSTER                        CLUSTER_AUTHORIZATION_FAILED, every user
 //	AlterPartition (56)        CLUSTER_ACTION CLUSTER               CLUSTER_AUTHORIZATION_FAILED, top
+//	DescribeCluster (60)       none (its authorized operations:     0 operations
+//	                           DESCRIBE CLUSTER)
 //	DescribeProducers (61)     READ TOPIC                           TOPIC_AUTHORIZATION_FAILED, its partitions
 //	BrokerRegistration (62)    CLUSTER_ACTION CLUSTER               CLUSTER_AUTHORIZATION_FAILED, top
 //	BrokerHeartbeat (63)       CLUSTER_ACTION CLUSTER               CLUSTER_AUTHORIZATION_FAILED, top
 //	DescribeTransactions (65)  DESCRIBE TRANSACTIONAL_ID            TRANSACTIONAL_ID_AUTHORIZATION_FAILED, per id;
 //	                           DESCRIBE TOPIC                       its topics not described are left out
 //	ListTransactions (66)      DESCRIBE TRANSACTIONAL_ID            ids not described are hidden
+//	DescribeTopicPartitions    DESCRIBE TOPIC                       all topics: hidden; named: TOPIC_AUTHORIZATION_FAILED
+//	(75)
 //	ApiVersions, SaslHandshake, SaslAuthenticate: none.
 //
 // An unauthorized topic is answered TOPIC_AUTHORIZATION_FAILED whether it
