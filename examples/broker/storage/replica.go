@@ -75,7 +75,7 @@ func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int
 	// this check and the append below.
 	if at := p.leaderEpoch.Load(); checkEpoch && at != fetchedAt {
 		end := p.log.Bounds().End
-		return AppendResult{BaseOffset: end, LastOffset: end - 1, LogStartOffset: p.log.Bounds().Start},
+		return AppendResult{BaseOffset: end, LastOffset: end - 1, LogStartOffset: p.startLocked()},
 			fmt.Errorf("%w: %s-%d fetched at leader epoch %d, now at %d", ErrLeaderEpochMoved, p.topic.Name, p.index, fetchedAt, at)
 	}
 	end := p.log.Bounds().End
@@ -104,7 +104,7 @@ func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int
 			p.cfg.log.Warn("retention after a replica append", zap.Error(rerr))
 		}
 	}
-	res.LogStartOffset = p.log.Bounds().Start
+	res.LogStartOffset = p.startLocked()
 	return res, err
 }
 
@@ -121,8 +121,7 @@ func (p *Partition) SetHighWatermark(hw int64) {
 	if p.deleted {
 		return
 	}
-	b := p.log.Bounds()
-	p.setHighWatermarkLocked(min(max(hw, b.Start), b.End))
+	p.setHighWatermarkLocked(min(max(hw, p.startLocked()), p.log.Bounds().End))
 }
 
 // SetHighWatermarkManaged says who moves a leader's high watermark: with
@@ -230,9 +229,16 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 // REQUIRES: p.mu held for writing.
 func (p *Partition) truncatedLocked(err error, what string, offset int64) error {
 	b := p.log.Bounds()
-	p.setHighWatermarkLocked(min(max(p.highWatermark, b.Start), b.End))
+	// A log start DeleteRecords set is cut back with the log (Kafka's
+	// truncateTo keeps min(target, logStartOffset)); after a Reset the
+	// log's own start is the log start.
+	p.logStart = min(p.logStart, b.End)
+	p.setHighWatermarkLocked(min(max(p.highWatermark, p.startLocked()), b.End))
 	if err != nil {
 		err = fmt.Errorf("storage: %s %s-%d to %d: %w", what, p.topic.Name, p.index, offset, err)
+	}
+	if werr := p.logStartLoweredLocked(); werr != nil {
+		err = errors.Join(err, fmt.Errorf("storage: log start of %s-%d: %w", p.topic.Name, p.index, werr))
 	}
 	if _, rerr := p.rebuildLocked(); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("storage: rebuild %s-%d: %w", p.topic.Name, p.index, rerr))
