@@ -44,6 +44,12 @@ type deleteWait struct {
 //
 // TryComplete only reads; OnComplete writes each waiting partition's
 // answer from its state then, as delayedProduce does.
+//
+// A replica's broker fenced while it is in the ISR leaves the ISR in the
+// same record, which wakes the wait (Apply); one fenced while already out
+// of the ISR changes no partition, and the wait sees it at the next
+// follower fetch that raises a log start, or times out, as Kafka's
+// purgatory is not checked on a broker's fencing either.
 type delayedDeleteRecords struct {
 	operation.State
 	m     *Manager
@@ -79,16 +85,7 @@ func (m *Manager) DeleteRecords(r Responder, resp *kmsg.DeleteRecordsResponse, p
 		op.OnComplete()
 		return
 	}
-	keys := make([]TP, len(op.waits))
-	for i, w := range op.waits {
-		keys[i] = keyOf(w.Partition)
-	}
-	if _, err := m.deletes.TryCompleteElseWatchContext(r.Context(), op, timeout, keys...); err != nil {
-		// Not taken (the broker is closing, or the client has gone):
-		// answer from what is known now.
-		m.log.Debug("delete records not delayed", zap.Error(err))
-		op.OnComplete()
-	}
+	watch(m, m.deletes, r, op, timeout, op.waits)
 }
 
 // result returns where part's answer sits in resp.
@@ -120,6 +117,9 @@ func (m *Manager) deleteOnLeader(part DeleteRecordsPart) (deleteWait, error) {
 	return deleteWait{DeleteRecordsPart: part, epoch: st.LeaderEpoch, required: offset}, nil
 }
 
+// partition returns the partition w waits on.
+func (w deleteWait) partition() *storage.Partition { return w.Partition }
+
 // settled reports whether w needs no more waiting: its low watermark
 // reached its offset, or its partition is gone or no longer led here at
 // the epoch it was deleted at.
@@ -131,14 +131,7 @@ func (w deleteWait) settled(m *Manager) bool {
 	return err != nil || low >= w.required
 }
 
-func (d *delayedDeleteRecords) TryComplete() bool {
-	for _, w := range d.waits {
-		if !w.settled(d.m) {
-			return false
-		}
-	}
-	return true
-}
+func (d *delayedDeleteRecords) TryComplete() bool { return allSettled(d.m, d.waits) }
 
 // OnComplete answers each waiting partition from its state now: deleted,
 // UNKNOWN_TOPIC_OR_PARTITION; led by another broker or at another epoch,
