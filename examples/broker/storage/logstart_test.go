@@ -129,3 +129,27 @@ func TestLogStartFollowsTruncation(t *testing.T) {
 	require.NoError(t, q.TruncateFullyAndStartAt(2))
 	assert.Equal(t, Offsets{LogStart: 2, HighWatermark: 2, LastStable: 2, LogEnd: 2}, offsetsOf(t, q))
 }
+
+// TestFollowerStartsInsideABatch: a follower that emptied its log and
+// started it at its leader's log start, inside a batch, takes that batch
+// whole from its fetch at the log start, as Kafka's follower does, and
+// its log start stays where the leader's is.
+func TestFollowerStartsInsideABatch(t *testing.T) {
+	leader := fourBatches(t, 8)
+	_, err := leader.DeleteRecords(5)
+	require.NoError(t, err)
+	follower, _ := newTestPartition(t, forever)
+	require.NoError(t, follower.TruncateFullyAndStartAt(5))
+
+	res, err := follower.AppendReplica(replicaRead(t, leader, 5))
+	require.NoError(t, err, "the batch 4-5 holds the follower's log start")
+	assert.Equal(t, int64(4), res.BaseOffset)
+	assert.Equal(t, int64(5), res.LogStartOffset)
+	follower.SetHighWatermark(8)
+	assert.Equal(t, Offsets{LogStart: 5, HighWatermark: 8, LastStable: 8, LogEnd: 8}, offsetsOf(t, follower))
+	assert.Equal(t, replicaRead(t, leader, 5), replicaRead(t, follower, 5), "the leader's batches, byte for byte")
+	assert.Equal(t, leader.LeaderEpochs(), follower.LeaderEpochs())
+
+	_, err = follower.AppendReplica(replicaRead(t, leader, 5))
+	assert.ErrorIs(t, err, ErrOffsetMismatch, "only an empty log restarts")
+}

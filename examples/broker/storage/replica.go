@@ -26,7 +26,10 @@ import (
 // the leader epoch its leader gave it; max.message.bytes is not checked,
 // the leader did. Each must start at the log end: one that does not fails
 // with ErrOffsetMismatch, and neither it nor those after it are appended,
-// while those before it stay. Producers' state (sequences, epochs,
+// while those before it stay. One exception, Kafka's: an empty log whose
+// start is inside the first batch (its leader's log start, which
+// DeleteRecords put there, and from which it fetched) restarts at that
+// batch's base, its log start kept. Producers' state (sequences, epochs,
 // coordinator epochs, open transactions), the transactions' order and the
 // aborted index are recorded as the leader recorded them, without its
 // checks (the leader made them), so that the follower recognises a retry,
@@ -78,7 +81,11 @@ func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int
 		return AppendResult{BaseOffset: end, LastOffset: end - 1, LogStartOffset: p.startLocked()},
 			fmt.Errorf("%w: %s-%d fetched at leader epoch %d, now at %d", ErrLeaderEpochMoved, p.topic.Name, p.index, fetchedAt, at)
 	}
-	end := p.log.Bounds().End
+	end, restarted, err := p.startInsideLocked(batches)
+	if err != nil {
+		return AppendResult{BaseOffset: end, LastOffset: end - 1, LogStartOffset: p.startLocked()},
+			fmt.Errorf("storage: replicate to %s-%d: %w", p.topic.Name, p.index, err)
+	}
 	res := AppendResult{BaseOffset: end, LastOffset: end - 1}
 	for _, b := range batches {
 		if b.info.BaseOffset != end {
@@ -98,6 +105,9 @@ func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int
 		res.LastOffset = owned.info.LastOffset
 		end = res.LastOffset + 1
 	}
+	if restarted && p.epochs.truncateFromStart(p.startLocked()) {
+		p.epochsChangedLocked() // the cache starts at the log start, not the batch's base
+	}
 	if res.LastOffset >= res.BaseOffset {
 		if rerr := p.retainLocked(now); rerr != nil {
 			// As in Append: the batches are in; the sweep retries.
@@ -106,6 +116,32 @@ func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int
 	}
 	res.LogStartOffset = p.startLocked()
 	return res, err
+}
+
+// startInsideLocked makes room, in an empty log, for a first batch that
+// holds the log start: the leader's log start is inside it, and the
+// follower fetched from there after it emptied its log and started it at
+// the leader's log start (Kafka's appendRecordsToFollowerOrFutureReplica
+// restarts the log at the batch's base on its UnexpectedAppendOffset).
+// The log restarts at the batch's base; the log start stays, inside it.
+// It returns the log end to append at, and whether it restarted.
+//
+// REQUIRES: p.mu held for writing.
+func (p *Partition) startInsideLocked(batches []*Batch) (int64, bool, error) {
+	b := p.log.Bounds()
+	if len(batches) == 0 || b.Start != b.End {
+		return b.End, false, nil
+	}
+	first := batches[0].info
+	if first.BaseOffset >= b.End || first.LastOffset < b.End {
+		return b.End, false, nil
+	}
+	start := p.startLocked()
+	if err := p.log.Reset(first.BaseOffset); err != nil {
+		return p.log.Bounds().End, false, err
+	}
+	p.logStart = start
+	return first.BaseOffset, true, p.keepLogStartLocked()
 }
 
 // SetHighWatermark sets a follower's high watermark from its leader's, as
