@@ -165,6 +165,35 @@ func TestDeleteRecordsCluster(t *testing.T) {
 	assert.Positive(t, produced)
 }
 
+// TestDeleteRecordsFollowerStartsInsideABatch: the log start is put
+// inside a batch of five records; a follower restarted empty (in memory)
+// is behind it, starts its log at the leader's log start and fetches from
+// there: it takes the batch holding it whole, keeps the log start exact,
+// and is back in the ISR.
+func TestDeleteRecordsFollowerStartsInsideABatch(t *testing.T) {
+	c := startCluster(t, 3, func(cfg *server.Config) { cfg.ReplicaFetchWaitMax = 100 * time.Millisecond })
+	cl := c.client()
+	c.createTopic(cl, "inside", 1, 3, nil)
+	leader := c.replica(1, "inside", 0).Leader
+	id := topicID(t, cl, "inside")
+	for i := range 2 {
+		sp := produceBatch(t, cl.Broker(int(leader)), id, "inside", 0, idempotentBatch(-1, -1, numbered(5)...))
+		require.Zero(t, sp.ErrorCode, "batch %d: %v", i, kerr.ErrorForCode(sp.ErrorCode))
+	}
+	r := deleteRecordsBefore(t, cl, "inside", 7) // inside the batch 5-9
+	require.NoError(t, r.Err)
+	assert.Equal(t, int64(7), r.LowWatermark)
+
+	follower := leader%3 + 1
+	c.stop(follower)
+	c.start(follower)
+	require.Eventually(t, func() bool {
+		ri, err := c.broker(follower).Replica("inside", 0)
+		return err == nil && ri.LogEnd == 10 && slices.Contains(c.replica(leader, "inside", 0).ISR, follower)
+	}, 10*time.Second, 10*time.Millisecond, "broker %d, restarted empty, catches up and rejoins the ISR", follower)
+	assert.Equal(t, int64(7), c.replica(follower, "inside", 0).LogStart, "its log start is the leader's, exactly")
+}
+
 // TestDeleteRecordsWaitsForAPausedFollower: a follower frozen with SIGSTOP
 // reports no log start: the leader moves its own at once, but the answer
 // waits for the frozen replica and, at the request's timeout, is
