@@ -28,8 +28,9 @@ type delayedFetch struct {
 	parts    []fetchPart // in request order
 	failed   bool        // some partition failed to be read: answer at once
 	reads    int         // partitions to read: those not set aside with an error
-	// moved are the partitions whose high watermark this fetch, a
-	// follower's, moved: the caller completes what waits on them.
+	// moved are the partitions whose high watermark, or low watermark,
+	// this fetch, a follower's, moved: the caller completes what waits
+	// on them.
 	moved []*storage.Partition
 }
 
@@ -167,8 +168,13 @@ func (m *Manager) newDelayedFetch(r Responder, req *kmsg.FetchRequest, refused [
 					// move the high watermark.
 					part.p = p
 					part.code = EpochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
-					if part.code == 0 && m.leaders.FollowerFetched(p, replica, rp.FetchOffset) {
-						f.moved = append(f.moved, p)
+					// Its log start may raise the low watermark a
+					// DeleteRecords waits for.
+					if part.code == 0 {
+						hw := m.leaders.FollowerFetched(p, replica, rp.FetchOffset)
+						if low := m.leaders.FollowerLogStart(p, replica, rp.LogStartOffset); hw || low {
+							f.moved = append(f.moved, p)
+						}
 					}
 				default:
 					part.p = p

@@ -7,7 +7,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 	"github.com/gopurgatory/purgatory/operation"
@@ -42,6 +41,9 @@ type ProduceWait struct {
 	// Topics[TopicIndex].Partitions[PartitionIndex].
 	TopicIndex, PartitionIndex int
 }
+
+// partition returns the partition w waits on.
+func (w ProduceWait) partition() *storage.Partition { return w.Partition }
 
 // settled reports whether w needs no more waiting: its batch is below the
 // high watermark, its partition is gone, or this broker no longer leads it
@@ -92,26 +94,10 @@ func (m *Manager) AppendVerified(p *storage.Partition, batch []byte, acksAll boo
 // DelayedProduce, in the Produce purgatory, tied to r's connection).
 func (m *Manager) AwaitReplication(r Responder, resp *kmsg.ProduceResponse, waits []ProduceWait, timeout time.Duration) {
 	op := &delayedProduce{m: m, r: r, resp: resp, waits: waits}
-	keys := make([]TP, len(waits))
-	for i, w := range waits {
-		keys[i] = keyOf(w.Partition)
-	}
-	if _, err := m.produces.TryCompleteElseWatchContext(r.Context(), op, timeout, keys...); err != nil {
-		// Not taken (the broker is closing, or the client has gone):
-		// answer from what is known now.
-		m.log.Debug("produce not delayed", zap.Error(err))
-		op.OnComplete()
-	}
+	watch(m, m.produces, r, op, timeout, waits)
 }
 
-func (d *delayedProduce) TryComplete() bool {
-	for _, w := range d.waits {
-		if !w.settled(d.m) {
-			return false
-		}
-	}
-	return true
-}
+func (d *delayedProduce) TryComplete() bool { return allSettled(d.m, d.waits) }
 
 // OnComplete answers each partition from its state now: led by another
 // broker or at another epoch, NOT_LEADER_OR_FOLLOWER; replicated, NONE,

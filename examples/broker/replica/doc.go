@@ -2,8 +2,8 @@
 // ReplicaManager and the replica side of its Partition): the data path
 // between the request handlers and the storage. Manager appends produces
 // and reads fetches on the partitions this broker leads, holds what waits
-// for them in its Fetch and Produce purgatories (delayed_fetch.go,
-// delayed_produce.go), keeps the leader's view of its followers, the ISR
+// for them in its Fetch, Produce and DeleteRecords purgatories
+// (delayed_fetch.go, delayed_produce.go, delayed_delete_records.go), keeps the leader's view of its followers, the ISR
 // and the high watermark (Leaders), runs the follower's fetchers with
 // their truncation by leader epoch (Fetcher), sends the AlterPartition a
 // leader asks the active controller for, and makes the storage follow the
@@ -26,9 +26,12 @@
 // max_wait_ms passes, or a partition can no longer be read; an acks=all
 // produce, and a coordinator's append waiting for its replication
 // (WatchHighWatermark), wait in the Produce purgatory (DelayedProduce)
-// until the high watermark passes their batch. Wake checks them again
+// until the high watermark passes their batch; a DeleteRecords, once the
+// leader moved its log start, waits in the DeleteRecords purgatory
+// (DelayedDeleteRecords) until the low watermark, the smallest log start
+// of the replicas on live brokers, reaches it. Wake checks them again
 // after anything that can complete them: an append, the high watermark
-// moving, a leadership change, a deletion. A broker that stops leading a
+// moving, a follower's log start rising, a leadership change, a deletion. A broker that stops leading a
 // partition, or leads it at a new leader epoch, answers those waiting on
 // it at once, NOT_LEADER_OR_FOLLOWER. An operation waiting on a client's
 // behalf is submitted with its connection's context (Responder.Context):
@@ -39,7 +42,8 @@
 // Leaders holds, for each partition this broker leads with followers, the
 // followers' fetch states at the current leader epoch (Followers), made
 // afresh at each new leader epoch with every follower caught up. Each
-// follower's fetch reports its log end (FollowerFetched); the high
+// follower's fetch reports its log end (FollowerFetched) and its log
+// start (FollowerLogStart, for the low watermark); the high
 // watermark is the smallest log end among the ISR and a follower whose
 // addition is in flight, moved after each append (AfterAppend) and fetch.
 // The ISR itself is the metadata log's: the leader asks the controller to

@@ -211,10 +211,12 @@ func (fe *Fetcher) fetchOnce(ctx context.Context, leader int32, parts []*storage
 					fe.log.Warn("appending a leader's batches", zap.String("topic", name), zap.Int32("partition", rp.Partition), zap.Error(err))
 				}
 				p.SetHighWatermark(rp.HighWatermark)
-				// The leader's log start, never past this replica's high
+				// The leader's log start, exactly (a DeleteRecords may have
+				// put it inside a batch), never past this replica's high
 				// watermark, as Kafka's follower takes it: what the leader
-				// dropped (retention, a compacted offsets partition) goes
-				// here too.
+				// dropped (retention, DeleteRecords, a compacted offsets
+				// partition) goes here too, and its next fetch reports it,
+				// for the leader's low watermark.
 				if _, err := p.AdvanceLogStart(rp.LogStartOffset); err != nil {
 					fe.log.Warn("following a leader's log start", zap.String("topic", name), zap.Int32("partition", rp.Partition), zap.Error(err))
 				}

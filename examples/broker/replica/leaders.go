@@ -78,6 +78,7 @@ type Followers struct {
 // followerState is Kafka's per-replica fetch state at the leader.
 type followerState struct {
 	logEnd        int64     // the fetch offset of its last fetch: what it has
+	logStart      int64     // the log start its last fetch carried; -1 before one at this epoch
 	lastCaughtUp  time.Time // when it last had everything the leader had
 	lastFetchEnd  int64     // the leader's log end at its last fetch
 	lastFetchTime time.Time
@@ -108,7 +109,7 @@ func (l *Leaders) of(p *storage.Partition) (*Followers, metadata.Partition) {
 	now := l.now()
 	for _, id := range st.Replicas {
 		if id != l.self {
-			pr.followers[id] = &followerState{lastCaughtUp: now, lastFetchTime: now}
+			pr.followers[id] = &followerState{logStart: -1, lastCaughtUp: now, lastFetchTime: now}
 		}
 	}
 	l.byPart[p] = pr
@@ -167,6 +168,54 @@ func (l *Leaders) FollowerFetched(p *storage.Partition, replica int32, offset in
 		pr.askLocked(l.env, st, append(slices.Clone(st.ISR), replica))
 	}
 	return pr.advanceLocked(st)
+}
+
+// FollowerLogStart records the log start that replica's fetch of p
+// carried (the LogStartOffset Kafka's updateFollowerFetchState takes),
+// for p's low watermark. It reports whether it rose, so that the caller
+// checks the DeleteRecords waiting on p. A replica not among p's
+// followers is ignored. O(1).
+func (l *Leaders) FollowerLogStart(p *storage.Partition, replica int32, logStart int64) (raised bool) {
+	pr, _ := l.of(p)
+	if pr == nil {
+		return false
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	f := pr.followers[replica]
+	if f == nil || logStart == f.logStart {
+		return false
+	}
+	raised = logStart > f.logStart
+	f.logStart = logStart
+	return raised
+}
+
+// LowWatermark returns p's low watermark, which this broker leads (Kafka's
+// lowWatermarkIfLeader): the smallest log start among its replicas on
+// brokers alive (not fenced), the leader's own included, as their last
+// fetches carried them; a follower that has not fetched at this leader
+// epoch holds it at -1, as in Kafka. A DeleteRecords is answered once it
+// reaches the offset asked. Without followers it is the log start. It
+// fails with the partition's error (deleted). O(replicas).
+func (l *Leaders) LowWatermark(p *storage.Partition) (int64, error) {
+	o, err := p.Offsets()
+	if err != nil {
+		return -1, err
+	}
+	pr, _ := l.of(p)
+	if pr == nil {
+		return o.LogStart, nil
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	low := o.LogStart
+	for id, f := range pr.followers {
+		if !l.env.Fenced(id) {
+			low = min(low, f.logStart)
+		}
+	}
+	return low, nil
 }
 
 // AfterAppend moves p's high watermark after the leader appended to it, or

@@ -52,6 +52,7 @@ type Config struct {
 	LagTimeMax           time.Duration // replica.lag.time.max.ms
 	FetchPurgeInterval   int           // fetch.purgatory.purge.interval.requests
 	ProducePurgeInterval int           // producer.purgatory.purge.interval.requests
+	DeleteRecordsPurge   int           // delete.records.purgatory.purge.interval.requests
 	// Fetcher is the followers' fetch settings; Start fills in Self and
 	// BrokerEpoch.
 	Fetcher FetcherConfig
@@ -76,6 +77,7 @@ type Manager struct {
 
 	fetches  *purgatory.Purgatory[TP] // Kafka's "Fetch" purgatory
 	produces *purgatory.Purgatory[TP] // Kafka's "Produce" purgatory
+	deletes  *purgatory.Purgatory[TP] // Kafka's "DeleteRecords" purgatory
 }
 
 // NewManager returns the replica manager of cfg.Store, with its
@@ -97,15 +99,21 @@ func NewManager(cfg Config) (*Manager, error) {
 		_ = m.fetches.Close()
 		return nil, err
 	}
+	if m.deletes, err = purgatory.New[TP]("DeleteRecords", popts(cfg.DeleteRecordsPurge)...); err != nil {
+		_ = m.produces.Close()
+		_ = m.fetches.Close()
+		return nil, err
+	}
 	m.leaders = NewLeaders(cfg.Member.Self(), leaderEnv{m}, cfg.LagTimeMax, time.Now)
 	return m, nil
 }
 
 // Close closes the purgatories, which answers every waiting request: a
-// fetch with what it has, a produce with the error Kafka gives a request
-// cut short. The broker closes the metadata log first, so that nothing is
-// applied past this point.
+// fetch with what it has, a produce or a DeleteRecords with the error
+// Kafka gives a request cut short. The broker closes the metadata log
+// first, so that nothing is applied past this point.
 func (m *Manager) Close() {
+	_ = m.deletes.Close()
 	_ = m.produces.Close()
 	_ = m.fetches.Close()
 }
@@ -121,17 +129,23 @@ func (m *Manager) Fetches() *purgatory.Purgatory[TP] { return m.fetches }
 // what waits in it (acks=all produces, and a coordinator's appends).
 func (m *Manager) Produces() *purgatory.Purgatory[TP] { return m.produces }
 
-// Wake checks again the fetches and produces waiting on p, after anything
-// that can complete them: an append (fetches waiting for bytes; produces,
-// when it moved the high watermark), the high watermark moving on a
-// follower's fetch or an ISR shrink (produces waiting for acks=all,
-// consumers' fetches, which read only below it), the partition deleted
-// (both answered with an error now). It is called with no lock held, as
-// CheckAndComplete must be.
+// Deletes returns the DeleteRecords purgatory, for tests and
+// tools that watch what waits in it.
+func (m *Manager) Deletes() *purgatory.Purgatory[TP] { return m.deletes }
+
+// Wake checks again the fetches, produces and DeleteRecords waiting on p,
+// after anything that can complete them: an append (fetches waiting for
+// bytes; produces, when it moved the high watermark), the high watermark
+// moving on a follower's fetch or an ISR shrink (produces waiting for
+// acks=all, consumers' fetches, which read only below it), a follower's
+// log start rising (DeleteRecords waiting for the low watermark), a
+// leadership change or the partition deleted (all answered with an error
+// now). It is called with no lock held, as CheckAndComplete must be.
 func (m *Manager) Wake(p *storage.Partition) {
 	key := keyOf(p)
 	m.fetches.CheckAndComplete(key)
 	m.produces.CheckAndComplete(key)
+	m.deletes.CheckAndComplete(key)
 }
 
 // AfterAppend follows an append to p, which this broker leads, that is

@@ -11,7 +11,8 @@
 //   - package kafkanet, the network layer shared with the proxy: the
 //     listener, the connections, framing and budgets;
 //   - package replica, replica management (Kafka's ReplicaManager): the
-//     data path, its Fetch and Produce purgatories, replication;
+//     data path, its Fetch, Produce and DeleteRecords purgatories,
+//     replication;
 //   - package coordinator, the coordinator runtime, which hosts the group
 //     coordinator (package group, through group/service) on
 //     __consumer_offsets and the transaction coordinator (package txn) on

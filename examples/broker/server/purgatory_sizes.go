@@ -17,13 +17,13 @@ type PurgatorySize struct {
 }
 
 // PurgatorySizes returns the size of each of the broker's purgatories, by
-// name ("Fetch", "Produce", and the group coordinator's "Rebalance",
+// name ("Fetch", "Produce", "DeleteRecords", and the group coordinator's "Rebalance",
 // "Heartbeat", "OffsetExpiration"), for tests and tools that check that
 // waiting requests are answered and their memory returned. O(shards) per
 // purgatory.
 func (s *Server) PurgatorySizes() map[string]PurgatorySize {
-	sizes := make(map[string]PurgatorySize, 5)
-	for _, p := range []*purgatory.Purgatory[replica.TP]{s.replicas.Fetches(), s.replicas.Produces()} {
+	sizes := make(map[string]PurgatorySize, 6)
+	for _, p := range []*purgatory.Purgatory[replica.TP]{s.replicas.Fetches(), s.replicas.Produces(), s.replicas.Deletes()} {
 		sizes[p.Name()] = PurgatorySize{Pending: p.Pending(), Watched: p.Watched()}
 	}
 	for name, g := range s.groups.PurgatorySizes() {

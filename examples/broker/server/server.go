@@ -181,6 +181,7 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if s.replicas, err = replica.NewManager(replica.Config{Member: s.member, Store: s.data.store,
 		FetchMaxBytes: cfg.FetchMaxBytes, LagTimeMax: cfg.ReplicaLagTimeMax,
 		FetchPurgeInterval: cfg.FetchPurgeInterval, ProducePurgeInterval: cfg.ProducePurgeInterval,
+		DeleteRecordsPurge: cfg.DeleteRecordsPurge,
 		Fetcher: replica.FetcherConfig{WaitMax: cfg.ReplicaFetchWaitMax, MinBytes: cfg.ReplicaFetchMinBytes,
 			MaxBytes: cfg.ReplicaFetchMaxBytes, Backoff: cfg.ReplicaFetchBackoff},
 		Logger: log, Registerer: s.reg}); err != nil {

@@ -33,8 +33,11 @@
 //	log start        last stable      high watermark        log end
 //	    |  batches ...    |    ...           |      ...           |
 //
-// The log start is the first offset kept (retention moves it, and
-// AdvanceLogStart, up to the high watermark). The log end
+// The log start is the first offset served (retention moves it, and
+// DeleteRecords and AdvanceLogStart, up to the high watermark). It is
+// logical, as Kafka's is: DeleteRecords may put it inside a batch, which
+// the log keeps, whole, until retention takes its segment (logstart.go).
+// The log end
 // is the offset the next batch gets. The high watermark is the smallest log
 // end among the in-sync replicas; with one replica, the log end, moved on
 // each append. Consumers read below it. The last stable offset bounds
@@ -118,10 +121,13 @@
 // segment kept. In the memory log every batch is a segment. Retention is
 // applied on every append to the partition appended to, and to every
 // partition by a goroutine every retention check interval, which Close
-// stops. AdvanceLogStart deletes from the front the same way, up to an
-// offset its caller names and never past the high watermark: a compacted
-// offsets partition's leader, and a follower taking its leader's log
-// start, use it.
+// stops. DeleteRecords and AdvanceLogStart move the log start to exactly
+// the offset their caller names, never past the high watermark, and
+// delete the segments wholly before it: a DeleteRecords request on the
+// leader, a compacted offsets partition's leader, and a follower taking
+// its leader's log start use them. A Log that is a LogStartCheckpointer
+// (logdir's) keeps a log start that its first segment does not say across
+// restarts.
 //
 // # Logs and the catalog
 //

@@ -72,7 +72,14 @@ type Partition struct {
 	maxTimestamp  BatchInfo    // the kept batch with the largest max timestamp; Size 0 when none
 	maxTimeLast   int64        // the base offset of the last kept batch with that max timestamp
 	epochs        leaderEpochs // the leader-epoch cache (epochs.go)
-	deleted       bool
+	// logStart is the logical log start (logstart.go): DeleteRecords may
+	// set it inside a batch, which the log keeps; the log start is the
+	// larger of it and the log's first offset (startLocked).
+	logStart int64
+	// keptStart is the log start the log's checkpoint holds, 0 when
+	// none (logstart.go).
+	keptStart int64
+	deleted   bool
 }
 
 // openPartition opens partition index of t on log. A log that is not empty
@@ -89,6 +96,13 @@ func openPartition(t *Topic, index int32, cfg *config, log Log) (*Partition, err
 	if err != nil {
 		return nil, fmt.Errorf("storage: recover %s-%d: %w", t.Name, index, err)
 	}
+	if err := p.recoverLogStartLocked(); err != nil {
+		return nil, fmt.Errorf("storage: recover the log start of %s-%d: %w", t.Name, index, err)
+	}
+	// The batches before the log start are kept only when it is inside
+	// their segment: the cache starts at the log start, as the cache
+	// DeleteRecords left does.
+	scanned.truncateFromStart(p.startLocked())
 	if err := p.recoverEpochsLocked(scanned); err != nil {
 		return nil, fmt.Errorf("storage: recover the leader epochs of %s-%d: %w", t.Name, index, err)
 	}
@@ -249,7 +263,8 @@ func (p *Partition) Offsets() (Offsets, error) {
 // REQUIRES: p.mu held.
 func (p *Partition) offsetsLocked() Offsets {
 	b := p.log.Bounds()
-	return Offsets{LogStart: b.Start, HighWatermark: p.highWatermark, LastStable: p.lastStableLocked(b.Start), LogEnd: b.End}
+	start := max(p.logStart, b.Start)
+	return Offsets{LogStart: start, HighWatermark: p.highWatermark, LastStable: p.lastStableLocked(start), LogEnd: b.End}
 }
 
 // lastStableLocked returns the last stable offset, start being the log
@@ -355,7 +370,7 @@ func (p *Partition) appendFrom(raw []byte, from origin, guard uint64) (AppendRes
 			// Kafka answers a retried batch with success and the offset
 			// it was first written at, so the producer moves on.
 			return AppendResult{BaseOffset: dup.BaseOffset, LastOffset: dup.LastOffset,
-				LogStartOffset: p.log.Bounds().Start, Duplicate: true}, nil
+				LogStartOffset: p.startLocked(), Duplicate: true}, nil
 		}
 	}
 	return p.appendLocked(b, now)
@@ -385,7 +400,7 @@ func (p *Partition) appendLocked(b *Batch, now time.Time) (AppendResult, error) 
 		p.cfg.log.Warn("retention after an append", zap.Error(err))
 	}
 	return AppendResult{BaseOffset: placed.info.BaseOffset, LastOffset: placed.info.LastOffset,
-		LogStartOffset: p.log.Bounds().Start}, nil
+		LogStartOffset: p.startLocked()}, nil
 }
 
 // advanceHighWatermarkLocked moves the high watermark to the log end: the
@@ -513,21 +528,25 @@ func (p *Partition) Readable(offset int64, iso Isolation, upTo int) (int, error)
 // Timestamp finds, below the limit iso sets, the first batch whose max
 // timestamp is at least ts, and returns its base offset and max timestamp
 // (ListOffsets by timestamp). The granularity is the batch: records inside
-// are not decoded, so the offset may be a few records early, never late.
-// found is false when no batch qualifies. O(batches).
+// are not decoded, so the offset may be a few records early, never late,
+// and never before the log start. found is false when no batch qualifies.
+// O(batches).
 func (p *Partition) Timestamp(ts int64, iso Isolation) (offset, timestamp int64, found bool, err error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.deleted {
 		return 0, 0, false, p.errDeleted()
 	}
-	limit := p.offsetsLocked().limit(iso)
-	err = p.log.Scan(p.log.Bounds().Start, func(b BatchInfo) bool {
+	o := p.offsetsLocked()
+	limit := o.limit(iso)
+	err = p.log.Scan(o.LogStart, func(b BatchInfo) bool {
 		if b.LastOffset >= limit {
 			return false
 		}
 		if b.MaxTimestamp >= ts {
-			offset, timestamp, found = b.BaseOffset, b.MaxTimestamp, true
+			// A batch the log start falls inside is found at the log
+			// start, as Kafka's fetchOffsetByTimestamp answers.
+			offset, timestamp, found = max(b.BaseOffset, o.LogStart), b.MaxTimestamp, true
 			return false
 		}
 		return true

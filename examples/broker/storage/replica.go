@@ -26,7 +26,10 @@ import (
 // the leader epoch its leader gave it; max.message.bytes is not checked,
 // the leader did. Each must start at the log end: one that does not fails
 // with ErrOffsetMismatch, and neither it nor those after it are appended,
-// while those before it stay. Producers' state (sequences, epochs,
+// while those before it stay. One exception, Kafka's: an empty log whose
+// start is inside the first batch (its leader's log start, which
+// DeleteRecords put there, and from which it fetched) restarts at that
+// batch's base, its log start kept. Producers' state (sequences, epochs,
 // coordinator epochs, open transactions), the transactions' order and the
 // aborted index are recorded as the leader recorded them, without its
 // checks (the leader made them), so that the follower recognises a retry,
@@ -75,10 +78,14 @@ func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int
 	// this check and the append below.
 	if at := p.leaderEpoch.Load(); checkEpoch && at != fetchedAt {
 		end := p.log.Bounds().End
-		return AppendResult{BaseOffset: end, LastOffset: end - 1, LogStartOffset: p.log.Bounds().Start},
+		return AppendResult{BaseOffset: end, LastOffset: end - 1, LogStartOffset: p.startLocked()},
 			fmt.Errorf("%w: %s-%d fetched at leader epoch %d, now at %d", ErrLeaderEpochMoved, p.topic.Name, p.index, fetchedAt, at)
 	}
-	end := p.log.Bounds().End
+	end, restarted, err := p.startInsideLocked(batches)
+	if err != nil {
+		return AppendResult{BaseOffset: end, LastOffset: end - 1, LogStartOffset: p.startLocked()},
+			fmt.Errorf("storage: replicate to %s-%d: %w", p.topic.Name, p.index, err)
+	}
 	res := AppendResult{BaseOffset: end, LastOffset: end - 1}
 	for _, b := range batches {
 		if b.info.BaseOffset != end {
@@ -98,14 +105,43 @@ func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int
 		res.LastOffset = owned.info.LastOffset
 		end = res.LastOffset + 1
 	}
+	if restarted && p.epochs.truncateFromStart(p.startLocked()) {
+		p.epochsChangedLocked() // the cache starts at the log start, not the batch's base
+	}
 	if res.LastOffset >= res.BaseOffset {
 		if rerr := p.retainLocked(now); rerr != nil {
 			// As in Append: the batches are in; the sweep retries.
 			p.cfg.log.Warn("retention after a replica append", zap.Error(rerr))
 		}
 	}
-	res.LogStartOffset = p.log.Bounds().Start
+	res.LogStartOffset = p.startLocked()
 	return res, err
+}
+
+// startInsideLocked makes room, in an empty log, for a first batch that
+// holds the log start: the leader's log start is inside it, and the
+// follower fetched from there after it emptied its log and started it at
+// the leader's log start (Kafka's appendRecordsToFollowerOrFutureReplica
+// restarts the log at the batch's base on its UnexpectedAppendOffset).
+// The log restarts at the batch's base; the log start stays, inside it.
+// It returns the log end to append at, and whether it restarted.
+//
+// REQUIRES: p.mu held for writing.
+func (p *Partition) startInsideLocked(batches []*Batch) (int64, bool, error) {
+	b := p.log.Bounds()
+	if len(batches) == 0 || b.Start != b.End {
+		return b.End, false, nil
+	}
+	first := batches[0].info
+	if first.BaseOffset >= b.End || first.LastOffset < b.End {
+		return b.End, false, nil
+	}
+	start := p.startLocked()
+	if err := p.log.Reset(first.BaseOffset); err != nil {
+		return p.log.Bounds().End, false, err
+	}
+	p.logStart = start
+	return first.BaseOffset, true, p.keepLogStartLocked()
 }
 
 // SetHighWatermark sets a follower's high watermark from its leader's, as
@@ -121,8 +157,7 @@ func (p *Partition) SetHighWatermark(hw int64) {
 	if p.deleted {
 		return
 	}
-	b := p.log.Bounds()
-	p.setHighWatermarkLocked(min(max(hw, b.Start), b.End))
+	p.setHighWatermarkLocked(min(max(hw, p.startLocked()), p.log.Bounds().End))
 }
 
 // SetHighWatermarkManaged says who moves a leader's high watermark: with
@@ -230,9 +265,16 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 // REQUIRES: p.mu held for writing.
 func (p *Partition) truncatedLocked(err error, what string, offset int64) error {
 	b := p.log.Bounds()
-	p.setHighWatermarkLocked(min(max(p.highWatermark, b.Start), b.End))
+	// A log start DeleteRecords set is cut back with the log (Kafka's
+	// truncateTo keeps min(target, logStartOffset)); after a Reset the
+	// log's own start is the log start.
+	p.logStart = min(p.logStart, b.End)
+	p.setHighWatermarkLocked(min(max(p.highWatermark, p.startLocked()), b.End))
 	if err != nil {
 		err = fmt.Errorf("storage: %s %s-%d to %d: %w", what, p.topic.Name, p.index, offset, err)
+	}
+	if werr := p.logStartLoweredLocked(); werr != nil {
+		err = errors.Join(err, fmt.Errorf("storage: log start of %s-%d: %w", p.topic.Name, p.index, werr))
 	}
 	if _, rerr := p.rebuildLocked(); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("storage: rebuild %s-%d: %w", p.topic.Name, p.index, rerr))

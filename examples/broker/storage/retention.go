@@ -41,7 +41,7 @@ func (p *Partition) retainLocked(now time.Time) error {
 	if err == nil && to > b.Start {
 		err = p.dropBeforeLocked(to)
 		p.cfg.log.Debug("retention deleted segments", zap.String("topic", p.topic.Name), zap.Int32("partition", p.index),
-			zap.Int64("log_start_offset", p.log.Bounds().Start), zap.Int64("bytes_deleted", b.Size-p.log.Bounds().Size))
+			zap.Int64("log_start_offset", p.startLocked()), zap.Int64("bytes_deleted", b.Size-p.log.Bounds().Size))
 	}
 	if err != nil {
 		return fmt.Errorf("storage: retention of %s-%d: %w", p.topic.Name, p.index, err)
@@ -51,16 +51,18 @@ func (p *Partition) retainLocked(now time.Time) error {
 
 // dropBeforeLocked deletes the segments that end before to (Log's
 // DropBefore), and brings the leader-epoch cache, the aborted index and
-// the max timestamp in line with the new log start.
+// the max timestamp in line with the new log start: the cache and the
+// index with the log start (which DeleteRecords may have set past the
+// first batch kept), the max timestamp with the batches kept.
 //
 // REQUIRES: p.mu held for writing.
 func (p *Partition) dropBeforeLocked(to int64) error {
 	err := p.log.DropBefore(to)
-	start := p.log.Bounds().Start
-	p.txns.dropBefore(start)
-	if p.epochs.truncateFromStart(start) {
+	p.txns.dropBefore(p.startLocked())
+	if p.epochs.truncateFromStart(p.startLocked()) {
 		p.epochsChangedLocked()
 	}
+	start := p.log.Bounds().Start
 	if err == nil && p.maxTimestamp.Size > 0 && p.maxTimestamp.BaseOffset < start {
 		if max, last := p.maxTimestamp.MaxTimestamp, p.maxTimeLast; last >= start {
 			// A batch with the same max timestamp is kept: the first
@@ -81,49 +83,6 @@ func (p *Partition) dropBeforeLocked(to int64) error {
 		}
 	}
 	return err
-}
-
-// AdvanceLogStart moves the log start forward to offset, but never past
-// the high watermark (Kafka's maybeIncrementLogStartOffset): a leader
-// whose records before offset are superseded (the group coordinator after
-// it rewrote an offsets partition's live records), or a follower taking
-// its leader's log start from a fetch response, so that its copy is
-// bounded as the leader's is. Whole segments go, as retention deletes
-// them (in the memory log a batch is a segment): the start stays at the
-// base of the segment holding offset. An offset at or before the start
-// does nothing. It returns the log start after, or ErrDeleted, or the
-// Log's error. O(segments deleted), plus the rescan of the log when the
-// batch with the largest timestamp goes.
-func (p *Partition) AdvanceLogStart(offset int64) (int64, error) {
-	// A follower calls it at every fetch response, and nearly always the
-	// leader's log start has not moved: that is decided under the read
-	// lock, which fetches reading the log share, before the write lock.
-	p.mu.RLock()
-	if !p.deleted {
-		if b := p.log.Bounds(); min(offset, p.highWatermark, b.End) <= b.Start {
-			p.mu.RUnlock()
-			return b.Start, nil
-		}
-	}
-	p.mu.RUnlock()
-
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.deleted {
-		return 0, p.errDeleted()
-	}
-	b := p.log.Bounds()
-	to := min(offset, p.highWatermark, b.End)
-	if to <= b.Start {
-		return b.Start, nil
-	}
-	if err := p.dropBeforeLocked(to); err != nil {
-		return p.log.Bounds().Start, fmt.Errorf("storage: advance the log start of %s-%d to %d: %w", p.topic.Name, p.index, to, err)
-	}
-	start := p.log.Bounds().Start
-	p.cfg.log.Debug("log start advanced", zap.String("topic", p.topic.Name), zap.Int32("partition", p.index),
-		zap.Int64("log_start_offset", start), zap.Int64("bytes_deleted", b.Size-p.log.Bounds().Size))
-	return start, nil
 }
 
 // sweep applies retention and expires idle producers (never one with an

@@ -154,8 +154,9 @@ func TestSweeperGoroutine(t *testing.T) {
 	})
 }
 
-// TestAdvanceLogStart: the log start moves to a batch boundary at or
-// before the offset asked, never past the high watermark, never back.
+// TestAdvanceLogStart: the log start moves to exactly the offset asked,
+// inside a batch if it falls there (Kafka's log start is logical), never
+// past the high watermark, never back.
 func TestAdvanceLogStart(t *testing.T) {
 	p, _ := newTestPartition(t, forever)
 	for range 4 {
@@ -170,9 +171,9 @@ func TestAdvanceLogStart(t *testing.T) {
 		offset int64
 		want   int64
 	}{
-		{"inside a batch: its base", 3, 2},
-		{"before the start: nothing", 1, 2},
-		{"past the high watermark: held at the batch holding it", 7, 4},
+		{"inside a batch: exactly there", 3, 3},
+		{"before the start: nothing", 1, 3},
+		{"past the high watermark: held at it", 7, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,6 +184,6 @@ func TestAdvanceLogStart(t *testing.T) {
 			assert.Equal(t, tt.want, o.LogStart, "Offsets agrees")
 		})
 	}
-	_, err := p.Read(1, ReadReplica, 1<<20, true)
-	assert.ErrorIs(t, err, ErrOffsetOutOfRange, "dropped offsets are out of range")
+	_, err := p.Read(4, ReadReplica, 1<<20, true)
+	assert.ErrorIs(t, err, ErrOffsetOutOfRange, "offsets before the log start are out of range, in a batch kept or not")
 }

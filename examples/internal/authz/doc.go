@@ -43,6 +43,7 @@
 //	CreateTopics (19)          CREATE CLUSTER, else CREATE TOPIC    TOPIC_AUTHORIZATION_FAILED, per topic
 //	                           DESCRIBE_CONFIGS TOPIC (v5+)         no configs, topic_config_error_code
 //	DeleteTopics (20)          DELETE TOPIC (DESCRIBE, by id)       TOPIC_AUTHORIZATION_FAILED (UNKNOWN_TOPIC_ID), per topic
+//	DeleteRecords (21)         DELETE TOPIC                         TOPIC_AUTHORIZATION_FAILED, its partitions
 //	InitProducerId (22)        WRITE TRANSACTIONAL_ID               TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 //	  without one              IDEMPOTENT_WRITE CLUSTER, else       CLUSTER_AUTHORIZATION_FAILED
 //	                           WRITE on some TOPIC

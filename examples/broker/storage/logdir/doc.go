@@ -16,6 +16,7 @@
 //	  <topic>-<partition>/
 //	    partition.metadata      "version: 0", "topic_id: <id>": whose directory this is
 //	    leader-epoch-checkpoint "0", the count, then "epoch start_offset" lines (epochs.go)
+//	    log-start-offset-checkpoint "0", then the log start, when DeleteRecords put it past the first segment's base (logstart.go)
 //	    00000000000000000000.log    segment: batches back to back
 //	    00000000000000000000.index  its offset index
 //	    00000000000000004242.log    the next segment, whose first offset is 4242
@@ -71,7 +72,10 @@
 // batches all end before the offset retention chose; the log start is the
 // base of the first segment kept. When every batch goes, an empty active
 // segment is rolled at the log end first, as Kafka does, so that the log
-// keeps its offsets across a restart without a checkpoint file.
+// keeps its offsets across a restart without a checkpoint file. A log
+// start that DeleteRecords put inside the first segment kept is in the
+// partition's log-start-offset-checkpoint, written before the deletion is
+// answered (Kafka writes one file for the log dir, lazily).
 //
 // # Truncation
 //
@@ -192,9 +196,8 @@
 //
 // Kafka's time index (.timeindex: ListOffsets by timestamp scans the batch
 // headers), producer state snapshots and the transaction index
-// (.snapshot, .txnindex: both are rebuilt from the batches), the
-// log-start checkpoint (see
-// Retention), skipping recovery of the segments before the recovery point
-// (every batch is checked at every start), several log dirs, index
-// preallocation and mmap, and compaction.
+// (.snapshot, .txnindex: both are rebuilt from the batches), skipping
+// recovery of the segments before the recovery point (every batch is
+// checked at every start), several log dirs, index preallocation and mmap,
+// and compaction.
 package logdir
