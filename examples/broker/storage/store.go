@@ -296,7 +296,9 @@ func (s *Store) DeleteTopicByID(id TopicID) (*Topic, error) {
 
 // deleteTopic deletes the topic find finds under s.mu. The catalog is
 // written without the lock; a concurrent deletion of the same topic makes
-// one of them fail with ErrUnknownTopic.
+// one of them fail with ErrUnknownTopic. It holds the topic's alter lock
+// throughout, so that a growth in flight ends first and the generation
+// it finds then is the last: its partitions are all closed.
 func (s *Store) deleteTopic(find func() *Topic, what string) (*Topic, error) {
 	s.mu.RLock()
 	t := find()
@@ -304,6 +306,13 @@ func (s *Store) deleteTopic(find func() *Topic, what string) (*Topic, error) {
 	if t == nil {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, what)
 	}
+	t.life.alter.Lock() // lock order: a topic's alter, then s.mu
+	defer t.life.alter.Unlock()
+	s.mu.RLock()
+	if last := find(); last != nil && last.life == t.life {
+		t = last // grown meanwhile
+	}
+	s.mu.RUnlock()
 	if err := s.forget(TopicSpec{Name: t.Name, ID: t.ID}); err != nil {
 		return nil, fmt.Errorf("storage: delete %s: %w", t.Name, err)
 	}
@@ -324,7 +333,7 @@ func (s *Store) removeLocked(t *Topic) {
 	s.partitions -= len(t.Partitions)
 	delete(s.byName, t.Name)
 	delete(s.byID, t.ID)
-	t.deleted.Store(true)
+	t.life.deleted.Store(true)
 }
 
 // closePartitions closes the topic's partitions, removing their logs'
