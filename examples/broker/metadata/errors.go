@@ -25,4 +25,11 @@ var (
 	// ErrNoBrokers is returned when placing a topic on a cluster with
 	// fewer brokers than its replication factor.
 	ErrNoBrokers = errors.New("metadata: not enough brokers")
+	// ErrInvalidPartitions is returned when growing a topic to no more
+	// partitions than it has (INVALID_PARTITIONS).
+	ErrInvalidPartitions = errors.New("metadata: invalid partition count")
+	// ErrInvalidReplicaAssignment is returned for a manual assignment of
+	// new partitions that is not the cluster's placement
+	// (INVALID_REPLICA_ASSIGNMENT).
+	ErrInvalidReplicaAssignment = errors.New("metadata: invalid replica assignment")
 )
