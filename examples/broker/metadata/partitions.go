@@ -33,17 +33,17 @@ func AddPartitions(im *Image, brokers []int32, name string, count int32, assignm
 	have := int32(len(t.Partitions))
 	switch {
 	case count == have:
-		return NewPartitions{}, fmt.Errorf("%w: Topic already has %d partition(s).", ErrInvalidPartitions, have)
+		return NewPartitions{}, kafkaErrorf(ErrInvalidPartitions, "Topic already has %d partition(s).", have)
 	case count < have:
-		return NewPartitions{}, fmt.Errorf("%w: The topic %s currently has %d partition(s); %d would not be an increase.",
-			ErrInvalidPartitions, name, have, count)
+		return NewPartitions{}, kafkaErrorf(ErrInvalidPartitions, "The topic %s currently has %d partition(s); %d would not be an increase.",
+			name, have, count)
 	case int(t.ReplicationFactor) > len(brokers) || t.ReplicationFactor < 1:
 		return NewPartitions{}, fmt.Errorf("%w: replication factor %d on %d broker(s)", ErrNoBrokers, t.ReplicationFactor, len(brokers))
 	}
 	add := count - have
 	if assignment != nil && len(assignment) != int(add) {
-		return NewPartitions{}, fmt.Errorf("%w: Attempted to add %d additional partition(s), but only %d assignment(s) were specified.",
-			ErrInvalidReplicaAssignment, add, len(assignment))
+		return NewPartitions{}, kafkaErrorf(ErrInvalidReplicaAssignment,
+			"Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", add, len(assignment))
 	}
 	np := NewPartitions{Topic: t.ID, From: have, Partitions: make([]Partition, add)}
 	for i := range np.Partitions {
@@ -55,8 +55,8 @@ func AddPartitions(im *Image, brokers []int32, name string, count int32, assignm
 		want, got := np.Partitions[i].Replicas, assignment[i]
 		switch {
 		case len(got) != len(want):
-			return NewPartitions{}, fmt.Errorf("%w: The manual partition assignment includes a partition with %d replica(s), "+
-				"but this is not consistent with previous partitions, which have %d replica(s).", ErrInvalidReplicaAssignment, len(got), len(want))
+			return NewPartitions{}, kafkaErrorf(ErrInvalidReplicaAssignment, "The manual partition assignment includes a partition with %d replica(s), "+
+				"but this is not consistent with previous partitions, which have %d replica(s).", len(got), len(want))
 		case !slices.Equal(got, want):
 			return NewPartitions{}, fmt.Errorf("%w: partition %d on brokers %v, but this cluster places it on %v",
 				ErrInvalidReplicaAssignment, index, got, want)

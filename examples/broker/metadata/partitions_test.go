@@ -58,6 +58,8 @@ func TestAddPartitionsRefuses(t *testing.T) {
 			}
 		})
 	}
+	_, err := AddPartitions(im, brokers123, "a", 2, nil)
+	assert.EqualError(t, err, "The topic a currently has 3 partition(s); 2 would not be an increase.", "Kafka's message, as clients show it")
 	added, err := AddPartitions(im, brokers123, "a", 5, [][]int32{{1, 2, 3}, {2, 3, 1}})
 	require.NoError(t, err, "the placement itself is a valid assignment")
 	assert.Len(t, added.Partitions, 2)
