@@ -81,25 +81,17 @@ func (s *Store) AddPartitions(id TopicID, count int32) (*Topic, error) {
 	if count > MaxPartitions {
 		return nil, fmt.Errorf("%w: %d, at most %d are allowed", ErrInvalidPartitions, count, MaxPartitions)
 	}
-	s.mu.RLock()
-	t := s.byID[id]
-	s.mu.RUnlock()
+	t := s.lockTopic(func() *Topic { return s.byID[id] })
 	if t == nil {
 		return nil, fmt.Errorf("%w: id %s", ErrUnknownTopic, id)
 	}
-	t.life.alter.Lock() // lock order: a topic's alter, then s.mu
 	defer t.life.alter.Unlock()
 
 	s.mu.Lock()
-	switch {
-	case s.closed:
+	if s.closed {
 		s.mu.Unlock()
 		return nil, ErrClosed
-	case s.byID[id] == nil || s.byID[id].life != t.life:
-		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: id %s", ErrUnknownTopic, id)
 	}
-	t = s.byID[id] // the last generation: no other can be made while alter is held
 	have := int32(len(t.Partitions))
 	if count <= have {
 		s.mu.Unlock()
@@ -167,4 +159,27 @@ func (s *Store) grow(t *Topic, count int32) (*Topic, error) {
 		}
 	}
 	return next, nil
+}
+
+// lockTopic takes the alter lock of the topic find finds (under s.mu) and
+// returns the topic's last generation, which no growth or deletion can
+// replace until the caller unlocks t.life.alter. It returns nil, holding
+// nothing, if find finds no topic, or, once the lock is taken, not the
+// same one (deleted meanwhile, and maybe created again).
+func (s *Store) lockTopic(find func() *Topic) *Topic {
+	s.mu.RLock()
+	t := find()
+	s.mu.RUnlock()
+	if t == nil {
+		return nil
+	}
+	t.life.alter.Lock() // lock order: a topic's alter, then s.mu
+	s.mu.RLock()
+	last := find()
+	s.mu.RUnlock()
+	if last == nil || last.life != t.life {
+		t.life.alter.Unlock()
+		return nil
+	}
+	return last
 }

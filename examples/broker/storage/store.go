@@ -300,19 +300,11 @@ func (s *Store) DeleteTopicByID(id TopicID) (*Topic, error) {
 // throughout, so that a growth in flight ends first and the generation
 // it finds then is the last: its partitions are all closed.
 func (s *Store) deleteTopic(find func() *Topic, what string) (*Topic, error) {
-	s.mu.RLock()
-	t := find()
-	s.mu.RUnlock()
+	t := s.lockTopic(find)
 	if t == nil {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, what)
 	}
-	t.life.alter.Lock() // lock order: a topic's alter, then s.mu
 	defer t.life.alter.Unlock()
-	s.mu.RLock()
-	if last := find(); last != nil && last.life == t.life {
-		t = last // grown meanwhile
-	}
-	s.mu.RUnlock()
 	if err := s.forget(TopicSpec{Name: t.Name, ID: t.ID}); err != nil {
 		return nil, fmt.Errorf("storage: delete %s: %w", t.Name, err)
 	}
