@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // requireGrown checks every topic of a kadm CreatePartitions answer
@@ -123,7 +124,8 @@ func TestCreatePartitionsSurvivesRestart(t *testing.T) {
 
 // TestCreatePartitionsCluster grows a replicated topic of three brokers:
 // every broker has the new partitions, placed as a new topic's would be,
-// an acks=all produce to one is replicated and read back, and a producer
+// an acks=all produce to one is replicated and read back, a broker that
+// is not the controller forwards the request to it, and a producer
 // that was already producing with kgo's default partitioner spreads its
 // keys over the new partitions after a metadata refresh.
 func TestCreatePartitionsCluster(t *testing.T) {
@@ -146,17 +148,21 @@ func TestCreatePartitionsCluster(t *testing.T) {
 	}
 	assert.Equal(t, map[int32]bool{0: true}, produceKeys(), "one partition: every key on it")
 
-	// kadm sends it to any broker, which forwards it to the controller.
+	// kadm sends it to the controller.
 	rs, err := kadm.NewClient(cl).UpdatePartitions(testCtx(t), 4, "grow")
 	requireGrown(t, rs, err)
-	require.Eventually(t, func() bool {
-		for id := int32(1); id <= 3; id++ {
-			if _, err := c.broker(id).Replica("grow", 3); err != nil {
-				return false
+	everyBrokerHas := func(partition int32) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			for id := int32(1); id <= 3; id++ {
+				if _, err := c.broker(id).Replica("grow", partition); err != nil {
+					return false
+				}
 			}
-		}
-		return true
-	}, 10*time.Second, 5*time.Millisecond, "every broker applies the growth")
+			return true
+		}, 10*time.Second, 5*time.Millisecond, "every broker applies the growth to %d", partition+1)
+	}
+	everyBrokerHas(3)
 	for p := int32(1); p < 4; p++ {
 		ri := c.replica(1, "grow", p)
 		assert.Equal(t, []int32{p%3 + 1, (p+1)%3 + 1, (p+2)%3 + 1}, ri.Replicas, "partition %d placed as a new topic's", p)
@@ -174,6 +180,29 @@ func TestCreatePartitionsCluster(t *testing.T) {
 		return true
 	}, 10*time.Second, 5*time.Millisecond, "the followers of the new partition replicate it")
 
+	// Another broker forwards what passes its own checks to the
+	// controller, and answers the rest itself.
+	other := c.activeController(cl)%3 + 1
+	req := kmsg.NewPtrCreatePartitionsRequest()
+	req.TimeoutMillis = 10000
+	for _, g := range []struct {
+		topic string
+		count int32
+	}{{"grow", 5}, {"dup", 2}, {"dup", 3}} {
+		rt := kmsg.NewCreatePartitionsRequestTopic()
+		rt.Topic, rt.Count = g.topic, g.count
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(testCtx(t), cl.Broker(int(other)))
+	require.NoError(t, err)
+	codes := map[string]int16{}
+	for _, st := range resp.Topics {
+		codes[st.Topic] = st.ErrorCode
+	}
+	assert.Equal(t, map[string]int16{"grow": 0, "dup": kerr.InvalidRequest.Code}, codes)
+	assert.Len(t, resp.Topics, 2)
+	everyBrokerHas(4)
+
 	producer.ForceMetadataRefresh()
 	var used map[int32]bool
 	require.Eventually(t, func() bool {
@@ -181,6 +210,6 @@ func TestCreatePartitionsCluster(t *testing.T) {
 		return len(used) > 1
 	}, 10*time.Second, 20*time.Millisecond, "the producer spreads its keys over the new partitions")
 	for p := range used {
-		assert.Less(t, p, int32(4))
+		assert.Less(t, p, int32(5))
 	}
 }
