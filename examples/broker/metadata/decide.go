@@ -223,22 +223,30 @@ func Place(im *Image, brokers []int32, name string, id TopicID, partitions int32
 	}
 	t := &Topic{Name: name, ID: id, ReplicationFactor: rf, Configs: configs, Partitions: make([]Partition, partitions)}
 	for p := range t.Partitions {
-		replicas := make([]int32, rf)
-		for i := range replicas {
-			replicas[i] = brokers[(p+i)%n]
-		}
-		part := Partition{Replicas: replicas, Leader: NoLeader}
-		for _, r := range replicas {
-			if !im.Fenced(r) {
-				part.ISR = append(part.ISR, r)
-			}
-		}
-		if len(part.ISR) == 0 {
-			part.ISR = replicas[:1]
-		} else {
-			part.Leader = part.ISR[0]
-		}
-		t.Partitions[p] = part
+		t.Partitions[p] = placePartition(im, brokers, p, rf)
 	}
 	return t, nil
+}
+
+// placePartition returns partition p of rf replicas on brokers, as Place
+// places it: the brokers from index p mod n on, led by the first unfenced
+// one, the unfenced ones in sync (the first replica alone, offline, when
+// all are fenced).
+func placePartition(im *Image, brokers []int32, p int, rf int16) Partition {
+	replicas := make([]int32, rf)
+	for i := range replicas {
+		replicas[i] = brokers[(p+i)%len(brokers)]
+	}
+	part := Partition{Replicas: replicas, Leader: NoLeader}
+	for _, r := range replicas {
+		if !im.Fenced(r) {
+			part.ISR = append(part.ISR, r)
+		}
+	}
+	if len(part.ISR) == 0 {
+		part.ISR = replicas[:1]
+	} else {
+		part.Leader = part.ISR[0]
+	}
+	return part
 }

@@ -23,7 +23,10 @@
 // partitions it led get a new leader from their ISR),
 // [Register] (a broker registered: the offline partitions whose ISR it is
 // in are led by it again), [AlterISR] (a leader's ISR change, checked against
-// the partition and leader epochs) and [Place] (a new topic's replicas).
+// the partition and leader epochs), [Place] (a new topic's replicas) and
+// [AddPartitions] (a topic grown: its new partitions placed as Place would
+// have placed them, so that placement stays a function of the partition's
+// index; the record's [NewPartitions] say which count they follow).
 // Each returns a [Record] for the controller to commit; nothing is changed
 // until it is applied.
 //

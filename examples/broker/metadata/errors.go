@@ -1,6 +1,9 @@
 package metadata
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrUnknownTopic is returned for a topic id or name the image lacks.
@@ -25,4 +28,27 @@ var (
 	// ErrNoBrokers is returned when placing a topic on a cluster with
 	// fewer brokers than its replication factor.
 	ErrNoBrokers = errors.New("metadata: not enough brokers")
+	// ErrInvalidPartitions is returned when growing a topic to no more
+	// partitions than it has (INVALID_PARTITIONS).
+	ErrInvalidPartitions = errors.New("metadata: invalid partition count")
+	// ErrInvalidReplicaAssignment is returned for a manual assignment of
+	// new partitions that is not the cluster's placement
+	// (INVALID_REPLICA_ASSIGNMENT).
+	ErrInvalidReplicaAssignment = errors.New("metadata: invalid replica assignment")
 )
+
+// kafkaError is one of the errors above whose text is Kafka's own message
+// for it, as clients show it (CreatePartitions' error_message), without
+// the sentinel's prefix.
+type kafkaError struct {
+	err error // the sentinel, for errors.Is
+	msg string
+}
+
+func (e *kafkaError) Error() string { return e.msg }
+func (e *kafkaError) Unwrap() error { return e.err }
+
+// kafkaErrorf returns err with Kafka's message, formatted.
+func kafkaErrorf(err error, format string, args ...any) error {
+	return &kafkaError{err: err, msg: fmt.Sprintf(format, args...)}
+}

@@ -9,8 +9,9 @@ import (
 // controller changes, applied as a whole (KRaft writes such a decision as
 // a batch of records, atomically). Its parts are applied in field order:
 // the cluster id, the brokers, the deleted topics, the created topics,
-// the partition changes, the SCRAM credentials, the endpoints, the ACL
-// bindings.
+// the partitions added, the partition changes, the SCRAM credentials, the
+// endpoints, the ACL bindings. A field added since an older record was
+// written is absent from it, and decodes empty.
 type Record struct {
 	// ClusterID sets the cluster's id, once: the first one committed wins.
 	ClusterID string `json:"cluster_id,omitempty"`
@@ -21,6 +22,9 @@ type Record struct {
 	DeleteTopics []TopicID `json:"delete_topics,omitempty"`
 	// CreateTopics adds topics, with their partitions' first state.
 	CreateTopics []*Topic `json:"create_topics,omitempty"`
+	// AddPartitions adds partitions to topics (CreatePartitions), after
+	// their last.
+	AddPartitions []NewPartitions `json:"add_partitions,omitempty"`
 	// Partitions are partitions' new states (leader, ISR, epochs).
 	Partitions []PartitionChange `json:"partitions,omitempty"`
 	// Scram sets and removes users' SCRAM credentials.
@@ -41,7 +45,7 @@ type PartitionChange struct {
 // Empty reports whether r changes nothing.
 func (r Record) Empty() bool {
 	return r.ClusterID == "" && len(r.Brokers) == 0 && len(r.DeleteTopics) == 0 &&
-		len(r.CreateTopics) == 0 && len(r.Partitions) == 0 && len(r.Scram) == 0 &&
+		len(r.CreateTopics) == 0 && len(r.AddPartitions) == 0 && len(r.Partitions) == 0 && len(r.Scram) == 0 &&
 		len(r.Endpoints) == 0 && len(r.ACLs) == 0
 }
 
@@ -95,6 +99,9 @@ func (im *Image) Apply(index uint64, r *Record) *Image {
 		next.names[t.Name] = t.ID
 	}
 	copied := make(map[TopicID]bool)
+	for _, np := range r.AddPartitions {
+		next.addPartitions(np, copied)
+	}
 	for _, c := range r.Partitions {
 		t, ok := next.topics[c.Topic]
 		if !ok || c.Index < 0 || int(c.Index) >= len(t.Partitions) {

@@ -11,7 +11,9 @@ import (
 
 // The storage follows the cluster's metadata log: each record applied
 // changes it to match (Apply), as Kafka's ReplicaManager.applyDelta does.
-// A topic created gets its logs, a topic deleted loses them (and what
+// A topic created gets its logs, a topic grown (CreatePartitions) gets
+// the new partitions' logs, as leader or follower as the record places
+// them, a topic deleted loses them (and what
 // waits on it is answered), a partition whose leadership or ISR changed
 // takes its new leader epoch, and what waits on it is checked again: a
 // produce or fetch waiting on a broker that no longer leads the partition
@@ -72,6 +74,23 @@ func (m *Manager) Apply(before, after *metadata.Image, rec *metadata.Record) {
 			changed = append(changed, metadata.PartitionChange{Topic: t.ID, Index: int32(i), Partition: p})
 		}
 	}
+	if rec != nil {
+		for _, np := range rec.AddPartitions {
+			t, err := after.TopicByID(np.Topic)
+			if err != nil {
+				continue
+			}
+			m.ensureLocalTopic(t)
+			// The new partitions start as a created topic's do: each
+			// takes its leader epoch, and its leader starts its epoch
+			// and its followers' state; the fetchers find the others
+			// on their next round. An entry the image skipped adds
+			// nothing here either.
+			for i := int(np.From); i < len(t.Partitions); i++ {
+				changed = append(changed, metadata.PartitionChange{Topic: t.ID, Index: int32(i), Partition: t.Partitions[i]})
+			}
+		}
+	}
 	if m.member.RegisteredIn(before) != m.member.RegisteredIn(after) {
 		// This broker's own registration came or went: it starts or
 		// stops leading what the image gives it, though no partition
@@ -122,12 +141,16 @@ func ledBy(im *metadata.Image, id int32) []metadata.PartitionChange {
 	return out
 }
 
-// ensureLocalTopic creates t's logs here unless they exist under its id;
-// a topic of the same name under another id (deleted while this broker
-// was away) is deleted first.
+// ensureLocalTopic creates t's logs here unless they exist under its id,
+// and adds the partitions t has that they lack (a growth, or a snapshot
+// that holds one this broker missed); a topic of the same name under
+// another id (deleted while this broker was away) is deleted first.
 func (m *Manager) ensureLocalTopic(t *metadata.Topic) {
 	store := m.store
-	if _, err := store.TopicByID(storage.TopicID(t.ID)); err == nil {
+	if local, err := store.TopicByID(storage.TopicID(t.ID)); err == nil {
+		if len(local.Partitions) < len(t.Partitions) {
+			m.growLocalTopic(t)
+		}
 		return
 	}
 	if old, err := store.Topic(t.Name); err == nil {
@@ -147,6 +170,20 @@ func (m *Manager) ensureLocalTopic(t *metadata.Topic) {
 	}
 	m.log.Info("created topic", zap.String("topic", t.Name), zap.Int("partitions", len(t.Partitions)),
 		zap.Int16("replication_factor", t.ReplicationFactor))
+}
+
+// growLocalTopic adds the partitions of t the local topic lacks. A
+// failure is logged: the image has them, and this broker answers
+// UNKNOWN_TOPIC_OR_PARTITION for them until it applies the image again (a
+// restart replays its metadata log); the storage left the topic, and its
+// catalog, as they were.
+func (m *Manager) growLocalTopic(t *metadata.Topic) {
+	if _, err := m.store.AddPartitions(storage.TopicID(t.ID), int32(len(t.Partitions))); err != nil {
+		m.log.Error("adding partitions the metadata log holds", zap.String("topic", t.Name),
+			zap.Int("partitions", len(t.Partitions)), zap.Error(err))
+		return
+	}
+	m.log.Info("added partitions", zap.String("topic", t.Name), zap.Int("partitions", len(t.Partitions)))
 }
 
 // deleteLocalTopic deletes the logs of topic id, if here, and answers what

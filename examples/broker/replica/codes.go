@@ -43,6 +43,8 @@ var storageCodes = []struct {
 	{metadata.ErrUnknownPartition, kerr.UnknownTopicOrPartition},
 	{metadata.ErrTopicExists, kerr.TopicAlreadyExists},
 	{metadata.ErrNoBrokers, kerr.InvalidReplicationFactor},
+	{metadata.ErrInvalidPartitions, kerr.InvalidPartitions},
+	{metadata.ErrInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
 	{controller.ErrNotController, kerr.NotController},
 	{controller.ErrClosed, kerr.NotController},
 	{metalog.ErrClosed, kerr.NotController},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
@@ -130,17 +131,27 @@ func (s *Server) placeInterBroker(specs []kafkanet.ListenerConfig) error {
 // reach the leader, is answered NOT_CONTROLLER, which clients retry. It
 // reports false when this broker is the active controller: the caller
 // serves r.
-func (s *Server) atController(r *kafkanet.Request) bool {
+func (s *Server) atController(r *kafkanet.Request) bool { return s.forwardToController(r, r.Msg, nil) }
+
+// forwardToController is atController for a request whose checks this
+// broker makes itself before it forwards what passed them (the
+// controller sees the forwarding broker's principal, not the client's):
+// it forwards req, what is left of r's, and hands every answer sent to r,
+// the controller's or NOT_CONTROLLER, to finish first, if not nil, which
+// adds what this broker answered itself.
+func (s *Server) forwardToController(r *kafkanet.Request, req kmsg.Request, finish func(kmsg.Response)) bool {
 	if s.ctrl().IsActive() {
 		return false
 	}
-	req := r.Msg
-	version := req.GetVersion()
-	notController := func() {
-		resp := authz.ErrorResponse(req, kerr.NotController.Code)
+	version := r.Msg.GetVersion()
+	respond := func(resp kmsg.Response) {
 		resp.SetVersion(version)
+		if finish != nil {
+			finish(resp)
+		}
 		r.Respond(resp)
 	}
+	notController := func() { respond(authz.ErrorResponse(req, kerr.NotController.Code)) }
 	leader, self := s.member.Leader()
 	if self || leader < 0 || s.member.Alone() || cluster.FromPeer(r.ClientID) {
 		notController()
@@ -155,8 +166,7 @@ func (s *Server) atController(r *kafkanet.Request) bool {
 			notController()
 			return
 		}
-		resp.SetVersion(version)
-		r.Respond(resp)
+		respond(resp)
 	})
 	return true
 }

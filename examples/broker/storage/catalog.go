@@ -32,7 +32,8 @@ func (spec TopicSpec) normalized() TopicSpec {
 // them; WithCatalog sets it, and without one topics live and die in
 // memory. New opens every topic it lists, with its partitions' logs.
 // CreateTopic records a topic before the topic is published (a topic
-// whose logs then fail to open is removed again), and DeleteTopic removes
+// whose logs then fail to open is removed again), AddPartitions records
+// its new count once the new logs are open, and DeleteTopic removes
 // it before its logs are, so that a crash in between leaves at worst logs
 // no topic names, which the catalog may delete on the next start, never a
 // topic without its logs. Calls are serialised by the store per name, not
@@ -40,7 +41,9 @@ func (spec TopicSpec) normalized() TopicSpec {
 type Catalog interface {
 	// Topics returns every topic recorded, once, when the store opens.
 	Topics() ([]TopicSpec, error)
-	// AddTopic records spec, durably, before it returns.
+	// AddTopic records spec, durably, before it returns, in place of
+	// the entry of the same name if there is one: a topic grown
+	// (Store.AddPartitions) is recorded again with its new count.
 	AddTopic(spec TopicSpec) error
 	// RemoveTopic forgets the topic, durably, before it returns; a topic
 	// it does not know is no error.
@@ -54,9 +57,20 @@ type Catalog interface {
 func (s *Store) openTopic(spec TopicSpec) (*Topic, []Log, error) {
 	spec = spec.normalized()
 	t := &Topic{Name: spec.Name, ID: spec.ID, Config: spec.Config, ReplicationFactor: spec.ReplicationFactor,
-		Partitions: make([]*Partition, spec.Partitions)}
+		Partitions: make([]*Partition, spec.Partitions), life: &topicLife{}}
+	if opened, err := s.openPartitions(t, 0); err != nil {
+		return nil, opened, err
+	}
+	return t, nil, nil
+}
+
+// openPartitions opens the logs of t's partitions from index from on,
+// filling t.Partitions, which t's owner has not published yet. If one
+// fails, those it opened are closed again and returned, as openTopic
+// says.
+func (s *Store) openPartitions(t *Topic, from int) ([]Log, error) {
 	var opened []Log
-	for i := range t.Partitions {
+	for i := from; i < len(t.Partitions); i++ {
 		log, err := s.cfg.open(t.Name, t.ID, int32(i))
 		if err == nil {
 			opened = append(opened, log)
@@ -66,10 +80,10 @@ func (s *Store) openTopic(spec TopicSpec) (*Topic, []Log, error) {
 			for _, l := range opened {
 				_ = l.Close()
 			}
-			return nil, opened, fmt.Errorf("storage: open %s-%d: %w", t.Name, i, err)
+			return opened, fmt.Errorf("storage: open %s-%d: %w", t.Name, i, err)
 		}
 	}
-	return t, nil, nil
+	return nil, nil
 }
 
 // load opens every topic of the catalog: a topic whose logs cannot be

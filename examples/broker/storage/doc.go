@@ -147,6 +147,16 @@
 // logs. Creation opens its logs outside the store's lock, the name
 // reserved meanwhile.
 //
+// # Growing a topic
+//
+// A Topic, its Partitions slice included, is immutable once published,
+// and read without a lock. AddPartitions (Kafka's CreatePartitions)
+// publishes a new Topic in the old one's place, with the old one's
+// partitions and the new ones; a reader holding the old one sees the
+// count it looked up (grow.go says why this is race-free). Retention,
+// deletion, lookups and the partition limit see the new partitions from
+// the swap on, and the catalog records the new count.
+//
 // # Size
 //
 // About 4.3k lines, above the 3k this project's packages keep to: one
@@ -157,6 +167,7 @@
 //
 // # Lock order
 //
+// A topic's alter lock (its growths and deletion, grow.go), then
 // Store.mu, then Partition.mu. A Log is called only under its partition's
 // lock. No lock is held while calling out of the package, so a caller may
 // hold its own lock (a delayed fetch's) around any call here.

@@ -296,14 +296,15 @@ func (s *Store) DeleteTopicByID(id TopicID) (*Topic, error) {
 
 // deleteTopic deletes the topic find finds under s.mu. The catalog is
 // written without the lock; a concurrent deletion of the same topic makes
-// one of them fail with ErrUnknownTopic.
+// one of them fail with ErrUnknownTopic. It holds the topic's alter lock
+// throughout, so that a growth in flight ends first and the generation
+// it finds then is the last: its partitions are all closed.
 func (s *Store) deleteTopic(find func() *Topic, what string) (*Topic, error) {
-	s.mu.RLock()
-	t := find()
-	s.mu.RUnlock()
+	t := s.lockTopic(find)
 	if t == nil {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, what)
 	}
+	defer t.life.alter.Unlock()
 	if err := s.forget(TopicSpec{Name: t.Name, ID: t.ID}); err != nil {
 		return nil, fmt.Errorf("storage: delete %s: %w", t.Name, err)
 	}
@@ -324,7 +325,7 @@ func (s *Store) removeLocked(t *Topic) {
 	s.partitions -= len(t.Partitions)
 	delete(s.byName, t.Name)
 	delete(s.byID, t.ID)
-	t.deleted.Store(true)
+	t.life.deleted.Store(true)
 }
 
 // closePartitions closes the topic's partitions, removing their logs'

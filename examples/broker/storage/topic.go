@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -42,8 +43,13 @@ func newTopicID() TopicID {
 	return id
 }
 
-// A Topic is a named set of partitions. Its name, id, config, replication
-// factor and partitions are fixed at creation.
+// A Topic is a named set of partitions. Its name, id, config and
+// replication factor are fixed at creation. A Topic is immutable once the
+// store publishes it, Partitions included, and is read without a lock:
+// growing a topic (Store.AddPartitions) publishes a new Topic in its
+// place, sharing the partitions it had and adding the new ones, and a
+// holder of the old one goes on seeing the partitions it saw, as a reader
+// of an image it loaded (see grow.go).
 type Topic struct {
 	Name   string
 	ID     TopicID
@@ -52,13 +58,28 @@ type Topic struct {
 	// least 1. The storage keeps it for the server, which places the
 	// replicas; it holds one of them.
 	ReplicationFactor int16
-	Partitions        []*Partition
+	// Partitions are the topic's partitions, by index; never written
+	// once the topic is published.
+	Partitions []*Partition
 
+	// life is what the generations of this topic share (grow.go); nil
+	// in a Topic the store did not make.
+	life *topicLife
+}
+
+// topicLife is what every generation of a topic shares: the lock that
+// orders the changes the catalog records, and whether it was deleted.
+type topicLife struct {
+	// alter serializes the topic's growths and its deletion, each of
+	// which writes the catalog, then publishes under Store.mu. Taken
+	// before Store.mu.
+	alter   sync.Mutex
 	deleted atomic.Bool
 }
 
-// Deleted reports whether the topic was deleted.
-func (t *Topic) Deleted() bool { return t.deleted.Load() }
+// Deleted reports whether the topic was deleted: true for every
+// generation of it, the ones a growth replaced too.
+func (t *Topic) Deleted() bool { return t.life != nil && t.life.deleted.Load() }
 
 // Partition returns partition p of t, or an error wrapping
 // ErrUnknownPartition.

@@ -62,7 +62,7 @@
 //	DeleteAcls (31)                                                 SECURITY_DISABLED)
 //	DescribeConfigs (32)       DESCRIBE_CONFIGS TOPIC, or CLUSTER   TOPIC_/CLUSTER_AUTHORIZATION_FAILED, per resource
 //	                           for a broker
-//	CreatePartitions (37)      ALTER TOPIC                          TOPIC_AUTHORIZATION_FAILED, per topic (served by the proxy alone)
+//	CreatePartitions (37)      ALTER TOPIC                          TOPIC_AUTHORIZATION_FAILED, per topic
 //	DeleteGroups (42)          DELETE GROUP                         GROUP_AUTHORIZATION_FAILED, per group
 //	ElectLeaders (43)          ALTER CLUSTER                        CLUSTER_AUTHORIZATION_FAILED, top (v1+) and every partition
 //	OffsetDelete (47)          DELETE GROUP                         GROUP_AUTHORIZATION_FAILED, top

@@ -9,7 +9,8 @@ import (
 // error (Kafka's AbstractRequest.getErrorResponse): at the top, or for
 // each partition, group, key, transaction, user, creation or filter the
 // request names. It knows the APIs Gate checks, the group APIs and
-// FindCoordinator; any other API's response is returned empty.
+// FindCoordinator, and CreatePartitions (which brokers forward to their
+// controller); any other API's response is returned empty.
 func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 	resp := req.ResponseKind()
 	switch resp := resp.(type) {
@@ -97,6 +98,12 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 				sp.Partition, sp.ErrorCode = p, code
 				st.Partitions = append(st.Partitions, sp)
 			}
+			resp.Topics = append(resp.Topics, st)
+		}
+	case *kmsg.CreatePartitionsResponse:
+		for _, rt := range req.(*kmsg.CreatePartitionsRequest).Topics {
+			st := kmsg.NewCreatePartitionsResponseTopic()
+			st.Topic, st.ErrorCode = rt.Topic, code
 			resp.Topics = append(resp.Topics, st)
 		}
 	case *kmsg.DescribeACLsResponse:
