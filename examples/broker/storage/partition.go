@@ -260,6 +260,18 @@ func (p *Partition) Offsets() (Offsets, error) {
 	return p.offsetsLocked(), nil
 }
 
+// Size returns the bytes of the batches the partition's log holds, those
+// before a log start DeleteRecords moved into a segment included (they
+// go with their segment), as Kafka's log size counts them.
+func (p *Partition) Size() (int64, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.deleted {
+		return 0, p.errDeleted()
+	}
+	return p.log.Bounds().Size, nil
+}
+
 // REQUIRES: p.mu held.
 func (p *Partition) offsetsLocked() Offsets {
 	b := p.log.Bounds()

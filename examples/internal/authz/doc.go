@@ -62,6 +62,7 @@
 //	DeleteAcls (31)                                                 SECURITY_DISABLED)
 //	DescribeConfigs (32)       DESCRIBE_CONFIGS TOPIC, or CLUSTER   TOPIC_/CLUSTER_AUTHORIZATION_FAILED, per resource
 //	                           for a broker
+//	DescribeLogDirs (35)       DESCRIBE CLUSTER                     no log dir; from v3 CLUSTER_AUTHORIZATION_FAILED, top
 //	CreatePartitions (37)      ALTER TOPIC                          TOPIC_AUTHORIZATION_FAILED, per topic
 //	DeleteGroups (42)          DELETE GROUP                         GROUP_AUTHORIZATION_FAILED, per group
 //	ElectLeaders (43)          ALTER CLUSTER                        CLUSTER_AUTHORIZATION_FAILED, top (v1+) and every partition
