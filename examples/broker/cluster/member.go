@@ -147,6 +147,7 @@ func (m *Member) Open(applied func(before, after *metadata.Image, rec *metadata.
 	if m.ctrl, err = controller.New(m.meta, m.brokers.IDs(), controller.WithSessionTimeout(m.cfg.SessionTimeout),
 		controller.WithClusterID(m.cfg.ClusterID), controller.WithLogger(m.log.Named("controller")),
 		controller.WithUncleanLeaderElection(m.cfg.UncleanLeaderElection),
+		controller.WithHeartbeatInterval(m.cfg.HeartbeatInterval),
 		controller.WithAutoLeaderRebalance(m.cfg.AutoLeaderRebalance, m.cfg.LeaderImbalanceCheck, m.cfg.LeaderImbalancePct),
 		controller.WithRegisterer(m.cfg.Registerer)); err != nil {
 		_ = m.meta.Close()

@@ -42,6 +42,9 @@ type Controller struct {
 
 	rebalancer *rebalancer // the active term's leader imbalance check, or nil
 
+	// prevLeader replaces the metadata log's PreviousLeader in tests.
+	prevLeader func() (id int32, silent time.Duration, ok bool)
+
 	// tm carries the sessions' deadlines and the imbalance check; nil
 	// for a broker alone, as is the purgatory.
 	tm        *timer.Timer
@@ -204,11 +207,7 @@ func (c *Controller) activate(term uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.active && c.term == term && c.purgatory != nil {
-		for _, id := range c.brokers {
-			if !c.log.Image().Fenced(id) {
-				c.renewLocked(id)
-			}
-		}
+		c.sessionsAtActivationLocked(c.log.Image())
 		c.startRebalanceLocked(term)
 	}
 }

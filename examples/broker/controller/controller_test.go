@@ -196,3 +196,71 @@ func TestHeartbeatActivatesAnIdleLeader(t *testing.T) {
 	heartbeat(t, c, 2, 2)
 	assert.False(t, log.Image().Fenced(2))
 }
+
+// newActiveAfter is newActive for a controller that succeeds prev, silent
+// to it for silent when it takes office.
+func newActiveAfter(t *testing.T, prev int32, silent time.Duration) (*Controller, *metalog.Log, *timer.ManualClock) {
+	t.Helper()
+	log, err := metalog.New(metalog.WithSelf(1))
+	require.NoError(t, err)
+	clk := timer.NewManualClock(0)
+	c, err := New(log, []int32{1, 2, 3}, WithClock(clk), WithSessionTimeout(testSession),
+		WithHeartbeatInterval(2*time.Second), WithClusterID("test"))
+	require.NoError(t, err)
+	c.prevLeader = func() (int32, time.Duration, bool) { return prev, silent, true }
+	t.Cleanup(func() {
+		require.NoError(t, c.Close())
+		require.NoError(t, log.Close())
+	})
+	// Registered before this controller's term, as the old one left them.
+	_, err = log.Propose(context.Background(), &metadata.Record{Brokers: []metadata.Broker{{ID: 1, Epoch: 101}, {ID: 2, Epoch: 102}, {ID: 3, Epoch: 103}}})
+	require.NoError(t, err)
+	c.LeaderChanged(1, true)
+	c.wg.Wait()
+	require.True(t, c.IsActive())
+	return c, log, clk
+}
+
+// TestPreviousControllerSessionCountsFromItsSilence: the broker that led
+// the quorum before this controller gets what is left of a session from
+// its last word to this broker, at least two heartbeat intervals; the
+// others a whole session, as Kafka's new controller gives them.
+func TestPreviousControllerSessionCountsFromItsSilence(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		silent time.Duration
+		fenced time.Duration // after activation
+	}{
+		{"what is left of its session", 3 * time.Second, 6 * time.Second},
+		{"at least two heartbeats", 8 * time.Second, 4 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, log, clk := newActiveAfter(t, 2, tc.silent)
+			alive := func(until time.Duration) {
+				for clk.Now() < until {
+					advance(c, clk, min(time.Second, until-clk.Now()))
+					heartbeat(t, c, 1, 101)
+					heartbeat(t, c, 3, 103)
+				}
+			}
+			alive(tc.fenced - time.Millisecond)
+			assert.False(t, log.Image().Fenced(2), "not before")
+			advance(c, clk, time.Millisecond)
+			assert.True(t, log.Image().Fenced(2), "fenced once what was left of its session passed")
+			assert.False(t, log.Image().Fenced(3), "the others keep a whole session")
+		})
+	}
+}
+
+// TestPreviousControllerThatHeartbeatsIsKept: a previous controller that
+// is alive heartbeats the new one, and keeps its session.
+func TestPreviousControllerThatHeartbeatsIsKept(t *testing.T) {
+	c, log, clk := newActiveAfter(t, 2, 8*time.Second)
+	for range 10 {
+		advance(c, clk, 2*time.Second)
+		for id := int32(1); id <= 3; id++ {
+			heartbeat(t, c, id, 100+int64(id))
+		}
+	}
+	assert.False(t, log.Image().Fenced(2))
+}

@@ -24,9 +24,17 @@
 // (renewed) and submits the next; expiry fences the broker, which leaves
 // every ISR at once, and each partition it led gets a new leader from its
 // ISR with its leader epoch bumped, or goes offline (package metadata,
-// Fence). A new controller gives every broker of the cluster a fresh
-// session when it takes office, as Kafka's does, so that a broker which
-// died with the old controller is fenced too.
+// Fence). A new controller gives every broker of the cluster a session
+// when it takes office, as Kafka's does, so that a broker which died with
+// the old controller is fenced too; Kafka's are all fresh, and a kill -9
+// of a broker that led both the quorum and partitions then costs a Raft
+// election more than any other leader's. Here the old controller's
+// session counts from the last time the new one heard from it as the
+// quorum's leader (raft's last contact), which is no later than the last
+// heartbeat it could have renewed anywhere the quorum sees, with at
+// least two heartbeat intervals left, so that a live old controller,
+// once it follows the new one, renews it in time (see
+// sessionsAtActivationLocked).
 //
 // Two repairs keep a missed event from stopping fencing for good, silently:
 // a heartbeat refused by a controller whose log leads the quorum but which

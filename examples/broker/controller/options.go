@@ -12,6 +12,7 @@ import (
 
 type config struct {
 	session   time.Duration // broker.session.timeout.ms
+	heartbeat time.Duration // broker.heartbeat.interval.ms: a live broker renews within it
 	unclean   bool          // unclean.leader.election.enable, for topics without their own
 	clusterID string        // proposed by the first controller, if the log has none
 	rebalance rebalanceConfig
@@ -21,13 +22,13 @@ type config struct {
 }
 
 func defaultConfig() config {
-	return config{session: 9 * time.Second, log: zap.NewNop(),
+	return config{session: 9 * time.Second, heartbeat: 2 * time.Second, log: zap.NewNop(),
 		rebalance: rebalanceConfig{enable: true, interval: 300 * time.Second, pct: 10}}
 }
 
 func (c *config) validate() error {
-	if c.session <= 0 {
-		return errors.New("controller: the session timeout must be positive")
+	if c.session <= 0 || c.heartbeat <= 0 {
+		return errors.New("controller: the session timeout and the heartbeat interval must be positive")
 	}
 	if c.rebalance.enable && (c.rebalance.interval <= 0 || c.rebalance.pct < 0 || c.rebalance.pct > 100) {
 		return errors.New("controller: the leader imbalance check needs a positive interval and a percentage from 0 to 100")
@@ -77,4 +78,11 @@ func WithUncleanLeaderElection(on bool) Option { return optionFunc(func(c *confi
 // partitions it prefers.
 func WithAutoLeaderRebalance(enable bool, interval time.Duration, pct int) Option {
 	return optionFunc(func(c *config) { c.rebalance = rebalanceConfig{enable: enable, interval: interval, pct: pct} })
+}
+
+// WithHeartbeatInterval sets broker.heartbeat.interval.ms (Kafka's 2s by
+// default), how often a live broker renews its session: a new controller
+// leaves the previous one at least two of them to renew.
+func WithHeartbeatInterval(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.heartbeat = d })
 }

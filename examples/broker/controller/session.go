@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -152,16 +153,61 @@ func (c *Controller) isBroker(id int32) bool {
 //
 // REQUIRES: c.mu held (the purgatory's calls take no lock of ours: the
 // completed session's OnComplete returns at once, as renewed).
-func (c *Controller) renewLocked(broker int32) {
+func (c *Controller) renewLocked(broker int32) { c.renewForLocked(broker, c.cfg.session) }
+
+// renewForLocked is renewLocked with a session that expires after left.
+//
+// REQUIRES: c.mu held.
+func (c *Controller) renewForLocked(broker int32, left time.Duration) {
 	if old := c.sessions[broker]; old != nil {
 		old.renewed.Store(true)
 		c.purgatory.CheckAndComplete(broker)
 	}
 	s := &session{c: c, broker: broker}
 	c.sessions[broker] = s
-	if _, err := c.purgatory.TryCompleteElseWatch(s, c.cfg.session, broker); err != nil {
+	if _, err := c.purgatory.TryCompleteElseWatch(s, left, broker); err != nil {
 		delete(c.sessions, broker) // the purgatory is closing
 	}
+}
+
+// sessionsAtActivationLocked gives every unfenced broker a session as a
+// new controller takes office (Kafka's starts them all afresh: a broker
+// that died with the old controller is fenced too). The old controller
+// itself gets what is left of a session counted from when this broker
+// last heard from it as the quorum's leader (previousLeader): it sent no
+// heartbeat anywhere this controller could see since, and a kill -9 of a
+// broker that led both the quorum and partitions is then fenced as soon
+// as any other broker's, not a Raft election later. It keeps at least
+// two heartbeat intervals, so that a live old controller, once it follows
+// the new one, renews its session before it expires: it is never fenced
+// for the election's length alone.
+//
+// REQUIRES: c.mu held, c.active.
+func (c *Controller) sessionsAtActivationLocked(im *metadata.Image) {
+	prev, silent, ok := c.previousLeader()
+	for _, id := range c.brokers {
+		if im.Fenced(id) {
+			continue
+		}
+		if left := c.cfg.session - silent; ok && id == prev && left < c.cfg.session {
+			left = max(left, 2*c.cfg.heartbeat)
+			c.zlog.Info("controller: the previous controller's session counts from its last word to this broker",
+				zap.Int32("broker", id), zap.Duration("silent", silent), zap.Duration("session_left", left))
+			c.renewForLocked(id, left)
+			continue
+		}
+		c.renewLocked(id)
+	}
+}
+
+// previousLeader returns the quorum's previous leader as the metadata log
+// saw it, and for how long it has been silent to this broker.
+func (c *Controller) previousLeader() (id int32, silent time.Duration, ok bool) {
+	if c.prevLeader != nil {
+		return c.prevLeader()
+	}
+	id, at, ok := c.log.PreviousLeader()
+	return id, time.Since(at), ok
 }
 
 // Shutdown fences broker at its request (Kafka's controlled shutdown: a

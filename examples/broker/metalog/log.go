@@ -39,6 +39,10 @@ type Log struct {
 	observer  *raft.Observer
 	stop      chan struct{}
 	done      chan struct{}
+
+	// prevLeader is the last leader other than this broker watchLeader
+	// observed (PreviousLeader), -1 before one.
+	prevLeader atomic.Int32
 }
 
 // New opens the metadata log: a local one without voters, else this
@@ -53,6 +57,7 @@ func New(opts ...Option) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{cfg: cfg}
+	l.prevLeader.Store(-1)
 	l.image.Store(metadata.Empty())
 	if len(cfg.voters) == 0 {
 		return l, nil
@@ -149,6 +154,9 @@ func (l *Log) watchLeader() {
 			return
 		case <-l.observed:
 			leader, self := l.Leader()
+			if leader >= 0 && leader != l.cfg.self {
+				l.prevLeader.Store(leader)
+			}
 			l.cfg.leader(leader, self)
 		}
 	}
@@ -178,6 +186,21 @@ func (l *Log) Leader() (id int32, self bool) {
 		return -1, false
 	}
 	return int32(n), l.raft.State() == raft.Leader && int32(n) == l.cfg.self
+}
+
+// PreviousLeader returns the last leader of the quorum other than this
+// broker that it observed, and the last time this broker heard from a
+// leader or granted a vote (raft's LastContact: as a follower, never
+// earlier than its last word from that leader). ok is false when there is
+// neither (a local log, a broker that never followed). A broker just
+// elected uses it to know how long the leader it replaced has been silent
+// to it.
+func (l *Log) PreviousLeader() (id int32, lastContact time.Time, ok bool) {
+	if l.raft == nil {
+		return -1, time.Time{}, false
+	}
+	id, at := l.prevLeader.Load(), l.raft.LastContact()
+	return id, at, id >= 0 && !at.IsZero()
 }
 
 // IsLeader reports whether this broker is the quorum's leader (the active
