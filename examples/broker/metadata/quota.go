@@ -505,9 +505,10 @@ func (im *Image) applyQuotas(changes []QuotaChange) {
 	}
 }
 
-// quotaEntries returns the quotas as a snapshot holds them: a change
-// setting each, in entity and key order.
-func (im *Image) quotaEntries() []QuotaChange {
+// QuotaChanges returns the image's quotas as the changes that set them,
+// in entity and key order: what a snapshot holds, and a broker alone
+// keeps in log.dirs.
+func (im *Image) QuotaChanges() []QuotaChange {
 	entities := slices.SortedFunc(maps.Keys(im.quotas), compareQuotaEntities)
 	var out []QuotaChange
 	for _, e := range entities {

@@ -131,7 +131,7 @@ type snapshot struct {
 // MarshalImage returns im as the bytes of a snapshot.
 func MarshalImage(im *Image) ([]byte, error) {
 	return json.Marshal(snapshot{Index: im.Index, ClusterID: im.ClusterID, Brokers: im.Brokers(), Topics: im.Topics(),
-		Scram: im.scramEntries(), Endpoints: im.endpointEntries(), ACLs: im.aclEntries(), Quotas: im.quotaEntries()})
+		Scram: im.scramEntries(), Endpoints: im.endpointEntries(), ACLs: im.aclEntries(), Quotas: im.QuotaChanges()})
 }
 
 // UnmarshalImage reads a snapshot written by MarshalImage.
