@@ -10,7 +10,7 @@ COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test api api-report stress bench-timer bench-purgatory bench-newcomer bench-broker bench-cluster bench-proxy fuzz chaos bench-failover kgo-integration kgo-integration-cluster kgo-integration-proxy kafka-go cluster
+.PHONY: test api api-report stress bench-timer bench-purgatory bench-newcomer bench-broker bench-cluster bench-proxy fuzz chaos bench-failover bench-quota kgo-integration kgo-integration-cluster kgo-integration-proxy kafka-go cluster
 
 test:
 	$(GO) test -race ./...
@@ -108,6 +108,13 @@ cluster:
 # machines of their own); drop --server-cpus to let them share every CPU.
 bench-proxy:
 	$(GO) run ./test/proxyperf --consumers 100 --partitions 12 --rate 1000 --warmup 5s --duration 30s --server-cpus 0 --plot bench-proxy.svg | tee bench-proxy.txt
+
+# A producer limited to 1 MB/s by a client quota, its rate acknowledged over
+# 30s after a warm-up of quota.window.num + 1 seconds (Kafka's 11 windows;
+# QUOTA_WINDOWS=2 for a shorter cycle). Not in CI: it takes a minute.
+QUOTA_WINDOWS ?= 11
+bench-quota:
+	PURGATORY_QUOTA_WINDOWS=$(QUOTA_WINDOWS) $(GO) test -run '^$$' -bench 'BenchmarkClientQuota' -benchtime 1x -count=1 -timeout 10m -v ./test
 
 # acks=all produce on an in-process three-broker cluster, 1 and 12 partitions.
 bench-cluster:

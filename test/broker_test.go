@@ -54,7 +54,7 @@ func runBroker(t testing.TB, cfg server.Config) (srv *server.Server, stop func()
 }
 
 // newClient returns a kgo client of srv, closed when the test ends.
-func newClient(t *testing.T, srv *server.Server, opts ...kgo.Opt) *kgo.Client {
+func newClient(t testing.TB, srv *server.Server, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	opts = append([]kgo.Opt{
 		kgo.SeedBrokers(srv.Addr().String()),
@@ -67,7 +67,7 @@ func newClient(t *testing.T, srv *server.Server, opts ...kgo.Opt) *kgo.Client {
 }
 
 // createTopic creates a topic through a client's raw request.
-func createTopic(t *testing.T, cl *kgo.Client, name string, partitions int32) {
+func createTopic(t testing.TB, cl *kgo.Client, name string, partitions int32) {
 	t.Helper()
 	req := kmsg.NewPtrCreateTopicsRequest()
 	rt := kmsg.NewCreateTopicsRequestTopic()

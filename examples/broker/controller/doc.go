@@ -2,7 +2,7 @@
 // QuorumController): the broker whose metadata log leads the Raft quorum
 // decides, and commits to the log, what changes the cluster's metadata:
 // topic creation, growth (CreatePartitions) and deletion, broker registrations, fencing, leader
-// elections (on fencing, on request, and to rebalance) and ISR changes, users' SCRAM credentials and ACL bindings. Every other broker answers such requests
+// elections (on fencing, on request, and to rebalance) and ISR changes, users' SCRAM credentials, ACL bindings and client quotas. Every other broker answers such requests
 // NOT_CONTROLLER (ErrNotController), as Kafka's brokers do for a
 // controller they are not.
 //

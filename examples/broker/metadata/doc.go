@@ -3,8 +3,9 @@
 // id, the brokers' registrations (epoch, fenced or not), the topics with
 // their ids and configs, and each partition's replicas, leader, leader
 // epoch, partition epoch and in-sync replicas (ISR); the users' SCRAM
-// credentials and the ACL bindings (package acl's), which images share
-// until a record changes them.
+// credentials, the ACL bindings (package acl's) and the client quotas
+// (quota.go, with their precedence: [Image.ClientQuota]), which images
+// share until a record changes them.
 //
 // # The image
 //

@@ -88,6 +88,9 @@ type Image struct {
 	endpoints map[int32][]Endpoint
 	// acls are the ACL bindings (acl.go), shared likewise.
 	acls map[acl.Binding]struct{}
+	// quotas are the client quotas (quota.go), by entity and key,
+	// shared likewise.
+	quotas map[QuotaEntity]map[string]float64
 }
 
 // Empty returns the image before any record.
@@ -167,5 +170,5 @@ func (im *Image) TopicCount() int { return len(im.topics) }
 func (im *Image) clone() *Image {
 	return &Image{Index: im.Index, ClusterID: im.ClusterID, brokers: maps.Clone(im.brokers),
 		topics: maps.Clone(im.topics), names: maps.Clone(im.names), scram: im.scram,
-		endpoints: im.endpoints, acls: im.acls}
+		endpoints: im.endpoints, acls: im.acls, quotas: im.quotas}
 }

@@ -10,8 +10,8 @@ import (
 // a batch of records, atomically). Its parts are applied in field order:
 // the cluster id, the brokers, the deleted topics, the created topics,
 // the partitions added, the partition changes, the SCRAM credentials, the
-// endpoints, the ACL bindings. A field added since an older record was
-// written is absent from it, and decodes empty.
+// endpoints, the ACL bindings, the client quotas. A field added since an
+// older record was written is absent from it, and decodes empty.
 type Record struct {
 	// ClusterID sets the cluster's id, once: the first one committed wins.
 	ClusterID string `json:"cluster_id,omitempty"`
@@ -33,6 +33,8 @@ type Record struct {
 	Endpoints []BrokerEndpoints `json:"endpoints,omitempty"`
 	// ACLs adds and removes ACL bindings, in order.
 	ACLs []ACLChange `json:"acls,omitempty"`
+	// Quotas sets and removes client quotas, in order (quota.go).
+	Quotas []QuotaChange `json:"quotas,omitempty"`
 }
 
 // PartitionChange is a partition's new state.
@@ -46,7 +48,7 @@ type PartitionChange struct {
 func (r Record) Empty() bool {
 	return r.ClusterID == "" && len(r.Brokers) == 0 && len(r.DeleteTopics) == 0 &&
 		len(r.CreateTopics) == 0 && len(r.AddPartitions) == 0 && len(r.Partitions) == 0 && len(r.Scram) == 0 &&
-		len(r.Endpoints) == 0 && len(r.ACLs) == 0
+		len(r.Endpoints) == 0 && len(r.ACLs) == 0 && len(r.Quotas) == 0
 }
 
 // Encode returns r as the bytes of a log entry.
@@ -117,6 +119,7 @@ func (im *Image) Apply(index uint64, r *Record) *Image {
 	next.applyScram(r.Scram)
 	next.applyEndpoints(r.Endpoints)
 	next.applyACLs(r.ACLs)
+	next.applyQuotas(r.Quotas)
 	return next
 }
 
@@ -129,12 +132,13 @@ type snapshot struct {
 	Scram     []ScramChange     `json:"scram,omitempty"`
 	Endpoints []BrokerEndpoints `json:"endpoints,omitempty"`
 	ACLs      []ACLChange       `json:"acls,omitempty"`
+	Quotas    []QuotaChange     `json:"quotas,omitempty"`
 }
 
 // MarshalImage returns im as the bytes of a snapshot.
 func MarshalImage(im *Image) ([]byte, error) {
 	return json.Marshal(snapshot{Index: im.Index, ClusterID: im.ClusterID, Brokers: im.Brokers(), Topics: im.Topics(),
-		Scram: im.scramEntries(), Endpoints: im.endpointEntries(), ACLs: im.aclEntries()})
+		Scram: im.scramEntries(), Endpoints: im.endpointEntries(), ACLs: im.aclEntries(), Quotas: im.QuotaChanges()})
 }
 
 // UnmarshalImage reads a snapshot written by MarshalImage.
@@ -155,5 +159,6 @@ func UnmarshalImage(b []byte) (*Image, error) {
 	im.applyScram(s.Scram)
 	im.applyEndpoints(s.Endpoints)
 	im.applyACLs(s.ACLs)
+	im.applyQuotas(s.Quotas)
 	return im, nil
 }

@@ -53,10 +53,15 @@ package server
 // INVALID_TXN_STATE, or NOT_ENOUGH_REPLICAS, which producers retry, when
 // the coordinator cannot be asked (produce_verify.go).
 //
+// Quotas (quotas.go): a client's producer_byte_rate bounds its requests'
+// bytes, recorded when answered; one over it is answered at once with
+// throttle_time_ms, and its connection muted that long (KIP-219), an
+// acks=0 produce's too.
+//
 // Not implemented: log append time (message.timestamp.type: batches keep
 // their CreateTime), per-record errors (a batch is refused whole, with the
-// reason in its error message, not record by record), quotas, and the
-// KIP-951 leader hints (the leader never moves).
+// reason in its error message, not record by record), and the KIP-951
+// leader hints (the leader never moves).
 //
 // Authorization (authz.go): transactional batches need WRITE on their
 // transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every
@@ -154,16 +159,17 @@ func (s *Server) produce(r *kafkanet.Request, v *verified) {
 		resp.Topics = append(resp.Topics, st)
 	}
 
+	a := s.withQuota(r, s.quotas.produce) // producer_byte_rate, recorded as answered (quotas.go)
 	switch {
 	case req.Acks == 0 && failed:
-		r.HangUp()
+		a.HangUp()
 	case req.Acks == 0:
-		r.NoResponse()
+		a.NoResponse()
 	case req.Acks == -1 && len(waits) > 0:
 		// Kafka waits only if some partition was appended to.
-		s.replicas.AwaitReplication(r, resp, waits, msDuration(req.TimeoutMillis))
+		s.replicas.AwaitReplication(a, resp, waits, msDuration(req.TimeoutMillis))
 	default:
-		r.Respond(resp)
+		a.Respond(resp)
 	}
 }
 

@@ -59,7 +59,14 @@ package server
 // divergence checks against last_fetched_epoch (KIP-595's diverging_epoch
 // in the answer: a follower asks OffsetForLeaderEpoch before it fetches at
 // a new leader epoch instead, and truncates by epoch, see
-// replica.Fetcher); quotas.
+// replica.Fetcher).
+//
+// Quotas (quotas.go): a client's consumer_byte_rate bounds the records
+// its fetches return, recorded when answered, its max_bytes capped at
+// what the quota allows over its windows; a fetch that takes it over is
+// answered at once, empty (its records not counted), with
+// throttle_time_ms, and its connection muted that long (KIP-219), as
+// Kafka answers it. A follower's fetch is exempt.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -73,7 +80,7 @@ func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch) }
 
 func (s *Server) handleFetch(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.FetchRequest)
-	s.replicas.Fetch(r, req, s.fetchRefusals(s.access(r), req))
+	s.replicas.Fetch(s.fetchWithQuota(r, req), req, s.fetchRefusals(s.access(r), req))
 }
 
 // fetchRefusals returns, by topic index, the topics of req the client may

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
+	"github.com/gopurgatory/purgatory/examples/broker/quota"
 	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
 )
 
@@ -186,6 +187,12 @@ type Config struct {
 	ReplicaFetchMinBytes int32         // replica.fetch.min.bytes
 	ReplicaFetchMaxBytes int32         // replica.fetch.max.bytes
 	ReplicaFetchBackoff  time.Duration // replica.fetch.backoff.ms
+
+	// QuotaWindowNum and QuotaWindowSize are the samples a client
+	// quota's rate keeps and the time each spans (quota.window.num,
+	// quota.window.size.seconds; package quota).
+	QuotaWindowNum  int
+	QuotaWindowSize time.Duration
 }
 
 // Default returns Kafka's defaults, with the listener on loopback.
@@ -248,6 +255,9 @@ func Default() Config {
 		ReplicaFetchMinBytes: 1,
 		ReplicaFetchMaxBytes: 1 << 20,
 		ReplicaFetchBackoff:  time.Second,
+
+		QuotaWindowNum:  quota.DefaultSamples,
+		QuotaWindowSize: quota.DefaultWindow,
 
 		BrokerHeartbeatInterval:   2 * time.Second,
 		BrokerSessionTimeout:      9 * time.Second,
@@ -317,6 +327,8 @@ func (c *Config) validate() error {
 		return errors.New("controller.quorum.election.timeout.ms must be at least 10")
 	case c.ReplicaFetchMinBytes < 1 || c.ReplicaFetchMaxBytes < 1:
 		return errors.New("replica.fetch.min.bytes and replica.fetch.max.bytes must be at least 1")
+	case c.QuotaWindowNum < 1 || c.QuotaWindowSize < time.Second:
+		return fmt.Errorf("quota.window.num %d and quota.window.size.seconds %v: must be at least 1", c.QuotaWindowNum, c.QuotaWindowSize)
 	}
 	if c.Cluster != "" {
 		if _, err := cluster.Parse(c.Cluster, c.ControllerQuorumVoters, c.NodeID); err != nil {
@@ -463,6 +475,8 @@ func (c *Config) settings() []setting {
 		intSetting("replica.fetch.min.bytes", "bytes a follower's fetch waits for", &c.ReplicaFetchMinBytes),
 		intSetting("replica.fetch.max.bytes", "bytes a follower fetches per partition", &c.ReplicaFetchMaxBytes),
 		durationSetting("replica.fetch.backoff.ms", "pause after a follower's fetch fails", &c.ReplicaFetchBackoff, ms),
+		intSetting("quota.window.num", "samples a client quota's rate is measured over (Kafka: 11)", &c.QuotaWindowNum),
+		durationSetting("quota.window.size.seconds", "time each sample of a client quota's rate spans", &c.QuotaWindowSize, time.Second),
 	}, c.securitySettings()...)
 }
 

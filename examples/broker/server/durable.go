@@ -74,16 +74,16 @@ func (d *durable) close() error {
 }
 
 // securityName is the file in log.dirs that keeps a broker alone's ACL
-// bindings and SCRAM credentials: a metadata record adding each
+// bindings, SCRAM credentials and client quotas: a metadata record adding each
 // (metadata.Record's encoding), replaced atomically at each change. A
 // broker of a cluster keeps them in its quorum's log instead
 // (__cluster_metadata), as every record.
 const securityName = "security.json"
 
-// saveSecurity replaces the kept bindings and credentials with im's: one
-// atomic file write, fsynced, so that a change a client was told of
-// survives a power loss. O(bindings + credentials) per change, which
-// administration can afford.
+// saveSecurity replaces the kept bindings, credentials and quotas with
+// im's: one atomic file write, fsynced, so that a change a client was told
+// of survives a power loss. O(bindings + credentials + quotas) per change,
+// which administration can afford.
 func (d *durable) saveSecurity(im *metadata.Image) error {
 	bindings := im.ACLs()
 	rec := metadata.Record{ACLs: make([]metadata.ACLChange, len(bindings))}
@@ -95,10 +95,11 @@ func (d *durable) saveSecurity(im *metadata.Image) error {
 			rec.Scram = append(rec.Scram, metadata.ScramChange{User: u.User, Mechanism: c.Mechanism, Credential: &c})
 		}
 	}
+	rec.Quotas = im.QuotaChanges()
 	return atomicfile.Write((*os.File).Sync, filepath.Join(d.dir.Path(), securityName), rec.Encode())
 }
 
-// loadSecurity returns the kept bindings and credentials, as the record
+// loadSecurity returns the kept bindings, credentials and quotas, as the record
 // to seed a broker alone's metadata log with; an empty one before the
 // first was kept.
 func (d *durable) loadSecurity() (metadata.Record, error) {
@@ -113,7 +114,7 @@ func (d *durable) loadSecurity() (metadata.Record, error) {
 	if err != nil {
 		return metadata.Record{}, fmt.Errorf("log.dirs: %s: %w", securityName, err)
 	}
-	return metadata.Record{ACLs: rec.ACLs, Scram: rec.Scram}, nil
+	return metadata.Record{ACLs: rec.ACLs, Scram: rec.Scram, Quotas: rec.Quotas}, nil
 }
 
 // producerIDBlock is how many producer ids the broker reserves on disk at

@@ -74,6 +74,10 @@ type Server struct {
 	// UNKNOWN_TOPIC_OR_PARTITION (groups.go); nil accepts every one.
 	topicExists func(topic string, partition int32) bool
 
+	// quotas enforce the client quotas of the metadata image
+	// (quotas.go).
+	quotas quotas
+
 	// produceOrder keeps a connection's produces in order while one
 	// waits for its transaction's coordinator (produce_verify.go).
 	produceOrder connOrder
@@ -195,6 +199,9 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if s.txns, s.txnTopic, err = s.newTxnCoordinator(); err != nil {
 		return nil, err
 	}
+	if s.quotas, err = newQuotas(cfg, s); err != nil {
+		return nil, err
+	}
 	// The authorizer before the metadata log, whose bindings it follows.
 	if opts, on, _ := cfg.authorizerOptions(); on { // validate checked them
 		if s.authz, err = acl.New(opts...); err != nil {
@@ -211,7 +218,7 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 		if err != nil {
 			return nil, err
 		}
-		seed.ACLs, seed.Scram = kept.ACLs, kept.Scram
+		seed.ACLs, seed.Scram, seed.Quotas = kept.ACLs, kept.Scram, kept.Quotas
 	}
 	if err = s.member.Open(s.applied, seed); err != nil {
 		return nil, err

@@ -68,6 +68,8 @@
 //	ElectLeaders (43)          ALTER CLUSTER                        CLUSTER_AUTHORIZATION_FAILED, top (v1+) and every partition
 //	OffsetDelete (47)          DELETE GROUP                         GROUP_AUTHORIZATION_FAILED, top
 //	                           READ TOPIC                           TOPIC_AUTHORIZATION_FAILED, its partitions
+//	DescribeClientQuotas (48)  DESCRIBE_CONFIGS CLUSTER             CLUSTER_AUTHORIZATION_FAILED, top
+//	AlterClientQuotas (49)     ALTER_CONFIGS CLUSTER                CLUSTER_AUTHORIZATION_FAILED, every entity
 //	DescribeUserScram... (50)  DESCRIBE CLUSTER                     CLUSTER_AUTHORIZATION_FAILED, top
 //	AlterUserScram... (51)     ALTER CLUSTER                        CLUSTER_AUTHORIZATION_FAILED, every user
 //	AlterPartition (56)        CLUSTER_ACTION CLUSTER               CLUSTER_AUTHORIZATION_FAILED, top

@@ -103,6 +103,8 @@ var gates = map[kmsg.Key]func(c Access, req kmsg.Request) int16{
 	kmsg.OffsetDelete: func(c Access, req kmsg.Request) int16 {
 		return c.GroupCode(kmsg.ACLOperationDelete, req.(*kmsg.OffsetDeleteRequest).Group)
 	},
+	kmsg.DescribeClientQuotas:         clusterGate(kmsg.ACLOperationDescribeConfigs),
+	kmsg.AlterClientQuotas:            clusterGate(kmsg.ACLOperationAlterConfigs),
 	kmsg.DescribeUserSCRAMCredentials: clusterGate(kmsg.ACLOperationDescribe),
 	kmsg.AlterUserSCRAMCredentials:    clusterGate(kmsg.ACLOperationAlter),
 	kmsg.AlterPartition:               clusterGate(kmsg.ACLOperationClusterAction),

@@ -73,6 +73,15 @@ func TestGate(t *testing.T) {
 		{name: "KIP-679: WRITE on a topic is enough", req: idem,
 			bindings: []acl.Binding{allow(kmsg.ACLResourceTypeTopic, "orders", "User:alice", kmsg.ACLOperationWrite)}},
 		{name: "the ACL APIs need the cluster", req: kmsg.NewPtrCreateACLsRequest(), want: kerr.ClusterAuthorizationFailed.Code},
+		{name: "DescribeClientQuotas needs DESCRIBE_CONFIGS on the cluster", req: kmsg.NewPtrDescribeClientQuotasRequest(),
+			want: kerr.ClusterAuthorizationFailed.Code},
+		{name: "DescribeClientQuotas with it", req: kmsg.NewPtrDescribeClientQuotasRequest(),
+			bindings: []acl.Binding{allow(kmsg.ACLResourceTypeCluster, acl.ClusterName, "User:alice", kmsg.ACLOperationDescribeConfigs)}},
+		{name: "AlterClientQuotas needs ALTER_CONFIGS on the cluster", req: kmsg.NewPtrAlterClientQuotasRequest(),
+			bindings: []acl.Binding{allow(kmsg.ACLResourceTypeCluster, acl.ClusterName, "User:alice", kmsg.ACLOperationAlter)},
+			want:     kerr.ClusterAuthorizationFailed.Code},
+		{name: "AlterClientQuotas with it", req: kmsg.NewPtrAlterClientQuotasRequest(),
+			bindings: []acl.Binding{allow(kmsg.ACLResourceTypeCluster, acl.ClusterName, "User:alice", kmsg.ACLOperationAlterConfigs)}},
 		{name: "an API checked per resource passes the gate", req: kmsg.NewPtrFetchRequest()},
 	}
 	for _, tt := range tests {
@@ -117,6 +126,15 @@ func TestErrorResponse(t *testing.T) {
 	require.Len(t, fresp.Coordinators, 2)
 	assert.Equal(t, "b", fresp.Coordinators[1].Key)
 	assert.Equal(t, kerr.GroupAuthorizationFailed.Code, fresp.Coordinators[1].ErrorCode, "every key")
+
+	aq := kmsg.NewPtrAlterClientQuotasRequest()
+	alice := "alice"
+	aq.Entries = []kmsg.AlterClientQuotasRequestEntry{{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "user", Name: &alice}}},
+		{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "client-id"}}}}
+	aresp := ErrorResponse(aq, kerr.ClusterAuthorizationFailed.Code).(*kmsg.AlterClientQuotasResponse)
+	require.Len(t, aresp.Entries, 2)
+	assert.Equal(t, kerr.ClusterAuthorizationFailed.Code, aresp.Entries[1].ErrorCode, "every entity")
+	assert.Equal(t, []kmsg.AlterClientQuotasResponseEntryEntity{{Type: "user", Name: &alice}}, aresp.Entries[0].Entity, "named as asked")
 }
 
 func TestOptions(t *testing.T) {

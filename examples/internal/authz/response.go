@@ -69,6 +69,17 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 		resp.ErrorCode, resp.BrokerEpoch = code, -1
 	case *kmsg.BrokerHeartbeatResponse:
 		resp.ErrorCode, resp.IsFenced = code, true
+	case *kmsg.DescribeClientQuotasResponse:
+		resp.ErrorCode = code
+	case *kmsg.AlterClientQuotasResponse:
+		for _, e := range req.(*kmsg.AlterClientQuotasRequest).Entries {
+			re := kmsg.NewAlterClientQuotasResponseEntry()
+			re.ErrorCode = code
+			for _, p := range e.Entity {
+				re.Entity = append(re.Entity, kmsg.AlterClientQuotasResponseEntryEntity{Type: p.Type, Name: p.Name})
+			}
+			resp.Entries = append(resp.Entries, re)
+		}
 	case *kmsg.DescribeUserSCRAMCredentialsResponse:
 		resp.ErrorCode = code
 	case *kmsg.AlterUserSCRAMCredentialsResponse:

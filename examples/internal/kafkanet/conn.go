@@ -65,6 +65,7 @@ type Conn struct {
 	inFrame  bool       // the reader is in a frame: its deadline is socket.read.timeout.ms, not idleness
 	stopped  bool       // the reader has returned: no slot will be added
 	closed   bool
+	mutes    int // throttles pending (throttle.go): the reader reads no request while above 0
 
 	served chan struct{} // closed when serve returns
 
@@ -186,8 +187,11 @@ func (c *Conn) read() error {
 	for {
 		br.shrink() // before waiting for the next request
 		// Under mu, so that drain's deadline (set under mu) is never
-		// overwritten by the idle one.
+		// overwritten by the idle one. A throttled connection reads
+		// nothing until its mute ends (throttle.go): its client is not
+		// idle meanwhile, and the idle deadline is armed after it.
 		c.mu.Lock()
+		c.awaitUnmutedLocked()
 		if c.draining {
 			c.mu.Unlock()
 			return nil

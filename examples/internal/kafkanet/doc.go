@@ -155,6 +155,19 @@
 // what it got, for a server that shares its file descriptors out (the
 // broker's max.connections and log files).
 //
+// # Throttles
+//
+// Request.Throttle mutes a connection for a quota's throttle time, as
+// Kafka mutes a throttled channel since KIP-219: the handler answers at
+// once, with throttle_time_ms, and the reader reads no further request
+// until the time has passed, while the writer writes what is owed. The
+// end of a mute is a delayed operation in the server's Throttle
+// purgatory, under the connection's key, that expires then (or completes
+// when the connection closes): no goroutine sleeps. Muted readers are
+// counted in <namespace>_connections_muted. A muted reader does not read
+// its socket, so a client that goes away while muted is noticed when the
+// mute ends, as Kafka notices it.
+//
 // # Shutting down
 //
 // Close stops accepting; the connections open go on being served. Drain
@@ -166,7 +179,8 @@
 // # Goroutines
 //
 // One accept loop per Serve, on the caller's goroutine; with SASL, the
-// AuthenticationFailure purgatory's reaper, stopped by Drain; per
+// AuthenticationFailure purgatory's reaper, and from the first throttle
+// the Throttle purgatory's, both stopped by Drain; per
 // connection a reader (which also runs the Handler's ServeKafka and writes what is
 // ready when it is idle) and a writer, both ended by the connection's
 // close, which Drain waits for. WithConnClosed runs on the reader's

@@ -9,13 +9,15 @@ import (
 
 // metrics are the connections' and requests' metrics, named
 // <namespace>_requests_total, ..._request_latency_seconds,
-// ..._connections, ..._handler_panics_total, ..._authentications_total.
+// ..._connections, ..._handler_panics_total, ..._authentications_total,
+// ..._connections_muted.
 type metrics struct {
 	requests    *prometheus.CounterVec   // by api
 	latency     *prometheus.HistogramVec // by api: read to answered
 	connections prometheus.Gauge
 	panics      prometheus.Counter
 	auths       *prometheus.CounterVec // by mechanism and result
+	muted       prometheus.Gauge       // readers held by a throttle (throttle.go)
 }
 
 func newMetrics(reg prometheus.Registerer, namespace string) (*metrics, error) {
@@ -38,8 +40,12 @@ func newMetrics(reg prometheus.Registerer, namespace string) (*metrics, error) {
 			Name: namespace + "_authentications_total",
 			Help: "SASL authentications, by mechanism and result (success, failure, unsupported_mechanism, unsupported_version, illegal_state).",
 		}, []string{"mechanism", "result"}),
+		muted: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: namespace + "_connections_muted",
+			Help: "Connections whose reader a quota's throttle holds (KIP-219): no request is read from them until it ends.",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.connections, m.panics, m.auths} {
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.connections, m.panics, m.auths, m.muted} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

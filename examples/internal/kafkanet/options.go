@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/internal/sasl"
+	"github.com/gopurgatory/purgatory/timer"
 )
 
 // An Option configures a Server.
@@ -44,6 +45,8 @@ type config struct {
 	sasl        *sasl.Authenticator // nil: no SASL listener may be opened
 	authDelay   time.Duration       // connection.failed.authentication.delay.ms
 	reauthAfter time.Duration       // connections.max.reauth.ms; 0: never
+
+	throttleClock timer.Clock // the Throttle purgatory's; nil: the real one
 }
 
 // The defaults, Kafka's where Kafka has one.
@@ -233,4 +236,11 @@ func WithConnClosed(f func(*Conn)) Option { return optionFunc(func(c *config) { 
 // connection or have it closed.
 func WithSASL(a *sasl.Authenticator, failDelay, reauth time.Duration) Option {
 	return optionFunc(func(c *config) { c.sasl, c.authDelay, c.reauthAfter = a, failDelay, reauth })
+}
+
+// WithThrottleClock sets the clock the throttles' mutes end on
+// (Request.Throttle): a *timer.ManualClock makes them deterministic in
+// tests. The real clock by default.
+func WithThrottleClock(clk timer.Clock) Option {
+	return optionFunc(func(c *config) { c.throttleClock = clk })
 }

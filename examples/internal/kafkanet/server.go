@@ -66,6 +66,11 @@ type Server struct {
 	// connection.failed.authentication.delay.ms, each under its
 	// connection (sasl_gate.go); nil without SASL. Closed by Drain.
 	authDelays *purgatory.Purgatory[*Conn]
+
+	// throttles ends the quotas' mutes (throttle.go), each under its
+	// connection: made at the first, guarded by mu, closed by Drain.
+	throttles       *purgatory.Purgatory[*Conn]
+	throttlesClosed bool
 }
 
 // New returns a server of h's requests; Serve starts it on a listener.
@@ -189,6 +194,7 @@ func (s *Server) Drain(ctx context.Context) {
 	if s.authDelays != nil {
 		_ = s.authDelays.Close() // nothing waits in it: every connection is gone
 	}
+	s.closeThrottles() // likewise
 }
 
 // Conns returns the number of connections open.
