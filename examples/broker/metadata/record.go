@@ -9,7 +9,7 @@ import (
 // controller changes, applied as a whole (KRaft writes such a decision as
 // a batch of records, atomically). Its parts are applied in field order:
 // the cluster id, the brokers, the deleted topics, the created topics,
-// the partitions added, the partition changes, the SCRAM credentials, the
+// the partitions added, the topics' own configs, the partition changes, the SCRAM credentials, the
 // endpoints, the ACL bindings. A field added since an older record was
 // written is absent from it, and decodes empty.
 type Record struct {
@@ -25,6 +25,9 @@ type Record struct {
 	// AddPartitions adds partitions to topics (CreatePartitions), after
 	// their last.
 	AddPartitions []NewPartitions `json:"add_partitions,omitempty"`
+	// TopicConfigs sets topics' own configs (AlterConfigs,
+	// IncrementalAlterConfigs), each replacing the topic's.
+	TopicConfigs []TopicConfigs `json:"topic_configs,omitempty"`
 	// Partitions are partitions' new states (leader, ISR, epochs).
 	Partitions []PartitionChange `json:"partitions,omitempty"`
 	// Scram sets and removes users' SCRAM credentials.
@@ -46,6 +49,7 @@ type PartitionChange struct {
 func (r Record) Empty() bool {
 	return r.ClusterID == "" && len(r.Brokers) == 0 && len(r.DeleteTopics) == 0 &&
 		len(r.CreateTopics) == 0 && len(r.AddPartitions) == 0 && len(r.Partitions) == 0 && len(r.Scram) == 0 &&
+		len(r.TopicConfigs) == 0 &&
 		len(r.Endpoints) == 0 && len(r.ACLs) == 0
 }
 
@@ -101,6 +105,9 @@ func (im *Image) Apply(index uint64, r *Record) *Image {
 	copied := make(map[TopicID]bool)
 	for _, np := range r.AddPartitions {
 		next.addPartitions(np, copied)
+	}
+	for _, tc := range r.TopicConfigs {
+		next.setTopicConfigs(tc, copied)
 	}
 	for _, c := range r.Partitions {
 		t, ok := next.topics[c.Topic]
