@@ -28,7 +28,7 @@ func (m *Manager) Seed() *metadata.Record {
 	self := m.member.Self()
 	for _, t := range m.store.Topics() {
 		mt := &metadata.Topic{Name: t.Name, ID: metadata.TopicID(t.ID), ReplicationFactor: t.ReplicationFactor,
-			Configs: ownConfigs(t.Config, m.store.TopicDefaults()), Partitions: make([]metadata.Partition, len(t.Partitions))}
+			Configs: ownConfigs(t.Config(), m.store.TopicDefaults()), Partitions: make([]metadata.Partition, len(t.Partitions))}
 		for i := range mt.Partitions {
 			mt.Partitions[i] = metadata.Partition{Replicas: []int32{self}, ISR: []int32{self}, Leader: self}
 		}

@@ -76,7 +76,7 @@ func (s *Server) describeTopicConfigs(rr kmsg.DescribeConfigsRequestResource, sr
 		return err
 	}
 	defaults := s.data.store.TopicDefaults().Values()
-	for i, v := range t.Config.Values() {
+	for i, v := range t.Config().Values() {
 		isDefault := defaults[i] == v
 		source := kmsg.ConfigSourceDynamicTopicConfig
 		if isDefault {

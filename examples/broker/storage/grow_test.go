@@ -30,7 +30,7 @@ func TestAddPartitions(t *testing.T) {
 	assert.Same(t, old.Partitions[0], grown.Partitions[0], "the partitions there are shared")
 	assert.Same(t, old.Partitions[1], grown.Partitions[1])
 	assert.Equal(t, old.ID, grown.ID)
-	assert.Equal(t, old.Config, grown.Config)
+	assert.Equal(t, old.Config(), grown.Config())
 	assert.Equal(t, int16(3), grown.ReplicationFactor)
 	for i, p := range grown.Partitions {
 		assert.Equal(t, int32(i), p.Index())
@@ -168,7 +168,7 @@ func TestAddPartitionsSurvivesRestart(t *testing.T) {
 	specs, err := cat.Topics()
 	require.NoError(t, err)
 	require.Len(t, specs, 1)
-	assert.Equal(t, TopicSpec{Name: "a", ID: a.ID, Partitions: 3, Config: a.Config, ReplicationFactor: 2}, specs[0])
+	assert.Equal(t, TopicSpec{Name: "a", ID: a.ID, Partitions: 3, Config: a.Config(), ReplicationFactor: 2}, specs[0])
 
 	second := storeOn(t, cat, logs)
 	again, err := second.Topic("a")
