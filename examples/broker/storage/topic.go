@@ -4,7 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -254,4 +256,20 @@ func (c TopicConfig) With(name string, value *string) (TopicConfig, error) {
 		c.MinInsyncReplicas = int32(v)
 	}
 	return c, nil
+}
+
+// WithConfigs returns c with every config of configs set, as With sets
+// one, in name order, so that a map with two bad values is refused for
+// the same one each time: that error, wrapping ErrInvalidConfig, and c as
+// it was. O(len(configs) log len(configs)).
+func (c TopicConfig) WithConfigs(configs map[string]string) (TopicConfig, error) {
+	next := c
+	for _, name := range slices.Sorted(maps.Keys(configs)) {
+		v := configs[name]
+		var err error
+		if next, err = next.With(name, &v); err != nil {
+			return c, err
+		}
+	}
+	return next, nil
 }

@@ -117,6 +117,22 @@ func TestErrorResponse(t *testing.T) {
 	require.Len(t, fresp.Coordinators, 2)
 	assert.Equal(t, "b", fresp.Coordinators[1].Key)
 	assert.Equal(t, kerr.GroupAuthorizationFailed.Code, fresp.Coordinators[1].ErrorCode, "every key")
+
+	// The forwarded config APIs: every resource, named as asked.
+	ac := kmsg.NewPtrAlterConfigsRequest()
+	ac.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t"}}
+	aresp := ErrorResponse(ac, kerr.NotController.Code).(*kmsg.AlterConfigsResponse)
+	require.Len(t, aresp.Resources, 1)
+	assert.Equal(t, kmsg.ConfigResourceTypeTopic, aresp.Resources[0].ResourceType)
+	assert.Equal(t, "t", aresp.Resources[0].ResourceName)
+	assert.Equal(t, kerr.NotController.Code, aresp.Resources[0].ErrorCode)
+	ic := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	ic.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "a"},
+		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "b"}}
+	iresp := ErrorResponse(ic, kerr.NotController.Code).(*kmsg.IncrementalAlterConfigsResponse)
+	require.Len(t, iresp.Resources, 2)
+	assert.Equal(t, "b", iresp.Resources[1].ResourceName)
+	assert.Equal(t, kerr.NotController.Code, iresp.Resources[1].ErrorCode)
 }
 
 func TestOptions(t *testing.T) {
