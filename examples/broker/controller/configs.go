@@ -35,7 +35,7 @@ type ConfigsSpec struct {
 func (c *Controller) AlterTopicConfigs(ctx context.Context, specs []ConfigsSpec, validateOnly bool,
 	check func(topic string, configs map[string]string) error) ([]error, error) {
 	results := make([]error, len(specs))
-	_, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
+	err := c.decideEach(ctx, validateOnly, func(im *metadata.Image) metadata.Record {
 		var rec metadata.Record
 		for i, spec := range specs {
 			next, err := c.topicConfigs(im, spec, check)
@@ -48,10 +48,7 @@ func (c *Controller) AlterTopicConfigs(ctx context.Context, specs []ConfigsSpec,
 				rec.Partitions = append(rec.Partitions, one.Partitions...)
 			}
 		}
-		if validateOnly {
-			return metadata.Record{}, nil
-		}
-		return rec, nil
+		return rec
 	})
 	if err != nil {
 		return nil, err

@@ -68,28 +68,14 @@ func (s *Server) handleAlterConfigs(r *kafkanet.Request) {
 	s.serveConfigs(r, res, false, req.ValidateOnly, configsAPI{
 		forward: func(kept []int) kmsg.Request {
 			fwd := *req
-			fwd.Resources = make([]kmsg.AlterConfigsRequestResource, len(kept))
-			for j, i := range kept {
-				fwd.Resources[j] = req.Resources[i]
-			}
+			fwd.Resources = pick(req.Resources, kept)
 			return &fwd
 		},
-		results: func(resp kmsg.Response) map[configKey]configResult {
-			out := make(map[configKey]configResult)
-			for _, sr := range resp.(*kmsg.AlterConfigsResponse).Resources {
-				out[configKey{sr.ResourceType, sr.ResourceName}] = configResult{sr.ErrorCode, sr.ErrorMessage}
-			}
-			return out
+		get: func(resp kmsg.Response) []kmsg.AlterConfigsResponseResource {
+			return resp.(*kmsg.AlterConfigsResponse).Resources
 		},
-		fill: func(resp kmsg.Response, res []configResource, results []configResult) {
-			ac := resp.(*kmsg.AlterConfigsResponse)
-			ac.Resources = make([]kmsg.AlterConfigsResponseResource, len(res))
-			for i, rr := range res {
-				sr := kmsg.NewAlterConfigsResponseResource()
-				sr.ResourceType, sr.ResourceName = rr.typ, rr.name
-				sr.ErrorCode, sr.ErrorMessage = results[i].code, results[i].msg
-				ac.Resources[i] = sr
-			}
+		set: func(resp kmsg.Response, rs []kmsg.AlterConfigsResponseResource) {
+			resp.(*kmsg.AlterConfigsResponse).Resources = rs
 		},
 	})
 }

@@ -53,27 +53,21 @@ func (s *Server) handleIncrementalAlterConfigs(r *kafkanet.Request) {
 	s.serveConfigs(r, res, true, req.ValidateOnly, configsAPI{
 		forward: func(kept []int) kmsg.Request {
 			fwd := *req
-			fwd.Resources = make([]kmsg.IncrementalAlterConfigsRequestResource, len(kept))
-			for j, i := range kept {
-				fwd.Resources[j] = req.Resources[i]
-			}
+			fwd.Resources = pick(req.Resources, kept)
 			return &fwd
 		},
-		results: func(resp kmsg.Response) map[configKey]configResult {
-			out := make(map[configKey]configResult)
+		get: func(resp kmsg.Response) []kmsg.AlterConfigsResponseResource {
+			var out []kmsg.AlterConfigsResponseResource
 			for _, sr := range resp.(*kmsg.IncrementalAlterConfigsResponse).Resources {
-				out[configKey{sr.ResourceType, sr.ResourceName}] = configResult{sr.ErrorCode, sr.ErrorMessage}
+				out = append(out, kmsg.AlterConfigsResponseResource(sr))
 			}
 			return out
 		},
-		fill: func(resp kmsg.Response, res []configResource, results []configResult) {
+		set: func(resp kmsg.Response, rs []kmsg.AlterConfigsResponseResource) {
 			ic := resp.(*kmsg.IncrementalAlterConfigsResponse)
-			ic.Resources = make([]kmsg.IncrementalAlterConfigsResponseResource, len(res))
-			for i, rr := range res {
-				sr := kmsg.NewIncrementalAlterConfigsResponseResource()
-				sr.ResourceType, sr.ResourceName = rr.typ, rr.name
-				sr.ErrorCode, sr.ErrorMessage = results[i].code, results[i].msg
-				ic.Resources[i] = sr
+			ic.Resources = ic.Resources[:0]
+			for _, sr := range rs {
+				ic.Resources = append(ic.Resources, kmsg.IncrementalAlterConfigsResponseResource(sr))
 			}
 		},
 	})

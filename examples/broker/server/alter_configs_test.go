@@ -22,7 +22,7 @@ type configAnswer struct {
 }
 
 // alterConfigs sends an AlterConfigs of version v with one resource per
-// entry of res (configs: name, value pairs; a value "<nil>" is null).
+// entry of res, and returns each resource's answer.
 func alterConfigs(t *testing.T, c *rawConn, v int16, validateOnly bool, res ...alterRes) []configAnswer {
 	t.Helper()
 	req := kmsg.NewPtrAlterConfigsRequest()
@@ -32,22 +32,11 @@ func alterConfigs(t *testing.T, c *rawConn, v int16, validateOnly bool, res ...a
 		rr := kmsg.NewAlterConfigsRequestResource()
 		rr.ResourceType, rr.ResourceName = r.typ, r.name
 		for _, op := range r.ops {
-			cfg := kmsg.NewAlterConfigsRequestResourceConfig()
-			cfg.Name, cfg.Value = op.name, op.value
-			rr.Configs = append(rr.Configs, cfg)
+			rr.Configs = append(rr.Configs, kmsg.AlterConfigsRequestResourceConfig{Name: op.name, Value: op.value})
 		}
 		req.Resources = append(req.Resources, rr)
 	}
-	resp := c.RoundTrip(req).(*kmsg.AlterConfigsResponse)
-	var out []configAnswer
-	for _, sr := range resp.Resources {
-		a := configAnswer{typ: sr.ResourceType, name: sr.ResourceName, code: sr.ErrorCode}
-		if sr.ErrorMessage != nil {
-			a.msg = *sr.ErrorMessage
-		}
-		out = append(out, a)
-	}
-	return out
+	return configAnswers(c.RoundTrip(req).(*kmsg.AlterConfigsResponse).Resources)
 }
 
 // incrementalAlterConfigs is alterConfigs for IncrementalAlterConfigs.
@@ -60,15 +49,21 @@ func incrementalAlterConfigs(t *testing.T, c *rawConn, v int16, validateOnly boo
 		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
 		rr.ResourceType, rr.ResourceName = r.typ, r.name
 		for _, op := range r.ops {
-			cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-			cfg.Name, cfg.Value, cfg.Op = op.name, op.value, op.op
-			rr.Configs = append(rr.Configs, cfg)
+			rr.Configs = append(rr.Configs, kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: op.name, Value: op.value, Op: op.op})
 		}
 		req.Resources = append(req.Resources, rr)
 	}
-	resp := c.RoundTrip(req).(*kmsg.IncrementalAlterConfigsResponse)
+	var rs []kmsg.AlterConfigsResponseResource
+	for _, sr := range c.RoundTrip(req).(*kmsg.IncrementalAlterConfigsResponse).Resources {
+		rs = append(rs, kmsg.AlterConfigsResponseResource(sr)) // the same fields
+	}
+	return configAnswers(rs)
+}
+
+// configAnswers reads a response's resources.
+func configAnswers(rs []kmsg.AlterConfigsResponseResource) []configAnswer {
 	var out []configAnswer
-	for _, sr := range resp.Resources {
+	for _, sr := range rs {
 		a := configAnswer{typ: sr.ResourceType, name: sr.ResourceName, code: sr.ErrorCode}
 		if sr.ErrorMessage != nil {
 			a.msg = *sr.ErrorMessage

@@ -55,15 +55,25 @@ func configResultOf(err error) configResult {
 	return configResult{code: errorCode(err), msg: errorMessage(err)}
 }
 
-// configsAPI is what serveConfigs needs of one of the two APIs.
+// configsAPI is what serveConfigs needs of one of the two APIs. Their
+// responses' resources have the same fields, so both are handled as
+// AlterConfigs' (a struct conversion).
 type configsAPI struct {
 	// forward returns r's request with only the resources kept, by
-	// index, in order.
+	// index, in order (pick).
 	forward func(kept []int) kmsg.Request
-	// results reads the answers of a response's resources.
-	results func(resp kmsg.Response) map[configKey]configResult
-	// fill sets resp's resources to res, answered by results.
-	fill func(resp kmsg.Response, res []configResource, results []configResult)
+	// get and set read and write a response's resources.
+	get func(resp kmsg.Response) []kmsg.AlterConfigsResponseResource
+	set func(resp kmsg.Response, rs []kmsg.AlterConfigsResponseResource)
+}
+
+// pick returns the elements of all at the indexes kept, in order.
+func pick[T any](all []T, kept []int) []T {
+	out := make([]T, len(kept))
+	for j, i := range kept {
+		out[j] = all[i]
+	}
+	return out
 }
 
 // serveConfigs answers r, whose resources are res: the checks this broker
@@ -72,8 +82,20 @@ type configsAPI struct {
 // resource answered in request order.
 func (s *Server) serveConfigs(r *kafkanet.Request, res []configResource, incremental, validateOnly bool, api configsAPI) {
 	results, topics := s.checkConfigs(r, res, incremental)
+	answer := func(resp kmsg.Response) {
+		rs := make([]kmsg.AlterConfigsResponseResource, len(res))
+		for i, rr := range res {
+			rs[i] = kmsg.NewAlterConfigsResponseResource()
+			rs[i].ResourceType, rs[i].ResourceName = rr.typ, rr.name
+			rs[i].ErrorCode, rs[i].ErrorMessage = results[i].code, results[i].msg
+		}
+		api.set(resp, rs)
+	}
 	finish := func(resp kmsg.Response) {
-		got := api.results(resp)
+		got := make(map[configKey]configResult)
+		for _, sr := range api.get(resp) {
+			got[configKey{sr.ResourceType, sr.ResourceName}] = configResult{sr.ErrorCode, sr.ErrorMessage}
+		}
 		for _, i := range topics {
 			a, ok := got[res[i].key()]
 			if !ok { // as Kafka's broker answers a resource its controller left out
@@ -81,7 +103,7 @@ func (s *Server) serveConfigs(r *kafkanet.Request, res []configResource, increme
 			}
 			results[i] = a
 		}
-		api.fill(resp, res, results)
+		answer(resp)
 	}
 	if len(topics) > 0 && s.forwardToController(r, api.forward(topics), finish) {
 		return
@@ -90,7 +112,7 @@ func (s *Server) serveConfigs(r *kafkanet.Request, res []configResource, increme
 		s.decideTopicConfigs(r, res, topics, incremental, validateOnly, results)
 	}
 	resp := r.Msg.ResponseKind()
-	api.fill(resp, res, results)
+	answer(resp)
 	r.Respond(resp)
 }
 

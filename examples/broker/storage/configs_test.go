@@ -2,7 +2,6 @@ package storage
 
 import (
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -80,30 +79,21 @@ func TestAlterTopicConfigConcurrentReaders(t *testing.T) {
 	created.MinInsyncReplicas, one.MinInsyncReplicas, two.MinInsyncReplicas = 1, 1, 1 // as the store normalizes them
 	one.MaxMessageBytes, one.Retention = 1000, time.Hour
 	two.MaxMessageBytes, two.Retention = 2000, 2*time.Hour
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				tp, err := s.Topic("a")
-				if !assert.NoError(t, err) {
-					return
-				}
-				for _, p := range tp.Partitions {
-					c := p.Topic().Config()
-					assert.Contains(t, []TopicConfig{created, one, two}, c, "a config is seen whole")
-					_, err := p.Append(batchtest.Values(clk.Now().UnixMilli(), "x"))
-					assert.NoError(t, err)
-				}
-				assert.NoError(t, s.Sweep())
-			}
-		})
+	reader := func() bool {
+		tp, err := s.Topic("a")
+		if !assert.NoError(t, err) {
+			return false
+		}
+		for _, p := range tp.Partitions {
+			c := p.Topic().Config()
+			assert.Contains(t, []TopicConfig{created, one, two}, c, "a config is seen whole")
+			_, err := p.Append(batchtest.Values(clk.Now().UnixMilli(), "x"))
+			assert.NoError(t, err)
+		}
+		assert.NoError(t, s.Sweep())
+		return true
 	}
+	stop := readConcurrently(4, func() func() bool { return reader })
 	for i := range 64 {
 		cfg := one
 		if i%2 == 1 {
@@ -116,8 +106,7 @@ func TestAlterTopicConfigConcurrentReaders(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	last, err := s.Topic("a")
 	require.NoError(t, err)
 	assert.Equal(t, two, last.Config())

@@ -3,7 +3,6 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -112,41 +111,32 @@ func TestAddPartitionsConcurrentReaders(t *testing.T) {
 	s, _ := newTestStore(t)
 	topic, err := s.CreateTopic("a", 1, forever)
 	require.NoError(t, err)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			seen := 1
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				tp, err := s.Topic("a")
-				if !assert.NoError(t, err) {
-					return
-				}
-				n := len(tp.Partitions)
-				assert.GreaterOrEqual(t, n, seen, "a topic never shrinks")
-				seen = n
-				for i, p := range tp.Partitions {
-					assert.Equal(t, int32(i), p.Index())
-					_, err := p.Offsets()
-					assert.NoError(t, err)
-				}
-				_, err = s.Partition("a", int32(n-1))
-				assert.NoError(t, err)
-				assert.NoError(t, s.Sweep())
+	stop := readConcurrently(4, func() func() bool {
+		seen := 1 // this reader's last count
+		return func() bool {
+			tp, err := s.Topic("a")
+			if !assert.NoError(t, err) {
+				return false
 			}
-		})
-	}
+			n := len(tp.Partitions)
+			assert.GreaterOrEqual(t, n, seen, "a topic never shrinks")
+			seen = n
+			for i, p := range tp.Partitions {
+				assert.Equal(t, int32(i), p.Index())
+				_, err := p.Offsets()
+				assert.NoError(t, err)
+			}
+			_, err = s.Partition("a", int32(n-1))
+			assert.NoError(t, err)
+			assert.NoError(t, s.Sweep())
+			return true
+		}
+	})
 	for n := int32(2); n <= 32; n++ {
 		_, err := s.AddPartitions(topic.ID, n)
 		require.NoError(t, err)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	grown, err := s.Topic("a")
 	require.NoError(t, err)
 	assert.Len(t, grown.Partitions, 32)
