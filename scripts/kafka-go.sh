@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs segmentio/kafka-go's own tests of SASL, ACLs and SCRAM credentials
+# Runs segmentio/kafka-go's own tests of SASL, ACLs, SCRAM credentials and configs
 # against the example broker, configured as kafka-go's CI configures
 # Kafka 4.0 (docker_compose_versions/docker-compose-400.yml):
 #
@@ -18,8 +18,10 @@
 #   each with good and bad credentials), and the root package's
 #   TestClientCreateACLs, TestClientDeleteACLs, TestClientDescribeACLs,
 #   TestAlterUserScramCredentials, TestDescribeUserScramCredentials,
-#   TestUnsupportedSASLMechanism, and TestWriter's "writing a message with
-#   SASL Plain authentication".
+#   TestUnsupportedSASLMechanism, TestClientAlterConfigs,
+#   TestClientIncrementalAlterConfigs, TestClientDescribeConfigs (each
+#   alters a topic's max.message.bytes, then describes it), and
+#   TestWriter's "writing a message with SASL Plain authentication".
 set -euo pipefail
 
 GO=${GO:-go}
@@ -78,7 +80,7 @@ set +e
 KAFKA_VERSION=4.0.0 "$GO" test -count=1 -timeout 5m ${TESTFLAGS:-} github.com/segmentio/kafka-go/sasl
 s1=$?
 KAFKA_VERSION=4.0.0 "$GO" test -count=1 -timeout 5m ${TESTFLAGS:-} -run \
-	'^(TestClientCreateACLs|TestClientDeleteACLs|TestClientDescribeACLs|TestAlterUserScramCredentials|TestDescribeUserScramCredentials|TestUnsupportedSASLMechanism)$' \
+	'^(TestClientCreateACLs|TestClientDeleteACLs|TestClientDescribeACLs|TestAlterUserScramCredentials|TestDescribeUserScramCredentials|TestUnsupportedSASLMechanism|TestClientAlterConfigs|TestClientIncrementalAlterConfigs|TestClientDescribeConfigs)$' \
 	github.com/segmentio/kafka-go
 s2=$?
 KAFKA_VERSION=4.0.0 "$GO" test -count=1 -timeout 5m ${TESTFLAGS:-} -run '^TestWriter$/^writing_a_message_with_SASL_Plain_authentication$' \

@@ -1,7 +1,7 @@
 // Package controller is the cluster's active controller (Kafka's
 // QuorumController): the broker whose metadata log leads the Raft quorum
 // decides, and commits to the log, what changes the cluster's metadata:
-// topic creation, growth (CreatePartitions) and deletion, broker registrations, fencing, leader
+// topic creation, growth (CreatePartitions), configs (AlterConfigs, IncrementalAlterConfigs) and deletion, broker registrations, fencing, leader
 // elections (on fencing, on request, and to rebalance) and ISR changes, users' SCRAM credentials, ACL bindings and client quotas. Every other broker answers such requests
 // NOT_CONTROLLER (ErrNotController), as Kafka's brokers do for a
 // controller they are not.
@@ -45,6 +45,9 @@
 //
 // # Elections on request and the leader imbalance check
 //
+// A topic whose unclean.leader.election.enable is turned on
+// (AlterTopicConfigs) has its offline partitions elected uncleanly in the
+// record that sets it, as Kafka's controller acts on that config at once.
 // ElectLeaders commits the preferred or unclean elections of the
 // partitions asked for in one record (package metadata, Elect). While
 // active, the controller also runs Kafka's auto leader rebalance every

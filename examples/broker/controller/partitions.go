@@ -29,7 +29,7 @@ type PartitionsSpec struct {
 func (c *Controller) CreatePartitions(ctx context.Context, specs []PartitionsSpec, validateOnly bool,
 	check func(t *metadata.Topic, count int32) error) ([]error, error) {
 	results := make([]error, len(specs))
-	_, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
+	err := c.decideEach(ctx, validateOnly, func(im *metadata.Image) metadata.Record {
 		var rec metadata.Record
 		for i, spec := range specs {
 			np, err := metadata.AddPartitions(im, c.brokers, spec.Topic, spec.Count, spec.Assignment)
@@ -41,13 +41,25 @@ func (c *Controller) CreatePartitions(ctx context.Context, specs []PartitionsSpe
 				rec.AddPartitions = append(rec.AddPartitions, np)
 			}
 		}
-		if validateOnly {
-			return metadata.Record{}, nil
-		}
-		return rec, nil
+		return rec
 	})
 	if err != nil {
 		return nil, err
 	}
 	return results, nil
+}
+
+// decideEach is decide for a request whose items each pass or fail on
+// their own: f returns the record of those that passed (each item's
+// error is f's to keep), committed unless validateOnly, which only
+// checks. The error is the decision's.
+func (c *Controller) decideEach(ctx context.Context, validateOnly bool, f func(im *metadata.Image) metadata.Record) error {
+	_, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
+		rec := f(im)
+		if validateOnly {
+			return metadata.Record{}, nil
+		}
+		return rec, nil
+	})
+	return err
 }

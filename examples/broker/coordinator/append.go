@@ -68,7 +68,7 @@ func (t *Topic) Append(key string, batch []byte, minISR bool) (wait func(done fu
 	}
 	if ok, n := rm.EnoughReplicas(p); minISR && !ok {
 		return nil, fmt.Errorf("%w: %s-%d has %d in-sync replicas, min.insync.replicas is %d",
-			kerr.CoordinatorNotAvailable, name, idx, n, p.Topic().Config.MinISR())
+			kerr.CoordinatorNotAvailable, name, idx, n, p.Topic().Config().MinISR())
 	}
 	res, rw, err := t.compactedAppend(p, st.LeaderEpoch, batch)
 	if errors.Is(err, storage.ErrBatchTooLarge) {

@@ -216,7 +216,7 @@ func (c *compaction) maybeRewriteLocked(t *Topic) *delayedLogStart {
 		return nil
 	}
 	rw := &rewrite{start: c.next, before: c.state.Records()}
-	maxBytes := int(p.Topic().Config.MaxMessageBytes) / 2
+	maxBytes := int(p.Topic().Config().MaxMessageBytes) / 2
 	for _, b := range c.state.Rewrite(time.Now(), rewriteBatchRecords, maxBytes) {
 		res, err := p.AppendCoordinator(b)
 		if err != nil {

@@ -27,7 +27,11 @@
 // the partition and leader epochs), [Place] (a new topic's replicas) and
 // [AddPartitions] (a topic grown: its new partitions placed as Place would
 // have placed them, so that placement stays a function of the partition's
-// index; the record's [NewPartitions] say which count they follow).
+// index; the record's [NewPartitions] say which count they follow) and
+// [SetTopicConfigs] (a topic's own configs replaced, whole, as
+// AlterConfigs asks or as [IncrementalConfigs] computes them from the
+// current ones; turning unclean.leader.election.enable on elects the
+// topic's offline partitions uncleanly in the same record).
 // Each returns a [Record] for the controller to commit; nothing is changed
 // until it is applied.
 //

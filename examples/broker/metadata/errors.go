@@ -35,6 +35,10 @@ var (
 	// new partitions that is not the cluster's placement
 	// (INVALID_REPLICA_ASSIGNMENT).
 	ErrInvalidReplicaAssignment = errors.New("metadata: invalid replica assignment")
+	// ErrInvalidConfig is returned for a config change that cannot be
+	// made: an operation on a list config applied to one that is not
+	// (INVALID_CONFIG).
+	ErrInvalidConfig = errors.New("metadata: invalid config")
 )
 
 // kafkaError is one of the errors above whose text is Kafka's own message

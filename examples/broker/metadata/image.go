@@ -49,9 +49,10 @@ func (p Partition) clone() Partition {
 	return p
 }
 
-// Topic is a topic: its id, its configs as set at creation (the ones not
-// given take the brokers' defaults), its replication factor and
-// partitions, indexed by number.
+// Topic is a topic: its id, its own configs as set at creation or since
+// by AlterConfigs or IncrementalAlterConfigs (the ones it lacks take the
+// brokers' defaults), its replication factor and partitions, indexed by
+// number.
 type Topic struct {
 	Name              string
 	ID                TopicID

@@ -9,9 +9,10 @@ import (
 // controller changes, applied as a whole (KRaft writes such a decision as
 // a batch of records, atomically). Its parts are applied in field order:
 // the cluster id, the brokers, the deleted topics, the created topics,
-// the partitions added, the partition changes, the SCRAM credentials, the
-// endpoints, the ACL bindings, the client quotas. A field added since an
-// older record was written is absent from it, and decodes empty.
+// the partitions added, the topics' own configs, the partition changes,
+// the SCRAM credentials, the endpoints, the ACL bindings, the client
+// quotas. A field added since an older record was written is absent from
+// it, and decodes empty.
 type Record struct {
 	// ClusterID sets the cluster's id, once: the first one committed wins.
 	ClusterID string `json:"cluster_id,omitempty"`
@@ -25,6 +26,9 @@ type Record struct {
 	// AddPartitions adds partitions to topics (CreatePartitions), after
 	// their last.
 	AddPartitions []NewPartitions `json:"add_partitions,omitempty"`
+	// TopicConfigs sets topics' own configs (AlterConfigs,
+	// IncrementalAlterConfigs), each replacing the topic's.
+	TopicConfigs []TopicConfigs `json:"topic_configs,omitempty"`
 	// Partitions are partitions' new states (leader, ISR, epochs).
 	Partitions []PartitionChange `json:"partitions,omitempty"`
 	// Scram sets and removes users' SCRAM credentials.
@@ -48,6 +52,7 @@ type PartitionChange struct {
 func (r Record) Empty() bool {
 	return r.ClusterID == "" && len(r.Brokers) == 0 && len(r.DeleteTopics) == 0 &&
 		len(r.CreateTopics) == 0 && len(r.AddPartitions) == 0 && len(r.Partitions) == 0 && len(r.Scram) == 0 &&
+		len(r.TopicConfigs) == 0 &&
 		len(r.Endpoints) == 0 && len(r.ACLs) == 0 && len(r.Quotas) == 0
 }
 
@@ -103,6 +108,9 @@ func (im *Image) Apply(index uint64, r *Record) *Image {
 	copied := make(map[TopicID]bool)
 	for _, np := range r.AddPartitions {
 		next.addPartitions(np, copied)
+	}
+	for _, tc := range r.TopicConfigs {
+		next.setTopicConfigs(tc, copied)
 	}
 	for _, c := range r.Partitions {
 		t, ok := next.topics[c.Topic]

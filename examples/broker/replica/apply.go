@@ -13,7 +13,9 @@ import (
 // changes it to match (Apply), as Kafka's ReplicaManager.applyDelta does.
 // A topic created gets its logs, a topic grown (CreatePartitions) gets
 // the new partitions' logs, as leader or follower as the record places
-// them, a topic deleted loses them (and what
+// them, a topic whose own configs changed (AlterConfigs) gets its new
+// config live (storage.Store.AlterTopicConfig: the next produce, sweep
+// and acks=all check see it), a topic deleted loses them (and what
 // waits on it is answered), a partition whose leadership or ISR changed
 // takes its new leader epoch, and what waits on it is checked again: a
 // produce or fetch waiting on a broker that no longer leads the partition
@@ -28,7 +30,7 @@ func (m *Manager) Seed() *metadata.Record {
 	self := m.member.Self()
 	for _, t := range m.store.Topics() {
 		mt := &metadata.Topic{Name: t.Name, ID: metadata.TopicID(t.ID), ReplicationFactor: t.ReplicationFactor,
-			Configs: ownConfigs(t.Config, m.store.TopicDefaults()), Partitions: make([]metadata.Partition, len(t.Partitions))}
+			Configs: ownConfigs(t.Config(), m.store.TopicDefaults()), Partitions: make([]metadata.Partition, len(t.Partitions))}
 		for i := range mt.Partitions {
 			mt.Partitions[i] = metadata.Partition{Replicas: []int32{self}, ISR: []int32{self}, Leader: self}
 		}
@@ -75,6 +77,11 @@ func (m *Manager) Apply(before, after *metadata.Image, rec *metadata.Record) {
 		}
 	}
 	if rec != nil {
+		for _, tc := range rec.TopicConfigs {
+			if t, err := after.TopicByID(tc.Topic); err == nil {
+				m.ensureLocalTopic(t)
+			}
+		}
 		for _, np := range rec.AddPartitions {
 			t, err := after.TopicByID(np.Topic)
 			if err != nil {
@@ -143,24 +150,24 @@ func ledBy(im *metadata.Image, id int32) []metadata.PartitionChange {
 
 // ensureLocalTopic creates t's logs here unless they exist under its id,
 // and adds the partitions t has that they lack (a growth, or a snapshot
-// that holds one this broker missed); a topic of the same name under
-// another id (deleted while this broker was away) is deleted first.
+// that holds one this broker missed), and gives the local topic t's
+// config if it has another (a config change, or a snapshot); a topic of
+// the same name under another id (deleted while this broker was away)
+// is deleted first.
 func (m *Manager) ensureLocalTopic(t *metadata.Topic) {
 	store := m.store
+	cfg := m.localConfig(t)
 	if local, err := store.TopicByID(storage.TopicID(t.ID)); err == nil {
 		if len(local.Partitions) < len(t.Partitions) {
 			m.growLocalTopic(t)
+		}
+		if local.Config() != cfg {
+			m.alterLocalConfig(t, cfg)
 		}
 		return
 	}
 	if old, err := store.Topic(t.Name); err == nil {
 		m.deleteLocalTopic(old.ID)
-	}
-	cfg := store.TopicDefaults()
-	for k, v := range t.Configs {
-		if next, err := cfg.With(k, &v); err == nil {
-			cfg = next
-		}
 	}
 	_, err := store.CreateTopicSpec(storage.TopicSpec{Name: t.Name, ID: storage.TopicID(t.ID), Partitions: int32(len(t.Partitions)),
 		Config: cfg, ReplicationFactor: t.ReplicationFactor})
@@ -184,6 +191,41 @@ func (m *Manager) growLocalTopic(t *metadata.Topic) {
 		return
 	}
 	m.log.Info("added partitions", zap.String("topic", t.Name), zap.Int("partitions", len(t.Partitions)))
+}
+
+// localConfig returns the storage config of t: the broker's defaults with
+// t's own configs. The metadata log holds only values the controller
+// checked; one this broker's storage refuses all the same is left at its
+// default (and logged), rather than refuse the topic.
+func (m *Manager) localConfig(t *metadata.Topic) storage.TopicConfig {
+	cfg := m.store.TopicDefaults()
+	for k, v := range t.Configs {
+		next, err := cfg.With(k, &v)
+		if err != nil {
+			m.log.Warn("a topic config of the metadata log is left at its default", zap.String("topic", t.Name), zap.Error(err))
+			continue
+		}
+		cfg = next
+	}
+	return cfg
+}
+
+// alterLocalConfig makes cfg the local topic t's config, live, and wakes
+// what waits on its partitions: an acks=all produce is checked again
+// under the new min.insync.replicas. A failure (the catalog's) is
+// logged: the image has the new config, and this broker keeps the old
+// one until it applies the image again (a restart replays its metadata
+// log).
+func (m *Manager) alterLocalConfig(t *metadata.Topic, cfg storage.TopicConfig) {
+	local, err := m.store.AlterTopicConfig(storage.TopicID(t.ID), cfg)
+	if err != nil {
+		m.log.Error("changing a topic's config as the metadata log holds it", zap.String("topic", t.Name), zap.Error(err))
+		return
+	}
+	for _, p := range local.Partitions {
+		m.Wake(p)
+	}
+	m.log.Info("changed a topic's config", zap.String("topic", t.Name), zap.Any("configs", t.Configs))
 }
 
 // deleteLocalTopic deletes the logs of topic id, if here, and answers what

@@ -45,6 +45,7 @@ var storageCodes = []struct {
 	{metadata.ErrNoBrokers, kerr.InvalidReplicationFactor},
 	{metadata.ErrInvalidPartitions, kerr.InvalidPartitions},
 	{metadata.ErrInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
+	{metadata.ErrInvalidConfig, kerr.InvalidConfig},
 	{controller.ErrNotController, kerr.NotController},
 	{controller.ErrClosed, kerr.NotController},
 	{metalog.ErrClosed, kerr.NotController},

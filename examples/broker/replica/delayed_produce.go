@@ -75,7 +75,7 @@ func (m *Manager) AppendVerified(p *storage.Partition, batch []byte, acksAll boo
 	if acksAll {
 		if ok, n := m.leaders.EnoughReplicas(p); !ok {
 			return storage.AppendResult{}, ProduceWait{}, fmt.Errorf("%w: %s-%d has %d, min.insync.replicas is %d",
-				ErrNotEnoughReplicas, p.Topic().Name, p.Index(), n, p.Topic().Config.MinISR())
+				ErrNotEnoughReplicas, p.Topic().Name, p.Index(), n, p.Topic().Config().MinISR())
 		}
 	}
 	res, err := p.AppendVerified(batch, guard)

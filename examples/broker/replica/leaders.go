@@ -122,7 +122,7 @@ func (l *Leaders) of(p *storage.Partition) (*Followers, metadata.Partition) {
 func (l *Leaders) EnoughReplicas(p *storage.Partition) (bool, int) {
 	st, _ := l.env.State(p)
 	n := len(st.ISR)
-	return int32(n) >= p.Topic().Config.MinISR(), n
+	return int32(n) >= p.Topic().Config().MinISR(), n
 }
 
 // FollowerFetched records that replica fetched p from offset (Kafka's

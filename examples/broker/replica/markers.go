@@ -37,7 +37,7 @@ func (m *Manager) AppendMarker(p *storage.Partition, mk storage.Marker) (Produce
 	state, _ := m.partitionState(p)
 	if ok, n := m.leaders.EnoughReplicas(p); !ok {
 		return ProduceWait{}, fmt.Errorf("%w: %s-%d has %d, min.insync.replicas is %d",
-			ErrNotEnoughReplicas, p.Topic().Name, p.Index(), n, p.Topic().Config.MinISR())
+			ErrNotEnoughReplicas, p.Topic().Name, p.Index(), n, p.Topic().Config().MinISR())
 	}
 	res, err := p.AppendMarker(mk)
 	if err != nil {

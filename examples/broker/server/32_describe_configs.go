@@ -5,9 +5,14 @@ package server
 // A topic resource (type 2) lists the topic configs this broker enforces
 // (max.message.bytes, min.insync.replicas, retention.bytes, retention.ms,
 // unclean.leader.election.enable)
-// with their values; each is DEFAULT_CONFIG when it equals the broker's
-// default and DYNAMIC_TOPIC_CONFIG otherwise (v1+; v0's is_default says
-// the same). An unknown topic is UNKNOWN_TOPIC_OR_PARTITION. A broker
+// with their values as the storage applies them now (AlterConfigs and
+// IncrementalAlterConfigs change them live); each is DYNAMIC_TOPIC_CONFIG
+// when the topic has it of its own (set at creation or by those APIs, as
+// the metadata log holds it, even at the default's value) and
+// DEFAULT_CONFIG otherwise (v1+; v0's is_default says the same). A broker
+// alone's log.dirs catalog keeps values, not which were set: after its
+// restart, a topic's own config equal to the broker's default shows as
+// DEFAULT_CONFIG. An unknown topic is UNKNOWN_TOPIC_OR_PARTITION. A broker
 // resource (type 4) named by this broker's id lists its settings, under
 // their Kafka names, as STATIC_BROKER_CONFIG, read-only; another broker's
 // id is INVALID_REQUEST, as Kafka answers a broker resource sent to the
@@ -75,14 +80,17 @@ func (s *Server) describeTopicConfigs(rr kmsg.DescribeConfigsRequestResource, sr
 	if err != nil {
 		return err
 	}
-	defaults := s.data.store.TopicDefaults().Values()
-	for i, v := range t.Config.Values() {
-		isDefault := defaults[i] == v
-		source := kmsg.ConfigSourceDynamicTopicConfig
-		if isDefault {
-			source = kmsg.ConfigSourceDefaultConfig
+	var own map[string]string // the topic's own configs, by the image
+	if mt, err := s.image().Topic(rr.ResourceName); err == nil && storage.TopicID(mt.ID) == t.ID {
+		own = mt.Configs
+	}
+	for _, v := range t.Config().Values() {
+		_, dynamic := own[v.Name]
+		source := kmsg.ConfigSourceDefaultConfig
+		if dynamic {
+			source = kmsg.ConfigSourceDynamicTopicConfig
 		}
-		addConfig(rr, sr, v, false, isDefault, source)
+		addConfig(rr, sr, v, false, !dynamic, source)
 	}
 	return nil
 }

@@ -29,8 +29,8 @@ func TestOffsetsTopicReplicationIsCapped(t *testing.T) {
 	assert.Equal(t, []int32{s.cfg.NodeID}, info.Replicas)
 	topic, err := s.data.store.Topic(offsetsTopic)
 	require.NoError(t, err)
-	assert.Negative(t, topic.Config.Retention, "its records are kept forever: no compaction, no retention")
-	assert.Negative(t, topic.Config.RetentionBytes)
+	assert.Negative(t, topic.Config().Retention, "its records are kept forever: no compaction, no retention")
+	assert.Negative(t, topic.Config().RetentionBytes)
 }
 
 // TestGroupErrorFollowsTheOffsetsPartition: the first group request

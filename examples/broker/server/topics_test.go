@@ -122,7 +122,7 @@ func TestCreateTopicsAssignmentAndConfigs(t *testing.T) {
 	assert.Equal(t, int8(kmsg.ConfigSourceDefaultConfig), sources["retention.bytes"], "a null value keeps the default")
 	topic, err := s.data.store.Topic("assigned")
 	require.NoError(t, err)
-	assert.Equal(t, int64(60000), topic.Config.Retention.Milliseconds())
+	assert.Equal(t, int64(60000), topic.Config().Retention.Milliseconds())
 }
 
 func TestCreateTopicsDefaultsAndDuplicates(t *testing.T) {

@@ -33,7 +33,8 @@ func (spec TopicSpec) normalized() TopicSpec {
 // memory. New opens every topic it lists, with its partitions' logs.
 // CreateTopic records a topic before the topic is published (a topic
 // whose logs then fail to open is removed again), AddPartitions records
-// its new count once the new logs are open, and DeleteTopic removes
+// its new count once the new logs are open, AlterTopicConfig its new
+// config before it applies, and DeleteTopic removes
 // it before its logs are, so that a crash in between leaves at worst logs
 // no topic names, which the catalog may delete on the next start, never a
 // topic without its logs. Calls are serialised by the store per name, not
@@ -43,7 +44,9 @@ type Catalog interface {
 	Topics() ([]TopicSpec, error)
 	// AddTopic records spec, durably, before it returns, in place of
 	// the entry of the same name if there is one: a topic grown
-	// (Store.AddPartitions) is recorded again with its new count.
+	// (Store.AddPartitions) is recorded again with its new count, one
+	// whose config changed (Store.AlterTopicConfig) with its new
+	// config.
 	AddTopic(spec TopicSpec) error
 	// RemoveTopic forgets the topic, durably, before it returns; a topic
 	// it does not know is no error.
@@ -56,8 +59,8 @@ type Catalog interface {
 // (one loading it keeps their batches on disk for the operator).
 func (s *Store) openTopic(spec TopicSpec) (*Topic, []Log, error) {
 	spec = spec.normalized()
-	t := &Topic{Name: spec.Name, ID: spec.ID, Config: spec.Config, ReplicationFactor: spec.ReplicationFactor,
-		Partitions: make([]*Partition, spec.Partitions), life: &topicLife{}}
+	t := &Topic{Name: spec.Name, ID: spec.ID, ReplicationFactor: spec.ReplicationFactor,
+		Partitions: make([]*Partition, spec.Partitions), life: newTopicLife(spec.Config)}
 	if opened, err := s.openPartitions(t, 0); err != nil {
 		return nil, opened, err
 	}

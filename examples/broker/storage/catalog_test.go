@@ -151,7 +151,7 @@ func TestCatalogReloadsTopics(t *testing.T) {
 	again, err := second.Topic("a")
 	require.NoError(t, err)
 	assert.Equal(t, a.ID, again.ID, "the id survives")
-	assert.Equal(t, cfg, again.Config, "the configs survive")
+	assert.Equal(t, cfg, again.Config(), "the configs survive")
 	assert.Equal(t, int16(3), again.ReplicationFactor, "the replication factor survives")
 	assert.Len(t, again.Partitions, 2)
 	byID, err := second.TopicByID(a.ID)

@@ -157,6 +157,16 @@
 // deletion, lookups and the partition limit see the new partitions from
 // the swap on, and the catalog records the new count.
 //
+// # Changing a topic's config
+//
+// A topic's config (Topic.Config) is shared by every generation of it and
+// read without a lock; AlterTopicConfig (Kafka's AlterConfigs) records a
+// new one in the catalog, then swaps it in whole behind an atomic
+// pointer, so that the next append sees the new max.message.bytes, the
+// next sweep the new retention, the next acks=all check the new
+// min.insync.replicas, on every partition at once (configs.go says why
+// this is race-free).
+//
 // # Size
 //
 // About 4.3k lines, above the 3k this project's packages keep to: one
@@ -167,7 +177,8 @@
 //
 // # Lock order
 //
-// A topic's alter lock (its growths and deletion, grow.go), then
+// A topic's alter lock (its growths, config changes and deletion,
+// grow.go), then
 // Store.mu, then Partition.mu. A Log is called only under its partition's
 // lock. No lock is held while calling out of the package, so a caller may
 // hold its own lock (a delayed fetch's) around any call here.

@@ -28,9 +28,10 @@ import (
 //     lookup sees the old Topic or the new one, whole.
 //
 // A partition's Topic() stays the generation it was opened in: the same
-// name, id, config and replication factor, which growth never changes.
-// What the generations share (topicLife) is what must not diverge: the
-// deletion flag, and the lock that orders the catalog's writes.
+// name, id and replication factor, which growth never changes. What the
+// generations share (topicLife) is what must not diverge: the deletion
+// flag, the config (which AlterTopicConfig changes for all of them at
+// once, configs.go), and the lock that orders the catalog's writes.
 //
 // # Ordering with the catalog and deletion
 //
@@ -138,7 +139,7 @@ func (s *Store) AddPartitions(id TopicID, count int32) (*Topic, error) {
 //
 // REQUIRES: t.life.alter held.
 func (s *Store) grow(t *Topic, count int32) (*Topic, error) {
-	next := &Topic{Name: t.Name, ID: t.ID, Config: t.Config, ReplicationFactor: t.ReplicationFactor,
+	next := &Topic{Name: t.Name, ID: t.ID, ReplicationFactor: t.ReplicationFactor,
 		Partitions: make([]*Partition, count), life: t.life}
 	have := copy(next.Partitions, t.Partitions)
 	if opened, err := s.openPartitions(next, have); err != nil {
@@ -149,7 +150,7 @@ func (s *Store) grow(t *Topic, count int32) (*Topic, error) {
 		return nil, errors.Join(errs...)
 	}
 	if c := s.cfg.catalog; c != nil {
-		spec := TopicSpec{Name: t.Name, ID: t.ID, Partitions: count, Config: t.Config, ReplicationFactor: t.ReplicationFactor}
+		spec := TopicSpec{Name: t.Name, ID: t.ID, Partitions: count, Config: t.Config(), ReplicationFactor: t.ReplicationFactor}
 		if err := c.AddTopic(spec); err != nil {
 			errs := []error{err}
 			for _, p := range next.Partitions[have:] {

@@ -3,7 +3,6 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,7 +29,7 @@ func TestAddPartitions(t *testing.T) {
 	assert.Same(t, old.Partitions[0], grown.Partitions[0], "the partitions there are shared")
 	assert.Same(t, old.Partitions[1], grown.Partitions[1])
 	assert.Equal(t, old.ID, grown.ID)
-	assert.Equal(t, old.Config, grown.Config)
+	assert.Equal(t, old.Config(), grown.Config())
 	assert.Equal(t, int16(3), grown.ReplicationFactor)
 	for i, p := range grown.Partitions {
 		assert.Equal(t, int32(i), p.Index())
@@ -112,41 +111,32 @@ func TestAddPartitionsConcurrentReaders(t *testing.T) {
 	s, _ := newTestStore(t)
 	topic, err := s.CreateTopic("a", 1, forever)
 	require.NoError(t, err)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			seen := 1
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				tp, err := s.Topic("a")
-				if !assert.NoError(t, err) {
-					return
-				}
-				n := len(tp.Partitions)
-				assert.GreaterOrEqual(t, n, seen, "a topic never shrinks")
-				seen = n
-				for i, p := range tp.Partitions {
-					assert.Equal(t, int32(i), p.Index())
-					_, err := p.Offsets()
-					assert.NoError(t, err)
-				}
-				_, err = s.Partition("a", int32(n-1))
-				assert.NoError(t, err)
-				assert.NoError(t, s.Sweep())
+	stop := readConcurrently(4, func() func() bool {
+		seen := 1 // this reader's last count
+		return func() bool {
+			tp, err := s.Topic("a")
+			if !assert.NoError(t, err) {
+				return false
 			}
-		})
-	}
+			n := len(tp.Partitions)
+			assert.GreaterOrEqual(t, n, seen, "a topic never shrinks")
+			seen = n
+			for i, p := range tp.Partitions {
+				assert.Equal(t, int32(i), p.Index())
+				_, err := p.Offsets()
+				assert.NoError(t, err)
+			}
+			_, err = s.Partition("a", int32(n-1))
+			assert.NoError(t, err)
+			assert.NoError(t, s.Sweep())
+			return true
+		}
+	})
 	for n := int32(2); n <= 32; n++ {
 		_, err := s.AddPartitions(topic.ID, n)
 		require.NoError(t, err)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	grown, err := s.Topic("a")
 	require.NoError(t, err)
 	assert.Len(t, grown.Partitions, 32)
@@ -168,7 +158,7 @@ func TestAddPartitionsSurvivesRestart(t *testing.T) {
 	specs, err := cat.Topics()
 	require.NoError(t, err)
 	require.Len(t, specs, 1)
-	assert.Equal(t, TopicSpec{Name: "a", ID: a.ID, Partitions: 3, Config: a.Config, ReplicationFactor: 2}, specs[0])
+	assert.Equal(t, TopicSpec{Name: "a", ID: a.ID, Partitions: 3, Config: a.Config(), ReplicationFactor: 2}, specs[0])
 
 	second := storeOn(t, cat, logs)
 	again, err := second.Topic("a")

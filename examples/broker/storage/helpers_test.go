@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,3 +31,30 @@ func newTestPartition(t *testing.T, cfg TopicConfig, opts ...Option) (*Partition
 
 // forever is a topic config without retention.
 var forever = TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 1 << 20}
+
+// readConcurrently runs n goroutines, each calling a read function of
+// its own, from newReader, in a loop until it returns false or the
+// returned stop is called; stop waits for them.
+func readConcurrently(n int, newReader func() (read func() bool)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		read := newReader()
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if !read() {
+					return
+				}
+			}
+		})
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}

@@ -347,14 +347,17 @@ func (p *Partition) AppendCoordinator(raw []byte) (AppendResult, error) {
 func (p *Partition) appendFrom(raw []byte, from origin, guard uint64) (AppendResult, error) {
 	// The size first, as Kafka: a batch too large is refused without
 	// checksumming it.
-	if max := p.topic.Config.MaxMessageBytes; len(raw) > int(max) {
-		return AppendResult{}, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrBatchTooLarge, len(raw), max)
+	// max.message.bytes read once: a change meanwhile (AlterTopicConfig)
+	// applies to the next batch, whole.
+	maxBytes := p.topic.Config().MaxMessageBytes
+	if len(raw) > int(maxBytes) {
+		return AppendResult{}, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrBatchTooLarge, len(raw), maxBytes)
 	}
 	b, err := parseBatch(raw, from)
 	if err != nil {
 		return AppendResult{}, err
 	}
-	if err := p.cfg.validateBatch(b, int(p.topic.Config.MaxMessageBytes)); err != nil {
+	if err := p.cfg.validateBatch(b, int(maxBytes)); err != nil {
 		return AppendResult{}, err
 	}
 	now := p.cfg.clock.Now()

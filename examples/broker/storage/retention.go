@@ -19,7 +19,7 @@ import (
 //
 // REQUIRES: p.mu held for writing.
 func (p *Partition) retainLocked(now time.Time) error {
-	c := p.topic.Config
+	c := p.topic.Config() // once: a change meanwhile applies at the next sweep
 	if c.Retention < 0 && c.RetentionBytes < 0 {
 		return nil
 	}

@@ -163,7 +163,7 @@ func TestTopicDefaultsMinISR(t *testing.T) {
 	assert.Equal(t, int32(1), s.TopicDefaults().MinInsyncReplicas, "defaults built without it: 1")
 	topic, err := s.CreateTopic("t", 1, TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 1000})
 	require.NoError(t, err)
-	assert.Equal(t, int32(1), topic.Config.MinInsyncReplicas, "a topic's config says it: 1")
+	assert.Equal(t, int32(1), topic.Config().MinInsyncReplicas, "a topic's config says it: 1")
 	assert.Equal(t, int16(1), topic.ReplicationFactor)
 }
 
@@ -178,7 +178,7 @@ func TestCreateTopicSpec(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, id, topic.ID, "the id given")
 	assert.Equal(t, int16(3), topic.ReplicationFactor)
-	assert.Equal(t, cfg, topic.Config)
+	assert.Equal(t, cfg, topic.Config())
 	assert.Len(t, topic.Partitions, 2)
 	got, err := s.TopicByID(id)
 	require.NoError(t, err)

@@ -4,7 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,17 +45,18 @@ func newTopicID() TopicID {
 	return id
 }
 
-// A Topic is a named set of partitions. Its name, id, config and
-// replication factor are fixed at creation. A Topic is immutable once the
-// store publishes it, Partitions included, and is read without a lock:
-// growing a topic (Store.AddPartitions) publishes a new Topic in its
-// place, sharing the partitions it had and adding the new ones, and a
-// holder of the old one goes on seeing the partitions it saw, as a reader
-// of an image it loaded (see grow.go).
+// A Topic is a named set of partitions. Its name, id and replication
+// factor are fixed at creation; its config (Config) is the one thing that
+// changes in place, for every generation at once (Store.AlterTopicConfig,
+// configs.go). A Topic is otherwise immutable once the store publishes
+// it, Partitions included, and is read without a lock: growing a topic
+// (Store.AddPartitions) publishes a new Topic in its place, sharing the
+// partitions it had and adding the new ones, and a holder of the old one
+// goes on seeing the partitions it saw, as a reader of an image it loaded
+// (see grow.go).
 type Topic struct {
-	Name   string
-	ID     TopicID
-	Config TopicConfig
+	Name string
+	ID   TopicID
 	// ReplicationFactor is how many brokers hold each partition, at
 	// least 1. The storage keeps it for the server, which places the
 	// replicas; it holds one of them.
@@ -68,13 +71,37 @@ type Topic struct {
 }
 
 // topicLife is what every generation of a topic shares: the lock that
-// orders the changes the catalog records, and whether it was deleted.
+// orders the changes the catalog records, its config, and whether it was
+// deleted.
 type topicLife struct {
-	// alter serializes the topic's growths and its deletion, each of
-	// which writes the catalog, then publishes under Store.mu. Taken
+	// alter serializes the topic's growths, config changes and its
+	// deletion, each of which writes the catalog, then publishes. Taken
 	// before Store.mu.
 	alter   sync.Mutex
 	deleted atomic.Bool
+	// config is the topic's current config, never nil once the store
+	// publishes the topic: replaced whole by AlterTopicConfig, never
+	// written through (configs.go).
+	config atomic.Pointer[TopicConfig]
+}
+
+// newTopicLife returns the shared state of a new topic with config cfg.
+func newTopicLife(cfg TopicConfig) *topicLife {
+	l := &topicLife{}
+	l.config.Store(&cfg)
+	return l
+}
+
+// Config returns the topic's configs as they are now: the same for every
+// generation of the topic and every partition of it, and changed by
+// Store.AlterTopicConfig between two calls, so a caller that needs two
+// of its fields to agree reads it once. The zero TopicConfig for a Topic
+// the store did not make. O(1), lock-free.
+func (t *Topic) Config() TopicConfig {
+	if t.life == nil {
+		return TopicConfig{}
+	}
+	return *t.life.config.Load()
 }
 
 // Deleted reports whether the topic was deleted: true for every
@@ -229,4 +256,20 @@ func (c TopicConfig) With(name string, value *string) (TopicConfig, error) {
 		c.MinInsyncReplicas = int32(v)
 	}
 	return c, nil
+}
+
+// WithConfigs returns c with every config of configs set, as With sets
+// one, in name order, so that a map with two bad values is refused for
+// the same one each time: that error, wrapping ErrInvalidConfig, and c as
+// it was. O(len(configs) log len(configs)).
+func (c TopicConfig) WithConfigs(configs map[string]string) (TopicConfig, error) {
+	next := c
+	for _, name := range slices.Sorted(maps.Keys(configs)) {
+		v := configs[name]
+		var err error
+		if next, err = next.With(name, &v); err != nil {
+			return c, err
+		}
+	}
+	return next, nil
 }

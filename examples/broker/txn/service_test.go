@@ -103,7 +103,7 @@ func TestHostedOnTheRuntime(t *testing.T) {
 	idx := coordinator.PartitionFor("tx", 3)
 	p, err := h.store.Partition(coordinator.TransactionTopic, idx)
 	require.NoError(t, err)
-	assert.Equal(t, int32(1), p.Topic().Config.MinInsyncReplicas, "min.insync.replicas capped at the replication factor")
+	assert.Equal(t, int32(1), p.Topic().Config().MinInsyncReplicas, "min.insync.replicas capped at the replication factor")
 	st, _ := h.rm.State(p)
 
 	inits := make(chan initResult, 1)

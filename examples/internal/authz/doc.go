@@ -62,10 +62,14 @@
 //	DeleteAcls (31)                                                 SECURITY_DISABLED)
 //	DescribeConfigs (32)       DESCRIBE_CONFIGS TOPIC, or CLUSTER   TOPIC_/CLUSTER_AUTHORIZATION_FAILED, per resource
 //	                           for a broker
+//	AlterConfigs (33)          ALTER_CONFIGS TOPIC, or CLUSTER for  TOPIC_/CLUSTER_AUTHORIZATION_FAILED, per resource
+//	                           a broker
 //	DescribeLogDirs (35)       DESCRIBE CLUSTER                     no log dir; from v3 CLUSTER_AUTHORIZATION_FAILED, top
 //	CreatePartitions (37)      ALTER TOPIC                          TOPIC_AUTHORIZATION_FAILED, per topic
 //	DeleteGroups (42)          DELETE GROUP                         GROUP_AUTHORIZATION_FAILED, per group
 //	ElectLeaders (43)          ALTER CLUSTER                        CLUSTER_AUTHORIZATION_FAILED, top (v1+) and every partition
+//	IncrementalAlterConfigs    ALTER_CONFIGS TOPIC, or CLUSTER for  TOPIC_/CLUSTER_AUTHORIZATION_FAILED, per resource
+//	(44)                       a broker
 //	OffsetDelete (47)          DELETE GROUP                         GROUP_AUTHORIZATION_FAILED, top
 //	                           READ TOPIC                           TOPIC_AUTHORIZATION_FAILED, its partitions
 //	DescribeClientQuotas (48)  DESCRIBE_CONFIGS CLUSTER             CLUSTER_AUTHORIZATION_FAILED, top

@@ -131,10 +131,25 @@ func TestErrorResponse(t *testing.T) {
 	alice := "alice"
 	aq.Entries = []kmsg.AlterClientQuotasRequestEntry{{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "user", Name: &alice}}},
 		{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "client-id"}}}}
-	aresp := ErrorResponse(aq, kerr.ClusterAuthorizationFailed.Code).(*kmsg.AlterClientQuotasResponse)
-	require.Len(t, aresp.Entries, 2)
-	assert.Equal(t, kerr.ClusterAuthorizationFailed.Code, aresp.Entries[1].ErrorCode, "every entity")
-	assert.Equal(t, []kmsg.AlterClientQuotasResponseEntryEntity{{Type: "user", Name: &alice}}, aresp.Entries[0].Entity, "named as asked")
+	qresp := ErrorResponse(aq, kerr.ClusterAuthorizationFailed.Code).(*kmsg.AlterClientQuotasResponse)
+	require.Len(t, qresp.Entries, 2)
+	assert.Equal(t, kerr.ClusterAuthorizationFailed.Code, qresp.Entries[1].ErrorCode, "every entity")
+	assert.Equal(t, []kmsg.AlterClientQuotasResponseEntryEntity{{Type: "user", Name: &alice}}, qresp.Entries[0].Entity, "named as asked")
+	// The forwarded config APIs: every resource, named as asked.
+	ac := kmsg.NewPtrAlterConfigsRequest()
+	ac.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t"}}
+	aresp := ErrorResponse(ac, kerr.NotController.Code).(*kmsg.AlterConfigsResponse)
+	require.Len(t, aresp.Resources, 1)
+	assert.Equal(t, kmsg.ConfigResourceTypeTopic, aresp.Resources[0].ResourceType)
+	assert.Equal(t, "t", aresp.Resources[0].ResourceName)
+	assert.Equal(t, kerr.NotController.Code, aresp.Resources[0].ErrorCode)
+	ic := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	ic.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "a"},
+		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "b"}}
+	iresp := ErrorResponse(ic, kerr.NotController.Code).(*kmsg.IncrementalAlterConfigsResponse)
+	require.Len(t, iresp.Resources, 2)
+	assert.Equal(t, "b", iresp.Resources[1].ResourceName)
+	assert.Equal(t, kerr.NotController.Code, iresp.Resources[1].ErrorCode)
 }
 
 func TestOptions(t *testing.T) {

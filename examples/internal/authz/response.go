@@ -9,8 +9,9 @@ import (
 // error (Kafka's AbstractRequest.getErrorResponse): at the top, or for
 // each partition, group, key, transaction, user, creation or filter the
 // request names. It knows the APIs Gate checks, the group APIs and
-// FindCoordinator, and CreatePartitions (which brokers forward to their
-// controller); any other API's response is returned empty.
+// FindCoordinator, and CreatePartitions, AlterConfigs and
+// IncrementalAlterConfigs (which brokers forward to their controller);
+// any other API's response is returned empty.
 func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 	resp := req.ResponseKind()
 	switch resp := resp.(type) {
@@ -116,6 +117,18 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 			st := kmsg.NewCreatePartitionsResponseTopic()
 			st.Topic, st.ErrorCode = rt.Topic, code
 			resp.Topics = append(resp.Topics, st)
+		}
+	case *kmsg.AlterConfigsResponse:
+		for _, rr := range req.(*kmsg.AlterConfigsRequest).Resources {
+			sr := kmsg.NewAlterConfigsResponseResource()
+			sr.ResourceType, sr.ResourceName, sr.ErrorCode = rr.ResourceType, rr.ResourceName, code
+			resp.Resources = append(resp.Resources, sr)
+		}
+	case *kmsg.IncrementalAlterConfigsResponse:
+		for _, rr := range req.(*kmsg.IncrementalAlterConfigsRequest).Resources {
+			sr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			sr.ResourceType, sr.ResourceName, sr.ErrorCode = rr.ResourceType, rr.ResourceName, code
+			resp.Resources = append(resp.Resources, sr)
 		}
 	case *kmsg.DescribeACLsResponse:
 		resp.ErrorCode = code

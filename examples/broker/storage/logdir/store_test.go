@@ -89,7 +89,7 @@ func TestStoreSurvivesRestart(t *testing.T) {
 	again, err := s.Topic("orders")
 	require.NoError(t, err)
 	assert.Equal(t, orders.ID, again.ID)
-	assert.Equal(t, cfg, again.Config)
+	assert.Equal(t, cfg, again.Config())
 	require.Len(t, again.Partitions, 3)
 	p := again.Partitions[1]
 	o, err := p.Offsets()
@@ -183,7 +183,7 @@ func TestCatalogKeepsReplication(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, id, topic.ID)
 	assert.Equal(t, int16(3), topic.ReplicationFactor)
-	assert.Equal(t, cfg, topic.Config)
+	assert.Equal(t, cfg, topic.Config())
 	closeSecond()
 
 	old := `{"version": 1, "topics": [{"name": "old", "id": "` + id.String() + `", "partitions": 1,
@@ -194,7 +194,7 @@ func TestCatalogKeepsReplication(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int16(1), topic.ReplicationFactor, "no replication_factor: 1")
 	cfg.MinInsyncReplicas = 1
-	assert.Equal(t, cfg, topic.Config, "no min.insync.replicas: 1")
+	assert.Equal(t, cfg, topic.Config(), "no min.insync.replicas: 1")
 }
 
 // TestStrayPartitionDirectories: a directory the catalog does not account
