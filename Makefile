@@ -91,9 +91,9 @@ kgo-integration-cluster:
 kgo-integration-proxy:
 	GO='$(GO)' RUN='$(RUN)' PROXY=1 ./scripts/kgo-integration.sh
 
-# segmentio/kafka-go's own SASL, ACL, SCRAM-credential and config tests against
-# one broker configured as kafka-go's CI configures Kafka 4.0; it needs
-# ports 9092 and 9093 (scripts/kafka-go.sh).
+# segmentio/kafka-go's whole integration suite (but for the tests the
+# script lists, with why) against one broker configured as kafka-go's CI
+# configures Kafka 4.0; it needs ports 9092 and 9093 (scripts/kafka-go.sh).
 kafka-go:
 	GO='$(GO)' ./scripts/kafka-go.sh
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs segmentio/kafka-go's own tests of SASL, ACLs, SCRAM credentials and configs
-# against the example broker, configured as kafka-go's CI configures
-# Kafka 4.0 (docker_compose_versions/docker-compose-400.yml):
+# Runs segmentio/kafka-go's whole integration suite against the example
+# broker, configured as kafka-go's CI configures Kafka 4.0
+# (docker_compose_versions/docker-compose-400.yml):
 #
 #   scripts/kafka-go.sh          # make kafka-go
 #   TESTFLAGS=-v scripts/kafka-go.sh
@@ -12,16 +12,10 @@
 # CI: an authorizer (StandardAuthorizer), allow.everyone.if.no.acl.found,
 # the super users adminscram256, adminscram512 and adminplain, whose
 # credentials --add-scram makes at start (PLAIN checks adminplain's
-# password against its SCRAM credential), KAFKA_VERSION=4.0.0. The tests,
-# in test/kafkago's module (it pins kafka-go v0.4.51):
-#   the sasl package's TestSASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512,
-#   each with good and bad credentials), and the root package's
-#   TestClientCreateACLs, TestClientDeleteACLs, TestClientDescribeACLs,
-#   TestAlterUserScramCredentials, TestDescribeUserScramCredentials,
-#   TestUnsupportedSASLMechanism, TestClientAlterConfigs,
-#   TestClientIncrementalAlterConfigs, TestClientDescribeConfigs (each
-#   alters a topic's max.message.bytes, then describes it), and
-#   TestWriter's "writing a message with SASL Plain authentication".
+# password against its SCRAM credential), KAFKA_VERSION=4.0.0. The
+# suite is test/kafkago's module's (it pins kafka-go v0.4.51): every
+# package, about two minutes, every test but those listed in skip below,
+# each with why. kafka-go skips four tests itself on Kafka 3.0 or later.
 set -euo pipefail
 
 GO=${GO:-go}
@@ -75,19 +69,30 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 
+# Not run, with why:
+#   TestClientAlterPartitionReassignments, ...MultiTopics,
+#   TestClientListPartitionReassignments: the broker places replicas by a
+#     fixed rule and serves no reassignment (KIP-455) yet;
+#   TestReaderReadCompactedMessage: it creates a topic with
+#     cleanup.policy=compact, which the broker refuses (INVALID_CONFIG):
+#     there is no log cleaner yet;
+#   TestReaderConsumerGroup's "consumer group rebalance": it passed in two
+#     runs of three here; when it fails, the second reader's join gave the
+#     first one partition of three (8 records) and the test asks each
+#     reader for 12. Not yet understood (the issue's item 9), so not run;
+#   TestReaderConsumerGroup's "verify offset committed", "verify offset
+#     committed when using interval committer" and "consumer group commits
+#     on close": they panic in kafka-go v0.4.51 itself, whatever the
+#     broker: their getOffsets builds a ConsumerGroup without the connect
+#     function NewConsumerGroup sets, and calls it (a nil func).
+skip='^(TestClientAlterPartitionReassignments|TestClientAlterPartitionReassignmentsMultiTopics|TestClientListPartitionReassignments|TestReaderReadCompactedMessage)$'
+skip+='|^TestReaderConsumerGroup$/^(verify_offset_committed|verify_offset_committed_when_using_interval_committer|consumer_group_commits_on_close|consumer_group_rebalance)$'
+
 cd test/kafkago
 set +e
-KAFKA_VERSION=4.0.0 "$GO" test -count=1 -timeout 5m ${TESTFLAGS:-} github.com/segmentio/kafka-go/sasl
-s1=$?
-KAFKA_VERSION=4.0.0 "$GO" test -count=1 -timeout 5m ${TESTFLAGS:-} -run \
-	'^(TestClientCreateACLs|TestClientDeleteACLs|TestClientDescribeACLs|TestAlterUserScramCredentials|TestDescribeUserScramCredentials|TestUnsupportedSASLMechanism|TestClientAlterConfigs|TestClientIncrementalAlterConfigs|TestClientDescribeConfigs)$' \
-	github.com/segmentio/kafka-go
-s2=$?
-KAFKA_VERSION=4.0.0 "$GO" test -count=1 -timeout 5m ${TESTFLAGS:-} -run '^TestWriter$/^writing_a_message_with_SASL_Plain_authentication$' \
-	github.com/segmentio/kafka-go
-s3=$?
+KAFKA_VERSION=4.0.0 "$GO" test -count=1 -timeout 10m ${TESTFLAGS:-} -skip "$skip" github.com/segmentio/kafka-go/...
+status=$?
 set -e
-status=$((s1 | s2 | s3))
 if grep -q 'handler panicked' "$work/broker.log"; then
 	echo "kafka-go: a broker handler panicked" >&2
 	status=1
