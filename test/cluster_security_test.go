@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -148,4 +149,43 @@ func TestClusterSpeaksTLS(t *testing.T) {
 	require.NoError(t, err)
 	trustOnly.ServerName = "127.0.0.1"
 	assert.Error(t, quorum(trustOnly), "no certificate, no quorum")
+}
+
+// TestScramAlterForwarded: AlterUserScramCredentials sent to a broker
+// that is not the active controller is forwarded to it, and the
+// credential is then described, and authenticates, on every broker.
+func TestScramAlterForwarded(t *testing.T) {
+	c := startCluster(t, 3)
+	cl := c.client()
+	ctrl := c.activeController(cl)
+	other := ctrl%3 + 1
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+	up := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
+	up.Name, up.Mechanism, up.Iterations = "carol", 2, 4096 // SCRAM-SHA-512
+	up.Salt, up.SaltedPassword = []byte("salt-of-carol"), make([]byte, 64)
+	req.Upsertions = append(req.Upsertions, up)
+	resp, err := req.RequestWith(ctx, cl.Broker(int(other)))
+	require.NoError(t, err)
+	require.Len(t, resp.Results, 1)
+	require.Zero(t, resp.Results[0].ErrorCode, "answered through broker %d, the controller being %d: %v",
+		other, ctrl, kerr.ErrorForCode(resp.Results[0].ErrorCode))
+
+	for id := int32(1); id <= 3; id++ {
+		require.Eventually(t, func() bool {
+			d := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+			dr, err := d.RequestWith(ctx, cl.Broker(int(id)))
+			if err != nil {
+				return false
+			}
+			for _, r := range dr.Results {
+				if r.User == "carol" && r.ErrorCode == 0 && len(r.CredentialInfos) == 1 {
+					return true
+				}
+			}
+			return false
+		}, 10*time.Second, 10*time.Millisecond, "broker %d describes carol", id)
+	}
 }

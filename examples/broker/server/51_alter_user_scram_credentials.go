@@ -6,10 +6,10 @@ package server
 // authenticate against (package sasl): each upsertion carries a salted
 // password, from which the stored and server keys are derived here, as
 // Kafka's controller does; the password itself never reaches the broker.
-// Only the active controller serves it (NOT_CONTROLLER elsewhere): it
-// commits the changes to the metadata log, which every broker applies,
-// so a new credential authenticates on every broker once its image has
-// it. Kafka's checks and codes, per user: an empty name or an iteration
+// The active controller commits the changes to the metadata log, which
+// every broker applies, so a new credential authenticates on every broker
+// once its image has it; another broker forwards the request to it and
+// relays its answer (atController), as Kafka 4's brokers do. Kafka's checks and codes, per user: an empty name or an iteration
 // count outside 4096..16384 is UNACCEPTABLE_CREDENTIAL, a mechanism other
 // than SCRAM-SHA-256/512 UNSUPPORTED_SASL_MECHANISM, a user named twice
 // for one mechanism DUPLICATE_RESOURCE, a deletion of a credential that
@@ -58,6 +58,9 @@ type scramRefusal struct {
 }
 
 func (s *Server) handleAlterUserScramCredentials(r *kafkanet.Request) {
+	if s.atController(r) {
+		return
+	}
 	req := r.Msg.(*kmsg.AlterUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
 	var (
