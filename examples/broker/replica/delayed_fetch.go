@@ -170,11 +170,8 @@ func (m *Manager) newDelayedFetch(r Responder, req *kmsg.FetchRequest, refused [
 					part.code = EpochErrorCode(rp.CurrentLeaderEpoch, p.LeaderEpoch())
 					// Its log start may raise the low watermark a
 					// DeleteRecords waits for.
-					if part.code == 0 {
-						hw := m.leaders.FollowerFetched(p, replica, rp.FetchOffset)
-						if low := m.leaders.FollowerLogStart(p, replica, rp.LogStartOffset); hw || low {
-							f.moved = append(f.moved, p)
-						}
+					if part.code == 0 && m.leaders.followerFetched(p, replica, rp.FetchOffset, rp.LogStartOffset, true) {
+						f.moved = append(f.moved, p)
 					}
 				default:
 					part.p = p

@@ -137,23 +137,32 @@ func (l *Leaders) EnoughReplicas(p *storage.Partition) (bool, int) {
 // it truncates before it counts, as in Kafka, where a failed fetch
 // updates no fetch state.
 func (l *Leaders) FollowerFetched(p *storage.Partition, replica int32, offset int64) (moved bool) {
+	return l.followerFetched(p, replica, offset, 0, false)
+}
+
+// followerFetched is FollowerFetched, and with withLogStart also
+// FollowerLogStart, in one lookup of p and one hold of its lock: a
+// follower's fetch, on the leader's fetch path, records both. It reports
+// whether the high watermark moved or the log start rose.
+func (l *Leaders) followerFetched(p *storage.Partition, replica int32, offset, logStart int64, withLogStart bool) (moved bool) {
 	pr, st := l.of(p)
 	if pr == nil {
 		return false
 	}
 	o, err := p.Offsets()
-	if err != nil {
-		return false
-	}
-	if offset > o.LogEnd {
-		return false
-	}
 	now := l.now()
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	f := pr.followers[replica]
 	if f == nil {
 		return false
+	}
+	if withLogStart && logStart != f.logStart {
+		moved = logStart > f.logStart
+		f.logStart = logStart
+	}
+	if err != nil || offset > o.LogEnd {
+		return moved
 	}
 	f.logEnd = offset
 	switch {
@@ -167,7 +176,7 @@ func (l *Leaders) FollowerFetched(p *storage.Partition, replica int32, offset in
 	if !st.InISR(replica) && pr.pending == nil && offset >= o.HighWatermark && !l.env.Fenced(replica) {
 		pr.askLocked(l.env, st, append(slices.Clone(st.ISR), replica))
 	}
-	return pr.advanceLocked(st)
+	return pr.advanceLocked(st) || moved
 }
 
 // FollowerLogStart records the log start that replica's fetch of p
