@@ -85,6 +85,8 @@ type Member struct {
 	closing atomic.Bool
 
 	peers *peers // nil for a broker alone
+	// sessionHook is OnSessionChange's.
+	sessionHook atomic.Pointer[func()]
 
 	// The lifetime of the goroutines Go starts: cancelled by Close, which
 	// waits for them.
