@@ -44,14 +44,8 @@ type PartitionReassignment struct {
 // being reassigned is left out, as Kafka leaves it. It fails with
 // ErrNotController or ErrClosed. O(partitions asked, or all).
 func (c *Controller) ListPartitionReassignments(parts []metadata.PartitionRef) ([]PartitionReassignment, error) {
-	c.mu.Lock()
-	active, closed := c.active, c.closed
-	c.mu.Unlock()
-	switch {
-	case closed:
-		return nil, ErrClosed
-	case !active:
-		return nil, ErrNotController
+	if err := c.checkActive(); err != nil {
+		return nil, err
 	}
 	im := c.log.Image()
 	if parts == nil {

@@ -36,18 +36,10 @@ func reassign(t *testing.T, im *Image, unclean bool, reqs ...Reassignment) *Imag
 // leader asks, which must succeed.
 func alterISR(t *testing.T, im *Image, topic TopicID, index int32, isr ...int32) *Image {
 	t.Helper()
-	p, err := im.Partition(topic, index)
-	require.NoError(t, err)
+	p := partitionOf(t, im, topic, index)
 	rec, err := AlterISR(im, topic, index, p.Leader, p.LeaderEpoch, p.PartitionEpoch, isr)
 	require.NoError(t, err)
 	return im.Apply(im.Index+1, &rec)
-}
-
-func partitionOf(t *testing.T, im *Image, topic TopicID, index int32) Partition {
-	t.Helper()
-	p, err := im.Partition(topic, index)
-	require.NoError(t, err)
-	return p
 }
 
 // TestReassignMovesPartition: a partition of one replica moved to another

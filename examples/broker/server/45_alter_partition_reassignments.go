@@ -34,16 +34,10 @@ package server
 // leader/follower.replication.throttled.replicas), log directories.
 
 import (
-	"context"
-	"errors"
-	"time"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
-	"github.com/gopurgatory/purgatory/examples/internal/authz"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -89,20 +83,11 @@ func (s *Server) handleAlterPartitionReassignments(r *kafkanet.Request) {
 		return
 	}
 
-	timeout := controllerTimeout
-	if t := time.Duration(req.TimeoutMillis) * time.Millisecond; t > 0 {
-		timeout = min(timeout, t)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := decisionContext(req.TimeoutMillis)
 	defer cancel()
 	results, err := s.ctrl().AlterPartitionReassignments(ctx, reqs, allowRF)
 	if err != nil {
-		code := errorCode(err)
-		if errors.Is(err, context.DeadlineExceeded) {
-			code = kerr.RequestTimedOut.Code
-		}
-		r.Logger().Info("partition reassignments not committed", zap.Error(err))
-		r.Respond(authz.ErrorResponse(req, code))
+		refuseDecision(r, req, "partition reassignments", err)
 		return
 	}
 	started := 0
