@@ -15,8 +15,8 @@ import (
 // A topic created gets its logs, a topic grown (CreatePartitions) gets
 // the new partitions' logs, as leader or follower as the record places
 // them, a partition whose replicas changed (a reassignment) has its new
-// followers fetch and the brokers it left drop their copy, a topic whose own configs changed (AlterConfigs) gets its new
-// config live (storage.Store.AlterTopicConfig: the next produce, sweep
+// followers fetch and the brokers it left drop their copy, a topic whose
+// own configs changed (AlterConfigs) gets its new config live (storage.Store.AlterTopicConfig: the next produce, sweep
 // and acks=all check see it), a topic deleted loses them (and what
 // waits on it is answered), a partition whose leadership or ISR changed
 // takes its new leader epoch, and what waits on it is checked again: a
