@@ -77,7 +77,8 @@ type Reassignment struct {
 // false, a target whose size is not the original replicas'). A new
 // target for a partition being reassigned is decided from its current
 // replicas, as Kafka decides it: a broker being added that the new target
-// lacks is removed in turn. A partition listed twice is decided the
+// lacks is removed in turn. A target that is the replicas already, with
+// none in flight, succeeds and changes nothing. A partition listed twice is decided the
 // second time from what the first left. uncleanDefault is the cluster's
 // unclean.leader.election.enable. O(len(reqs) × replicas).
 func Reassign(im *Image, brokers []int32, reqs []Reassignment, allowRF, uncleanDefault bool) (Record, []error) {
@@ -106,8 +107,8 @@ func Reassign(im *Image, brokers []int32, reqs []Reassignment, allowRF, uncleanD
 		} else {
 			next, err = startReassignment(im, brokers, p, req.Target, allowRF)
 		}
-		if results[i] = err; err != nil {
-			continue
+		if results[i] = err; err != nil || next.PartitionEpoch == p.PartitionEpoch {
+			continue // refused, or nothing to change
 		}
 		if again {
 			rec.Partitions[j].Partition = next
@@ -129,6 +130,9 @@ func startReassignment(im *Image, brokers []int32, p Partition, target []int32, 
 	if orig := p.OriginalReplicas(); !allowRF && len(target) != len(orig) {
 		return p, kafkaErrorf(ErrInvalidReplicationFactor, "The replication factor is changed from %d to %d "+
 			"but allowReplicationFactorChange is false", len(orig), len(target))
+	}
+	if !p.Reassigning() && slices.Equal(target, p.Replicas) {
+		return p, nil // already there: no record, as Kafka writes none
 	}
 	next := p.clone()
 	next.RemovingReplicas = slices.Sorted(slices.Values(without(p.Replicas, target)))

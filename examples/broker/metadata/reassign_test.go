@@ -226,3 +226,22 @@ func TestReassignmentRecordRoundTrip(t *testing.T) {
 	assert.Equal(t, []int32{2, 3}, partitionOf(t, back, topicB, 0).AddingReplicas)
 	assert.Equal(t, []int32{1}, partitionOf(t, back, topicB, 0).RemovingReplicas)
 }
+
+// TestReassignToCurrentReplicas: a target that is the partition's
+// replicas already, with nothing in flight, succeeds with no record; in
+// another order it changes the preferred leader, in a record.
+func TestReassignToCurrentReplicas(t *testing.T) {
+	im := imageWith(t)
+	p := partition(t, im, 0)
+	rec, results := Reassign(im, threeBrokers, []Reassignment{{PartitionRef{topicA, 0}, p.Replicas}}, false, false)
+	require.NoError(t, results[0])
+	assert.True(t, rec.Empty())
+
+	im = reassign(t, im, false, Reassignment{PartitionRef{topicA, 0}, []int32{2, 3, 1}})
+	next := partition(t, im, 0)
+	assert.Equal(t, []int32{2, 3, 1}, next.Replicas)
+	assert.Equal(t, []int32{2, 3, 1}, next.ISR)
+	assert.Equal(t, p.Leader, next.Leader, "the leader stays: it is in the target")
+	assert.Equal(t, p.LeaderEpoch, next.LeaderEpoch)
+	assert.Equal(t, p.PartitionEpoch+1, next.PartitionEpoch)
+}
