@@ -318,8 +318,11 @@ func (pr *Followers) askLocked(env LeaderEnv, st metadata.Partition, isr []int32
 func (pr *Followers) Partition() *storage.Partition { return pr.p }
 
 // Done ends the change in flight asked against partition epoch at, if it
-// is still the one: the controller answered (or could not be reached),
-// and the next check may ask again.
+// is still the one: the controller refused it (or could not be reached),
+// and the next check may ask again. A change committed ends when the
+// image moves past at (settleLocked), never earlier: the ISR it commits
+// may hold a follower that must keep counting for the high watermark
+// until this leader's image says so.
 func (pr *Followers) Done(at int32) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
