@@ -192,7 +192,8 @@ func TestReassignUnderLoad(t *testing.T) {
 
 // TestReassignListAndCancel: a reassignment that cannot complete (its new
 // replica's broker is down) is listed, through any broker, with its adding
-// and removing replicas; a cancel reverts it, and a second cancel is
+// and removing replicas (the request itself sent through a broker that
+// forwards it to the controller); a cancel reverts it, and a second cancel is
 // NO_REASSIGNMENT_IN_PROGRESS; invalid targets are refused per partition.
 func TestReassignListAndCancel(t *testing.T) {
 	c := startCluster(t, 3)
@@ -209,11 +210,21 @@ func TestReassignListAndCancel(t *testing.T) {
 	}
 	c.stop(down)
 
-	req := kadm.AlterPartitionAssignmentsReq{}
-	req.Assign("stay", 0, []int32{down, 1})
-	res, err := adm.AlterPartitionAssignments(ctx, req)
+	// Through the broker that is neither the controller nor down: it
+	// forwards the request to the controller.
+	other := 6 - ctrl - down
+	areq := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	areq.TimeoutMillis = 10000
+	rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	rt.Topic = "stay"
+	rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+	rp.Partition, rp.Replicas = 0, []int32{down, 1}
+	rt.Partitions = append(rt.Partitions, rp)
+	areq.Topics = append(areq.Topics, rt)
+	aresp, err := areq.RequestWith(ctx, cl.Broker(int(other)))
 	require.NoError(t, err)
-	require.NoError(t, res["stay"][0].Err, res["stay"][0].ErrMessage)
+	require.NoError(t, kerr.ErrorForCode(aresp.ErrorCode))
+	require.NoError(t, kerr.ErrorForCode(aresp.Topics[0].Partitions[0].ErrorCode), "through broker %d (the controller is %d)", other, ctrl)
 
 	for id := int32(1); id <= 3; id++ {
 		if id == down {
@@ -236,7 +247,7 @@ func TestReassignListAndCancel(t *testing.T) {
 	bad.Assign("stay", 7, []int32{1})
 	bad.Assign("nosuch", 0, []int32{1})
 	bad.Assign("other", 0, []int32{9})
-	res, err = adm.AlterPartitionAssignments(ctx, bad)
+	res, err := adm.AlterPartitionAssignments(ctx, bad)
 	require.NoError(t, err)
 	assert.ErrorIs(t, res["stay"][0].Err, kerr.InvalidReplicaAssignment)
 	assert.ErrorIs(t, res["stay"][7].Err, kerr.UnknownTopicOrPartition)
