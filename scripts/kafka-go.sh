@@ -70,9 +70,6 @@ for _ in $(seq 300); do
 done
 
 # Not run, with why:
-#   TestClientAlterPartitionReassignments, ...MultiTopics,
-#   TestClientListPartitionReassignments: the broker places replicas by a
-#     fixed rule and serves no reassignment (KIP-455) yet;
 #   TestReaderReadCompactedMessage: it creates a topic with
 #     cleanup.policy=compact, which the broker refuses (INVALID_CONFIG):
 #     there is no log cleaner yet;
@@ -93,7 +90,7 @@ done
 #     on close": they panic in kafka-go v0.4.51 itself, whatever the
 #     broker: their getOffsets builds a ConsumerGroup without the connect
 #     function NewConsumerGroup sets, and calls it (a nil func).
-skip='^(TestClientAlterPartitionReassignments|TestClientAlterPartitionReassignmentsMultiTopics|TestClientListPartitionReassignments|TestReaderReadCompactedMessage)$'
+skip='^(TestReaderReadCompactedMessage)$'
 skip+='|^TestReaderConsumerGroup$/^(verify_offset_committed|verify_offset_committed_when_using_interval_committer|consumer_group_commits_on_close|consumer_group_rebalance)$'
 
 cd test/kafkago

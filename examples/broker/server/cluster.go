@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -23,6 +25,29 @@ import (
 
 // controllerTimeout bounds a decision's wait for the quorum.
 const controllerTimeout = cluster.ControllerTimeout
+
+// decisionContext bounds a controller decision by the request's
+// timeout_ms, when positive, and by controllerTimeout always.
+func decisionContext(timeoutMillis int32) (context.Context, context.CancelFunc) {
+	timeout := controllerTimeout
+	if t := time.Duration(timeoutMillis) * time.Millisecond; t > 0 {
+		timeout = min(timeout, t)
+	}
+	return context.WithTimeout(context.Background(), timeout)
+}
+
+// refuseDecision answers req, whose decision the controller did not
+// commit (err), with err's code wherever its response carries one,
+// REQUEST_TIMED_OUT past the decision's deadline, and logs what was not
+// committed.
+func refuseDecision(r *kafkanet.Request, req kmsg.Request, what string, err error) {
+	code := errorCode(err)
+	if errors.Is(err, context.DeadlineExceeded) {
+		code = kerr.RequestTimedOut.Code
+	}
+	r.Logger().Info(what+" not committed", zap.Error(err))
+	r.Respond(authz.ErrorResponse(req, code))
+}
 
 // image returns the cluster's metadata as this broker has applied it.
 func (s *Server) image() *metadata.Image { return s.member.Image() }
