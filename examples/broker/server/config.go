@@ -59,6 +59,8 @@ type Config struct {
 	LogRetentionCheck        time.Duration // log.retention.check.interval.ms
 	MessageMaxBytes          int32         // message.max.bytes: the largest record batch accepted
 	FetchPurgeInterval       int           // fetch.purgatory.purge.interval.requests
+	FetchSessionSlots        int           // max.incremental.fetch.session.cache.slots (0: no fetch sessions)
+	FetchSessionEviction     time.Duration // min.incremental.fetch.session.eviction.ms
 	ProducePurgeInterval     int           // producer.purgatory.purge.interval.requests
 	DeleteRecordsPurge       int           // delete.records.purgatory.purge.interval.requests
 	GroupInitialRebalance    time.Duration // group.initial.rebalance.delay.ms
@@ -217,6 +219,8 @@ func Default() Config {
 		LogRetentionCheck:            5 * time.Minute,
 		MessageMaxBytes:              1048588,
 		FetchPurgeInterval:           1000,
+		FetchSessionSlots:            1000,
+		FetchSessionEviction:         2 * time.Minute,
 		ProducePurgeInterval:         1000,
 		DeleteRecordsPurge:           1,
 		AutoLeaderRebalance:          true,
@@ -298,6 +302,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("max in-flight per connection: %d, must be at least 1", c.MaxInFlightPerConn)
 	case c.FetchPurgeInterval < 0 || c.ProducePurgeInterval < 0 || c.DeleteRecordsPurge < 0:
 		return errors.New("purgatory purge intervals must not be negative")
+	case c.FetchSessionSlots < 0 || c.FetchSessionEviction < 0:
+		return errors.New("max.incremental.fetch.session.cache.slots and min.incremental.fetch.session.eviction.ms must not be negative")
 	case c.AutoLeaderRebalance && (c.LeaderImbalanceCheck <= 0 || c.LeaderImbalancePct < 0 || c.LeaderImbalancePct > 100):
 		return errors.New("leader.imbalance.check.interval.seconds must be positive, and leader.imbalance.per.broker.percentage from 0 to 100")
 	case c.GroupMinSessionTimeout > c.GroupMaxSessionTimeout:
@@ -428,6 +434,8 @@ func (c *Config) settings() []setting {
 		intSetting("log.retention.bytes", "bytes kept per partition (-1: unbounded)", &c.LogRetentionBytes),
 		durationSetting("log.retention.check.interval.ms", "how often retention is applied to every partition", &c.LogRetentionCheck, ms),
 		intSetting("message.max.bytes", "largest record batch accepted, in bytes", &c.MessageMaxBytes),
+		intSetting("max.incremental.fetch.session.cache.slots", "fetch sessions (KIP-227) the broker keeps (0: none, every fetch is full)", &c.FetchSessionSlots),
+		durationSetting("min.incremental.fetch.session.eviction.ms", "how long a fetch session is unused before a new one may take its slot", &c.FetchSessionEviction, ms),
 		intSetting("fetch.purgatory.purge.interval.requests", "completed fetches listed before a purge (0: none, each leaves its lists as it completes)", &c.FetchPurgeInterval),
 		intSetting("producer.purgatory.purge.interval.requests", "completed produces listed before a purge (0: none, each leaves its lists as it completes)", &c.ProducePurgeInterval),
 		intSetting("delete.records.purgatory.purge.interval.requests", "completed delete-records listed before a purge", &c.DeleteRecordsPurge),

@@ -35,6 +35,8 @@ type Server struct {
 	// replicas is the replica manager (package replica): the data path,
 	// its Fetch and Produce purgatories, replication.
 	replicas *replica.Manager
+	// fetchSessions are the clients' fetch sessions (fetch_sessions.go).
+	fetchSessions *fetchSessions
 
 	files fdPlan // the file-descriptor budget (limits.go); immutable
 
@@ -93,7 +95,8 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(),
+		fetchSessions: newFetchSessions(cfg.FetchSessionSlots, cfg.FetchSessionEviction)}
 	defer func() {
 		if err != nil {
 			s.closeOpened()
