@@ -16,7 +16,9 @@ import "io"
 // producer state from Scan when it opens a log that is not empty, and
 // after TruncateTo or Reset.
 type Log interface {
-	// Append adds b, whose base offset is the log's end offset.
+	// Append adds b, whose base offset is the log's end offset, or
+	// past it: a follower takes its compacted leader's batches with the
+	// gaps the cleaner left between them.
 	Append(b *Batch) error
 
 	// Read appends to dst the bytes of the batches from the one holding
@@ -63,6 +65,20 @@ type Log interface {
 	// negative start is an error. A durable log reopens empty at start.
 	Reset(start int64) error
 
+	// Replace puts kept in place of the batches of seg, a segment that
+	// Segments reported and not the last one (the log cleaner never
+	// touches the active segment): kept are those batches as the
+	// cleaner rewrote them, in offset order, each at its base offset and
+	// spanning its offsets as before, with fewer records; the batches it
+	// dropped are left out, which leaves gaps in the offsets. With kept
+	// empty the segment goes, but the log's start offset stays where it
+	// was, as Kafka's log start does not move for compaction. A segment
+	// no longer as seg says (a truncation or retention took it
+	// meanwhile) is an error wrapping ErrSegmentChanged, and the log is
+	// left as it was. A durable log writes the new segment aside and
+	// swaps it in: a crash leaves the old segment or the new one, whole.
+	Replace(seg Segment, kept []*Batch) error
+
 	// Bounds returns the log's start and end offsets and its size in bytes.
 	Bounds() Bounds
 
@@ -98,3 +114,12 @@ type Segment struct {
 // durable opener returns the batches the partition held when it was last
 // closed.
 type LogOpener func(topic string, id TopicID, partition int32) (Log, error)
+
+// A SegmentExtentKeeper is a Log whose cleaned segments must end where
+// they did (logdir's, whose recovery checks that its segments follow each
+// other): the log cleaner keeps each segment's last batch, emptied of its
+// records if none stays, as Kafka keeps a producer's last batch. The
+// memory log is none: it lets a batch whose records all went go whole.
+type SegmentExtentKeeper interface {
+	KeepsSegmentExtents() bool
+}

@@ -80,6 +80,12 @@ type Partition struct {
 	// none (logstart.go).
 	keptStart int64
 	deleted   bool
+	// cleanedTo is where the log cleaner's last pass ended: the
+	// offsets below it are clean, those from it dirty (cleaner.go).
+	cleanedTo int64
+	// cuts counts the truncations and resets, so that a cleaning pass
+	// that one overtook swaps nothing in.
+	cuts uint64
 }
 
 // openPartition opens partition index of t on log. A log that is not empty
@@ -349,7 +355,8 @@ func (p *Partition) appendFrom(raw []byte, from origin, guard uint64) (AppendRes
 	// checksumming it.
 	// max.message.bytes read once: a change meanwhile (AlterTopicConfig)
 	// applies to the next batch, whole.
-	maxBytes := p.topic.Config().MaxMessageBytes
+	cfg := p.topic.Config()
+	maxBytes := cfg.MaxMessageBytes
 	if len(raw) > int(maxBytes) {
 		return AppendResult{}, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrBatchTooLarge, len(raw), maxBytes)
 	}
@@ -359,6 +366,11 @@ func (p *Partition) appendFrom(raw []byte, from origin, guard uint64) (AppendRes
 	}
 	if err := p.cfg.validateBatch(b, int(maxBytes)); err != nil {
 		return AppendResult{}, err
+	}
+	if cfg.Cleanup.Compacts() {
+		if err := requireKeys(b); err != nil {
+			return AppendResult{}, err
+		}
 	}
 	now := p.cfg.clock.Now()
 

@@ -162,7 +162,9 @@ func TestCatalogFile(t *testing.T) {
 	assert.Equal(t, map[string]any{"version": 1.0, "topics": []any{map[string]any{
 		"name": "a.b-c_d", "id": topic.ID.String(), "partitions": 2.0, "replication_factor": 1.0,
 		"configs": map[string]any{"retention.ms": "60000", "retention.bytes": "10", "max.message.bytes": "100",
-			"min.insync.replicas": "1", "unclean.leader.election.enable": "false"},
+			"min.insync.replicas": "1", "unclean.leader.election.enable": "false",
+			"cleanup.policy": "delete", "delete.retention.ms": "0", "max.compaction.lag.ms": "9223372036854775807",
+			"min.cleanable.dirty.ratio": "0", "min.compaction.lag.ms": "0", "segment.bytes": "0", "segment.ms": "0"},
 	}}}, f)
 }
 
@@ -194,7 +196,10 @@ func TestCatalogKeepsReplication(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int16(1), topic.ReplicationFactor, "no replication_factor: 1")
 	cfg.MinInsyncReplicas = 1
-	assert.Equal(t, cfg, topic.Config(), "no min.insync.replicas: 1")
+	want := cfg
+	want.DirtyRatio, want.DeleteRetention = 0.5, 24*time.Hour
+	want.SegmentBytes, want.SegmentMs = 1<<30, 7*24*time.Hour
+	assert.Equal(t, want, topic.Config(), "no min.insync.replicas: 1; no compaction configs: Kafka's defaults")
 }
 
 // TestStrayPartitionDirectories: a directory the catalog does not account
