@@ -185,7 +185,7 @@ func TestAlterConfigsErrors(t *testing.T) {
 	}{
 		{"unknown topic", false, topicRes("nope", setOp("retention.ms", "1")), kerr.UnknownTopicOrPartition, ""},
 		{"unknown topic, bad value first", false, topicRes("nope", setOp("retention.ms", "x")), kerr.InvalidConfig, "retention.ms"},
-		{"unsupported name", false, topicRes("a", setOp("cleanup.policy", "compact")), kerr.InvalidConfig, "cleanup.policy is not supported"},
+		{"unsupported name", false, topicRes("a", setOp("message.timestamp.type", "LogAppendTime")), kerr.InvalidConfig, "message.timestamp.type is not supported"},
 		{"bad value", false, topicRes("a", setOp("max.message.bytes", "-5")), kerr.InvalidConfig, `max.message.bytes="-5"`},
 		{"bad boolean", true, topicRes("a", setOp("unclean.leader.election.enable", "yes")), kerr.InvalidConfig, "not true or false"},
 		{"null value", false, topicRes("a", null), kerr.InvalidRequest, "Null value not supported for : retention.ms"},

@@ -57,6 +57,7 @@ type Config struct {
 	LogRetention             time.Duration // log.retention.ms (-1: forever)
 	LogRetentionBytes        int64         // log.retention.bytes (-1: unbounded)
 	LogRetentionCheck        time.Duration // log.retention.check.interval.ms
+	LogCleanerBackoff        time.Duration // log.cleaner.backoff.ms: between the log cleaner's passes (0: none)
 	MessageMaxBytes          int32         // message.max.bytes: the largest record batch accepted
 	FetchPurgeInterval       int           // fetch.purgatory.purge.interval.requests
 	ProducePurgeInterval     int           // producer.purgatory.purge.interval.requests
@@ -215,6 +216,7 @@ func Default() Config {
 		LogRetention:                 168 * time.Hour,
 		LogRetentionBytes:            -1,
 		LogRetentionCheck:            5 * time.Minute,
+		LogCleanerBackoff:            15 * time.Second,
 		MessageMaxBytes:              1048588,
 		FetchPurgeInterval:           1000,
 		ProducePurgeInterval:         1000,
@@ -427,6 +429,7 @@ func (c *Config) settings() []setting {
 		durationSetting("log.retention.ms", "how long records are kept (-1: forever)", &c.LogRetention, ms),
 		intSetting("log.retention.bytes", "bytes kept per partition (-1: unbounded)", &c.LogRetentionBytes),
 		durationSetting("log.retention.check.interval.ms", "how often retention is applied to every partition", &c.LogRetentionCheck, ms),
+		durationSetting("log.cleaner.backoff.ms", "how often the log cleaner looks for compacted partitions to clean (0: never)", &c.LogCleanerBackoff, ms),
 		intSetting("message.max.bytes", "largest record batch accepted, in bytes", &c.MessageMaxBytes),
 		intSetting("fetch.purgatory.purge.interval.requests", "completed fetches listed before a purge (0: none, each leaves its lists as it completes)", &c.FetchPurgeInterval),
 		intSetting("producer.purgatory.purge.interval.requests", "completed produces listed before a purge (0: none, each leaves its lists as it completes)", &c.ProducePurgeInterval),
