@@ -73,9 +73,6 @@ done
 #   TestClientAlterPartitionReassignments, ...MultiTopics,
 #   TestClientListPartitionReassignments: the broker places replicas by a
 #     fixed rule and serves no reassignment (KIP-455) yet;
-#   TestReaderReadCompactedMessage: it creates a topic with
-#     cleanup.policy=compact, which the broker refuses (INVALID_CONFIG):
-#     there is no log cleaner yet;
 #   TestReaderConsumerGroup's "consumer group rebalance": it passed in two
 #     runs of three here; when it fails, the second reader's join gave the
 #     first one partition of three (8 records) and the test asks each
@@ -85,7 +82,7 @@ done
 #     on close": they panic in kafka-go v0.4.51 itself, whatever the
 #     broker: their getOffsets builds a ConsumerGroup without the connect
 #     function NewConsumerGroup sets, and calls it (a nil func).
-skip='^(TestClientAlterPartitionReassignments|TestClientAlterPartitionReassignmentsMultiTopics|TestClientListPartitionReassignments|TestReaderReadCompactedMessage)$'
+skip='^(TestClientAlterPartitionReassignments|TestClientAlterPartitionReassignmentsMultiTopics|TestClientListPartitionReassignments)$'
 skip+='|^TestReaderConsumerGroup$/^(verify_offset_committed|verify_offset_committed_when_using_interval_committer|consumer_group_commits_on_close|consumer_group_rebalance)$'
 
 cd test/kafkago
