@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"sync"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -131,10 +132,13 @@ func requireKeys(b *Batch) error {
 	return nil
 }
 
-// compressors are franz-go's, one per codec, made on first use.
+// compressors are franz-go's, one per codec, made on first use; zstd's
+// is klauspost's encoder itself, one for the process (franz-go's made an
+// encoder, a few MiB, per batch here: most of a pass's time).
 var compressors struct {
 	once  sync.Once
 	byTyp map[int16]kgo.Compressor
+	zstd  *zstd.Encoder
 }
 
 // compressorFor returns the compressor of codec, or nil if none is made.
@@ -147,8 +151,28 @@ func compressorFor(codec int16) kgo.Compressor {
 				compressors.byTyp[typ] = c
 			}
 		}
+		// EncodeAll is safe for concurrent use; one encoder at a
+		// time, as passes are one at a time.
+		compressors.zstd, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
 	})
 	return compressors.byTyp[codec]
+}
+
+// compress returns body compressed with codec, and false if it could not
+// be (no compressor, or the output would not be smaller).
+func compress(codec int16, body []byte) ([]byte, bool) {
+	c := compressorFor(codec)
+	if codec == codecZstd && compressors.zstd != nil {
+		return compressors.zstd.EncodeAll(body, nil), true
+	}
+	if c == nil {
+		return nil, false
+	}
+	out, used := c.Compress(new(bytes.Buffer), body)
+	if int16(used) != codec {
+		return nil, false
+	}
+	return bytes.Clone(out), true
 }
 
 // rewrite encodes d again holding only recs, a subsequence of its records
@@ -176,13 +200,8 @@ func (d *decodedBatch) rewrite(recs []kmsg.Record, horizon int64) (*Batch, error
 		kb.Attributes &^= attrCompression // an empty batch, as Kafka writes one
 	}
 	if codec := kb.Attributes & attrCompression; codec != codecNone && len(body) > 0 {
-		c := compressorFor(codec)
-		if c == nil {
-			return nil, fmt.Errorf("storage: no compressor for codec %d", codec)
-		}
-		out, used := c.Compress(new(bytes.Buffer), body)
-		if int16(used) == codec {
-			body = bytes.Clone(out)
+		if out, ok := compress(codec, body); ok {
+			body = out
 		} else {
 			// The compressor gave up on it (say, it grew): written
 			// uncompressed, as the attributes then say.
