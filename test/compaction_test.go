@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/server"
 )
 
 // keyedAt is a record as a consumer reads it: key, value, offset.
@@ -41,6 +45,19 @@ func consumeCompacted(t *testing.T, addr, topic string, end int64) []keyedAt {
 		})
 		if done {
 			return out
+		}
+	}
+}
+
+// waitCompacted consumes topic from the start to end until it holds want
+// records, which the broker's cleaner leaves on its own, or 20 s have
+// passed, and returns the last records read.
+func waitCompacted(t *testing.T, addr, topic string, end int64, want int) []keyedAt {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		got := consumeCompacted(t, addr, topic, end)
+		if len(got) == want || time.Now().After(deadline) {
+			return got
 		}
 	}
 }
@@ -103,15 +120,7 @@ func TestCompactedTopicEndToEnd(t *testing.T) {
 		}
 		return out
 	}
-	// The cleaner runs on its own: wait, bounded, for its pass.
-	var got []keyedAt
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		got = consumeCompacted(t, srv.Addr().String(), "compacted", end)
-		if len(dupKeys(got)) == 10 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	got := waitCompacted(t, srv.Addr().String(), "compacted", end, 10+40)
 	assert.ElementsMatch(t, want, dupKeys(got), "each key's latest value, at its original offset")
 	assert.Len(t, got, 10+40, "and the keys written once")
 	cl.Close()
@@ -120,4 +129,75 @@ func TestCompactedTopicEndToEnd(t *testing.T) {
 	srv, _ = runBroker(t, cfg)
 	after := consumeCompacted(t, srv.Addr().String(), "compacted", end)
 	assert.Equal(t, got, after, "the same records at the same offsets after a restart")
+}
+
+// logDirSize returns the bytes broker id holds of topic's partition 0, as
+// its DescribeLogDirs says, or -1 if it does not say.
+func logDirSize(cl *kgo.Client, id int32, topic string) int64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := kmsg.NewPtrDescribeLogDirsRequest().RequestWith(ctx, cl.Broker(int(id)))
+	if err != nil {
+		return -1
+	}
+	for _, d := range resp.Dirs {
+		for _, tp := range d.Topics {
+			if tp.Topic != topic {
+				continue
+			}
+			for _, p := range tp.Partitions {
+				if p.Partition == 0 {
+					return p.Size
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// TestCompactedTopicOnThreeBrokers: with three replicas in log.dirs, each
+// broker's cleaner cleans its own copy (a follower's shrinks as the
+// leader's does, though nothing tells it to), and a consumer reads each
+// key's latest value at the offset it was written at.
+func TestCompactedTopicOnThreeBrokers(t *testing.T) {
+	c := startCluster(t, 3, clusterTimings, func(cfg *server.Config) {
+		cfg.LogCleanerBackoff = 100 * time.Millisecond
+		cfg.LogDirs, cfg.LogSegmentBytes = t.TempDir(), 1024
+	})
+	cl := c.client()
+	c.createTopic(cl, "compacted", 1, 3, map[string]string{"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"})
+	latest := map[string]int64{}
+	for round := range 20 {
+		var recs []*kgo.Record
+		for k := range 10 {
+			recs = append(recs, &kgo.Record{Topic: "compacted", Key: fmt.Appendf(nil, "k%d", k), Value: fmt.Appendf(nil, "%d", round)})
+		}
+		rs := cl.ProduceSync(testCtx(t), recs...)
+		require.NoError(t, rs.FirstErr())
+		for _, r := range rs {
+			latest[string(r.Record.Key)] = r.Record.Offset
+		}
+	}
+	for i := range 30 { // keys written once, after the last round: two segments
+		require.NoError(t, cl.ProduceSync(testCtx(t), &kgo.Record{Topic: "compacted", Key: fmt.Appendf(nil, "f%d", i)}).FirstErr())
+	}
+
+	got := waitCompacted(t, c.seeds()[0], "compacted", 200+30, 10+30)
+	require.Len(t, got, 10+30, "the leader's cleaner leaves one record a key")
+	for _, r := range got[:10] {
+		assert.Equal(t, latest[r.Key], r.Offset, "%s: its latest value, at its offset", r.Key)
+		assert.Equal(t, "19", r.Value)
+	}
+	// Every replica cleans its own log: within a few passes each holds
+	// about what the leader holds.
+	leaderSize := int64(0)
+	require.Eventually(t, func() bool {
+		sizes := make([]int64, 3)
+		for id := range int32(3) {
+			sizes[id] = logDirSize(cl, id+1, "compacted")
+		}
+		leaderSize = slices.Min(sizes)
+		return leaderSize > 0 && slices.Max(sizes) == leaderSize
+	}, 20*time.Second, 100*time.Millisecond, "every replica cleaned to the same size")
+	assert.Less(t, leaderSize, int64(20*10*70), "a fraction of the 200 records' batches")
 }
