@@ -20,24 +20,7 @@ import (
 // and a store on it whose cleaner runs only when the test calls Clean.
 func openCompacting(t *testing.T, path string, segBytes int64) (*storage.Store, func()) {
 	t.Helper()
-	d, err := logdir.Open(path, logdir.WithSegmentBytes(segBytes))
-	require.NoError(t, err)
-	s, err := storage.New(storage.WithLogOpener(d.OpenLog), storage.WithCatalog(d),
-		storage.WithRetentionCheckInterval(0), storage.WithCleanerInterval(0))
-	if err != nil {
-		require.NoError(t, d.Close())
-		require.NoError(t, err)
-	}
-	closed := false
-	closeAll := func() {
-		if !closed {
-			closed = true
-			require.NoError(t, s.Close())
-			require.NoError(t, d.Close())
-		}
-	}
-	t.Cleanup(closeAll)
-	return s, closeAll
+	return openStoreWith(t, path, []logdir.Option{logdir.WithSegmentBytes(segBytes)}, storage.WithCleanerInterval(0))
 }
 
 // keyedBatch returns a batch of one record, key k and value v, at now.

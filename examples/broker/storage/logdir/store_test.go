@@ -19,9 +19,16 @@ import (
 // does; close closes both, in the broker's order.
 func openStore(t *testing.T, path string, opts ...logdir.Option) (s *storage.Store, close func()) {
 	t.Helper()
+	return openStoreWith(t, path, opts)
+}
+
+// openStoreWith is openStore with the store's options too.
+func openStoreWith(t *testing.T, path string, opts []logdir.Option, storeOpts ...storage.Option) (s *storage.Store, close func()) {
+	t.Helper()
 	d, err := logdir.Open(path, opts...)
 	require.NoError(t, err)
-	s, err = storage.New(storage.WithLogOpener(d.OpenLog), storage.WithCatalog(d), storage.WithRetentionCheckInterval(0))
+	s, err = storage.New(append([]storage.Option{storage.WithLogOpener(d.OpenLog), storage.WithCatalog(d),
+		storage.WithRetentionCheckInterval(0)}, storeOpts...)...)
 	if err != nil {
 		require.NoError(t, d.Close())
 		require.NoError(t, err)
