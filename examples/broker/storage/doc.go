@@ -199,6 +199,8 @@
 // A topic's alter lock (its growths, config changes and deletion,
 // grow.go), then
 // Store.mu, then Partition.mu. A Log is called only under its partition's
-// lock. No lock is held while calling out of the package, so a caller may
-// hold its own lock (a delayed fetch's) around any call here.
+// lock. The log cleaner (cleaner.go) takes one partition's lock at a time,
+// never with another held, and holds none while it decodes and rewrites.
+// No lock is held while calling out of the package, so a caller may hold
+// its own lock (a delayed fetch's) around any call here.
 package storage
