@@ -60,8 +60,10 @@ import (
 // on between; the offset map and the rewrites are built with no lock
 // held. A truncation or a reset meanwhile (cuts) ends the pass without
 // a swap; retention taking a segment meanwhile fails its Replace
-// (ErrSegmentChanged) and ends it too. Passes of one partition are
-// serialized by its store's cleaner (cleaning.go).
+// (ErrSegmentChanged) and ends it too. A durable log writes the new
+// segment before the lock is taken (StagedReplacer), and holds it for the
+// renames. Passes of one partition are serialized by its store's cleaner
+// (cleaning.go).
 
 // cleanReadChunk is how many bytes a pass reads under one hold of the
 // partition's lock.
@@ -363,14 +365,32 @@ func keepRecord(r kmsg.Record, off int64, latest map[string]int64, expired bool)
 	return r.Value != nil || !expired
 }
 
-// replace swaps kept in for s, unless a truncation happened since cuts.
+// replace swaps kept in for s, unless a truncation happened since cuts. A
+// log that stages its replacements (StagedReplacer) writes kept before
+// the partition's lock is taken, so that the lock is held only for the
+// swap.
 func (p *Partition) replace(s Segment, kept []*Batch, cuts uint64) error {
+	swap := func() error { return p.log.Replace(s, kept) }
+	if sr, ok := p.log.(StagedReplacer); ok {
+		staged, err := sr.StageReplace(s, kept)
+		if err != nil {
+			return err
+		}
+		swap = staged.Commit
+		defer func() {
+			if swap != nil {
+				staged.Abort() // not committed: overtaken
+			}
+		}()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.deleted || p.cuts != cuts {
 		return errCleanOvertaken
 	}
-	if err := p.log.Replace(s, kept); err != nil {
+	err := swap()
+	swap = nil
+	if err != nil {
 		return err
 	}
 	if m := p.maxTimestamp; m.Size > 0 && m.BaseOffset >= s.BaseOffset && m.BaseOffset < s.NextOffset {

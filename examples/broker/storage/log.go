@@ -123,3 +123,20 @@ type LogOpener func(topic string, id TopicID, partition int32) (Log, error)
 type SegmentExtentKeeper interface {
 	KeepsSegmentExtents() bool
 }
+
+// A StagedReplacer is a Log that writes Replace's new segment aside before
+// the swap: the cleaner calls StageReplace without its partition's lock,
+// so that appends and fetches do not wait for the writing, then Commit
+// under the lock (or Abort). The Log guards itself meanwhile, as logdir's
+// does; the segment may have gone by the Commit, which then fails with
+// ErrSegmentChanged, as Replace does.
+type StagedReplacer interface {
+	StageReplace(seg Segment, kept []*Batch) (StagedReplace, error)
+}
+
+// A StagedReplace is a Replace written aside: Commit swaps it in, Abort
+// drops it; exactly one of them is called, once.
+type StagedReplace interface {
+	Commit() error
+	Abort()
+}

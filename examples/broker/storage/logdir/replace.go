@@ -1,10 +1,10 @@
 package logdir
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+
+	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/atomicfile"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
@@ -34,39 +34,128 @@ import (
 // segment file from a cleaned one. Gaps are inside segments only, which
 // recovery allows (batchfile.Scan).
 
-// Replace implements storage.Log (see above). It holds the log's lock
-// while it writes the new segment: appends to this log wait for it, as
-// they wait for a roll's fsync. O(bytes of kept) plus two fsyncs.
+// Replace implements storage.Log (see above): StageReplace and Commit in
+// one, under the log's lock. O(bytes of kept) plus three fsyncs.
 func (l *Log) Replace(seg storage.Segment, kept []*storage.Batch) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	st, err := l.StageReplace(seg, kept)
+	if err != nil {
+		return err
+	}
+	return st.Commit()
+}
+
+// StageReplace implements storage.StagedReplacer: it writes the cleaned
+// segment's files aside and fsyncs them, holding the log's lock only to
+// find the segment, so that appends, reads and the partition's lock do not
+// wait for the writing; the returned Commit renames them over the old
+// files and swaps the segment in under the log's lock. A sealed segment
+// changes only by a swap, and only the cleaner swaps: what was found stays
+// true until the Commit, which checks it again (a truncation or
+// retention may have taken the segment meanwhile, ErrSegmentChanged).
+func (l *Log) StageReplace(seg storage.Segment, kept []*storage.Batch) (storage.StagedReplace, error) {
+	l.mu.RLock()
+	old, err := l.sealedLocked(seg)
+	l.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	if n := len(kept); n == 0 || kept[n-1].Info().LastOffset+1 != seg.NextOffset {
+		return nil, fmt.Errorf("logdir: a cleaned %s must end where it did, at %d", old.path, seg.NextOffset)
+	}
+	s, err := writeCleaned(l.dir, old, kept, l.cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &staged{l: l, seg: seg, old: old, s: s}, nil
+}
+
+// sealedLocked returns the sealed segment that seg describes, or
+// ErrSegmentChanged if the log no longer has it as seg says.
+//
+// REQUIRES: l.mu held.
+func (l *Log) sealedLocked(seg storage.Segment) (*segment, error) {
 	if l.closed {
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	i := l.segmentFor(seg.BaseOffset)
 	old := l.segs[i]
 	if i == len(l.segs)-1 || old.base != seg.BaseOffset || old.next != seg.NextOffset || old.size != seg.Size {
-		return fmt.Errorf("%w: %s", storage.ErrSegmentChanged, old.path)
+		return nil, fmt.Errorf("%w: %s", storage.ErrSegmentChanged, old.path)
 	}
-	if n := len(kept); n == 0 || kept[n-1].Info().LastOffset+1 != old.next {
-		return fmt.Errorf("logdir: a cleaned %s must end where it did, at %d", old.path, old.next)
+	return old, nil
+}
+
+// staged is a cleaned segment written aside, its files under temporary
+// names, waiting for its swap.
+type staged struct {
+	l      *Log
+	seg    storage.Segment
+	old, s *segment // the segment replaced, and its replacement
+}
+
+// Commit renames the staged files over the old segment's, the .index
+// first (see above), and swaps the new segment in; if the old one is no
+// longer in the log as it was, it drops them instead and returns
+// ErrSegmentChanged.
+func (st *staged) Commit() error {
+	l := st.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old, err := l.sealedLocked(st.seg)
+	if err == nil && old != st.old {
+		err = fmt.Errorf("%w: %s", storage.ErrSegmentChanged, old.path)
 	}
-	s, err := writeCleaned(l.dir, old, kept, l.cfg)
 	if err != nil {
+		st.drop()
 		return err
 	}
+	s, path := st.s, segmentPath(l.dir, old.base)
+	if err := os.Rename(tmpName(indexPath(path)), indexPath(path)); err != nil {
+		st.drop()
+		return fmt.Errorf("logdir: %w", err)
+	}
+	if err := os.Rename(tmpName(path), path); err != nil {
+		// The new index is in place over the old .log: recovery
+		// rebuilds it; this process goes on with the old one's
+		// entries in memory.
+		st.drop()
+		return fmt.Errorf("logdir: %w", err)
+	}
+	if err := atomicfile.SyncDir(l.cfg.sync, l.dir); err != nil {
+		// Both renames are done in this process's view: the new
+		// segment is the one read from now on, durable or not.
+		l.cfg.log.Warn("a cleaned segment may be the old one after a crash", zap.String("file", path), zap.Error(err))
+	}
+	s.path = path
 	_ = old.close() // its files are renamed over: only the descriptor goes
 	l.files.add(s)
 	l.size += s.size - old.size
-	l.segs[i] = s
+	l.segs[l.segmentFor(old.base)] = s
 	return nil
 }
 
-// writeCleaned writes kept as the segment that replaces old (see above)
-// and returns it, sealed; on an error the old files are in place.
+// Abort drops the staged files.
+func (st *staged) Abort() { st.drop() }
+
+// drop closes and removes the staged files that are still under their
+// temporary names.
+func (st *staged) drop() {
+	path := segmentPath(st.l.dir, st.old.base)
+	_ = st.s.f.Close()
+	_ = os.Remove(tmpName(path))
+	_ = os.Remove(tmpName(indexPath(path)))
+}
+
+// tmpName is the name a cleaned segment's file is written under before
+// its rename: one that opening the log deletes (listSegments).
+func tmpName(path string) string { return path + atomicfile.TmpSuffix }
+
+// writeCleaned writes kept, under temporary names, as the segment that
+// replaces old (see above), and returns it, fsynced, its index closed; on
+// an error nothing of it is left.
 func writeCleaned(dir string, old *segment, kept []*storage.Batch, cfg *config) (*segment, error) {
 	path := segmentPath(dir, old.base)
-	tmpLog, tmpIdx := path+atomicfile.TmpSuffix, indexPath(path)+atomicfile.TmpSuffix
+	tmpLog, tmpIdx := tmpName(path), tmpName(indexPath(path))
 	f, err := os.OpenFile(tmpLog, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("logdir: %w", err)
@@ -97,24 +186,6 @@ func writeCleaned(dir string, old *segment, kept []*storage.Batch, cfg *config) 
 		return fail(fmt.Errorf("logdir: %w", err))
 	}
 	s.idx = nil
-	if err := os.Rename(tmpIdx, indexPath(path)); err != nil {
-		return fail(fmt.Errorf("logdir: %w", err))
-	}
-	if err := os.Rename(tmpLog, path); err != nil {
-		// The new index is in place over the old .log: recovery
-		// rebuilds it; this process goes on with the old one's
-		// entries in memory.
-		_ = f.Close()
-		_ = os.Remove(tmpLog)
-		return nil, fmt.Errorf("logdir: %w", err)
-	}
-	if err := atomicfile.SyncDir(cfg.sync, filepath.Dir(path)); err != nil {
-		// Both renames are done in this process's view: the new
-		// segment is the one read from now on, durable or not.
-		err = errors.Join(err, errors.New("logdir: a cleaned segment may be the old one after a crash"))
-		cfg.log.Warn(err.Error())
-	}
-	s.path = path
 	// The old segment's times are the cleaned one's: retention measures
 	// it by when it was last appended to.
 	s.modTime, s.created = old.modTime, old.created
