@@ -155,17 +155,19 @@ func logDirSize(cl *kgo.Client, id int32, topic string) int64 {
 	return -1
 }
 
-// TestCompactedTopicOnThreeBrokers: with three replicas in log.dirs, each
-// broker's cleaner cleans its own copy (a follower's shrinks as the
-// leader's does, though nothing tells it to), and a consumer reads each
-// key's latest value at the offset it was written at.
+// TestCompactedTopicOnThreeBrokers: with three replicas in log.dirs, and
+// the topic's own segment.bytes, each broker's cleaner cleans its own
+// copy (a follower's shrinks as the leader's does, though nothing tells
+// it to), and a consumer reads each key's latest value at the offset it
+// was written at.
 func TestCompactedTopicOnThreeBrokers(t *testing.T) {
 	c := startCluster(t, 3, clusterTimings, func(cfg *server.Config) {
 		cfg.LogCleanerBackoff = 100 * time.Millisecond
-		cfg.LogDirs, cfg.LogSegmentBytes = t.TempDir(), 1024
+		cfg.LogDirs = t.TempDir()
 	})
 	cl := c.client()
-	c.createTopic(cl, "compacted", 1, 3, map[string]string{"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"})
+	c.createTopic(cl, "compacted", 1, 3, map[string]string{"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01",
+		"segment.bytes": "1024"})
 	latest := map[string]int64{}
 	for round := range 20 {
 		var recs []*kgo.Record

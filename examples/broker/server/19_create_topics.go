@@ -26,9 +26,9 @@ package server
 // min.insync.replicas, unclean.leader.election.enable (which the
 // controller acts on when it elects leaders), and compaction's
 // cleanup.policy, min.cleanable.dirty.ratio, min.compaction.lag.ms,
-// max.compaction.lag.ms and delete.retention.ms are enforced; segment.bytes
-// and segment.ms are kept and shown (segments roll at the broker's
-// log.segment.bytes); any other name is INVALID_CONFIG, so that a client
+// max.compaction.lag.ms, delete.retention.ms, and segment.bytes and
+// segment.ms (a topic's own roll its segment files in log.dirs) are
+// enforced; any other name is INVALID_CONFIG, so that a client
 // asking for a config the broker does not have learns it does not get it.
 // The topic's own configs are in the metadata log, so every broker of a
 // cluster has them. Responses from v5 carry the partitions, replication

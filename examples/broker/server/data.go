@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"math"
 
 	"go.uber.org/zap"
 
@@ -30,6 +31,15 @@ func newData(cfg Config, log *zap.Logger, dur *durable, maxPartitions int32) (*d
 	defaults.Retention, defaults.RetentionBytes = cfg.LogRetention, cfg.LogRetentionBytes
 	defaults.MaxMessageBytes, defaults.MinInsyncReplicas = cfg.MessageMaxBytes, cfg.MinInsyncReplicas
 	defaults.UncleanLeaderElection = cfg.UncleanLeaderElection
+	// A topic's segment.bytes and segment.ms default to the broker's
+	// log.segment.bytes and log.roll.ms, as in Kafka; a topic's own roll
+	// its segments in log.dirs (the log cleaner cleans sealed ones).
+	if cfg.LogSegmentBytes > 0 && cfg.LogSegmentBytes <= math.MaxInt32 {
+		defaults.SegmentBytes = int32(cfg.LogSegmentBytes)
+	}
+	if cfg.LogRoll > 0 {
+		defaults.SegmentMs = cfg.LogRoll
+	}
 	opts := []storage.Option{
 		storage.WithLogger(log),
 		storage.WithTopicDefaults(defaults),

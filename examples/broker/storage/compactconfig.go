@@ -17,8 +17,7 @@ import (
 // segment.bytes (1 GiB) and segment.ms (7 days) have defaults that are
 // not zeros: DefaultTopicConfig holds them, and a store's topics start
 // from it unless WithTopicDefaults says otherwise. A zero segment.bytes
-// or segment.ms is unset, and reads back as zero: the storage only
-// shows them.
+// or segment.ms is unset, and reads back as zero: the log's own.
 const (
 	ConfigCleanupPolicy     = "cleanup.policy"
 	ConfigDirtyRatio        = "min.cleanable.dirty.ratio"
@@ -192,4 +191,38 @@ func (c TopicConfig) withCleaner(name, value string) (next TopicConfig, known bo
 		return c, false, nil
 	}
 	return c, true, nil
+}
+
+// segmentRoll is a topic's own segment.bytes and segment.ms, as a log that
+// rolls by them (SegmentRoller) was told: zero for the log's own.
+type segmentRoll struct {
+	bytes int64
+	age   time.Duration
+}
+
+// setRollLocked tells the partition's log, if it rolls by them, the
+// topic's segment.bytes and segment.ms when they changed since it was last
+// told. Only a topic's own values are told: one equal to the store's
+// default leaves the log's own (the broker's log.segment.bytes and
+// log.roll.ms, which the server makes the defaults, or the size logdir
+// gives an internal topic). O(1), and nothing to do but on a change.
+//
+// REQUIRES: p.mu held for writing.
+func (p *Partition) setRollLocked() {
+	r, ok := p.log.(SegmentRoller)
+	if !ok {
+		return
+	}
+	c, def := p.topic.Config(), p.cfg.defaults
+	var want segmentRoll
+	if c.SegmentBytes != 0 && c.SegmentBytes != def.SegmentBytes {
+		want.bytes = int64(c.SegmentBytes)
+	}
+	if c.SegmentMs != 0 && c.SegmentMs != def.SegmentMs {
+		want.age = c.SegmentMs
+	}
+	if want != p.roll {
+		p.roll = want
+		r.SetSegmentRoll(want.bytes, want.age)
+	}
 }

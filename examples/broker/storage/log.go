@@ -1,6 +1,9 @@
 package storage
 
-import "io"
+import (
+	"io"
+	"time"
+)
 
 // A Log holds one partition's record batches in offset order: the part of a
 // partition that the durable, segment-file log (package logdir) replaces.
@@ -139,4 +142,13 @@ type StagedReplacer interface {
 type StagedReplace interface {
 	Commit() error
 	Abort()
+}
+
+// A SegmentRoller is a Log whose segments roll at a size and an age it is
+// told (logdir's): a topic's own segment.bytes and segment.ms, which the
+// log cleaner needs to find sealed segments soon enough. Partition tells
+// it before an append when the topic's config changed them; zero is the
+// log's own.
+type SegmentRoller interface {
+	SetSegmentRoll(bytes int64, age time.Duration)
 }

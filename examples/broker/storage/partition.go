@@ -86,6 +86,9 @@ type Partition struct {
 	// cuts counts the truncations and resets, so that a cleaning pass
 	// that one overtook swaps nothing in.
 	cuts uint64
+	// roll is the segment.bytes and segment.ms its log was last told
+	// (compactconfig.go).
+	roll segmentRoll
 }
 
 // openPartition opens partition index of t on log. A log that is not empty
@@ -410,6 +413,7 @@ func (p *Partition) appendFrom(raw []byte, from origin, guard uint64) (AppendRes
 //
 // REQUIRES: p.mu held for writing.
 func (p *Partition) appendLocked(b *Batch, now time.Time) (AppendResult, error) {
+	p.setRollLocked()
 	placed := b.place(p.log.Bounds().End, p.leaderEpoch.Load(), now)
 	if err := p.log.Append(placed); err != nil {
 		return AppendResult{}, fmt.Errorf("storage: append to %s-%d: %w", p.topic.Name, p.index, err)

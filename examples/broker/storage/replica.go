@@ -87,6 +87,7 @@ func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int
 			fmt.Errorf("storage: replicate to %s-%d: %w", p.topic.Name, p.index, err)
 	}
 	res := AppendResult{BaseOffset: end, LastOffset: end - 1}
+	p.setRollLocked() // a follower rolls where its leader does
 	for _, b := range batches {
 		// A gap is a compacted leader's: its cleaner dropped the
 		// batches between (Kafka's follower takes any offset past its

@@ -179,9 +179,9 @@ type TopicConfig struct {
 	// DeleteRetention is delete.retention.ms: how long a tombstone
 	// stays after the cleaner first kept it, for consumers to see it.
 	DeleteRetention time.Duration
-	// SegmentBytes and SegmentMs are segment.bytes and segment.ms,
-	// kept and shown; the logs roll at the broker's log.segment.bytes
-	// and log.roll.ms (in memory, every batch is a segment).
+	// SegmentBytes and SegmentMs are segment.bytes and segment.ms: a
+	// durable log's segments roll at a topic's own from its next append
+	// (setRollLocked); in memory every batch is a segment.
 	SegmentBytes int32
 	SegmentMs    time.Duration
 }

@@ -187,3 +187,38 @@ func dirNames(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// TestTopicSegmentBytesRollsSegments: a topic's own segment.bytes rolls
+// its segments in a log dir whose segments are far larger, from the next
+// append after it is set, so that its cleaner finds sealed segments; one
+// equal to the store's default leaves the log dir's size.
+func TestTopicSegmentBytesRollsSegments(t *testing.T) {
+	path := t.TempDir()
+	s, _ := openStoreWith(t, path, []logdir.Option{logdir.WithSegmentBytes(1 << 20)}, storage.WithCleanerInterval(0))
+	size := int32(len(keyedBatch("a", "a0")))
+	segments := func(topic string) int {
+		n := 0
+		for _, name := range dirNames(t, filepath.Join(path, topic+"-0")) {
+			if strings.HasSuffix(name, ".log") {
+				n++
+			}
+		}
+		return n
+	}
+	cfg := s.TopicDefaults()
+	own, err := s.CreateTopic("own", 1, cfg)
+	require.NoError(t, err)
+	plain, err := s.CreateTopic("plain", 1, cfg)
+	require.NoError(t, err)
+	cfg.SegmentBytes = 2 * size
+	_, err = s.AlterTopicConfig(own.ID, cfg)
+	require.NoError(t, err)
+	for i := range 6 {
+		for _, tp := range []*storage.Topic{own, plain} {
+			_, err := tp.Partitions[0].Append(keyedBatch("k", string(rune('0'+i))))
+			require.NoError(t, err)
+		}
+	}
+	assert.Equal(t, 3, segments("own"), "two batches a segment")
+	assert.Equal(t, 1, segments("plain"), "the log dir's megabyte")
+}
