@@ -23,9 +23,8 @@ import (
 //     yet replicated is cleaned; and of them only those before the first
 //     whose newest record is younger than min.compaction.lag.ms (KIP-354).
 //     Its dirty part starts at the partition's first dirty offset, where
-//     the last pass ended (Kafka's cleaner checkpoint; kept in memory, so
-//     that after a restart the whole log is dirty once more, and cleaned
-//     again to the same result).
+//     the last pass ended (Kafka's cleaner checkpoint, which a durable
+//     log keeps: CleanerCheckpointer; in memory, a restart starts empty).
 //  2. The offset map (Kafka's OffsetMap): each key of a record in the
 //     dirty part, to its latest offset there. A map past
 //     WithCleanerMapKeys keys stops at the segment that filled it; the
@@ -293,11 +292,46 @@ func (p *Partition) clean(sc cleanScope, now time.Time) (CleanStats, error) {
 		}
 	}
 	p.mu.Lock()
-	if p.cuts == sc.cuts {
-		p.cleanedTo = max(p.cleanedTo, end)
+	if p.cuts == sc.cuts && end > p.cleanedTo {
+		p.cleanedTo = end
+		p.writeCleanedLocked()
 	}
 	p.mu.Unlock()
 	return st, nil
+}
+
+// readCleanedLocked sets the first dirty offset of a log just opened to
+// what its checkpoint kept, if it keeps one (CleanerCheckpointer), within
+// the log. One that does not read is logged and ignored: the first pass
+// maps the whole log, as after a first start.
+//
+// REQUIRES: p.mu held for writing, or p not yet shared.
+func (p *Partition) readCleanedLocked() {
+	cp, ok := p.log.(CleanerCheckpointer)
+	if !ok {
+		return
+	}
+	kept, found, err := cp.ReadCleanedTo()
+	if err != nil {
+		p.cfg.log.Warn("unreadable cleaner checkpoint: the whole log is dirty", zap.String("topic", p.topic.Name),
+			zap.Int32("partition", p.index), zap.Error(err))
+	}
+	if found && err == nil {
+		p.cleanedTo = min(kept, p.log.Bounds().End)
+	}
+}
+
+// writeCleanedLocked keeps the first dirty offset, if the log keeps one. A
+// failure is logged: the next pass maps more, nothing else.
+//
+// REQUIRES: p.mu held for writing.
+func (p *Partition) writeCleanedLocked() {
+	if cp, ok := p.log.(CleanerCheckpointer); ok {
+		if err := cp.WriteCleanedTo(p.cleanedTo); err != nil {
+			p.cfg.log.Warn("writing the cleaner checkpoint", zap.String("topic", p.topic.Name),
+				zap.Int32("partition", p.index), zap.Error(err))
+		}
+	}
 }
 
 // cleanSegment rewrites raw, a segment's batches, against latest (see

@@ -152,3 +152,15 @@ type StagedReplace interface {
 type SegmentRoller interface {
 	SetSegmentRoll(bytes int64, age time.Duration)
 }
+
+// A CleanerCheckpointer is a Log that keeps where the log cleaner's last
+// pass ended across restarts (logdir's), so that the first pass after a
+// restart maps only what came since, not the whole log again. Partition
+// calls it under its write lock: ReadCleanedTo when it opens the log,
+// WriteCleanedTo after a pass, and after a truncation that cut below it.
+// What it keeps only saves work: a lost or stale one makes a pass map
+// more, or keep a few superseded records longer, never drop a latest one.
+type CleanerCheckpointer interface {
+	ReadCleanedTo() (offset int64, found bool, err error)
+	WriteCleanedTo(offset int64) error
+}

@@ -108,6 +108,7 @@ func openPartition(t *Topic, index int32, cfg *config, log Log) (*Partition, err
 	if err := p.recoverLogStartLocked(); err != nil {
 		return nil, fmt.Errorf("storage: recover the log start of %s-%d: %w", t.Name, index, err)
 	}
+	p.readCleanedLocked()
 	// The batches before the log start are kept only when it is inside
 	// their segment: the cache starts at the log start, as the cache
 	// DeleteRecords left does.

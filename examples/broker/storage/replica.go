@@ -270,7 +270,10 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 func (p *Partition) truncatedLocked(err error, what string, offset int64) error {
 	b := p.log.Bounds()
 	p.cuts++ // a cleaning pass under way swaps nothing in
-	p.cleanedTo = min(p.cleanedTo, b.End)
+	if b.End < p.cleanedTo {
+		p.cleanedTo = b.End
+		p.writeCleanedLocked()
+	}
 	// A log start DeleteRecords set is cut back with the log (Kafka's
 	// truncateTo keeps min(target, logStartOffset)); after a Reset the
 	// log's own start is the log start.

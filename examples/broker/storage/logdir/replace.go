@@ -195,3 +195,17 @@ func writeCleaned(dir string, old *segment, kept []*storage.Batch, cfg *config) 
 // KeepsSegmentExtents implements storage.SegmentExtentKeeper: recovery
 // checks that segments follow each other (see above).
 func (l *Log) KeepsSegmentExtents() bool { return true }
+
+// cleanedName is where the log cleaner's last pass over the partition
+// ended (Kafka's cleaner-offset-checkpoint, one per log dir there; one
+// per partition here, as the log start's): a version line (0), then the
+// offset.
+const cleanedName = "cleaner-offset-checkpoint"
+
+var _ storage.CleanerCheckpointer = (*Log)(nil)
+
+// ReadCleanedTo implements storage.CleanerCheckpointer.
+func (l *Log) ReadCleanedTo() (int64, bool, error) { return l.readOffsetFile(cleanedName) }
+
+// WriteCleanedTo implements storage.CleanerCheckpointer, atomically.
+func (l *Log) WriteCleanedTo(offset int64) error { return l.writeOffsetFile(cleanedName, offset) }
