@@ -42,8 +42,8 @@ import (
 const attrDeleteHorizon = 0x40
 
 // decodedBatch is a batch the cleaner reads: its header, and its records
-// unless it is a control or transactional batch, which the cleaner keeps
-// whole (see cleaner.go).
+// unless it is a control batch, which the cleaner keeps whole (see
+// cleaner.go).
 type decodedBatch struct {
 	raw  []byte
 	info BatchInfo
@@ -57,8 +57,8 @@ func (d *decodedBatch) horizon() (int64, bool) {
 }
 
 // whole reports whether the cleaner keeps the batch as it is, without
-// looking at its records.
-func (d *decodedBatch) whole() bool { return d.info.Transactional || d.info.Control != ControlNone }
+// looking at its records: a control batch (a transaction marker).
+func (d *decodedBatch) whole() bool { return d.info.Control != ControlNone }
 
 // decompressor is franz-go's, shared: it pools its decoders.
 var decompressor = kgo.DefaultDecompressor()

@@ -43,14 +43,14 @@ import (
 //     segment's last: those stay, empty. The segment is swapped in by
 //     Log.Replace; one whose batches all stay is not written.
 //
-// Transactions are kept out: a transactional batch, and every control
-// batch (markers), is kept whole, and its records enter no map, so that
-// an aborted record can never shadow a committed one, nor a committed
-// one be lost to an aborted one; a non-transactional record is then kept
-// whenever a transactional one came after it, which keeps more than
-// Kafka's cleaner, never less. Aborted records and markers are not
-// removed (Kafka removes them); the section never passes the last stable
-// offset, so no undecided transaction is touched.
+// Transactions: the section never passes the last stable offset, so every
+// transactional batch in it is decided, and the partition's aborted index
+// says which were aborted. An aborted batch's records go, and enter no map
+// (an aborted value never shadows a committed one); a committed batch's
+// records are as any other's. Markers (control batches) are kept whole:
+// Kafka removes a marker once its transaction has no record left and its
+// delete horizon passed, which is not done here, so a compacted topic
+// keeps a marker's hundred bytes or so per transaction.
 //
 // # Locks
 //
@@ -91,6 +91,24 @@ type cleanScope struct {
 	firstDirty int64
 	cuts       uint64
 	keep       keepEmpty
+	// aborted are the aborted transactions that overlap the section,
+	// from the partition's aborted index.
+	aborted []AbortedTxn
+}
+
+// abortedBatch reports whether d, a transactional batch, is in one of
+// the aborted transactions: its producer's, between the transaction's
+// first offset and its marker.
+func (sc *cleanScope) abortedBatch(d *decodedBatch) bool {
+	if !d.info.Transactional {
+		return false
+	}
+	for _, a := range sc.aborted {
+		if a.ProducerID == d.info.ProducerID && a.FirstOffset <= d.info.BaseOffset && d.info.BaseOffset < a.LastOffset {
+			return true
+		}
+	}
+	return false
 }
 
 // keepEmpty says which batches stay, emptied, when all their records go.
@@ -139,6 +157,7 @@ func (p *Partition) scopeLocked(now time.Time) (sc cleanScope, dirty, total int6
 	}
 	dirtyAge = time.Duration(max(now.UnixMilli()-firstDirtyTime, 0)) * time.Millisecond
 	sc.keep.producers = p.producers.lastBatches()
+	sc.aborted = p.txns.abortedIn(o.LogStart, sc.segs[len(sc.segs)-1].NextOffset) // a copy
 	if k, ok := p.log.(SegmentExtentKeeper); ok {
 		sc.keep.extents = k.KeepsSegmentExtents()
 	}
@@ -249,6 +268,9 @@ func (p *Partition) clean(sc cleanScope, now time.Time) (CleanStats, error) {
 		}
 		st.BytesRead += int64(len(raw))
 		err = eachBatch(raw, func(d *decodedBatch) error {
+			if sc.abortedBatch(d) {
+				return nil
+			}
 			for _, r := range d.recs {
 				if off := d.info.BaseOffset + int64(r.OffsetDelta); r.Key != nil && off >= sc.firstDirty {
 					latest[string(r.Key)] = off
@@ -274,7 +296,7 @@ func (p *Partition) clean(sc cleanScope, now time.Time) (CleanStats, error) {
 			return st, err
 		}
 		st.BytesRead += int64(len(raw))
-		kept, removed, changed, err := cleanSegment(raw, latest, sc.keep, now.UnixMilli(), horizon)
+		kept, removed, changed, err := cleanSegment(raw, latest, &sc, now.UnixMilli(), horizon)
 		if err != nil {
 			return st, err
 		}
@@ -338,7 +360,8 @@ func (p *Partition) writeCleanedLocked() {
 // step 3 above); nowMs and horizon (now plus delete.retention.ms) decide
 // the tombstones. It returns the batches kept, how many records went, and
 // whether anything changed at all.
-func cleanSegment(raw []byte, latest map[string]int64, keep keepEmpty, nowMs, horizon int64) (kept []*Batch, removed int64, changed bool, err error) {
+func cleanSegment(raw []byte, latest map[string]int64, sc *cleanScope, nowMs, horizon int64) (kept []*Batch, removed int64, changed bool, err error) {
+	keep := sc.keep
 	err = eachBatch(raw, func(d *decodedBatch) error {
 		// raw follows eachBatch's walk: what is left from d on.
 		last := d.info.Size == len(raw) // the segment's last batch
@@ -351,7 +374,11 @@ func cleanSegment(raw []byte, latest map[string]int64, keep keepEmpty, nowMs, ho
 		expired := has && nowMs >= own
 		recs := d.recs[:0:0]
 		tombstone := false
+		aborted := sc.abortedBatch(d)
 		for _, r := range d.recs {
+			if aborted {
+				break // every record of it goes
+			}
 			off := d.info.BaseOffset + int64(r.OffsetDelta)
 			if !keepRecord(r, off, latest, expired) {
 				continue

@@ -61,13 +61,7 @@ func readAll(t *testing.T, p *Partition) []kv {
 	require.NoError(t, err)
 	var out []kv
 	require.NoError(t, eachBatch(res.Records, func(d *decodedBatch) error {
-		if d.whole() && d.info.Control == ControlNone {
-			var err error
-			if d.recs, err = decodeRecords(&d.kb); err != nil {
-				return err
-			}
-		}
-		for _, r := range d.recs {
+		for _, r := range d.recs { // none for a marker
 			v := string(r.Value)
 			if r.Value == nil {
 				v = tomb
@@ -197,9 +191,33 @@ func TestCleanStopsAtTheLastStableOffset(t *testing.T) {
 	appendAll(t, p, keyed(now, "y", "1"))
 	_, err = p.Clean(clk.Now())
 	require.NoError(t, err)
-	got := readAll(t, p)
-	assert.Equal(t, []kv{{1, "a", "2"}, {2, "a", "3"}, {3, "z", "1"}, {5, "y", "1"}}, got,
-		"decided: the plain record before is gone, the transactional one kept whole, the marker too (not a record)")
+	assert.Equal(t, []kv{{2, "a", "3"}, {3, "z", "1"}, {5, "y", "1"}}, readAll(t, p),
+		"committed: the transactional record is as any other, and a later value took its place")
+}
+
+func TestCleanDropsAbortedRecords(t *testing.T) {
+	p, clk := newTestPartition(t, compacted)
+	now := clk.Now().UnixMilli()
+	txn := func(seq int32, kvs ...string) []byte {
+		recs := keyedRecords(kvs...)
+		b := batchtest.Header(len(recs), now)
+		b.Attributes = 0x10
+		b.ProducerID, b.ProducerEpoch, b.FirstSequence = 7, 0, seq
+		b.Records = batchtest.Records(recs...)
+		return batchtest.Encode(b)
+	}
+	appendAll(t, p, keyed(now, "a", "1"), txn(0, "a", "2", "b", "2"))
+	_, err := p.AppendMarker(Marker{ProducerID: 7, ProducerEpoch: 0, Commit: false})
+	require.NoError(t, err)
+	appendAll(t, p, keyed(now, "z", "1"), keyed(now, "y", "1"))
+	_, err = p.Clean(clk.Now())
+	require.NoError(t, err)
+	assert.Equal(t, []kv{{0, "a", "1"}, {4, "z", "1"}, {5, "y", "1"}}, readAll(t, p),
+		"the aborted records go, and shadow nothing: a's committed value stays")
+	res, err := p.Read(0, ReadCommitted, 1<<20, true)
+	require.NoError(t, err)
+	assert.Equal(t, []AbortedTxn{{ProducerID: 7, FirstOffset: 1, LastOffset: 3, LastStableOffset: 4}}, res.Aborted,
+		"a read_committed consumer still gets the aborted index, the marker being kept")
 }
 
 func TestCleanKeepsAProducersLastBatchEmpty(t *testing.T) {

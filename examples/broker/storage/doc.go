@@ -143,7 +143,7 @@
 // stable offset and older than min.compaction.lag.ms, decompressing
 // records to read their keys and compressing what it keeps with the
 // batch's codec (cleanbatch.go), and swaps each segment in whole
-// (Log.Replace). Transactional and control batches are kept whole. Each
+// (Log.Replace). Aborted transactions' records go, and markers stay. Each
 // replica cleans its own log; a follower takes its leader's gaps.
 //
 // # Logs and the catalog
