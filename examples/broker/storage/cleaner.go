@@ -175,8 +175,8 @@ func (ps *producers) lastBatches() map[int64]bool {
 	return last
 }
 
-// errCleanOvertaken ends a pass that a truncation overtook: not a
-// failure, the next pass starts afresh.
+// errCleanOvertaken ends a pass that a truncation overtook, or that the
+// store's closing stopped: not a failure, the next pass starts afresh.
 var errCleanOvertaken = errors.New("storage: a truncation overtook the cleaning")
 
 // readSegment returns the bytes of the batches of s, read a chunk at a
@@ -231,7 +231,11 @@ func eachBatch(raw []byte, fn func(*decodedBatch) error) error {
 // ends the pass early, without error: what was swapped in stays, the
 // rest waits for the next pass. O(bytes of the section) reads and
 // writes, and a map of the keys of its dirty part.
-func (p *Partition) Clean(now time.Time) (CleanStats, error) {
+func (p *Partition) Clean(now time.Time) (CleanStats, error) { return p.cleanUntil(now, nil) }
+
+// cleanUntil is Clean, ended early, without error, when stop is closed
+// (the store closing): between two segments, what was swapped in stays.
+func (p *Partition) cleanUntil(now time.Time, stop <-chan struct{}) (CleanStats, error) {
 	p.mu.RLock()
 	if p.deleted {
 		p.mu.RUnlock()
@@ -242,7 +246,7 @@ func (p *Partition) Clean(now time.Time) (CleanStats, error) {
 	if err != nil || !sc.cfg.Cleanup.Compacts() || len(sc.segs) == 0 {
 		return CleanStats{}, err
 	}
-	st, err := p.clean(sc, now)
+	st, err := p.clean(sc, now, stop)
 	if errors.Is(err, errCleanOvertaken) || errors.Is(err, ErrSegmentChanged) {
 		p.cfg.log.Debug("cleaning overtaken", zap.String("topic", p.topic.Name), zap.Int32("partition", p.index), zap.Error(err))
 		return st, nil
@@ -254,13 +258,16 @@ func (p *Partition) Clean(now time.Time) (CleanStats, error) {
 }
 
 // clean is Clean's pass over the section sc (steps 2 and 3 above).
-func (p *Partition) clean(sc cleanScope, now time.Time) (CleanStats, error) {
+func (p *Partition) clean(sc cleanScope, now time.Time, stop <-chan struct{}) (CleanStats, error) {
 	var st CleanStats
 	latest := make(map[string]int64)
 	end := sc.segs[len(sc.segs)-1].NextOffset // where the mapped part ends
 	for i, s := range sc.segs {
 		if s.NextOffset <= sc.firstDirty {
 			continue
+		}
+		if stopped(stop) {
+			return st, errCleanOvertaken
 		}
 		raw, err := p.readSegment(s, sc.cuts)
 		if err != nil {
@@ -290,6 +297,9 @@ func (p *Partition) clean(sc cleanScope, now time.Time) (CleanStats, error) {
 	for _, s := range sc.segs {
 		if s.BaseOffset >= end {
 			break
+		}
+		if stopped(stop) {
+			return st, errCleanOvertaken
 		}
 		raw, err := p.readSegment(s, sc.cuts)
 		if err != nil {
@@ -461,4 +471,14 @@ func (p *Partition) replace(s Segment, kept []*Batch, cuts uint64) error {
 		_ = p.log.Scan(p.log.Bounds().Start, func(info BatchInfo) bool { p.noteTimestampLocked(info); return true })
 	}
 	return nil
+}
+
+// stopped reports whether stop, nil for never, is closed.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }

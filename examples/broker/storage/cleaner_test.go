@@ -426,3 +426,20 @@ func TestCleanupPolicyConfig(t *testing.T) {
 	}
 	assert.Equal(t, c, zero, "Values and With round-trip, as the catalog relies on")
 }
+
+// TestCleanStopsWhenTheStoreCloses: a pass given a closed stop swaps
+// nothing more in, without error, so that Close does not wait for a
+// whole pass over a large log.
+func TestCleanStopsWhenTheStoreCloses(t *testing.T) {
+	p, clk := newTestPartition(t, compacted)
+	now := clk.Now().UnixMilli()
+	appendAll(t, p, keyed(now, "a", "1"), keyed(now, "a", "2"), keyed(now, "z", "1"))
+	stop := make(chan struct{})
+	close(stop)
+	st, err := p.cleanUntil(clk.Now(), stop)
+	require.NoError(t, err)
+	assert.Zero(t, st.Segments)
+	assert.Len(t, readAll(t, p), 3, "nothing cleaned")
+	ratio := p.DirtyRatio(clk.Now())
+	assert.InDelta(t, 1.0, ratio, 0.001, "still dirty: the next start cleans it")
+}

@@ -24,7 +24,8 @@ import (
 // against max.compaction.lag.ms, which forces a clean whatever the
 // ratio. Those that qualify are cleaned one after the other, the
 // dirtiest first, as Kafka's cleaner picks the log with the largest
-// ratio. Close stops the timer's schedule and waits for the pass.
+// ratio. Close stops the timer's schedule and waits for the pass, which
+// stops at the next segment.
 
 // DefaultCleanerInterval is WithCleanerInterval's default, Kafka's
 // log.cleaner.backoff.ms.
@@ -65,12 +66,10 @@ func (s *Store) Clean() (CleanStats, error) {
 	var all CleanStats
 	var first error
 	for _, c := range cands {
-		select {
-		case <-s.stop: // closing: the rest waits for the next start
+		if stopped(s.stop) { // closing: the rest waits for the next start
 			return all, first
-		default:
 		}
-		st, err := c.p.Clean(s.cfg.clock.Now())
+		st, err := c.p.cleanUntil(s.cfg.clock.Now(), s.stop)
 		if err != nil && first == nil {
 			first = err
 		}
