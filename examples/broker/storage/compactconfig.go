@@ -201,7 +201,8 @@ type segmentRoll struct {
 }
 
 // setRollLocked tells the partition's log, if it rolls by them, the
-// topic's segment.bytes and segment.ms when they changed since it was last
+// topic's segment.bytes and segment.ms (or max.compaction.lag.ms, if
+// shorter, for a compacted topic) when they changed since it was last
 // told. Only a topic's own values are told: one equal to the store's
 // default leaves the log's own (the broker's log.segment.bytes and
 // log.roll.ms, which the server makes the defaults, or the size logdir
@@ -220,6 +221,12 @@ func (p *Partition) setRollLocked() {
 	}
 	if c.SegmentMs != 0 && c.SegmentMs != def.SegmentMs {
 		want.age = c.SegmentMs
+	}
+	// KIP-354: a compacted topic's active segment rolls by
+	// max.compaction.lag.ms too, so that no record waits longer than
+	// that to be cleanable (the cleaner never cleans the active one).
+	if lag := c.MaxCompactionLag; c.Cleanup.Compacts() && lag > 0 && (want.age == 0 && lag < c.SegmentMs || want.age > lag) {
+		want.age = lag
 	}
 	if want != p.roll {
 		p.roll = want

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+	"github.com/gopurgatory/purgatory/examples/broker/internal/clocktest"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
 )
@@ -225,4 +226,30 @@ func TestTopicSegmentBytesRollsSegments(t *testing.T) {
 	}
 	assert.Equal(t, 3, segments("own"), "two batches a segment")
 	assert.Equal(t, 1, segments("plain"), "the log dir's megabyte")
+}
+
+// TestMaxCompactionLagRollsTheActiveSegment: a compacted topic's active
+// segment rolls once older than max.compaction.lag.ms (KIP-354), so that
+// its records become cleanable within it.
+func TestMaxCompactionLagRollsTheActiveSegment(t *testing.T) {
+	path := t.TempDir()
+	clk := clocktest.New()
+	s, _ := openStoreWith(t, path, []logdir.Option{logdir.WithClock(clk)}, storage.WithCleanerInterval(0), storage.WithClock(clk))
+	cfg := s.TopicDefaults()
+	cfg.Cleanup, cfg.MaxCompactionLag = storage.CleanupCompact, time.Minute
+	tp, err := s.CreateTopic("lag", 1, cfg)
+	require.NoError(t, err)
+	p := tp.Partitions[0]
+	_, err = p.Append(keyedBatch("a", "1"))
+	require.NoError(t, err)
+	clk.Advance(2 * time.Minute)
+	_, err = p.Append(keyedBatch("a", "2"))
+	require.NoError(t, err)
+	n := 0
+	for _, name := range dirNames(t, filepath.Join(path, "lag-0")) {
+		if strings.HasSuffix(name, ".log") {
+			n++
+		}
+	}
+	assert.Equal(t, 2, n, "rolled after max.compaction.lag.ms")
 }
