@@ -47,10 +47,9 @@ import (
 // transactional batch in it is decided, and the partition's aborted index
 // says which were aborted. An aborted batch's records go, and enter no map
 // (an aborted value never shadows a committed one); a committed batch's
-// records are as any other's. Markers (control batches) are kept whole:
-// Kafka removes a marker once its transaction has no record left and its
-// delete horizon passed, which is not done here, so a compacted topic
-// keeps a marker's hundred bytes or so per transaction.
+// records are as any other's. A marker goes once no batch of its
+// transaction is left and its delete horizon passed (markers.go), as
+// Kafka's cleaner removes it.
 //
 // # Locks
 //
@@ -94,6 +93,10 @@ type cleanScope struct {
 	// aborted are the aborted transactions that overlap the section,
 	// from the partition's aborted index.
 	aborted []AbortedTxn
+	// txnSeen holds the producers of the transactions a pass has met a
+	// batch of and not yet their marker, in offset order: a marker stays
+	// while a batch of its transaction does (markers.go).
+	txnSeen map[int64]bool
 }
 
 // abortedBatch reports whether d, a transactional batch, is in one of
@@ -157,6 +160,7 @@ func (p *Partition) scopeLocked(now time.Time) (sc cleanScope, dirty, total int6
 	}
 	dirtyAge = time.Duration(max(now.UnixMilli()-firstDirtyTime, 0)) * time.Millisecond
 	sc.keep.producers = p.producers.lastBatches()
+	sc.txnSeen = make(map[int64]bool)
 	sc.aborted = p.txns.abortedIn(o.LogStart, sc.segs[len(sc.segs)-1].NextOffset) // a copy
 	if k, ok := p.log.(SegmentExtentKeeper); ok {
 		sc.keep.extents = k.KeepsSegmentExtents()
@@ -377,8 +381,18 @@ func cleanSegment(raw []byte, latest map[string]int64, sc *cleanScope, nowMs, ho
 		last := d.info.Size == len(raw) // the segment's last batch
 		raw = raw[d.info.Size:]
 		if d.whole() {
-			kept = append(kept, &Batch{raw: d.raw, info: d.info})
+			b, marked, err := sc.cleanMarker(d, nowMs, horizon, last && keep.extents)
+			if err != nil {
+				return err
+			}
+			if b != nil {
+				kept = append(kept, b)
+			}
+			changed = changed || marked
 			return nil
+		}
+		if d.info.Transactional {
+			sc.txnSeen[d.info.ProducerID] = true
 		}
 		own, has := d.horizon()
 		expired := has && nowMs >= own

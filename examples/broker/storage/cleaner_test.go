@@ -443,3 +443,62 @@ func TestCleanStopsWhenTheStoreCloses(t *testing.T) {
 	ratio := p.DirtyRatio(clk.Now())
 	assert.InDelta(t, 1.0, ratio, 0.001, "still dirty: the next start cleans it")
 }
+
+// markers returns the offsets of p's transaction markers.
+func markers(t *testing.T, p *Partition) []int64 {
+	t.Helper()
+	var out []int64
+	require.NoError(t, p.log.Scan(0, func(b BatchInfo) bool {
+		if b.marker() {
+			out = append(out, b.BaseOffset)
+		}
+		return true
+	}))
+	return out
+}
+
+// TestCleanRemovesMarkersLast: a transaction's marker stays while a batch
+// of the transaction does (here the producer's last batch, kept empty for
+// its sequence, keeps its marker), then for delete.retention.ms, then
+// goes, as Kafka's cleaner removes it; the partition's last stable offset
+// is never held back by what stays.
+func TestCleanRemovesMarkersLast(t *testing.T) {
+	p, clk := newTestPartition(t, compacted)
+	now := clk.Now().UnixMilli()
+	txn := func(seq int32, kvs ...string) []byte {
+		recs := keyedRecords(kvs...)
+		b := batchtest.Header(len(recs), now)
+		b.Attributes = 0x10
+		b.ProducerID, b.ProducerEpoch, b.FirstSequence = 7, 0, seq
+		b.Records = batchtest.Records(recs...)
+		return batchtest.Encode(b)
+	}
+	appendAll(t, p, txn(0, "a", "1")) // 0, aborted
+	_, err := p.AppendMarker(Marker{ProducerID: 7, ProducerEpoch: 0, Commit: false})
+	require.NoError(t, err)           // 1
+	appendAll(t, p, txn(1, "b", "1")) // 2, committed, then written over; the producer's last batch
+	_, err = p.AppendMarker(Marker{ProducerID: 7, ProducerEpoch: 0, Commit: true})
+	require.NoError(t, err)                                                           // 3
+	appendAll(t, p, keyed(now, "b", "2"), keyed(now, "y", "1"), keyed(now, "z", "1")) // 4, 5, 6 (active)
+	pass := func(next string) {
+		t.Helper()
+		_, err := p.Clean(clk.Now())
+		require.NoError(t, err)
+		o, err := p.Offsets()
+		require.NoError(t, err)
+		assert.Equal(t, o.HighWatermark, o.LastStable, "nothing holds the last stable offset back")
+		appendAll(t, p, keyed(now, next, "1")) // a dirty segment for the next pass
+	}
+
+	pass("x")
+	assert.Equal(t, []kv{{4, "b", "2"}, {5, "y", "1"}, {6, "z", "1"}, {7, "x", "1"}}, readAll(t, p),
+		"both transactions' records went")
+	assert.Equal(t, []int64{1, 3}, markers(t, p), "their markers stay: this pass met their batches")
+
+	pass("w")
+	assert.Equal(t, []int64{1, 3}, markers(t, p), "the aborted one's delete horizon is set")
+	clk.Advance(2 * time.Hour)
+	pass("v")
+	assert.Equal(t, []int64{3}, markers(t, p),
+		"past the horizon it goes; the committed one stays with its producer's last batch")
+}

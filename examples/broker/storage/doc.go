@@ -143,7 +143,8 @@
 // stable offset and older than min.compaction.lag.ms, decompressing
 // records to read their keys and compressing what it keeps with the
 // batch's codec (cleanbatch.go), and swaps each segment in whole
-// (Log.Replace). Aborted transactions' records go, and markers stay. Each
+// (Log.Replace). Aborted transactions' records go, and markers once
+// nothing of their transaction is left (markers.go). Each
 // replica cleans its own log; a follower takes its leader's gaps.
 //
 // # Logs and the catalog
