@@ -253,3 +253,69 @@ func TestMaxCompactionLagRollsTheActiveSegment(t *testing.T) {
 	}
 	assert.Equal(t, 2, n, "rolled after max.compaction.lag.ms")
 }
+
+// TestCleanedTransactionsSurviveRestart: after the cleaner dropped an
+// aborted transaction's records and compacted a committed one's, a restart
+// rebuilds the producers' state and the transactions from what is left,
+// and finds none open: the last stable offset is the high watermark.
+func TestCleanedTransactionsSurviveRestart(t *testing.T) {
+	path := t.TempDir()
+	size := int64(len(keyedBatch("a", "a0")))
+	s, closeFirst := openCompacting(t, path, 2*size)
+	cfg := s.TopicDefaults()
+	cfg.Cleanup, cfg.DirtyRatio = storage.CleanupCompact, 0
+	tp, err := s.CreateTopic("c", 1, cfg)
+	require.NoError(t, err)
+	p := tp.Partitions[0]
+	txn := func(seq int32, k, v string) []byte {
+		b := batchtest.Header(1, time.Now().UnixMilli())
+		b.Attributes = 0x10
+		b.ProducerID, b.ProducerEpoch, b.FirstSequence = 7, 0, seq
+		b.Records = batchtest.Records(kmsg.Record{Key: []byte(k), Value: []byte(v)})
+		return batchtest.Encode(b)
+	}
+	appendOrFail := func(raw []byte) {
+		t.Helper()
+		_, err := p.Append(raw)
+		require.NoError(t, err)
+	}
+	appendOrFail(txn(0, "a", "aborted"))
+	_, err = p.AppendMarker(storage.Marker{ProducerID: 7, ProducerEpoch: 0, Commit: false})
+	require.NoError(t, err)
+	appendOrFail(txn(1, "b", "committed"))
+	_, err = p.AppendMarker(storage.Marker{ProducerID: 7, ProducerEpoch: 0, Commit: true})
+	require.NoError(t, err)
+	for _, k := range []string{"a", "b", "y", "z"} {
+		appendOrFail(keyedBatch(k, k+"1"))
+	}
+	_, err = s.Clean()
+	require.NoError(t, err)
+	// The markers stay (this pass met their transactions' batches), and
+	// read as control records.
+	data := func(recs []record) []record {
+		var out []record
+		for _, r := range recs {
+			if !strings.HasPrefix(r.Key, "\x00\x00") {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	want := []record{{4, "a", "a1"}, {5, "b", "b1"}, {6, "y", "y1"}, {7, "z", "z1"}}
+	assert.Equal(t, want, data(readRecords(t, p)))
+	before, err := p.Offsets()
+	require.NoError(t, err)
+	closeFirst()
+
+	s, _ = openCompacting(t, path, 2*size)
+	p, err = s.Partition("c", 0)
+	require.NoError(t, err)
+	assert.Equal(t, want, data(readRecords(t, p)))
+	after, err := p.Offsets()
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+	assert.Equal(t, after.HighWatermark, after.LastStable, "no transaction is open after the restart")
+	res, err := p.Append(txn(1, "b", "committed"))
+	require.NoError(t, err)
+	assert.True(t, res.Duplicate, "the producer's last batch, kept empty, still recognises its retry")
+}
