@@ -116,8 +116,11 @@ func WithLogger(l *zap.Logger) Option { return optionFunc(func(cfg *config) { cf
 
 // WithTopicDefaults sets the configs a topic has unless created with
 // others: the broker's log.retention.ms, log.retention.bytes,
-// message.max.bytes and min.insync.replicas (default: Kafka's, 7 days,
-// unbounded, 1048588, 1; a MinInsyncReplicas left zero is 1).
+// message.max.bytes, min.insync.replicas, log.segment.bytes and
+// log.roll.ms, and Kafka's compaction defaults (default:
+// DefaultTopicConfig, Kafka's; a MinInsyncReplicas left zero is 1). Start
+// from DefaultTopicConfig: a field left zero means what its zero means
+// (min.cleanable.dirty.ratio 0 cleans at any dirt).
 func WithTopicDefaults(c TopicConfig) Option {
 	return optionFunc(func(cfg *config) {
 		c.MinInsyncReplicas = c.MinISR()
