@@ -209,6 +209,17 @@ func (p *Partition) readSegment(s Segment, cuts uint64) ([]byte, error) {
 	return out, nil
 }
 
+// passRead is readSegment for a pass that stop may end, counting the
+// bytes read in st.
+func (p *Partition) passRead(s Segment, cuts uint64, stop <-chan struct{}, st *CleanStats) ([]byte, error) {
+	if stopped(stop) {
+		return nil, errCleanOvertaken
+	}
+	raw, err := p.readSegment(s, cuts)
+	st.BytesRead += int64(len(raw))
+	return raw, err
+}
+
 // eachBatch decodes each whole batch of raw, a log's bytes, in order.
 func eachBatch(raw []byte, fn func(*decodedBatch) error) error {
 	for len(raw) >= batchOverhead {
@@ -270,14 +281,10 @@ func (p *Partition) clean(sc cleanScope, now time.Time, stop <-chan struct{}) (C
 		if s.NextOffset <= sc.firstDirty {
 			continue
 		}
-		if stopped(stop) {
-			return st, errCleanOvertaken
-		}
-		raw, err := p.readSegment(s, sc.cuts)
+		raw, err := p.passRead(s, sc.cuts, stop, &st)
 		if err != nil {
 			return st, err
 		}
-		st.BytesRead += int64(len(raw))
 		err = eachBatch(raw, func(d *decodedBatch) error {
 			if sc.abortedBatch(d) {
 				return nil
@@ -302,14 +309,10 @@ func (p *Partition) clean(sc cleanScope, now time.Time, stop <-chan struct{}) (C
 		if s.BaseOffset >= end {
 			break
 		}
-		if stopped(stop) {
-			return st, errCleanOvertaken
-		}
-		raw, err := p.readSegment(s, sc.cuts)
+		raw, err := p.passRead(s, sc.cuts, stop, &st)
 		if err != nil {
 			return st, err
 		}
-		st.BytesRead += int64(len(raw))
 		kept, removed, changed, err := cleanSegment(raw, latest, &sc, now.UnixMilli(), horizon)
 		if err != nil {
 			return st, err

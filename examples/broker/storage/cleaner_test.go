@@ -44,6 +44,17 @@ func keyed(ts int64, kvs ...string) []byte {
 	return batchtest.Encode(b)
 }
 
+// txnKeyed returns a transactional batch of key/value pairs (see
+// keyedRecords) from producer 7, epoch 0, first sequence seq, at ts.
+func txnKeyed(ts int64, seq int32, kvs ...string) []byte {
+	recs := keyedRecords(kvs...)
+	b := batchtest.Header(len(recs), ts)
+	b.Attributes = 0x10
+	b.ProducerID, b.ProducerEpoch, b.FirstSequence = 7, 0, seq
+	b.Records = batchtest.Records(recs...)
+	return batchtest.Encode(b)
+}
+
 // kv is a record as a test reads it back: offset, key, value (tomb for a
 // null).
 type kv struct {
@@ -168,14 +179,7 @@ func TestCleanRespectsMinCompactionLag(t *testing.T) {
 func TestCleanStopsAtTheLastStableOffset(t *testing.T) {
 	p, clk := newTestPartition(t, compacted)
 	now := clk.Now().UnixMilli()
-	txn := func(seq int32, kvs ...string) []byte {
-		recs := keyedRecords(kvs...)
-		b := batchtest.Header(len(recs), now)
-		b.Attributes = 0x10
-		b.ProducerID, b.ProducerEpoch, b.FirstSequence = 7, 0, seq
-		b.Records = batchtest.Records(recs...)
-		return batchtest.Encode(b)
-	}
+	txn := func(seq int32, kvs ...string) []byte { return txnKeyed(now, seq, kvs...) }
 	appendAll(t, p,
 		keyed(now, "a", "1"),
 		txn(0, "a", "2"), // opens a transaction: the last stable offset stays at 1
@@ -198,14 +202,7 @@ func TestCleanStopsAtTheLastStableOffset(t *testing.T) {
 func TestCleanDropsAbortedRecords(t *testing.T) {
 	p, clk := newTestPartition(t, compacted)
 	now := clk.Now().UnixMilli()
-	txn := func(seq int32, kvs ...string) []byte {
-		recs := keyedRecords(kvs...)
-		b := batchtest.Header(len(recs), now)
-		b.Attributes = 0x10
-		b.ProducerID, b.ProducerEpoch, b.FirstSequence = 7, 0, seq
-		b.Records = batchtest.Records(recs...)
-		return batchtest.Encode(b)
-	}
+	txn := func(seq int32, kvs ...string) []byte { return txnKeyed(now, seq, kvs...) }
 	appendAll(t, p, keyed(now, "a", "1"), txn(0, "a", "2", "b", "2"))
 	_, err := p.AppendMarker(Marker{ProducerID: 7, ProducerEpoch: 0, Commit: false})
 	require.NoError(t, err)
@@ -465,14 +462,7 @@ func markers(t *testing.T, p *Partition) []int64 {
 func TestCleanRemovesMarkersLast(t *testing.T) {
 	p, clk := newTestPartition(t, compacted)
 	now := clk.Now().UnixMilli()
-	txn := func(seq int32, kvs ...string) []byte {
-		recs := keyedRecords(kvs...)
-		b := batchtest.Header(len(recs), now)
-		b.Attributes = 0x10
-		b.ProducerID, b.ProducerEpoch, b.FirstSequence = 7, 0, seq
-		b.Records = batchtest.Records(recs...)
-		return batchtest.Encode(b)
-	}
+	txn := func(seq int32, kvs ...string) []byte { return txnKeyed(now, seq, kvs...) }
 	appendAll(t, p, txn(0, "a", "1")) // 0, aborted
 	_, err := p.AppendMarker(Marker{ProducerID: 7, ProducerEpoch: 0, Commit: false})
 	require.NoError(t, err)           // 1
