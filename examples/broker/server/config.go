@@ -57,6 +57,7 @@ type Config struct {
 	LogRetention             time.Duration // log.retention.ms (-1: forever)
 	LogRetentionBytes        int64         // log.retention.bytes (-1: unbounded)
 	LogRetentionCheck        time.Duration // log.retention.check.interval.ms
+	LogCleanerBackoff        time.Duration // log.cleaner.backoff.ms: between the log cleaner's passes (0: none)
 	MessageMaxBytes          int32         // message.max.bytes: the largest record batch accepted
 	FetchPurgeInterval       int           // fetch.purgatory.purge.interval.requests
 	FetchSessionSlots        int           // max.incremental.fetch.session.cache.slots (0: no fetch sessions)
@@ -217,6 +218,7 @@ func Default() Config {
 		LogRetention:                 168 * time.Hour,
 		LogRetentionBytes:            -1,
 		LogRetentionCheck:            5 * time.Minute,
+		LogCleanerBackoff:            15 * time.Second,
 		MessageMaxBytes:              1048588,
 		FetchPurgeInterval:           1000,
 		FetchSessionSlots:            1000,
@@ -433,6 +435,7 @@ func (c *Config) settings() []setting {
 		durationSetting("log.retention.ms", "how long records are kept (-1: forever)", &c.LogRetention, ms),
 		intSetting("log.retention.bytes", "bytes kept per partition (-1: unbounded)", &c.LogRetentionBytes),
 		durationSetting("log.retention.check.interval.ms", "how often retention is applied to every partition", &c.LogRetentionCheck, ms),
+		durationSetting("log.cleaner.backoff.ms", "how often the log cleaner looks for compacted partitions to clean (0: never)", &c.LogCleanerBackoff, ms),
 		intSetting("message.max.bytes", "largest record batch accepted, in bytes", &c.MessageMaxBytes),
 		intSetting("max.incremental.fetch.session.cache.slots", "fetch sessions (KIP-227) the broker keeps (0: none, every fetch is full)", &c.FetchSessionSlots),
 		durationSetting("min.incremental.fetch.session.eviction.ms", "how long a fetch session is unused before a new one may take its slot", &c.FetchSessionEviction, ms),
