@@ -115,6 +115,15 @@ func (c *Coordinator) ValidateCommit(group, memberID string, memberEpoch int32) 
 	return c.validateOffsets(group, memberID, memberEpoch, func(members int) bool { return memberEpoch < 0 && members == 0 })
 }
 
+// ValidateTxnCommit checks a transactional offset commit (TxnOffsetCommit)
+// as ValidateCommit does, but one that names no member, no instance and
+// no epoch is taken whatever the members: before v3 it cannot name them.
+func (c *Coordinator) ValidateTxnCommit(group, memberID, instanceID string, memberEpoch int32) (ok bool, err *kerr.Error) {
+	return c.validateOffsets(group, memberID, memberEpoch, func(members int) bool {
+		return memberEpoch < 0 && members == 0 || memberEpoch == -1 && memberID == "" && instanceID == ""
+	})
+}
+
 // ValidateFetch checks an offset fetch that names a member (OffsetFetch
 // v9+, Kafka's validateOffsetFetch): without a member id and with a
 // negative epoch it is the admin's, always taken.

@@ -118,3 +118,7 @@ func topicIDs(a, b Assignment) []TopicID {
 	slices.SortFunc(ids, func(x, y TopicID) int { return slices.Compare(x[:], y[:]) })
 	return ids
 }
+
+// Topics returns a's topics, in a fixed order (by id), for an answer
+// that lists them.
+func (a Assignment) Topics() []TopicID { return topicIDs(a, nil) }

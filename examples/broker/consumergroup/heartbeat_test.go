@@ -271,6 +271,10 @@ func TestOffsetValidation(t *testing.T) {
 			assert.Equal(t, tc.want, err)
 		})
 	}
+	_, err = c.ValidateTxnCommit("g", "", "", -1)
+	assert.Nil(t, err, "a transactional commit that names no member (before v3)")
+	_, err = c.ValidateTxnCommit("g", "m1", "", 0)
+	assert.Equal(t, kerr.StaleMemberEpoch, err, "one that does is checked")
 	_, err = c.ValidateFetch("g", "", -1)
 	assert.Nil(t, err, "the admin's fetch")
 	_, err = c.ValidateFetch("g", "m1", 0)

@@ -1,0 +1,170 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/server"
+)
+
+// The KIP-848 ("consumer" protocol) group tests: franz-go's consumers with
+// kgo.ServerSideBalancer, whose assignment the broker computes and hands
+// over through heartbeats, partition by partition.
+
+// start848Broker starts a broker whose consumer groups' members heartbeat
+// every 100ms instead of Kafka's 5s: a member learns of a partition
+// freed, or one to give up, within a tenth of a second.
+func start848Broker(t *testing.T) *server.Server {
+	t.Helper()
+	return startGroupBroker(t, func(c *server.Config) { c.GroupConsumerHeartbeatInterval = 100 * time.Millisecond })
+}
+
+// describe848 returns the group as ConsumerGroupDescribe shows it.
+func describe848(t *testing.T, cl *kgo.Client, group string) kmsg.ConsumerGroupDescribeResponseGroup {
+	t.Helper()
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{group}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Len(t, resp.Groups, 1)
+	return resp.Groups[0]
+}
+
+// waitBalanced848 waits until the consumer group is Stable with the
+// members cs owning equal shares of the topic's partitions, none twice.
+func waitBalanced848(t *testing.T, admin *kgo.Client, group string, partitions int, cs ...*groupConsumer) {
+	t.Helper()
+	eventually(t, func() bool {
+		all := map[int32]bool{}
+		for _, c := range cs {
+			ps := c.partitions()
+			if len(ps) < partitions/len(cs) || len(ps) > (partitions+len(cs)-1)/len(cs) {
+				return false
+			}
+			for _, p := range ps {
+				all[p] = true
+			}
+		}
+		if len(all) != partitions {
+			return false
+		}
+		d := describe848(t, admin, group)
+		return d.ErrorCode == 0 && d.State == "Stable" && len(d.Members) == len(cs)
+	}, fmt.Sprintf("%d consumer-protocol members share %d partitions", len(cs), partitions))
+}
+
+// TestConsumerGroup848 has three consumer-protocol members share a
+// 12-partition topic and consume 3,000 records, each exactly once, then
+// one leaves and the two left take its partitions over incrementally,
+// with every handover committed; the group shows in ListGroups as a
+// "consumer" group and not in DescribeGroups, as in Kafka 4.
+func TestConsumerGroup848(t *testing.T) {
+	const partitions, records = 12, 3000
+	srv := start848Broker(t)
+	topic, group := "orders-848", "g-848"
+	admin := newClient(t, srv)
+	createTopic(t, admin, topic, partitions)
+
+	l := newLedger(0)
+	var cs []*groupConsumer
+	for i := range 3 {
+		cs = append(cs, startGroupConsumer(t, srv, fmt.Sprintf("c%d", i), group, topic, l, kgo.ServerSideBalancer()))
+	}
+	waitBalanced848(t, admin, group, partitions, cs...)
+	d := describe848(t, admin, group)
+	assert.Equal(t, "uniform", d.AssignorName, "the default assignor")
+	assert.Equal(t, d.Epoch, d.AssignmentEpoch, "the target is at the group epoch")
+	for _, m := range d.Members {
+		assert.Equal(t, d.AssignmentEpoch, m.MemberEpoch, "every member at the target's epoch")
+		require.Len(t, m.Assignment.TopicPartitions, 1)
+		assert.Equal(t, topic, m.Assignment.TopicPartitions[0].Topic, "assignments name their topics")
+	}
+
+	producer := newSpreadProducer(t, srv, topic, partitions)
+	want := producer.produce(records)
+	eventually(t, func() bool { return l.distinct() >= records }, "every record is consumed")
+	assert.Empty(t, l.missing(want), "records never consumed")
+	assert.Empty(t, l.duplicates(), "records consumed twice")
+
+	lg := kmsg.NewPtrListGroupsRequest()
+	listed, err := lg.RequestWith(context.Background(), admin)
+	require.NoError(t, err)
+	i := slices.IndexFunc(listed.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return g.Group == group })
+	require.GreaterOrEqual(t, i, 0, "the group is listed")
+	assert.Equal(t, "consumer", listed.Groups[i].GroupType)
+	assert.Equal(t, "consumer", listed.Groups[i].ProtocolType)
+	assert.Equal(t, "Stable", listed.Groups[i].GroupState)
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups = []string{group}
+	described, err := dg.RequestWith(context.Background(), admin)
+	require.NoError(t, err)
+	assert.Equal(t, kerr.GroupIDNotFound.Code, described.Groups[0].ErrorCode, "DescribeGroups does not describe a consumer group")
+
+	cs[2].Close()
+	waitBalanced848(t, admin, group, partitions, cs[:2]...)
+	more := producer.produce(records)
+	eventually(t, func() bool { return l.distinct() >= 2*records }, "the two left consume the rest")
+	assert.Empty(t, l.missing(append(want, more...)), "records never consumed")
+	assert.Empty(t, l.duplicates(), "records consumed twice: a handover lost a commit")
+	for _, c := range cs {
+		c.checkCommits()
+	}
+	cs[0].Close()
+	cs[1].Close()
+	d = describe848(t, admin, group)
+	assert.Equal(t, "Empty", d.State, "every member left")
+	offsets := committedOffsets(t, admin, group, topic, partitions)
+	total := int64(0)
+	for _, o := range offsets {
+		total += o
+	}
+	assert.Equal(t, int64(2*records), total, "every record's offset committed")
+}
+
+// TestConsumerGroup848Regex has the broker resolve a consumer's regular
+// expression (KIP-848): topics that match, whole names only, are assigned,
+// and a matching topic created later joins the assignment at the next
+// group epoch.
+func TestConsumerGroup848Regex(t *testing.T) {
+	srv := start848Broker(t)
+	admin := newClient(t, srv)
+	createTopic(t, admin, "rx-a", 2)
+	createTopic(t, admin, "other-a", 2)
+	cl := newClient(t, srv, kgo.ConsumerGroup("rx"), kgo.ConsumeRegex(), kgo.ConsumeTopics("rx-.*"),
+		kgo.ServerSideBalancer(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.MetadataMinAge(100*time.Millisecond), kgo.FetchMaxWait(200*time.Millisecond))
+	producer := newClient(t, srv)
+	seen := map[string]bool{}
+	poll := func(topic string) {
+		require.NoError(t, producer.ProduceSync(context.Background(), &kgo.Record{Topic: topic, Value: []byte("v")}).FirstErr())
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		for !seen[topic] && ctx.Err() == nil {
+			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { seen[r.Topic] = true })
+		}
+		require.True(t, seen[topic], "consumed from %s", topic)
+	}
+	poll("rx-a")
+	createTopic(t, admin, "rx-b", 3)
+	poll("rx-b")
+	d := describe848(t, admin, "rx")
+	require.Len(t, d.Members, 1)
+	var names []string
+	for _, tp := range d.Members[0].Assignment.TopicPartitions {
+		names = append(names, tp.Topic)
+	}
+	slices.Sort(names)
+	assert.Equal(t, []string{"rx-a", "rx-b"}, names, "the regex is resolved by the broker: other-a does not match")
+	require.NotNil(t, d.Members[0].SubscribedTopicRegex)
+}
