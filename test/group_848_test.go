@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,4 +168,106 @@ func TestConsumerGroup848Regex(t *testing.T) {
 	slices.Sort(names)
 	assert.Equal(t, []string{"rx-a", "rx-b"}, names, "the regex is resolved by the broker: other-a does not match")
 	require.NotNil(t, d.Members[0].SubscribedTopicRegex)
+}
+
+// describe848At describes group at broker id with ConsumerGroupDescribe;
+// ok is false on any error.
+func (c *processCluster) describe848At(cl *kgo.Client, id int32, group string) (kmsg.ConsumerGroupDescribeResponseGroup, bool) {
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{group}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl.Broker(int(id)))
+	if err != nil || len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 {
+		return kmsg.ConsumerGroupDescribeResponseGroup{}, false
+	}
+	return resp.Groups[0], true
+}
+
+// stable848With reports whether d is a Stable consumer group of n members
+// whose assignments cover topic's partitions, each once.
+func stable848With(d kmsg.ConsumerGroupDescribeResponseGroup, n int, topic string, partitions int32) bool {
+	if d.State != "Stable" || len(d.Members) != n {
+		return false
+	}
+	seen := map[int32]bool{}
+	for _, m := range d.Members {
+		for _, tp := range m.Assignment.TopicPartitions {
+			for _, p := range tp.Partitions {
+				if tp.Topic != topic || seen[p] {
+					return false
+				}
+				seen[p] = true
+			}
+		}
+	}
+	return len(seen) == int(partitions)
+}
+
+// TestConsumerGroup848CoordinatorKill9: three KIP-848 members of a group
+// consume a 12-partition topic (replication factor 3) that an acks=all
+// producer writes to, committing every 200ms, and the group's coordinator
+// is killed with SIGKILL. The group is Stable again at the new leader of
+// its offsets partition, every commit acknowledged before the kill is
+// there, and once the producer stops the members have consumed every
+// offset at least once. The group's state is not kept in
+// __consumer_offsets yet (its offsets are): the members are told
+// UNKNOWN_MEMBER_ID by the new coordinator and join again, at a new
+// epoch, from their committed offsets.
+func TestConsumerGroup848CoordinatorKill9(t *testing.T) {
+	const (
+		topic      = "group-848-failover"
+		group      = "failover-848"
+		partitions = 12
+	)
+	c := startProcessCluster(t, append([]string{"--group.consumer.heartbeat.interval.ms", "250",
+		"--group.consumer.session.timeout.ms", "10000"}, groupFailoverArgs...)...)
+	admin, prod, load, _ := c.startLoad(topic, partitions)
+
+	var coordinator int32
+	c.eventually(func() bool { coordinator = c.findCoordinator(admin, 1, group); return coordinator > 0 },
+		30*time.Second, 10*time.Millisecond, "the group has a coordinator")
+	l := newConsumedLog()
+	for i := range 3 {
+		c.startMember(t, fmt.Sprintf("member-%d", i), group, topic, l, kgo.ServerSideBalancer())
+	}
+	c.eventually(func() bool {
+		d, ok := c.describe848At(admin, coordinator, group)
+		return ok && stable848With(d, 3, topic, partitions) && len(l.acknowledged()) == partitions
+	}, 30*time.Second, 10*time.Millisecond, "the group is Stable, with commits on every partition")
+
+	before := l.acknowledged()
+	require.NoError(t, c.procs[coordinator].cmd.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
+	t.Logf("killed broker %d, the group's coordinator", coordinator)
+
+	survivor := coordinator%3 + 1
+	var next int32
+	c.eventually(func() bool {
+		next = c.findCoordinator(admin, survivor, group)
+		if next <= 0 || next == coordinator {
+			return false
+		}
+		d, ok := c.describe848At(admin, next, group)
+		return ok && stable848With(d, 3, topic, partitions)
+	}, 30*time.Second, 10*time.Millisecond, "the group re-forms at a new coordinator")
+	t.Logf("after the kill: the group Stable with 3 members at broker %d after %v", next, time.Since(killed).Round(time.Millisecond))
+
+	committed, ok := c.fetchCommitted(admin, next, group, topic, partitions)
+	require.True(t, ok, "the new coordinator answers OffsetFetch")
+	for p, o := range before {
+		assert.GreaterOrEqual(t, committed[p], o, "partition %d: the commit acknowledged before the kill is kept", p)
+	}
+
+	load.stopAndFlush(t, prod)
+	ends := make(map[int32]int64, partitions)
+	alive := c.client(kgo.ConsumeTopics(topic))
+	for p, end := range endOffsets(t, alive, topic, partitions) {
+		ends[p] = end
+	}
+	c.eventually(func() bool { return l.upTo(ends) }, 60*time.Second, 20*time.Millisecond,
+		"the members consume every partition to its end")
+	missing, dups := l.gaps(ends)
+	assert.Empty(t, missing, "no record was skipped")
+	t.Logf("%d records consumed more than once (at least once across the failover)", dups)
 }
