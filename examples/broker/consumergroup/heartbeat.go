@@ -54,7 +54,11 @@ func (c *Coordinator) Heartbeat(req HeartbeatRequest) (HeartbeatResponse, *kerr.
 		return HeartbeatResponse{}, err, msg
 	}
 	for {
-		g := c.lookup(req.Group, req.MemberEpoch == JoinEpoch)
+		join := req.MemberEpoch == JoinEpoch
+		if join && c.cfg.owns != nil && !c.cfg.owns(req.Group) {
+			return HeartbeatResponse{}, kerr.NotCoordinator, ""
+		}
+		g := c.lookup(req.Group, join)
 		if g == nil {
 			if req.MemberEpoch < 0 {
 				return HeartbeatResponse{}, kerr.GroupIDNotFound, ""
@@ -193,14 +197,19 @@ func (c *Coordinator) memberLocked(g *group, req *HeartbeatRequest) (m *member, 
 		return m, false, nil
 	}
 	m = &member{id: req.MemberID, instanceID: req.InstanceID, g: g}
-	m.session.Init(sessionRunner{m: m, c: c})
-	m.rebalance.Init(rebalanceRunner{m: m, c: c})
+	m.initTimers(c)
 	g.members[m.id] = m
 	if m.instanceID != "" {
 		g.static[m.instanceID] = m.id
 	}
 	c.log.Debug("consumer group member joined", zap.String("group", g.id), zap.String("member", m.id))
 	return m, true, nil // a new member: the target must include it
+}
+
+// initTimers readies m's session and rebalance-timeout tasks.
+func (m *member) initTimers(c *Coordinator) {
+	m.session.Init(memberTimer{c: c, m: m})
+	m.rebalance.Init(memberTimer{c: c, m: m, rebalance: true})
 }
 
 // replaceStaticLocked gives the partitions, target and epoch of a static
@@ -212,8 +221,7 @@ func (c *Coordinator) memberLocked(g *group, req *HeartbeatRequest) (m *member, 
 func (c *Coordinator) replaceStaticLocked(g *group, prev *member, id string) *member {
 	m := &member{id: id, instanceID: prev.instanceID, g: g, names: prev.names, regex: prev.regex, assignor: prev.assignor,
 		rebalanceTimeout: prev.rebalanceTimeout, rackID: prev.rackID, prevEpoch: prev.prevEpoch}
-	m.session.Init(sessionRunner{m: m, c: c})
-	m.rebalance.Init(rebalanceRunner{m: m, c: c})
+	m.initTimers(c)
 	cur := prev.current
 	c.tm.Cancel(&prev.session)
 	c.tm.Cancel(&prev.rebalance)

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/gopurgatory/purgatory/timer"
 )
 
 // A second member's arrival walks the group through KIP-848's incremental
@@ -55,13 +57,8 @@ func TestIncrementalHandover(t *testing.T) {
 // stops heartbeating is removed when it fires, and the others take its
 // partitions at a new epoch.
 func TestSessionTimeout(t *testing.T) {
-	topics := newFakeTopics()
-	tp := topics.set("t", 2)
-	c, clk := newTestCoordinator(t, topics)
-	join(t, c, "g", "m1", "t")
-	join(t, c, "g", "m2", "t")
-	_, err := beat(t, c, "g", "m1", 1, parts(tp, 0, 1))
-	require.Nil(t, err)
+	c, clk, tp := handingOver(t)
+	var err *kerr.Error
 
 	// m1 heartbeats every second for longer than a session; m2 does not.
 	for range 15 {
@@ -82,9 +79,11 @@ func TestSessionTimeout(t *testing.T) {
 	assert.Equal(t, int32(3), r.MemberEpoch, "at the epoch m2's removal bumped")
 }
 
-// A member told to revoke that does not within its rebalance timeout is
-// fenced, though it keeps heartbeating.
-func TestRebalanceTimeout(t *testing.T) {
+// handingOver returns a coordinator with group "g" of a topic of two
+// partitions: m1 had both and has just been told to revoke one for m2,
+// which waits for it at epoch 2.
+func handingOver(t *testing.T) (*Coordinator, *timer.ManualClock, TopicMeta) {
+	t.Helper()
 	topics := newFakeTopics()
 	tp := topics.set("t", 2)
 	c, clk := newTestCoordinator(t, topics)
@@ -93,6 +92,14 @@ func TestRebalanceTimeout(t *testing.T) {
 	r, err := beat(t, c, "g", "m1", 1, parts(tp, 0, 1))
 	require.Nil(t, err)
 	require.Equal(t, int32(1), r.MemberEpoch, "told to revoke")
+	require.Equal(t, 1, r.Assignment.count(), "keeps one")
+	return c, clk, tp
+}
+
+// A member told to revoke that does not within its rebalance timeout is
+// fenced, though it keeps heartbeating.
+func TestRebalanceTimeout(t *testing.T) {
+	c, clk, tp := handingOver(t)
 
 	var fenced *kerr.Error
 	for elapsed := time.Duration(0); elapsed <= testRebalance && fenced == nil; elapsed += testHeartbeat {
@@ -101,7 +108,7 @@ func TestRebalanceTimeout(t *testing.T) {
 		_, _ = keepAlive(t, c, "g", "m2", 2)
 	}
 	assert.Equal(t, kerr.UnknownMemberID, fenced, "fenced at its rebalance timeout")
-	r, err = beat(t, c, "g", "m2", 2, Assignment{})
+	r, err := beat(t, c, "g", "m2", 2, Assignment{})
 	require.Nil(t, err)
 	assert.Equal(t, parts(tp, 0, 1), r.Assignment, "m2 takes everything once m1 is out")
 }
@@ -287,4 +294,22 @@ func TestOffsetValidation(t *testing.T) {
 	assert.Nil(t, err, "an empty group takes the admin's commit")
 	assert.Equal(t, []*kerr.Error{nil}, c.Delete([]string{"g"}))
 	assert.False(t, c.Has("g"))
+}
+
+// A coordinator creates only the groups it owns: a join racing the unload
+// of its partition is told to find its coordinator again.
+func TestOwnerAndUnload(t *testing.T) {
+	topics := newFakeTopics()
+	topics.set("t", 1)
+	owned := true
+	c, clk := newTestCoordinator(t, topics, WithOwner(func(string) bool { return owned }))
+	join(t, c, "g", "m1", "t")
+	assert.Equal(t, 1, c.Unload(func(g string) bool { return g == "g" }))
+	assert.False(t, c.Has("g"), "unloaded")
+	owned = false
+	_, err, _ := c.Heartbeat(HeartbeatRequest{Version: 1, Group: "g", MemberID: "m1", MemberEpoch: JoinEpoch,
+		RebalanceTimeout: 1000, SubscribedNames: []string{"t"}, Owned: Assignment{}})
+	assert.Equal(t, kerr.NotCoordinator, err)
+	clk.Advance(2 * testSession) // the unloaded member's session task runs without effect
+	assert.Empty(t, c.List())
 }

@@ -47,6 +47,7 @@ type config struct {
 	heartbeat time.Duration
 	assignors []string
 	topics    func() Topics
+	owns      func(group string) bool // nil: every group
 }
 
 func defaultConfig() config {
@@ -102,3 +103,12 @@ func WithAssignors(names ...string) Option {
 // WithTopics sets where the coordinator reads the cluster's topics from,
 // called on each heartbeat (required).
 func WithTopics(f func() Topics) Option { return optionFunc(func(c *config) { c.topics = f }) }
+
+// WithOwner sets which groups the coordinator may create (in the broker,
+// those of the offsets partitions it leads and has loaded): a join to
+// another is answered NOT_COORDINATOR, so that a heartbeat racing the
+// unload of its partition does not leave a group behind. Default: every
+// group.
+func WithOwner(owns func(group string) bool) Option {
+	return optionFunc(func(c *config) { c.owns = owns })
+}

@@ -19,43 +19,36 @@ import "go.uber.org/zap"
 // gone or replaced, and does nothing. Nothing scans the members: a timeout
 // costs O(1) on the timer whatever the number of members.
 
-// sessionRunner is a member's session task.
-type sessionRunner struct {
-	c *Coordinator
-	m *member
+// memberTimer is one of a member's two tasks: its session, or its
+// rebalance timeout.
+type memberTimer struct {
+	c         *Coordinator
+	m         *member
+	rebalance bool
 }
 
-// Run removes the member if its session has expired.
-func (r sessionRunner) Run() {
+// Run removes the member if the timeout is still its current one and
+// has passed: its session expired, or it still has not revoked what it
+// was told to at the epoch its rebalance timeout was set.
+func (r memberTimer) Run() {
 	m, g := r.m, r.m.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.gone || g.members[m.id] != m || r.c.clk.Now() < m.sessionDue {
-		return // removed, replaced, or heartbeating again
+	if g.gone || g.members[m.id] != m {
+		return // removed or replaced
 	}
-	r.c.log.Info("consumer group member's session expired", zap.String("group", g.id), zap.String("member", m.id),
-		zap.String("instance_id", m.instanceID))
-	g.removeLocked(m, r.c.tm)
-}
-
-// rebalanceRunner is a member's rebalance-timeout task.
-type rebalanceRunner struct {
-	c *Coordinator
-	m *member
-}
-
-// Run fences the member if it still has not revoked what it was told to
-// at the epoch the timeout was set.
-func (r rebalanceRunner) Run() {
-	m, g := r.m, r.m.g
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.gone || g.members[m.id] != m || m.rebalanceDue == 0 || r.c.clk.Now() < m.rebalanceDue ||
-		m.state != unrevokedPartitions || m.epoch != m.rebalanceEpoch {
-		return
+	now := r.c.clk.Now()
+	switch {
+	case !r.rebalance && now >= m.sessionDue:
+		r.c.log.Info("consumer group member's session expired", zap.String("group", g.id), zap.String("member", m.id),
+			zap.String("instance_id", m.instanceID))
+	case r.rebalance && m.rebalanceDue != 0 && now >= m.rebalanceDue &&
+		m.state == unrevokedPartitions && m.epoch == m.rebalanceEpoch:
+		r.c.log.Info("consumer group member did not revoke its partitions within its rebalance timeout; fenced",
+			zap.String("group", g.id), zap.String("member", m.id), zap.Int32("member_epoch", m.epoch))
+	default:
+		return // heartbeating again, or revoked
 	}
-	r.c.log.Info("consumer group member did not revoke its partitions within its rebalance timeout; fenced",
-		zap.String("group", g.id), zap.String("member", m.id), zap.Int32("member_epoch", m.epoch))
 	g.removeLocked(m, r.c.tm)
 }
 

@@ -25,6 +25,9 @@ func (s *Server) newConsumerGroups(cfg Config, log *zap.Logger) (*consumergroup.
 		consumergroup.WithHeartbeatInterval(cfg.GroupConsumerHeartbeatInterval),
 		consumergroup.WithAssignors(cfg.GroupConsumerAssignors...),
 		consumergroup.WithTopics(func() consumergroup.Topics { return imageTopics{s.image()} }),
+		// s.offsets is set once the classic coordinator is hosted,
+		// before the metadata log opens, so before any request.
+		consumergroup.WithOwner(func(group string) bool { return s.offsets.Owns(group) }),
 	)
 }
 
