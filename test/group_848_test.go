@@ -47,17 +47,7 @@ func describe848(t *testing.T, cl *kgo.Client, group string) kmsg.ConsumerGroupD
 func waitBalanced848(t *testing.T, admin *kgo.Client, group string, partitions int, cs ...*groupConsumer) {
 	t.Helper()
 	eventually(t, func() bool {
-		all := map[int32]bool{}
-		for _, c := range cs {
-			ps := c.partitions()
-			if len(ps) < partitions/len(cs) || len(ps) > (partitions+len(cs)-1)/len(cs) {
-				return false
-			}
-			for _, p := range ps {
-				all[p] = true
-			}
-		}
-		if len(all) != partitions {
+		if !sharedEqually(partitions, cs...) {
 			return false
 		}
 		d := describe848(t, admin, group)
