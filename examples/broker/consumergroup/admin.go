@@ -104,59 +104,6 @@ func (c *Coordinator) HasMembers(group string) bool {
 	return !g.gone && len(g.members) > 0
 }
 
-// ValidateCommit checks an offset commit to group by memberID at
-// memberEpoch (Kafka's ConsumerGroup.validateOffsetCommit): a commit with
-// a negative epoch is a simple consumer's or the admin's, taken while the
-// group has no member; else the member must exist and be at its epoch
-// (STALE_MEMBER_EPOCH: it must first learn its new epoch from a
-// heartbeat). ok is false if group is not a consumer group here: the
-// classic coordinator checks it.
-func (c *Coordinator) ValidateCommit(group, memberID string, memberEpoch int32) (ok bool, err *kerr.Error) {
-	return c.validateOffsets(group, memberID, memberEpoch, func(members int) bool { return memberEpoch < 0 && members == 0 })
-}
-
-// ValidateTxnCommit checks a transactional offset commit (TxnOffsetCommit)
-// as ValidateCommit does, but one that names no member, no instance and
-// no epoch is taken whatever the members: before v3 it cannot name them.
-func (c *Coordinator) ValidateTxnCommit(group, memberID, instanceID string, memberEpoch int32) (ok bool, err *kerr.Error) {
-	return c.validateOffsets(group, memberID, memberEpoch, func(members int) bool {
-		return memberEpoch < 0 && members == 0 || memberEpoch == -1 && memberID == "" && instanceID == ""
-	})
-}
-
-// ValidateFetch checks an offset fetch that names a member (OffsetFetch
-// v9+, Kafka's validateOffsetFetch): without a member id and with a
-// negative epoch it is the admin's, always taken.
-func (c *Coordinator) ValidateFetch(group, memberID string, memberEpoch int32) (ok bool, err *kerr.Error) {
-	return c.validateOffsets(group, memberID, memberEpoch, func(int) bool { return memberID == "" && memberEpoch < 0 })
-}
-
-// validateOffsets checks memberID at memberEpoch in group, unless
-// anonymous (given the group's member count) says the request needs no
-// member.
-func (c *Coordinator) validateOffsets(group, memberID string, memberEpoch int32, anonymous func(members int) bool) (bool, *kerr.Error) {
-	g := c.lookup(group, false)
-	if g == nil {
-		return false, nil
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.gone {
-		return false, nil
-	}
-	if anonymous(len(g.members)) {
-		return true, nil
-	}
-	m := g.members[memberID]
-	switch {
-	case m == nil:
-		return true, kerr.UnknownMemberID
-	case m.epoch != memberEpoch:
-		return true, kerr.StaleMemberEpoch
-	}
-	return true, nil
-}
-
 // Delete deletes consumer groups (DeleteGroups): an error per group,
 // NON_EMPTY_GROUP for one with members, nil for one deleted or that is
 // not a consumer group here (the classic coordinator deletes its offsets).

@@ -21,9 +21,14 @@ type member struct {
 	assignor               string   // the server assignor it asks for, "" for none
 	rebalanceTimeout       time.Duration
 
-	current              // its reconciliation (reconcile.go)
-	prevEpoch      int32 // the epoch before the last change, for a lost answer
-	left           bool  // a static member that left for now (epoch -2)
+	current         // its reconciliation (reconcile.go)
+	prevEpoch int32 // the epoch before the last change, for a lost answer
+	// since is the member epoch each partition it holds (assigned, or
+	// to revoke) was given to it at, its assignment epoch (KIP-1251):
+	// an offset commit at an older member epoch is taken for the
+	// partitions it already had then.
+	since          map[TopicID]map[int32]int32
+	left           bool // a static member that left for now (epoch -2)
 	session        timer.Task
 	sessionDue     time.Duration // the clock's time the session expires at
 	rebalance      timer.Task
@@ -83,17 +88,28 @@ func (g *group) freeLocked(m string) func(TopicID, int32) bool {
 // REQUIRES: g.mu held.
 func (g *group) setCurrentLocked(m *member, next current) {
 	g.releaseLocked(m)
-	m.current = next
+	since := make(map[TopicID]map[int32]int32, len(next.assigned))
 	for _, a := range []Assignment{next.assigned, next.revoking} {
 		for id, ps := range a {
 			if g.owners[id] == nil {
 				g.owners[id] = map[int32]string{}
 			}
+			if since[id] == nil {
+				since[id] = make(map[int32]int32, len(ps))
+			}
 			for _, p := range ps {
 				g.owners[id][p] = m.id
+				// A partition it held already keeps the epoch it
+				// was given at; a new one has the new epoch.
+				e, held := m.since[id][p]
+				if !held {
+					e = next.epoch
+				}
+				since[id][p] = e
 			}
 		}
 	}
+	m.current, m.since = next, since
 }
 
 // releaseLocked gives up every partition m holds in g.owners.

@@ -226,6 +226,7 @@ func (c *Coordinator) replaceStaticLocked(g *group, prev *member, id string) *me
 	c.tm.Cancel(&prev.session)
 	c.tm.Cancel(&prev.rebalance)
 	g.releaseLocked(prev)
+	m.since = prev.since
 	delete(g.members, prev.id)
 	g.members[id] = m
 	g.static[m.instanceID] = id

@@ -257,7 +257,7 @@ func TestOffsetValidation(t *testing.T) {
 	topics := newFakeTopics()
 	topics.set("t", 2)
 	c, _ := newTestCoordinator(t, topics)
-	ok, err := c.ValidateCommit("g", "", -1)
+	ok, err, _ := c.ValidateCommit("g", "", -1)
 	assert.False(t, ok, "not a consumer group: the classic coordinator decides")
 	assert.Nil(t, err)
 	join(t, c, "g", "m1", "t")
@@ -273,15 +273,18 @@ func TestOffsetValidation(t *testing.T) {
 		{"anonymous while the group has members", "", -1, kerr.UnknownMemberID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, err := c.ValidateCommit("g", tc.member, tc.epoch)
+			ok, err, check := c.ValidateCommit("g", tc.member, tc.epoch)
 			assert.True(t, ok)
+			if check != nil {
+				err = check("t", 0)
+			}
 			assert.Equal(t, tc.want, err)
 		})
 	}
-	_, err = c.ValidateTxnCommit("g", "", "", -1)
+	_, err, _ = c.ValidateTxnCommit("g", "", "", -1)
 	assert.Nil(t, err, "a transactional commit that names no member (before v3)")
-	_, err = c.ValidateTxnCommit("g", "m1", "", 0)
-	assert.Equal(t, kerr.StaleMemberEpoch, err, "one that does is checked")
+	_, _, check := c.ValidateTxnCommit("g", "m1", "", 0)
+	assert.Equal(t, kerr.StaleMemberEpoch, check("t", 0), "one that does is checked")
 	_, err = c.ValidateFetch("g", "", -1)
 	assert.Nil(t, err, "the admin's fetch")
 	_, err = c.ValidateFetch("g", "m1", 0)
@@ -290,7 +293,7 @@ func TestOffsetValidation(t *testing.T) {
 	assert.Equal(t, []*kerr.Error{kerr.NonEmptyGroup}, c.Delete([]string{"g"}))
 	_, err = c.heartbeatLeave("g", "m1")
 	require.Nil(t, err)
-	_, err = c.ValidateCommit("g", "", -1)
+	_, err, _ = c.ValidateCommit("g", "", -1)
 	assert.Nil(t, err, "an empty group takes the admin's commit")
 	assert.Equal(t, []*kerr.Error{nil}, c.Delete([]string{"g"}))
 	assert.False(t, c.Has("g"))
@@ -312,4 +315,41 @@ func TestOwnerAndUnload(t *testing.T) {
 	assert.Equal(t, kerr.NotCoordinator, err)
 	clk.Advance(2 * testSession) // the unloaded member's session task runs without effect
 	assert.Empty(t, c.List())
+}
+
+// A commit at an older member epoch is taken for the partitions the
+// member held at that epoch (KIP-1251): those it kept, not those it gave
+// up nor those it got since.
+func TestCommitAtOlderEpoch(t *testing.T) {
+	c, _, tp := handingOver(t) // m1 at epoch 1 keeps one partition of two
+	d, _ := c.Describe("g")
+	var kept int32
+	for _, m := range d.Members {
+		if m.MemberID == "m1" {
+			kept = m.Assignment[tp.ID][0]
+		}
+	}
+	given := 1 - kept
+	r, err := beat(t, c, "g", "m1", 1, parts(tp, kept))
+	require.Nil(t, err)
+	require.Equal(t, int32(2), r.MemberEpoch, "revoked: at the new epoch")
+
+	_, err, check := c.ValidateCommit("g", "m1", 1)
+	require.Nil(t, err)
+	require.NotNil(t, check, "an older epoch is checked by partition")
+	assert.Nil(t, check("t", kept), "held since epoch 1")
+	assert.Equal(t, kerr.StaleMemberEpoch, check("t", given), "given up")
+	assert.Equal(t, kerr.StaleMemberEpoch, check("nope", 0), "an unknown topic")
+	_, err, _ = c.ValidateCommit("g", "m1", 3)
+	assert.Equal(t, kerr.StaleMemberEpoch, err, "an epoch ahead of the member's")
+	_, err, check = c.ValidateCommit("g", "m1", 2)
+	assert.Nil(t, err)
+	assert.Nil(t, check, "the current epoch: taken whole")
+
+	r, err = beat(t, c, "g", "m2", 2, Assignment{})
+	require.Nil(t, err)
+	require.Equal(t, parts(tp, given), r.Assignment)
+	_, _, check = c.ValidateCommit("g", "m2", 1)
+	require.NotNil(t, check)
+	assert.Equal(t, kerr.StaleMemberEpoch, check("t", given), "m2 got it at epoch 2, not 1")
 }

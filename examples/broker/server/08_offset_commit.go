@@ -11,9 +11,10 @@ package server
 // timestamp is ignored (the commit time is the broker's). v6 carries the
 // leader epoch, returned by OffsetFetch; v7 static members' instance ids;
 // v9 a KIP-848 consumer group member's id and epoch (the generation):
-// UNKNOWN_MEMBER_ID for a member the group does not have,
-// STALE_MEMBER_EPOCH for an epoch not its current one (Kafka 4.0's
-// check); a commit without a member is taken while the group has none.
+// UNKNOWN_MEMBER_ID for a member the group does not have; at an epoch
+// older than its current one, STALE_MEMBER_EPOCH for the partitions it
+// did not hold then (KIP-1251, Kafka 4.3), at a newer one for all; a
+// commit without a member is taken while the group has none.
 // v0 (offsets in ZooKeeper) and v10 (topic ids instead of names) are not
 // served; v10 needs the data path's topic ids.
 //
@@ -53,7 +54,7 @@ func (s *Server) handleOffsetCommit(r *kafkanet.Request) {
 	// against its member epoch; its offsets are then the classic
 	// coordinator's as a simple consumer's are, since it has no
 	// generation there.
-	isConsumer, refused := s.consumers.ValidateCommit(req.Group, req.MemberID, req.Generation)
+	isConsumer, refused, check := s.consumers.ValidateCommit(req.Group, req.MemberID, req.Generation)
 	if isConsumer {
 		cr.MemberID, cr.InstanceID, cr.Generation = "", "", -1
 	}
@@ -73,6 +74,9 @@ func (s *Server) handleOffsetCommit(r *kafkanet.Request) {
 			code := s.partitionCode(denied, t.Topic, p.Partition)
 			if code == 0 && refused != nil {
 				code = refused.Code
+			}
+			if code == 0 && check != nil {
+				code = group.Code(check(t.Topic, p.Partition))
 			}
 			if code != 0 {
 				rt.Partitions[i].ErrorCode = code

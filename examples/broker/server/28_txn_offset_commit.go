@@ -47,7 +47,7 @@ func (s *Server) handleTxnOffsetCommit(r *kafkanet.Request) {
 	}
 	// A KIP-848 consumer group's member is checked by its coordinator;
 	// the offsets are then the classic coordinator's, as OffsetCommit's.
-	isConsumer, refused := s.consumers.ValidateTxnCommit(req.Group, tr.MemberID, tr.InstanceID, tr.Generation)
+	isConsumer, refused, check := s.consumers.ValidateTxnCommit(req.Group, tr.MemberID, tr.InstanceID, tr.Generation)
 	if isConsumer {
 		tr.MemberID, tr.InstanceID, tr.Generation = "", "", -1
 	}
@@ -67,6 +67,9 @@ func (s *Server) handleTxnOffsetCommit(r *kafkanet.Request) {
 			code := s.partitionCode(denied, t.Topic, p.Partition)
 			if code == 0 && refused != nil {
 				code = refused.Code
+			}
+			if code == 0 && check != nil {
+				code = group.Code(check(t.Topic, p.Partition))
 			}
 			if code != 0 {
 				rt.Partitions[i].ErrorCode = code

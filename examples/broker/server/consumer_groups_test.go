@@ -81,7 +81,8 @@ func TestConsumerGroupHeartbeatWire(t *testing.T) {
 		return r.Topics[0].Partitions[0].ErrorCode
 	}
 	assert.Equal(t, int16(0), commit(1), "at the member's epoch")
-	assert.Equal(t, kerr.StaleMemberEpoch.Code, commit(0), "an older epoch")
+	assert.Equal(t, kerr.StaleMemberEpoch.Code, commit(0), "an epoch before the member had the partition")
+	assert.Equal(t, kerr.StaleMemberEpoch.Code, commit(2), "an epoch ahead of the member's")
 	assert.Equal(t, kerr.UnknownMemberID.Code, c.RoundTrip(commitReq(9, "g", "m9", 1, 10)).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode)
 	fetch := func(epoch int32) int16 {
 		f := kmsg.NewPtrOffsetFetchRequest()
