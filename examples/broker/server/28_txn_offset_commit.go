@@ -64,14 +64,7 @@ func (s *Server) handleTxnOffsetCommit(r *kafkanet.Request) {
 		for i, p := range t.Partitions {
 			rt.Partitions[i] = kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rt.Partitions[i].Partition = p.Partition
-			code := s.partitionCode(denied, t.Topic, p.Partition)
-			if code == 0 && refused != nil {
-				code = refused.Code
-			}
-			if code == 0 && check != nil {
-				code = group.Code(check(t.Topic, p.Partition))
-			}
-			if code != 0 {
+			if code := memberCode(s.partitionCode(denied, t.Topic, p.Partition), refused, check, t.Topic, p.Partition); code != 0 {
 				rt.Partitions[i].ErrorCode = code
 				continue
 			}

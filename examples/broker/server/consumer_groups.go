@@ -3,9 +3,11 @@ package server
 import (
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
+	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 )
 
@@ -29,6 +31,22 @@ func (s *Server) newConsumerGroups(cfg Config, log *zap.Logger) (*consumergroup.
 		// before the metadata log opens, so before any request.
 		consumergroup.WithOwner(func(group string) bool { return s.offsets.Owns(group) }),
 	)
+}
+
+// memberCode is a committed partition's error code: code, the
+// partition's own (authorization, existence), else the consumer group
+// member's, refused for the whole commit or check's for the partition
+// (ValidateCommit; nil: none).
+func memberCode(code int16, refused *kerr.Error, check consumergroup.PartitionCheck, topic string, partition int32) int16 {
+	switch {
+	case code != 0:
+		return code
+	case refused != nil:
+		return refused.Code
+	case check != nil:
+		return group.Code(check(topic, partition))
+	}
+	return 0
 }
 
 // knownAssignors reports whether names is a non-empty list of assignors
