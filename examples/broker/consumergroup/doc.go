@@ -6,8 +6,9 @@
 // Coordinator and encodes its answers. Committed offsets stay the classic
 // coordinator's (package group), as Kafka keeps them in one offset
 // manager for both protocols; this package only says whether a commit or
-// a fetch of a consumer group's member is taken (ValidateCommit,
-// ValidateFetch).
+// a fetch of a consumer group's member is taken (offsets.go: at the
+// member's epoch, or at an older one for the partitions it held then,
+// KIP-1251's assignment epochs).
 //
 // # Epochs
 //
@@ -64,5 +65,6 @@
 // their committed offsets. Classic members in a consumer group (Kafka's
 // upgrade and downgrade of a group between the protocols), rack-aware
 // assignment, group.consumer.max.size and the client-side assignors of
-// KIP-848 are not served.
+// KIP-848 are not served. An Empty group stays until DeleteGroups deletes
+// it (Kafka deletes it once its offsets expire).
 package consumergroup
