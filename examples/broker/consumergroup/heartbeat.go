@@ -173,6 +173,10 @@ func (c *Coordinator) memberLocked(g *group, req *HeartbeatRequest) (m *member, 
 			return nil, false, kerr.UnknownMemberID
 		case req.InstanceID != "" && m.instanceID != req.InstanceID:
 			return nil, false, kerr.FencedInstanceID
+		case m.left:
+			// Kafka keeps a static member that left at epoch -2:
+			// any other epoch is ahead of it. It joins again.
+			return nil, false, kerr.FencedMemberEpoch
 		case req.MemberEpoch > m.epoch:
 			return nil, false, kerr.FencedMemberEpoch
 		case req.MemberEpoch < m.epoch && (req.MemberEpoch != m.prevEpoch || req.Owned == nil || !req.Owned.subsetOf(m.assigned)):

@@ -140,6 +140,8 @@ func TestLeaveAndStaticMembers(t *testing.T) {
 	r, err = static("s1", StaticLeaveEpoch, nil)
 	require.Nil(t, err)
 	assert.Equal(t, int32(StaticLeaveEpoch), r.MemberEpoch)
+	_, err = static("s1", 1, nil)
+	assert.Equal(t, kerr.FencedMemberEpoch, err, "a static member that left joins again")
 	before, _ := c.Describe("g")
 
 	r, err = static("s2", JoinEpoch, Assignment{})
