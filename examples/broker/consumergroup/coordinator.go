@@ -79,7 +79,8 @@ func (c *Coordinator) lookup(id string, create bool) *group {
 	return g
 }
 
-// drop forgets g, if it is still the group of its id.
+// dropLocked forgets g, if it is still the group of its id, and cancels
+// its members' timers.
 //
 // REQUIRES: g.mu held (g.gone is set under it).
 func (c *Coordinator) dropLocked(g *group) {

@@ -71,7 +71,7 @@ func newGroup(id string) *group {
 		owners: map[TopicID]map[int32]string{}, resolved: map[string][]string{}}
 }
 
-// free reports whether partition p of topic id is free for member m: no
+// freeLocked returns whether a partition is free for member m: no
 // other member holds it.
 //
 // REQUIRES: g.mu held.
