@@ -173,24 +173,33 @@ func (c *Coordinator) heartbeatLeave(group, member string) (HeartbeatResponse, *
 // partitions than it is assigned (its last answer was lost); never one
 // ahead.
 func TestMemberEpochFencing(t *testing.T) {
-	topics := newFakeTopics()
-	tp := topics.set("t", 2)
-	c, _ := newTestCoordinator(t, topics)
-	join(t, c, "g", "m1", "t")
-	join(t, c, "g", "m2", "t")
+	c, _, tp := handingOver(t)
 	_, err := beat(t, c, "g", "m1", 5, parts(tp, 0, 1))
 	assert.Equal(t, kerr.FencedMemberEpoch, err, "an epoch ahead")
-	r, err := beat(t, c, "g", "m1", 1, parts(tp, 0, 1))
-	require.Nil(t, err)
-	r, err = beat(t, c, "g", "m1", 1, r.Assignment)
+	kept := assignedTo(t, c, "m1")
+	r, err := beat(t, c, "g", "m1", 1, kept)
 	require.Nil(t, err)
 	require.Equal(t, int32(2), r.MemberEpoch)
-	_, err = beat(t, c, "g", "m1", 1, r.Assignment)
+	_, err = beat(t, c, "g", "m1", 1, kept)
 	assert.Nil(t, err, "the epoch before, owning what it is assigned: its answer was lost")
 	_, err = beat(t, c, "g", "m1", 1, parts(tp, 0, 1))
 	assert.Equal(t, kerr.FencedMemberEpoch, err, "the epoch before, owning more than assigned")
 	_, err = keepAlive(t, c, "g", "nobody", 1)
 	assert.Equal(t, kerr.UnknownMemberID, err)
+}
+
+// assignedTo returns what the group's member is assigned now.
+func assignedTo(t *testing.T, c *Coordinator, member string) Assignment {
+	t.Helper()
+	d, ok := c.Describe("g")
+	require.True(t, ok)
+	for _, m := range d.Members {
+		if m.MemberID == member {
+			return m.Assignment
+		}
+	}
+	t.Fatalf("no member %s", member)
+	return nil
 }
 
 // The coordinator resolves regular expressions against the topics, and a
@@ -324,13 +333,7 @@ func TestOwnerAndUnload(t *testing.T) {
 // up nor those it got since.
 func TestCommitAtOlderEpoch(t *testing.T) {
 	c, _, tp := handingOver(t) // m1 at epoch 1 keeps one partition of two
-	d, _ := c.Describe("g")
-	var kept int32
-	for _, m := range d.Members {
-		if m.MemberID == "m1" {
-			kept = m.Assignment[tp.ID][0]
-		}
-	}
+	kept := assignedTo(t, c, "m1")[tp.ID][0]
 	given := 1 - kept
 	r, err := beat(t, c, "g", "m1", 1, parts(tp, kept))
 	require.Nil(t, err)
