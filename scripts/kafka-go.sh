@@ -70,22 +70,27 @@ for _ in $(seq 300); do
 done
 
 # Not run, with why:
-#   TestClientAlterPartitionReassignments, ...MultiTopics,
-#   TestClientListPartitionReassignments: the broker places replicas by a
-#     fixed rule and serves no reassignment (KIP-455) yet;
 #   TestReaderReadCompactedMessage: it creates a topic with
 #     cleanup.policy=compact, which the broker refuses (INVALID_CONFIG):
 #     there is no log cleaner yet;
-#   TestReaderConsumerGroup's "consumer group rebalance": it passed in two
-#     runs of three here; when it fails, the second reader's join gave the
-#     first one partition of three (8 records) and the test asks each
-#     reader for 12. Not yet understood (the issue's item 9), so not run;
+#   TestReaderConsumerGroup's "consumer group rebalance": it cannot pass
+#     when the group works as Kafka's does. It writes 24 records round robin
+#     to a 3-partition topic (8 a partition) and asks each of two readers of
+#     one group for 12, committing nothing. Two members split 3 partitions
+#     2:1 (kafka-go's range balancer, members ordered by their random ids),
+#     so one reader holds 8 records and waits for ever. It passes only when
+#     a reader is evicted mid-test: its rebalance timeout (2s) equals its
+#     heartbeat interval, so a rejoin can miss the deadline, and an evicted
+#     kafka-go reader goes on returning what it had fetched for its old
+#     generation. 1 run of 6 passed here (2026-11-27), each time by that
+#     eviction; the 5 failures were clean 2:1 splits. Not run: a broker fix
+#     would mean breaking the protocol for the test;
 #   TestReaderConsumerGroup's "verify offset committed", "verify offset
 #     committed when using interval committer" and "consumer group commits
 #     on close": they panic in kafka-go v0.4.51 itself, whatever the
 #     broker: their getOffsets builds a ConsumerGroup without the connect
 #     function NewConsumerGroup sets, and calls it (a nil func).
-skip='^(TestClientAlterPartitionReassignments|TestClientAlterPartitionReassignmentsMultiTopics|TestClientListPartitionReassignments|TestReaderReadCompactedMessage)$'
+skip='^(TestReaderReadCompactedMessage)$'
 skip+='|^TestReaderConsumerGroup$/^(verify_offset_committed|verify_offset_committed_when_using_interval_committer|consumer_group_commits_on_close|consumer_group_rebalance)$'
 
 cd test/kafkago

@@ -79,6 +79,13 @@ type ackLedger struct {
 	produced int
 }
 
+// snapshot returns what is acknowledged so far, value → offset.
+func (l *ackLedger) snapshot() map[string]int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.acked)
+}
+
 // ackedEnds returns, for each partition, the offset after its last
 // acknowledged record: every partition's log holds at least that much.
 func (l *ackLedger) ackedEnds() map[int32]int64 {

@@ -59,9 +59,11 @@ func removeBrokerBinary() {
 }
 
 // limits are prlimit's for a child broker; zero leaves one as it is.
+// netns, if set, is the network namespace it runs in (ip netns exec).
 type limits struct {
 	nofile  int   // RLIMIT_NOFILE, soft and hard
 	asBytes int64 // RLIMIT_AS, soft and hard
+	netns   string
 }
 
 // brokerProcess is a broker running as a child process.
@@ -110,6 +112,9 @@ func runBrokerProcess(t testing.TB, lim limits, args ...string) *brokerProcess {
 			pre = append(pre, fmt.Sprintf("--as=%d:%d", lim.asBytes, lim.asBytes))
 		}
 		argv = append(append(pre, "--"), argv...)
+	}
+	if lim.netns != "" {
+		argv = append([]string{"ip", "netns", "exec", lim.netns}, argv...)
 	}
 	p := &brokerProcess{t: t, cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan struct{})}
 	dieWithParent(p.cmd)

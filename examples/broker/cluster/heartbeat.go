@@ -24,6 +24,7 @@ func (ps *peers) heartbeat() {
 	defer t.Stop()
 	for {
 		ps.heartbeatOnce()
+		ps.noticeSession()
 		select {
 		case <-ps.m.ctx.Done():
 			return
@@ -53,6 +54,7 @@ func (ps *peers) heartbeatOnce() {
 	if leader < 0 {
 		return // an election is on; the new leader's callback kicks us
 	}
+	sent, current := ps.clock(), ps.sessionCurrent()
 	err := ps.register(ctx, leader, self)
 	if err != nil && m.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 		m.log.Info("registering this broker's endpoints with the controller", zap.Int32("controller", leader), zap.Error(err))
@@ -60,13 +62,19 @@ func (ps *peers) heartbeatOnce() {
 	switch {
 	case self:
 		err = m.ctrl.Heartbeat(ctx, m.brokers.self, ps.epoch)
+		if err == nil && m.meta.VerifyLeader() == nil {
+			ps.renewed(sent) // its own image is the controller's
+		}
 	default:
 		req := kmsg.NewPtrBrokerHeartbeatRequest()
 		req.BrokerID, req.BrokerEpoch = m.brokers.self, ps.epoch
 		req.CurrentMetadataOffset = int64(m.Image().Index)
 		var resp kmsg.Response
 		if resp, err = ps.request(ctx, leader, req); err == nil {
-			err = kerr.ErrorForCode(resp.(*kmsg.BrokerHeartbeatResponse).ErrorCode)
+			hb := resp.(*kmsg.BrokerHeartbeatResponse)
+			if err = kerr.ErrorForCode(hb.ErrorCode); err == nil && (current || hb.IsCaughtUp) {
+				ps.renewed(sent)
+			}
 		}
 	}
 	if err != nil && m.ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {

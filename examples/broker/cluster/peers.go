@@ -51,6 +51,12 @@ type peers struct {
 	epoch         int64         // this broker's incarnation, its broker epoch; immutable
 	// stopping is set by a controlled shutdown: no more heartbeats.
 	stopping atomic.Bool
+
+	// The session as this broker counts it (session.go).
+	started     time.Time    // immutable
+	lastRenewed atomic.Int64 // since started: the sending of the last heartbeat answered
+	// wasCurrent and everCurrent are the heartbeat goroutine's own.
+	wasCurrent, everCurrent bool
 }
 
 // peerClientIDPrefix begins the client id of this broker's requests to
@@ -65,7 +71,8 @@ func FromPeer(clientID string) bool { return strings.HasPrefix(clientID, peerCli
 
 func newPeers(m *Member) (*peers, error) {
 	ps := &peers{m: m, clients: make(map[int32]*kgo.Client), markerClients: make(map[int32]*kgo.Client),
-		kick: make(chan struct{}, 1), epoch: time.Now().UnixNano()}
+		kick: make(chan struct{}, 1), epoch: time.Now().UnixNano(), started: time.Now()}
+	ps.lastRenewed.Store(-int64(m.cfg.SessionTimeout)) // none yet
 	self := m.brokers.self
 	for _, n := range m.brokers.nodes {
 		if n.ID == self {

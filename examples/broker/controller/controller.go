@@ -241,14 +241,8 @@ func (c *Controller) IsActive() bool {
 func (c *Controller) decide(ctx context.Context, f func(im *metadata.Image) (metadata.Record, error)) (*metadata.Image, error) {
 	c.decideMu.Lock()
 	defer c.decideMu.Unlock()
-	c.mu.Lock()
-	active, closed := c.active, c.closed
-	c.mu.Unlock()
-	switch {
-	case closed:
-		return nil, ErrClosed
-	case !active:
-		return nil, ErrNotController
+	if err := c.checkActive(); err != nil {
+		return nil, err
 	}
 	im := c.log.Image()
 	rec, err := f(im)
@@ -260,6 +254,20 @@ func (c *Controller) decide(ctx context.Context, f func(im *metadata.Image) (met
 		return nil, fmt.Errorf("%w: %v", ErrNotController, err)
 	}
 	return im, err
+}
+
+// checkActive returns ErrClosed after Close, ErrNotController while the
+// controller is not active, else nil.
+func (c *Controller) checkActive() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return ErrClosed
+	case !c.active:
+		return ErrNotController
+	}
+	return nil
 }
 
 // TopicSpec is a topic to create.

@@ -2,7 +2,7 @@
 // QuorumController): the broker whose metadata log leads the Raft quorum
 // decides, and commits to the log, what changes the cluster's metadata:
 // topic creation, growth (CreatePartitions), configs (AlterConfigs, IncrementalAlterConfigs) and deletion, broker registrations, fencing, leader
-// elections (on fencing, on request, and to rebalance) and ISR changes, users' SCRAM credentials, ACL bindings and client quotas. Every other broker answers such requests
+// elections (on fencing, on request, and to rebalance), ISR changes and partition reassignments (KIP-455: started, cancelled, and completed by the ISR change that brings the last target replica in sync), users' SCRAM credentials, ACL bindings and client quotas. Every other broker answers such requests
 // NOT_CONTROLLER (ErrNotController), as Kafka's brokers do for a
 // controller they are not.
 //

@@ -90,32 +90,49 @@ func (c *Controller) fence(broker int32) {
 // (package metadata, Register), then its session is renewed. It returns
 // ErrNotController on a controller that is not active.
 func (c *Controller) Heartbeat(ctx context.Context, broker int32, epoch int64) error {
+	_, err := c.HeartbeatAt(ctx, broker, epoch)
+	return err
+}
+
+// HeartbeatAt is Heartbeat, and returns the index of the record that
+// registered the broker again (it was fenced, or restarted), 0 if it was
+// registered already: a broker whose own image is behind that index has
+// not caught up (BrokerHeartbeatResponse's is_caught_up, as Kafka compares
+// a broker's offset with its registration's), and may still name itself
+// leader of partitions the controller moved when it fenced it.
+func (c *Controller) HeartbeatAt(ctx context.Context, broker int32, epoch int64) (uint64, error) {
 	if c.purgatory == nil || !c.isBroker(broker) {
-		return nil // a broker alone has no session
+		return 0, nil // a broker alone has no session
 	}
 	c.mu.Lock()
 	stopping := c.shutdown[broker] == epoch
 	c.mu.Unlock()
 	if stopping {
-		return nil // a heartbeat sent before its shutdown request: it stays fenced
+		return 0, nil // a heartbeat sent before its shutdown request: it stays fenced
 	}
+	registered := false
 	im, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
-		return metadata.Register(im, broker, epoch, c.cfg.unclean), nil
+		rec := metadata.Register(im, broker, epoch, c.cfg.unclean)
+		registered = !rec.Empty()
+		return rec, nil
 	})
 	if errors.Is(err, ErrNotController) {
 		c.maybeActivate()
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.active {
-		return ErrNotController
+		return 0, ErrNotController
 	}
 	c.renewLocked(broker)
 	c.resumeSessionsLocked(im)
-	return nil
+	if !registered {
+		return 0, nil
+	}
+	return im.Index, nil
 }
 
 // resumeSessionsLocked gives a fresh session to every broker im has

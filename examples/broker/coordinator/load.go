@@ -291,7 +291,7 @@ func (t *Topic) KeyError(key string) *kerr.Error {
 	switch {
 	case p.Offline():
 		return kerr.CoordinatorNotAvailable
-	case p.Leader != member.Self() || !member.Registered():
+	case p.Leader != member.Self() || !member.MayLead():
 		return kerr.NotCoordinator
 	case !t.loadedAt(mt.ID, idx, p.LeaderEpoch):
 		return kerr.CoordinatorLoadInProgress

@@ -170,7 +170,8 @@ func leave(p Partition, id int32, fenced func(int32) bool) (Partition, bool) {
 // the partition's, at its current leader epoch, and the change made
 // against the current partition epoch; isr must hold the leader, only
 // replicas, each once, and no fenced broker it adds. An ISR equal to the
-// current one is accepted with an empty record.
+// current one is accepted with an empty record. An ISR that holds every
+// target replica of a reassignment in flight completes it.
 func AlterISR(im *Image, topic TopicID, index, leader, leaderEpoch, partitionEpoch int32, isr []int32) (Record, error) {
 	p, err := im.Partition(topic, index)
 	if err != nil {
@@ -203,10 +204,14 @@ func AlterISR(im *Image, topic TopicID, index, leader, leaderEpoch, partitionEpo
 	if slices.Equal(ordered, p.ISR) {
 		return Record{}, nil
 	}
-	p = p.clone()
-	p.ISR = ordered
-	p.PartitionEpoch++
-	return Record{Partitions: []PartitionChange{{Topic: topic, Index: index, Partition: p}}}, nil
+	next := p.clone()
+	next.ISR = ordered
+	// The ISR that takes in the last replica a reassignment adds
+	// completes it in the same record (reassign.go), as Kafka's
+	// PartitionChangeBuilder does.
+	next = completeReassignment(im, p, next)
+	next.PartitionEpoch = p.PartitionEpoch + 1
+	return Record{Partitions: []PartitionChange{{Topic: topic, Index: index, Partition: next}}}, nil
 }
 
 // Place returns a new topic with partitions partitions of rf replicas on

@@ -24,9 +24,16 @@ func imageWith(t *testing.T) *Image {
 	return im.Apply(2, &Record{CreateTopics: []*Topic{top}})
 }
 
+// partition returns partition index of topic "a".
 func partition(t *testing.T, im *Image, index int32) Partition {
 	t.Helper()
-	p, err := im.Partition(topicA, index)
+	return partitionOf(t, im, topicA, index)
+}
+
+// partitionOf returns partition index of topic.
+func partitionOf(t *testing.T, im *Image, topic TopicID, index int32) Partition {
+	t.Helper()
+	p, err := im.Partition(topic, index)
 	require.NoError(t, err)
 	return p
 }

@@ -31,7 +31,9 @@
 // [SetTopicConfigs] (a topic's own configs replaced, whole, as
 // AlterConfigs asks or as [IncrementalConfigs] computes them from the
 // current ones; turning unclean.leader.election.enable on elects the
-// topic's offline partitions uncleanly in the same record).
+// topic's offline partitions uncleanly in the same record) and
+// [Reassign] (KIP-455's reassignments, started, completed by the AlterISR
+// that brings the last target replica in sync, or cancelled: reassign.go).
 // Each returns a [Record] for the controller to commit; nothing is changed
 // until it is applied.
 //

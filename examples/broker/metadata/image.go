@@ -35,6 +35,13 @@ type Partition struct {
 	// PartitionEpoch is bumped on every change (leader or ISR); an ISR
 	// change is accepted only against the current one.
 	PartitionEpoch int32
+	// AddingReplicas and RemovingReplicas are a reassignment's in flight
+	// (KIP-455, Kafka's PartitionRecord fields of those names): Replicas
+	// is then the target's replicas followed by those being removed, and
+	// both are empty when none runs (reassign.go). Absent from records
+	// written before reassignments, they decode empty.
+	AddingReplicas   []int32 `json:",omitempty"`
+	RemovingReplicas []int32 `json:",omitempty"`
 }
 
 // Offline reports whether the partition has no leader.
@@ -46,6 +53,7 @@ func (p Partition) InISR(broker int32) bool { return slices.Contains(p.ISR, brok
 // clone returns a deep copy of p.
 func (p Partition) clone() Partition {
 	p.Replicas, p.ISR = slices.Clone(p.Replicas), slices.Clone(p.ISR)
+	p.AddingReplicas, p.RemovingReplicas = slices.Clone(p.AddingReplicas), slices.Clone(p.RemovingReplicas)
 	return p
 }
 

@@ -203,6 +203,18 @@ func (l *Log) PreviousLeader() (id int32, lastContact time.Time, ok bool) {
 	return id, at, id >= 0 && !at.IsZero()
 }
 
+// VerifyLeader returns nil once a quorum of voters has answered this
+// broker as its leader, after the call: each of them counts its last
+// contact with the leader from then on (PreviousLeader). A broker not
+// leading, or cut off from the quorum, gets an error. A local log (a
+// broker alone) always leads.
+func (l *Log) VerifyLeader() error {
+	if l.raft == nil {
+		return nil
+	}
+	return l.raft.VerifyLeader().Error()
+}
+
 // IsLeader reports whether this broker is the quorum's leader (the active
 // controller) as far as it knows.
 func (l *Log) IsLeader() bool {

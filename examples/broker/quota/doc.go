@@ -1,9 +1,9 @@
 // Package quota enforces the client quotas of the metadata image
 // (package metadata's, set by AlterClientQuotas) as Kafka's
 // ClientQuotaManager does: a Manager per quota type (producer_byte_rate
-// on Produce requests, consumer_byte_rate on Fetch responses) measures
-// each client's rate and says, of each request, how long its client must
-// be throttled to fall back within its quota.
+// on Produce requests, consumer_byte_rate on Fetch responses) keeps each
+// client's credit and says, of each request, how long its client must be
+// throttled to fall back within its quota.
 //
 // # Whose rate
 //
@@ -15,42 +15,50 @@
 // set on a default bounds each user or client id on its own. A client no
 // quota applies to is not measured at all.
 //
-// # The rate
+// # The bucket
 //
-// A rate is Kafka's Rate over a SampledStat: quota.window.num samples
-// (11) of quota.window.size.seconds (1s) each. A value is added to the
-// current sample, which a new one replaces once it is a window old; a
-// sample older than all the windows together counts nothing. The rate is
-// the samples' sum over the time they span, counted as at least
-// quota.window.num - 1 windows: a client's first burst is measured over
-// ten seconds, as in Kafka, and the rate a client keeps is measured over
-// the last ten to eleven.
+// Each client holds a token bucket (Kafka's TokenBucket, which KIP-599
+// brought for the controller's mutation quota): credit in bytes, refilled
+// at the quota Q, up to Q over all the windows (quota.window.num of
+// quota.window.size.seconds: 11 of 1s), spent by every request. A new
+// client starts full, so its first burst may be all the windows' worth,
+// about what Kafka's Rate let through at first (a burst measured over ten
+// windows).
 //
-// So a client that sends as fast as it is let gets its quota over whole
-// cycles of the windows, not smoothly: once its burst leaves the samples
-// it may send about quota.window.num - 1 windows' worth at once again,
-// then little until that burst leaves in turn, as Kafka's clients see.
-// Fewer windows make the cycle shorter (two windows of a second: within
-// 5% over 30s; TestSteadyRate).
+// Kafka measures byte-rate quotas with a Rate instead, a sum over the
+// samples divided by at least ten windows, and that is where this package
+// departs from it: under the Rate a client that sends as fast as it is let
+// gets its quota only over whole cycles of eleven seconds, not smoothly.
+// Each burst stays in the samples until its window expires, all at once,
+// and then the client may send about ten windows' worth at once again and
+// little after, so any 30s carries two or three bursts: 0.7 to 1.1 of the
+// quota. The bucket refills as
+// time passes instead of forgetting a window at a time: after its first
+// burst such a client keeps within 5% of its quota over any 30s, with
+// eleven windows as with two (TestSteadyRate). What a client sees is
+// Kafka's: throttle_time_ms and a muted connection, never a refusal.
 //
-//	samples: [s0 1s][s1 1s]...[s10 current]   rate = Σ / max(now - s0.start, 10s)
+//	tokens = min(tokens + Q·elapsed, Q·n·W) - bytes     throttle = -tokens / Q
 //
 // # Throttle time
 //
-// A request is recorded, then its rate checked: over the quota Q at rate
-// R, its client is throttled for (R - Q) / Q × W, W the time the rate
-// spans, the time after which the rate falls back to Q if the client
-// sends nothing more (Kafka's QuotaUtils.throttleTime), capped at
-// quota.window.num × quota.window.size.seconds. The broker answers at
-// once, with the time in throttle_time_ms, and mutes the connection for
-// it (KIP-219, kafkanet's Request.Throttle): a delayed operation ends the
-// mute, no goroutine sleeps.
+// A request is recorded, then its client's credit checked: in debt by D,
+// it is throttled for D / Q, the time the refill takes to pay it, capped
+// at quota.window.num × quota.window.size.seconds (Kafka's
+// maxThrottleTimeMs). The debt beyond the cap stays to be paid by the next
+// throttles. The broker answers at once, with the time in
+// throttle_time_ms, and mutes the connection for it (KIP-219, kafkanet's
+// Request.Throttle): a delayed operation ends the mute, no goroutine
+// sleeps. A quota altered by AlterClientQuotas refills at its new value
+// from the next request on, and a lower one cuts the credit to its own
+// brim.
 //
 // # Cost
 //
-// Recording is O(quota.window.num) under the Manager's lock, and at most
-// eight map lookups to find the quota (none when the image holds no
-// quota). A client's rate is dropped once it has recorded nothing for
-// all the windows (it would count nothing), swept at most once per that
-// span: memory follows the clients active in the last eleven seconds.
+// Recording is O(1) under the Manager's lock (it was O(quota.window.num)
+// with the Rate), and at most eight map lookups to find the quota (none
+// when the image holds no quota). A client's bucket is dropped once it has
+// refilled to the brim (a new one would be the same), swept at most once
+// per all the windows' span: memory follows the clients that sent in the
+// last eleven seconds or are still paying a debt.
 package quota

@@ -20,8 +20,8 @@ const (
 
 var keys = map[string]string{Produce: metadata.QuotaProducerByteRate, Fetch: metadata.QuotaConsumerByteRate}
 
-// Manager enforces one quota type (Kafka's ClientQuotaManager): it
-// measures the rate of each client a quota applies to, and gives the
+// Manager enforces one quota type (Kafka's ClientQuotaManager): it keeps
+// a token bucket for each client a quota applies to, and gives the
 // throttle time of a request that takes its client over. Safe for
 // concurrent use.
 type Manager struct {
@@ -30,7 +30,7 @@ type Manager struct {
 	throttle prometheus.Observer
 
 	mu        sync.Mutex // guards the following
-	rates     map[metadata.QuotaEntity]*rate
+	buckets   map[metadata.QuotaEntity]*bucket
 	lastSweep time.Duration
 }
 
@@ -50,7 +50,7 @@ func New(typ string, opts ...Option) (*Manager, error) {
 	if cfg.clock == nil {
 		cfg.clock = timer.NewRealClock()
 	}
-	m := &Manager{typ: typ, key: key, cfg: cfg, rates: make(map[metadata.QuotaEntity]*rate)}
+	m := &Manager{typ: typ, key: key, cfg: cfg, buckets: make(map[metadata.QuotaEntity]*bucket)}
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:        cfg.ns + "_quota_throttle_time_seconds",
 		Help:        "Throttle times given to clients over their quota (the connection muted, throttle_time_ms answered), by quota type.",
@@ -75,42 +75,38 @@ func (m *Manager) Quota(im *metadata.Image, user, clientID string) (q metadata.C
 	return im.ClientQuota(m.key, user, clientID)
 }
 
-// Record adds value (bytes) to the rate q bounds, now, and returns the
-// throttle time it takes its client to fall back within q (0 if it is
-// within), capped at all the windows' span (see the package
-// documentation); a throttle is observed in the metric. O(samples).
+// Record spends value (bytes) from the bucket q bounds, now, and returns
+// the throttle time it takes the refill to pay the client's debt (0 if it
+// owes nothing), capped at all the windows' span (see the package
+// documentation); a throttle is observed in the metric. O(1).
 func (m *Manager) Record(q metadata.ClientQuota, value float64) time.Duration {
-	now := m.cfg.clock.Now()
-	window, n := m.cfg.window, m.cfg.samples
+	now, span := m.cfg.clock.Now(), m.span()
 	m.mu.Lock()
 	m.sweepLocked(now)
-	r := m.rates[q.Scope]
-	if r == nil {
-		r = &rate{}
-		m.rates[q.Scope] = r
-	}
-	r.record(value, now, window, n)
-	observed, span := r.measure(now, window, n)
+	b := m.bucketLocked(q, now)
+	b.tokens -= value
+	debt := -b.tokens
 	m.mu.Unlock()
-	if observed <= q.Limit {
+	if debt <= 0 {
 		return 0
 	}
-	d := time.Duration(math.Round((observed - q.Limit) / q.Limit * float64(span.Milliseconds())))
-	d = min(d*time.Millisecond, time.Duration(n)*window)
+	d := time.Duration(math.Round(debt / q.Limit * 1000))
+	d = min(d*time.Millisecond, span)
 	if d > 0 {
 		m.throttle.Observe(d.Seconds())
 	}
 	return d
 }
 
-// Unrecord takes value back from the rate q bounds, as Kafka does for a
-// throttled fetch, whose records are not sent. O(samples).
+// Unrecord gives value back to the bucket q bounds, as Kafka does for a
+// throttled fetch, whose records are not sent. O(1).
 func (m *Manager) Unrecord(q metadata.ClientQuota, value float64) {
 	now := m.cfg.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r := m.rates[q.Scope]; r != nil {
-		r.record(-value, now, m.cfg.window, m.cfg.samples)
+	if b := m.buckets[q.Scope]; b != nil {
+		b.refill(q.Limit, now, m.span())
+		b.tokens += value
 	}
 }
 
@@ -122,40 +118,60 @@ func (m *Manager) MaxInWindow(q metadata.ClientQuota) float64 {
 	return q.Limit * float64(m.cfg.samples-1) * m.cfg.window.Seconds()
 }
 
-// Rate returns the rate q bounds, per second, now: what Record compares
-// with the quota.
-func (m *Manager) Rate(q metadata.ClientQuota) float64 {
+// Credit returns what the client q bounds may still send now before it is
+// throttled, in bytes: negative for a debt its throttle is paying.
+func (m *Manager) Credit(q metadata.ClientQuota) float64 {
 	now := m.cfg.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.rates[q.Scope]
-	if r == nil {
-		return 0
+	b := m.buckets[q.Scope]
+	if b == nil {
+		return q.Limit * m.span().Seconds()
 	}
-	v, _ := r.measure(now, m.cfg.window, m.cfg.samples)
-	return v
+	b.refill(q.Limit, now, m.span())
+	return b.tokens
 }
 
-// Clients returns how many rates the Manager holds.
+// bucketLocked returns q's bucket, refilled to now, made full if the
+// client had none.
+//
+// REQUIRES: m.mu held.
+func (m *Manager) bucketLocked(q metadata.ClientQuota, now time.Duration) *bucket {
+	b := m.buckets[q.Scope]
+	if b == nil {
+		b = newBucket(q.Limit, now, m.span())
+		m.buckets[q.Scope] = b
+		return b
+	}
+	b.refill(q.Limit, now, m.span())
+	return b
+}
+
+// span is all the windows together: a bucket's depth in seconds of its
+// quota, and the longest throttle.
+func (m *Manager) span() time.Duration { return time.Duration(m.cfg.samples) * m.cfg.window }
+
+// Clients returns how many buckets the Manager holds.
 func (m *Manager) Clients() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.rates)
+	return len(m.buckets)
 }
 
-// sweepLocked drops the rates idle for all the windows (they count
-// nothing), at most once per that span.
+// sweepLocked drops the buckets refilled to the brim (a new one would be
+// the same), at most once per all the windows' span: a client in debt
+// keeps its bucket until the debt is paid.
 //
 // REQUIRES: m.mu held.
 func (m *Manager) sweepLocked(now time.Duration) {
-	span := time.Duration(m.cfg.samples) * m.cfg.window
+	span := m.span()
 	if now-m.lastSweep < span {
 		return
 	}
 	m.lastSweep = now
-	for scope, r := range m.rates {
-		if now-r.last >= span {
-			delete(m.rates, scope)
+	for scope, b := range m.buckets {
+		if b.full(now, span) {
+			delete(m.buckets, scope)
 		}
 	}
 }

@@ -44,13 +44,14 @@ func (c *config) validate() error {
 	return nil
 }
 
-// WithWindows sets the samples a rate keeps (quota.window.num, 11) and
-// the time each spans (quota.window.size.seconds, 1s).
+// WithWindows sets Kafka's quota.window.num (11) and
+// quota.window.size.seconds (1s): a bucket holds their product's worth of
+// its quota, the longest throttle.
 func WithWindows(samples int, size time.Duration) Option {
 	return optionFunc(func(c *config) { c.samples, c.window = samples, size })
 }
 
-// WithClock sets the clock rates are measured on (the real one by
+// WithClock sets the clock buckets refill on (the real one by
 // default): a *timer.ManualClock makes them deterministic.
 func WithClock(clk timer.Clock) Option { return optionFunc(func(c *config) { c.clock = clk }) }
 

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"errors"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -13,8 +14,9 @@ import (
 // changes it to match (Apply), as Kafka's ReplicaManager.applyDelta does.
 // A topic created gets its logs, a topic grown (CreatePartitions) gets
 // the new partitions' logs, as leader or follower as the record places
-// them, a topic whose own configs changed (AlterConfigs) gets its new
-// config live (storage.Store.AlterTopicConfig: the next produce, sweep
+// them, a partition whose replicas changed (a reassignment) has its new
+// followers fetch and the brokers it left drop their copy, a topic whose
+// own configs changed (AlterConfigs) gets its new config live (storage.Store.AlterTopicConfig: the next produce, sweep
 // and acks=all check see it), a topic deleted loses them (and what
 // waits on it is answered), a partition whose leadership or ISR changed
 // takes its new leader epoch, and what waits on it is checked again: a
@@ -118,6 +120,14 @@ func (m *Manager) Apply(before, after *metadata.Image, rec *metadata.Record) {
 			continue
 		}
 		p.SetLeaderEpoch(st.LeaderEpoch)
+		// A partition with followers has its high watermark moved by
+		// its leader's view of them; one alone, by its appends. A
+		// reassignment can turn either into the other (a partition of
+		// one replica moved to another broker has two while it runs).
+		p.SetHighWatermarkManaged(len(st.Replicas) > 1)
+		if was, err := before.Partition(c.Topic, c.Index); err == nil && m.removedFrom(was, st) {
+			m.dropLocalCopy(p)
+		}
 		if m.Leads(p) == nil {
 			// Kafka's makeLeader: the new epoch starts at the log end,
 			// so that a follower that diverged in the previous epoch
@@ -133,6 +143,31 @@ func (m *Manager) Apply(before, after *metadata.Image, rec *metadata.Record) {
 		m.leaders.AfterAppend(p)
 		m.Wake(p)
 	}
+}
+
+// removedFrom reports whether this broker was a replica of a partition
+// in was and is no longer in st: a reassignment that completed without
+// it, or a cancelled one that was adding it.
+func (m *Manager) removedFrom(was, st metadata.Partition) bool {
+	self := m.member.Self()
+	return slices.Contains(was.Replicas, self) && !slices.Contains(st.Replicas, self)
+}
+
+// dropLocalCopy empties p's log here, this broker no longer being one of
+// its replicas (Kafka's StopReplica with deletion): the leader epoch has
+// moved already, so a replica fetch in flight appends nothing after it
+// (AppendReplicaAt), and the fetchers and the leader's view no longer
+// count this broker. If it is made a replica again, it starts empty and
+// catches up as any new follower does. A failure is logged: the copy
+// stays, unread, until then.
+func (m *Manager) dropLocalCopy(p *storage.Partition) {
+	if err := p.TruncateFullyAndStartAt(0); err != nil {
+		m.log.Warn("dropping a partition this broker is no longer a replica of", zap.String("topic", p.Topic().Name),
+			zap.Int32("partition", p.Index()), zap.Error(err))
+		return
+	}
+	m.log.Info("dropped a partition this broker is no longer a replica of", zap.String("topic", p.Topic().Name),
+		zap.Int32("partition", p.Index()))
 }
 
 // ledBy returns every partition im has broker id lead.

@@ -45,6 +45,8 @@ var storageCodes = []struct {
 	{metadata.ErrNoBrokers, kerr.InvalidReplicationFactor},
 	{metadata.ErrInvalidPartitions, kerr.InvalidPartitions},
 	{metadata.ErrInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
+	{metadata.ErrNoReassignmentInProgress, kerr.NoReassignmentInProgress},
+	{metadata.ErrInvalidReplicationFactor, kerr.InvalidReplicationFactor},
 	{metadata.ErrInvalidConfig, kerr.InvalidConfig},
 	{controller.ErrNotController, kerr.NotController},
 	{controller.ErrClosed, kerr.NotController},

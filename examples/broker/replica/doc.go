@@ -50,8 +50,12 @@
 // change it (LeaderEnv.AskISR, which the Manager implements with
 // AlterPartition), shrinking it when a follower has not caught up for
 // replica.lag.time.max.ms (Shrink) and growing it when one has everything
-// below the high watermark, one change in flight per partition, ended by
-// Followers.Done.
+// below the high watermark, one change in flight per partition, ended
+// when the image shows the controller's decision, or by Followers.Done
+// when the controller refused it or could not be reached (a follower
+// being added counts for the high watermark until then: the ISR the
+// controller committed, which may have made it the leader, already holds
+// it).
 //
 // # The follower's fetcher
 //
@@ -83,7 +87,7 @@
 //     its Close) that Start starts: Fetcher.Run, one per other broker;
 //     the ISR check, Leaders.Shrink every replica.lag.time.max.ms / 2;
 //     and, for each ISR change LeaderEnv.AskISR sends, AlterPartition,
-//     which then calls Followers.Done.
+//     which then calls Followers.Done if the change was not committed.
 //
 // # Lock order
 //

@@ -90,18 +90,24 @@ func (m *Manager) Start() {
 
 // alterPartition asks the active controller, in the background, to set the
 // ISR of pr's partition, which this broker leads at st, to isr
-// (replica.AlterPartition); pr's change in flight ends with the answer.
-// What the controller commits reaches this broker through the metadata
-// log.
+// (replica.AlterPartition). What the controller commits reaches this
+// broker through the metadata log, and pr's change in flight ends when
+// this broker's image has it (Followers' settle), not with the answer,
+// which may come first: until then the follower being added still counts
+// for the high watermark, as the committed ISR already holds it (and may
+// already have made it the leader, completing a reassignment). A change
+// refused, or not answered, ends with the answer.
 func (m *Manager) alterPartition(pr *Followers, st metadata.Partition, isr []int32) {
 	p := pr.Partition()
 	m.log.Info("asking the controller to change an ISR", zap.String("topic", p.Topic().Name),
 		zap.Int32("partition", p.Index()), zap.Int32s("isr", st.ISR), zap.Int32s("new_isr", isr))
 	m.member.Go(func(ctx context.Context) {
-		defer pr.Done(st.PartitionEpoch)
 		actx, cancel := context.WithTimeout(ctx, cluster.ControllerTimeout)
 		defer cancel()
 		err := AlterPartition(actx, controllerEnv{m.member}, m.member.Self(), m.member.Epoch(), pr, st, isr)
+		if err != nil {
+			pr.Done(st.PartitionEpoch)
+		}
 		if err != nil && ctx.Err() == nil {
 			m.log.Info("the controller did not change an ISR", zap.String("topic", p.Topic().Name),
 				zap.Int32("partition", p.Index()), zap.Error(err))

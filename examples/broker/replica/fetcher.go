@@ -111,9 +111,8 @@ func (fe *Fetcher) followedFrom(leader int32) []*storage.Partition {
 	var out []*storage.Partition
 	im := fe.env.Image()
 	for _, t := range fe.store.Topics() {
-		if t.ReplicationFactor <= 1 {
-			continue
-		}
+		// The image's replicas, not the topic's replication factor: a
+		// reassignment gives a partition of one replica a follower.
 		mt, err := im.TopicByID(metadata.TopicID(t.ID))
 		if err != nil {
 			continue

@@ -103,6 +103,9 @@ func (l *Leaders) of(p *storage.Partition) (*Followers, metadata.Partition) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if pr := l.byPart[p]; pr != nil && pr.epoch == st.LeaderEpoch {
+		if len(pr.followers) < len(st.Replicas)-1 {
+			pr.addFollowers(st, l.self, l.now())
+		}
 		return pr, st
 	}
 	pr := &Followers{p: p, epoch: st.LeaderEpoch, followers: make(map[int32]*followerState)}
@@ -114,6 +117,22 @@ func (l *Leaders) of(p *storage.Partition) (*Followers, metadata.Partition) {
 	}
 	l.byPart[p] = pr
 	return pr, st
+}
+
+// addFollowers adds the replicas of st that pr lacks: a reassignment
+// added them at the same leader epoch (replicas removed move it, and pr
+// is then made afresh). They start out of the ISR, having fetched
+// nothing.
+//
+// REQUIRES: l.mu held (Leaders.mu before a Followers' mu).
+func (pr *Followers) addFollowers(st metadata.Partition, self int32, now time.Time) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	for _, id := range st.Replicas {
+		if _, ok := pr.followers[id]; !ok && id != self {
+			pr.followers[id] = &followerState{logStart: -1, lastCaughtUp: now, lastFetchTime: now}
+		}
+	}
 }
 
 // EnoughReplicas reports whether p's ISR is large enough for acks=all, and
@@ -299,8 +318,11 @@ func (pr *Followers) askLocked(env LeaderEnv, st metadata.Partition, isr []int32
 func (pr *Followers) Partition() *storage.Partition { return pr.p }
 
 // Done ends the change in flight asked against partition epoch at, if it
-// is still the one: the controller answered (or could not be reached),
-// and the next check may ask again.
+// is still the one: the controller refused it (or could not be reached),
+// and the next check may ask again. A change committed ends when the
+// image moves past at (settleLocked), never earlier: the ISR it commits
+// may hold a follower that must keep counting for the high watermark
+// until this leader's image says so.
 func (pr *Followers) Done(at int32) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()

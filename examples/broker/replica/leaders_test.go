@@ -209,3 +209,38 @@ func TestFollowerAheadOfLeaderDoesNotCount(t *testing.T) {
 	assert.True(t, f.leaders.FollowerFetched(f.p, 2, 1))
 	assert.Equal(t, int64(1), f.hw(t))
 }
+
+// TestReassignmentAddsFollowerAtTheSameEpoch: a replica a reassignment
+// adds, at the leader epoch the leader already has followers at, is
+// taken into the leader's view: its fetches count, it is proposed for the
+// ISR once caught up, and from then on holds the high watermark back, so
+// that the ISR change that completes the reassignment (and may hand it
+// the leadership) never leaves behind a record the leader acknowledged.
+func TestReassignmentAddsFollowerAtTheSameEpoch(t *testing.T) {
+	f := newLeaderFixture(t, 1)
+	f.appendRecords(t, 5)
+	f.leaders.FollowerFetched(f.p, 2, 5)
+	f.leaders.FollowerFetched(f.p, 3, 5)
+	require.Equal(t, int64(5), f.hw(t))
+
+	epoch := f.state(t).LeaderEpoch
+	rec, results := metadata.Reassign(f.im, []int32{1, 2, 3, 4},
+		[]metadata.Reassignment{{Partition: metadata.PartitionRef{Topic: f.id, Index: 0}, Target: []int32{1, 2, 3, 4}}}, true, false)
+	require.NoError(t, results[0])
+	f.im = f.im.Apply(f.im.Index+1, &rec)
+	require.Equal(t, epoch, f.state(t).LeaderEpoch, "adding a replica moves no leader epoch")
+
+	f.leaders.FollowerFetched(f.p, 4, 5)
+	require.Equal(t, [][]int32{{1, 2, 3, 4}}, f.asked, "the new follower, caught up, is proposed for the ISR")
+	f.appendRecords(t, 2)
+	f.leaders.FollowerFetched(f.p, 2, 7)
+	f.leaders.FollowerFetched(f.p, 3, 7)
+	assert.Equal(t, int64(5), f.hw(t), "the follower being added holds the high watermark back")
+	f.leaders.FollowerFetched(f.p, 4, 7)
+	assert.Equal(t, int64(7), f.hw(t))
+
+	f.commit(t)
+	st := f.state(t)
+	assert.Equal(t, []int32{1, 2, 3, 4}, st.ISR)
+	assert.False(t, st.Reassigning(), "the ISR change completed the reassignment")
+}

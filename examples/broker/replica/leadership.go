@@ -24,12 +24,13 @@ func (m *Manager) partitionState(p *storage.Partition) (metadata.Partition, bool
 
 // State returns p's replicas, leader, epochs and ISR as the image has
 // them and as this broker may act on them: a partition it leads in the
-// image is led by nobody here until it is registered (cluster.Member's
-// Registered). ok is false for a partition the image lacks (its topic
+// image is led by nobody here until it is registered, nor while its
+// session at the controller has run out as it counts it (cluster.Member's
+// MayLead). ok is false for a partition the image lacks (its topic
 // deleted, or not yet applied here).
 func (m *Manager) State(p *storage.Partition) (metadata.Partition, bool) {
 	st, ok := m.partitionState(p)
-	if ok && st.Leader == m.member.Self() && !m.member.Registered() {
+	if ok && st.Leader == m.member.Self() && !m.member.MayLead() {
 		st.Leader = metadata.NoLeader
 	}
 	return st, ok
@@ -68,6 +69,25 @@ func (m *Manager) notLeadingCode(p *storage.Partition, byID bool) int16 {
 		return PartitionErrorCode(storage.ErrDeleted, byID)
 	}
 	return kerr.NotLeaderForPartition.Code
+}
+
+// sessionChanged is cluster.Member's OnSessionChange hook: this broker's
+// session ran out or came back, so it stopped or resumed leading what the
+// image gives it, though the image did not change. What waits on those
+// partitions is checked again: a produce waiting on a broker that may no
+// longer lead is answered NOT_LEADER_OR_FOLLOWER.
+func (m *Manager) sessionChanged() {
+	store := m.store
+	for _, c := range ledBy(m.member.Image(), m.member.Self()) {
+		t, err := store.TopicByID(storage.TopicID(c.Topic))
+		if err != nil {
+			continue
+		}
+		if p, err := t.Partition(c.Index); err == nil {
+			m.leaders.AfterAppend(p)
+			m.Wake(p)
+		}
+	}
 }
 
 // isReplica reports whether replica holds a replica of p.

@@ -105,6 +105,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m.leaders = NewLeaders(cfg.Member.Self(), leaderEnv{m}, cfg.LagTimeMax, time.Now)
+	cfg.Member.OnSessionChange(m.sessionChanged)
 	return m, nil
 }
 

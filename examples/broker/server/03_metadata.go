@@ -55,6 +55,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
 	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -160,8 +161,15 @@ func (s *Server) autoCreateTopic(r *kafkanet.Request, name string) (*metadata.To
 		return nil, err
 	}
 	_, err := s.createTopicAtController(name, partitions, rf, nil)
-	if errors.Is(err, metadata.ErrTopicExists) {
-		return s.image().Topic(name)
+	if errors.Is(err, metadata.ErrTopicExists) || errors.Is(err, storage.ErrTopicExists) {
+		// Created meanwhile by another request: answered as it is, or,
+		// while this broker's storage has it and its image not yet (the
+		// storage follows each record first), as being created. Never
+		// TOPIC_ALREADY_EXISTS, which Metadata does not answer.
+		if t, err := s.image().Topic(name); err == nil {
+			return t, nil
+		}
+		return nil, fmt.Errorf("%w: %s is being created", errLeaderNotAvailable, name)
 	}
 	if err != nil {
 		return nil, err

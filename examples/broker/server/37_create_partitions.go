@@ -42,9 +42,7 @@ package server
 // Not implemented: creation policies and throttling.
 
 import (
-	"context"
 	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -136,11 +134,7 @@ func (s *Server) createPartitions(r *kafkanet.Request, req *kmsg.CreatePartition
 		pending += int(count) - len(t.Partitions)
 		return nil
 	}
-	timeout := controllerTimeout
-	if t := time.Duration(req.TimeoutMillis) * time.Millisecond; t > 0 {
-		timeout = min(timeout, t)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := decisionContext(req.TimeoutMillis)
 	defer cancel()
 	errs, err := s.ctrl().CreatePartitions(ctx, specs, req.ValidateOnly, check)
 	for j, i := range asked {

@@ -21,9 +21,7 @@ package server
 // CLUSTER_AUTHORIZATION_FAILED, top level (v1+) and for every partition.
 
 import (
-	"context"
 	"errors"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -81,20 +79,11 @@ func (s *Server) handleElectLeaders(r *kafkanet.Request) {
 		parts = []metadata.PartitionRef{}
 	}
 
-	timeout := controllerTimeout
-	if t := time.Duration(req.TimeoutMillis) * time.Millisecond; t > 0 {
-		timeout = min(timeout, t)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := decisionContext(req.TimeoutMillis)
 	defer cancel()
 	done, results, err := s.ctrl().ElectLeaders(ctx, typ, parts)
 	if err != nil {
-		code := errorCode(err)
-		if errors.Is(err, context.DeadlineExceeded) {
-			code = kerr.RequestTimedOut.Code
-		}
-		r.Logger().Info("leader elections not committed", zap.Error(err))
-		r.Respond(authz.ErrorResponse(req, code))
+		refuseDecision(r, req, "leader elections", err)
 		return
 	}
 	if req.Topics == nil {

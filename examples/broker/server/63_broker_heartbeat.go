@@ -17,9 +17,12 @@ package server
 // every ISR while it still serves; should_shutdown says it may stop.
 //
 // The broker's listeners are registered by BrokerRegistration
-// (62_broker_registration.go). Not implemented: want_fence,
-// is_caught_up (always true), offline log dirs, and any check that the
-// sender is a broker of the cluster.
+// (62_broker_registration.go). is_caught_up says whether the broker's
+// current_metadata_offset has reached the record that registered it again
+// (always, for a broker registered already): a broker whose session
+// lapsed leads again only on a heartbeat that says so (package cluster). Not implemented: want_fence,
+// offline log dirs, and any check that the sender is a broker of the
+// cluster.
 //
 // Authorization (authz.go): CLUSTER_ACTION on the cluster, the brokers',
 // else CLUSTER_AUTHORIZATION_FAILED.
@@ -44,10 +47,11 @@ func (s *Server) handleBrokerHeartbeat(r *kafkanet.Request) {
 			resp.ErrorCode = alterPartitionCode(err)
 		}
 		resp.IsFenced, resp.ShouldShutdown = true, resp.ErrorCode == 0
-	} else if err := s.ctrl().Heartbeat(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
+	} else if index, err := s.ctrl().HeartbeatAt(ctx, req.BrokerID, req.BrokerEpoch); err != nil {
 		resp.ErrorCode = alterPartitionCode(err)
 		resp.IsFenced = true
+	} else {
+		resp.IsCaughtUp = req.CurrentMetadataOffset >= int64(index)
 	}
-	resp.IsCaughtUp = true
 	r.Respond(resp)
 }

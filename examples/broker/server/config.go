@@ -197,9 +197,9 @@ type Config struct {
 	GroupConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
 	GroupConsumerAssignors         []string      // group.consumer.assignors
 
-	// QuotaWindowNum and QuotaWindowSize are the samples a client
-	// quota's rate keeps and the time each spans (quota.window.num,
-	// quota.window.size.seconds; package quota).
+	// QuotaWindowNum and QuotaWindowSize are Kafka's quota.window.num
+	// and quota.window.size.seconds: a client's token bucket holds their
+	// product's worth of its quota (package quota).
 	QuotaWindowNum  int
 	QuotaWindowSize time.Duration
 }
@@ -495,8 +495,8 @@ func (c *Config) settings() []setting {
 		intSetting("replica.fetch.min.bytes", "bytes a follower's fetch waits for", &c.ReplicaFetchMinBytes),
 		intSetting("replica.fetch.max.bytes", "bytes a follower fetches per partition", &c.ReplicaFetchMaxBytes),
 		durationSetting("replica.fetch.backoff.ms", "pause after a follower's fetch fails", &c.ReplicaFetchBackoff, ms),
-		intSetting("quota.window.num", "samples a client quota's rate is measured over (Kafka: 11)", &c.QuotaWindowNum),
-		durationSetting("quota.window.size.seconds", "time each sample of a client quota's rate spans", &c.QuotaWindowSize, time.Second),
+		intSetting("quota.window.num", "windows a client quota's bucket holds (Kafka: 11)", &c.QuotaWindowNum),
+		durationSetting("quota.window.size.seconds", "time each window of a client quota's bucket spans", &c.QuotaWindowSize, time.Second),
 	}, c.securitySettings()...)
 }
 

@@ -70,6 +70,10 @@
 //	ElectLeaders (43)          ALTER CLUSTER                        CLUSTER_AUTHORIZATION_FAILED, top (v1+) and every partition
 //	IncrementalAlterConfigs    ALTER_CONFIGS TOPIC, or CLUSTER for  TOPIC_/CLUSTER_AUTHORIZATION_FAILED, per resource
 //	(44)                       a broker
+//	AlterPartitionReassign...  ALTER CLUSTER                        CLUSTER_AUTHORIZATION_FAILED, top and every partition
+//	(45)
+//	ListPartitionReassign...   DESCRIBE CLUSTER                     CLUSTER_AUTHORIZATION_FAILED, top
+//	(46)
 //	OffsetDelete (47)          DELETE GROUP                         GROUP_AUTHORIZATION_FAILED, top
 //	                           READ TOPIC                           TOPIC_AUTHORIZATION_FAILED, its partitions
 //	DescribeClientQuotas (48)  DESCRIBE_CONFIGS CLUSTER             CLUSTER_AUTHORIZATION_FAILED, top

@@ -99,10 +99,12 @@ var gates = map[kmsg.Key]func(c Access, req kmsg.Request) int16{
 		}
 		return c.GroupCode(kmsg.ACLOperationRead, t.Group)
 	},
-	kmsg.DescribeACLs: clusterGate(kmsg.ACLOperationDescribe),
-	kmsg.CreateACLs:   clusterGate(kmsg.ACLOperationAlter),
-	kmsg.DeleteACLs:   clusterGate(kmsg.ACLOperationAlter),
-	kmsg.ElectLeaders: clusterGate(kmsg.ACLOperationAlter),
+	kmsg.DescribeACLs:               clusterGate(kmsg.ACLOperationDescribe),
+	kmsg.CreateACLs:                 clusterGate(kmsg.ACLOperationAlter),
+	kmsg.DeleteACLs:                 clusterGate(kmsg.ACLOperationAlter),
+	kmsg.ElectLeaders:               clusterGate(kmsg.ACLOperationAlter),
+	kmsg.AlterPartitionAssignments:  clusterGate(kmsg.ACLOperationAlter),
+	kmsg.ListPartitionReassignments: clusterGate(kmsg.ACLOperationDescribe),
 	kmsg.OffsetDelete: func(c Access, req kmsg.Request) int16 {
 		return c.GroupCode(kmsg.ACLOperationDelete, req.(*kmsg.OffsetDeleteRequest).Group)
 	},

@@ -112,6 +112,20 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 			}
 			resp.Topics = append(resp.Topics, st)
 		}
+	case *kmsg.AlterPartitionAssignmentsResponse:
+		resp.ErrorCode = code
+		for _, rt := range req.(*kmsg.AlterPartitionAssignmentsRequest).Topics {
+			st := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+	case *kmsg.ListPartitionReassignmentsResponse:
+		resp.ErrorCode = code
 	case *kmsg.CreatePartitionsResponse:
 		for _, rt := range req.(*kmsg.CreatePartitionsRequest).Topics {
 			st := kmsg.NewCreatePartitionsResponseTopic()
