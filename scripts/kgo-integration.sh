@@ -54,8 +54,11 @@
 #   KGO_TEST_RF=1: the broker is a single node.
 #
 # No test is excluded (the bar: every test that needs neither share groups
-# nor KIP-848 nor ACLs passes; TestTxnEtl, which needs
-# transactions, runs). Tests that skip themselves, and why:
+# nor ACLs passes; TestTxnEtl, which needs transactions, runs; the KIP-848
+# tests run: Test848RegexBrokerResolves and the /848 subtests of
+# TestGroupETL, TestGroupSimple and TestTxnEtl, whose consumers use
+# kgo.ServerSideBalancer against the broker's ConsumerGroupHeartbeat v1).
+# Tests that skip themselves, and why:
 #   TestShareGroup*, TestConsumeRegexShareSkipsInternal
 #               need share groups (ShareFetch/ShareAcknowledge v2), which
 #               the broker does not advertise.
@@ -65,10 +68,6 @@
 #               with PROXY=1 against a second proxy whose listener is
 #               SASL_PLAINTEXT (its users file); they skip with CLUSTER=1
 #               alone (the brokers of a cluster have one listener).
-#   Test848RegexBrokerResolves and the /848 subtests of TestGroupETL and
-#   TestGroupSimple
-#               need KIP-848 consumer groups (ConsumerGroupHeartbeat v1),
-#               which the broker does not advertise.
 set -euo pipefail
 
 GO=${GO:-go}

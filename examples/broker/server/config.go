@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
+	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
 	"github.com/gopurgatory/purgatory/examples/broker/quota"
 	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
 )
@@ -191,6 +193,13 @@ type Config struct {
 	ReplicaFetchMaxBytes int32         // replica.fetch.max.bytes
 	ReplicaFetchBackoff  time.Duration // replica.fetch.backoff.ms
 
+	// KIP-848 consumer groups' (package consumergroup): the session
+	// timeout and heartbeat interval the broker sets for every member,
+	// and the assignors members may ask for, the first the default.
+	GroupConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms
+	GroupConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
+	GroupConsumerAssignors         []string      // group.consumer.assignors
+
 	// QuotaWindowNum and QuotaWindowSize are Kafka's quota.window.num
 	// and quota.window.size.seconds: a client's token bucket holds their
 	// product's worth of its quota (package quota).
@@ -265,6 +274,10 @@ func Default() Config {
 		QuotaWindowNum:  quota.DefaultSamples,
 		QuotaWindowSize: quota.DefaultWindow,
 
+		GroupConsumerSessionTimeout:    consumergroup.DefaultSessionTimeout,
+		GroupConsumerHeartbeatInterval: consumergroup.DefaultHeartbeatInterval,
+		GroupConsumerAssignors:         slices.Clone(consumergroup.DefaultAssignors),
+
 		BrokerHeartbeatInterval:   2 * time.Second,
 		BrokerSessionTimeout:      9 * time.Second,
 		ControllerElectionTimeout: time.Second,
@@ -310,6 +323,10 @@ func (c *Config) validate() error {
 		return errors.New("leader.imbalance.check.interval.seconds must be positive, and leader.imbalance.per.broker.percentage from 0 to 100")
 	case c.GroupMinSessionTimeout > c.GroupMaxSessionTimeout:
 		return errors.New("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+	case c.GroupConsumerHeartbeatInterval <= 0 || c.GroupConsumerHeartbeatInterval >= c.GroupConsumerSessionTimeout:
+		return errors.New("group.consumer.heartbeat.interval.ms must be positive and below group.consumer.session.timeout.ms")
+	case !knownAssignors(c.GroupConsumerAssignors):
+		return fmt.Errorf("group.consumer.assignors: %v, must name one or more of uniform and range", c.GroupConsumerAssignors)
 	case c.MaxConnections < -1 || c.MaxConnectionsPerIP < 0 || c.MaxBrokerPartitions < -1:
 		return errors.New("max.connections and max.broker.partitions must be -1 (derived) or at least 0, max.connections.per.ip at least 0")
 	case c.QueuedMaxRequestBytes == 0 || c.QueuedMaxRequestBytes < -1:
@@ -445,6 +462,9 @@ func (c *Config) settings() []setting {
 		durationSetting("group.initial.rebalance.delay.ms", "wait for more members before an empty group's first rebalance", &c.GroupInitialRebalance, ms),
 		durationSetting("group.min.session.timeout.ms", "smallest session timeout a member may ask for", &c.GroupMinSessionTimeout, ms),
 		durationSetting("group.max.session.timeout.ms", "largest session timeout a member may ask for", &c.GroupMaxSessionTimeout, ms),
+		durationSetting("group.consumer.session.timeout.ms", "session timeout of a KIP-848 consumer group's members", &c.GroupConsumerSessionTimeout, ms),
+		durationSetting("group.consumer.heartbeat.interval.ms", "heartbeat interval a KIP-848 consumer group's members are told to keep", &c.GroupConsumerHeartbeatInterval, ms),
+		stringListSetting("group.consumer.assignors", "assignors a KIP-848 consumer group's members may ask for (uniform, range), the first for those that name none", &c.GroupConsumerAssignors),
 		durationSetting("offsets.retention.minutes", "how long an empty group's committed offsets are kept", &c.OffsetsRetention, min),
 		durationSetting("transactional.id.expiration.ms", "how long an idle transactional id, and an idle producer id's state, is kept", &c.TransactionalIDExpiry, ms),
 		durationSetting("transaction.max.timeout.ms", "the longest transaction.timeout.ms a producer may ask for", &c.TransactionMaxTimeout, ms),
