@@ -56,8 +56,9 @@ func (ps *peers) sessionCurrent() bool {
 }
 
 // noticeSession, on the heartbeat goroutine, tells the hook this broker's
-// session ran out or came back, and logs it, but for a broker starting
-// (its first session) or stopping (no more heartbeats).
+// session began, ran out or came back, and logs a lapse and a return
+// (not the first session); a broker stopping (no more heartbeats) is
+// told nothing.
 func (ps *peers) noticeSession() {
 	current := ps.sessionCurrent()
 	if current == ps.wasCurrent || ps.stopping.Load() || ps.m.ctx.Err() != nil {
