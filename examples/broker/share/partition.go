@@ -289,7 +289,9 @@ func (p *Partition) Acknowledge(member string, first, last int64, types []int8, 
 		case AckRenew:
 			if r.lock != renewed {
 				renewed = r.lock
-				_, _ = p.m.cfg.Timer.Reschedule(&renewed.task, lockFor) // false when expiring: the release wins
+				// A lock already expiring is scheduled again, and its second
+				// run finds nothing held: the release wins either way.
+				_, _ = p.m.cfg.Timer.Reschedule(&renewed.task, lockFor)
 			}
 		}
 	}
