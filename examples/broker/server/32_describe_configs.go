@@ -34,6 +34,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
@@ -63,6 +64,12 @@ func (s *Server) handleDescribeConfigs(r *kafkanet.Request) {
 				break
 			}
 			err = s.describeBrokerConfigs(rr, &sr)
+		case kmsg.ConfigResourceTypeGroupConfig:
+			if !c.Allows(opDescribeConfigs, groupResource, rr.ResourceName) {
+				sr.ErrorCode = kerr.GroupAuthorizationFailed.Code
+				break
+			}
+			s.share.configs.describe(rr, &sr) // share_configs.go
 		default:
 			err = fmt.Errorf("%w: resource type %d", errInvalidRequest, rr.ResourceType)
 		}

@@ -1,0 +1,141 @@
+package server
+
+// Share groups (KIP-932): the broker's three parts of them, built here and
+// used by the handlers 76_share_group_heartbeat.go to
+// 79_share_acknowledge.go.
+//
+//   - Membership (package sharegroup) on the group's coordinator, routed by
+//     the group's __consumer_offsets partition as a classic group is: a
+//     share group's id shares the classic and consumer groups' keyspace.
+//   - The share partitions (package share) on each partition's leader:
+//     which records are in flight, with whom, under which acquisition lock.
+//   - The share fetches that wait (share_fetch_wait.go), in the broker's
+//     own "ShareFetch" purgatory, and the share sessions
+//     (share_sessions.go).
+//
+// Acquisition locks and member sessions are tasks of one timing wheel of
+// the library. Everything is kept in memory only (see package share's and
+// package sharegroup's docs): a broker that restarts forgets its share
+// groups and its share partitions' windows.
+
+import (
+	"bytes"
+	"maps"
+	"slices"
+
+	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/broker/share"
+	"github.com/gopurgatory/purgatory/examples/broker/sharegroup"
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/purgatory"
+	"github.com/gopurgatory/purgatory/timer"
+)
+
+// shareBroker holds the broker's share-group state.
+type shareBroker struct {
+	s      *Server
+	timer  *timer.Timer // the acquisition locks and the members' sessions
+	parts  *share.Manager
+	groups *sharegroup.Coordinator
+	// fetches is the "ShareFetch" purgatory: share fetches waiting for
+	// acquirable records, each watched under its share partitions' keys
+	// and its partitions' keys (shareWaitKey).
+	fetches  *purgatory.Purgatory[shareWaitKey]
+	sessions shareSessions
+	configs  groupConfigs
+}
+
+func newShareBroker(s *Server) (_ *shareBroker, err error) {
+	b := &shareBroker{s: s, sessions: newShareSessions(), configs: newGroupConfigs()}
+	if b.timer, err = timer.New(timer.WithLogger(s.log.Named("share"))); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
+	if b.fetches, err = purgatory.New[shareWaitKey]("ShareFetch", purgatory.WithLogger(s.log),
+		purgatory.WithRegisterer(s.reg), purgatory.WithPurgeInterval(s.cfg.FetchPurgeInterval)); err != nil {
+		return nil, err
+	}
+	if b.parts, err = share.NewManager(share.Config{Timer: b.timer, Wake: b.wakeShare}); err != nil {
+		return nil, err
+	}
+	if b.groups, err = sharegroup.New(sharegroup.Config{Timer: b.timer, Topic: b.topicInfo,
+		Left: b.memberLeft}); err != nil {
+		return nil, err
+	}
+	// An append, a high watermark that moved or a leadership change wakes
+	// the share fetches waiting on the partition, as it wakes the fetches.
+	s.replicas.OnWake(b.wakePartition)
+	return b, nil
+}
+
+// close answers the waiting share fetches and stops the timer: 1. the
+// purgatory, whose fetches answer with what they can acquire (nothing,
+// once the timer is closed: see share.Partition.Acquire); 2. the members'
+// sessions; 3. the timer, dropping the locks still pending.
+func (b *shareBroker) close() {
+	b.s.replicas.OnWake(nil)
+	if b.fetches != nil {
+		_ = b.fetches.Close()
+	}
+	if b.groups != nil {
+		b.groups.Close()
+	}
+	b.timer.Close()
+}
+
+// memberLeft releases what a member that left its group (or whose session
+// expired) holds on this broker, and drops its share session.
+func (b *shareBroker) memberLeft(group, member string) {
+	b.sessions.drop(group, member)
+	b.parts.Release(group, member)
+}
+
+// topicInfo resolves a subscribed topic in the metadata image.
+func (b *shareBroker) topicInfo(name string) (sharegroup.TopicInfo, bool) {
+	t, err := b.s.image().Topic(name)
+	if err != nil {
+		return sharegroup.TopicInfo{}, false
+	}
+	return sharegroup.TopicInfo{ID: t.ID, Partitions: int32(len(t.Partitions))}, true
+}
+
+// shareWaitKey is a key of the ShareFetch purgatory: a share partition
+// (Group set), or a partition (Group empty), as Kafka's DelayedShareFetch
+// is watched under both.
+type shareWaitKey struct {
+	Group     string
+	Topic     metadata.TopicID
+	Partition int32
+}
+
+// wakeShare tries again the share fetches waiting on k's share partition,
+// whose records became acquirable (a release, a lock that expired, the
+// start that moved).
+func (b *shareBroker) wakeShare(k share.Key) {
+	b.fetches.CheckAndComplete(shareWaitKey{Group: k.Group, Topic: k.Topic, Partition: k.Partition})
+}
+
+// wakePartition tries again the share fetches waiting on p.
+func (b *shareBroker) wakePartition(p *storage.Partition) {
+	b.fetches.CheckAndComplete(shareWaitKey{Topic: metadata.TopicID(p.Topic().ID), Partition: p.Index()})
+}
+
+// groupExists reports whether group is a classic (or consumer) group of
+// the group coordinator, whose id a share group cannot take.
+func (s *Server) groupExists(id string) bool {
+	d, found, _ := s.groups.DescribeGroup(id)
+	return found && d.State != group.Dead
+}
+
+// sortedTopicIDs returns a's topic ids in increasing order, so that
+// answers do not depend on map order.
+func sortedTopicIDs(a sharegroup.Assignment) [][16]byte {
+	ids := slices.Collect(maps.Keys(a))
+	slices.SortFunc(ids, func(x, y [16]byte) int { return bytes.Compare(x[:], y[:]) })
+	return ids
+}
