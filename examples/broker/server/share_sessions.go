@@ -36,7 +36,9 @@ type shareSessions struct {
 	m  map[shareSessionKey]*shareSession
 }
 
-func newShareSessions() shareSessions { return shareSessions{m: make(map[shareSessionKey]*shareSession)} }
+func newShareSessions() shareSessions {
+	return shareSessions{m: make(map[shareSessionKey]*shareSession)}
+}
 
 // fetch moves group and member's session on for a ShareFetch at epoch,
 // adding add and dropping forget, and returns the partitions it fetches.
