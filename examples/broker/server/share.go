@@ -56,8 +56,15 @@ func newShareBroker(s *Server) (_ *shareBroker, err error) {
 			b.close()
 		}
 	}()
+	// Purge interval 0: a share fetch leaves both its keys' watch lists
+	// as it completes (eager removal), so that a completed one, holding
+	// its records, is never kept reachable by the key that did not
+	// complete it: the memory leak of KAFKA-19389, where completed
+	// DelayedShareFetches piled up under their second key until a purge.
+	// Few fetches wait per key (one per member and partition), so the
+	// compaction each completion costs is short.
 	if b.fetches, err = purgatory.New[shareWaitKey]("ShareFetch", purgatory.WithLogger(s.log),
-		purgatory.WithRegisterer(s.reg), purgatory.WithPurgeInterval(s.cfg.FetchPurgeInterval)); err != nil {
+		purgatory.WithRegisterer(s.reg), purgatory.WithPurgeInterval(0)); err != nil {
 		return nil, err
 	}
 	if b.parts, err = share.NewManager(share.Config{Timer: b.timer, Wake: b.wakeShare}); err != nil {
