@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
+	"github.com/gopurgatory/purgatory/examples/broker/share"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -168,4 +169,45 @@ func TestGroupConfigs(t *testing.T) {
 		got[c.Name] = *c.Value
 	}
 	assert.Equal(t, map[string]string{cfgShareLockDuration: "15000", cfgShareAutoOffsetReset: "latest"}, got)
+}
+
+// TestShareGroupOffsetsAdmin sets a new group's start offset, reads it
+// back, has its next fetch start there, and deletes the state.
+func TestShareGroupOffsetsAdmin(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "share-admin", 1)
+	tc := newTestConn(t, s)
+	for range 5 {
+		tc.await(tc.serve(s, produceRequest(9, 1, "share-admin", 0, batchtest.Values(nowMs(), "v"))))
+	}
+	alter := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+	alter.GroupID = "g"
+	alter.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: "share-admin",
+		Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 0, StartOffset: 3}, {Partition: 9}}}}
+	ar := tc.await(tc.serve(s, alter)).(*kmsg.AlterShareGroupOffsetsResponse)
+	require.Zero(t, ar.ErrorCode, "a group that does not exist is made")
+	assert.Zero(t, ar.Topics[0].Partitions[0].ErrorCode)
+	assert.Equal(t, int16(3), ar.Topics[0].Partitions[1].ErrorCode, "UNKNOWN_TOPIC_OR_PARTITION")
+
+	describe := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	describe.SetVersion(1)
+	describe.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "g"}} // every partition it has
+	dr := tc.await(tc.serve(s, describe)).(*kmsg.DescribeShareGroupOffsetsResponse)
+	require.Len(t, dr.Groups, 1)
+	require.Len(t, dr.Groups[0].Topics, 1)
+	p := dr.Groups[0].Topics[0].Partitions[0]
+	assert.Equal(t, int64(3), p.StartOffset)
+	assert.Equal(t, int64(2), p.Lag, "offsets 3 and 4")
+
+	got := acquired(t, tc.await(tc.serve(s, shareFetchReq(topic.ID, "a", 0, 0))))
+	assert.Equal(t, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{{FirstOffset: 3, LastOffset: 4, DeliveryCount: 1}},
+		got.AcquiredRecords, "the fetch starts at the offset set")
+
+	del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+	del.GroupID = "g"
+	del.Topics = []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: "share-admin"}}
+	delr := tc.await(tc.serve(s, del)).(*kmsg.DeleteShareGroupOffsetsResponse)
+	require.Zero(t, delr.ErrorCode)
+	assert.Zero(t, delr.Topics[0].ErrorCode)
+	assert.Nil(t, s.share.parts.Get(share.Key{Group: "g", Topic: topic.ID, Partition: 0}), "forgotten")
 }

@@ -199,3 +199,17 @@ func cmpString(a, b string) int {
 	}
 	return 0
 }
+
+// Ensure makes group, empty, if it is not a share group yet (Kafka's
+// AlterShareGroupOffsets does, so that offsets can be set before any
+// member joins), and reports whether it has no member.
+func (c *Coordinator) Ensure(id string) (empty bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[id]
+	if g == nil {
+		g = &group{id: id, members: make(map[string]*member), topics: make(map[string]TopicInfo)}
+		c.groups[id] = g
+	}
+	return len(g.members) == 0
+}

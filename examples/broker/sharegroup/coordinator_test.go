@@ -157,3 +157,13 @@ func TestNewPartitionsBumpTheEpoch(t *testing.T) {
 	assert.Equal(t, r.Epoch+1, resp.Epoch, "a subscribed topic appearing bumps the epoch")
 	assert.Equal(t, []int32{0, 1}, resp.Assignment[[16]byte{0xc}])
 }
+
+func TestEnsureMakesAnEmptyGroup(t *testing.T) {
+	h := newHarness(t)
+	assert.True(t, h.c.Ensure("g"), "made, empty")
+	d, ok := h.c.Describe("g")
+	require.True(t, ok)
+	assert.Equal(t, "Empty", d.State)
+	h.join(t, "m1", "a")
+	assert.False(t, h.c.Ensure("g"), "it has a member now")
+}
