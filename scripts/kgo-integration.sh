@@ -53,12 +53,12 @@
 #   default.replication.factor stays 1 and the suite runs with
 #   KGO_TEST_RF=1: the broker is a single node.
 #
-# No test is excluded (the bar: every test that needs neither share groups
-# nor KIP-848 nor ACLs passes; TestTxnEtl, which needs
-# transactions, runs). Tests that skip themselves, and why:
-#   TestShareGroup*, TestConsumeRegexShareSkipsInternal
-#               need share groups (ShareFetch/ShareAcknowledge v2), which
-#               the broker does not advertise.
+# No test is excluded (the bar: every test that needs neither KIP-848 nor
+# ACLs passes; TestTxnEtl, which needs transactions, runs). The share-group
+# tests (TestShareGroup*, TestConsumeRegexShareSkipsInternal) run and pass
+# against one broker: it advertises ShareFetch and ShareAcknowledge v2
+#   make kgo-integration RUN='TestShareGroup|TestConsumeRegexShareSkipsInternal'
+# Tests that skip themselves, and why:
 #   TestSCRAMAuth, TestSCRAMAuthBadCredentials
 #               run against one broker (its second listener,
 #               SASL_PLAINTEXT, with the user kgo made by --add-scram), and

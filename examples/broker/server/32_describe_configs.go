@@ -16,8 +16,10 @@ package server
 // resource (type 4) named by this broker's id lists its settings, under
 // their Kafka names, as STATIC_BROKER_CONFIG, read-only; another broker's
 // id is INVALID_REQUEST, as Kafka answers a broker resource sent to the
-// wrong broker. configuration_keys, when given, narrows the list. Other
-// resource types are INVALID_REQUEST.
+// wrong broker. A group resource (type 32) lists the share-group configs,
+// the group's own as GROUP_CONFIG and the others as DEFAULT_CONFIG
+// (share_configs.go). configuration_keys, when given, narrows the list.
+// Other resource types are INVALID_REQUEST.
 //
 // In a cluster, a topic's own configs are in the metadata log, so every
 // broker answers the same (package replica applies them).
