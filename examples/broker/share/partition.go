@@ -74,6 +74,10 @@ type Partition struct {
 	start int64      // SPSO
 	end   int64      // SPEO; recs[i] is offset start+i, len(recs) == end-start
 	recs  []record
+	// avail counts the Available records of recs, so that an acquisition
+	// looks for them only when there are some: a window of acquired
+	// records costs nothing to pass over.
+	avail int
 }
 
 // Key returns the partition's group, topic and partition.
@@ -120,12 +124,7 @@ func (p *Partition) Acquirable(logEnd int64) bool {
 	if p.end < logEnd && p.end-p.start < int64(p.m.cfg.MaxLocks) {
 		return true
 	}
-	for i := range p.recs {
-		if p.recs[i].state == Available {
-			return true
-		}
-	}
-	return false
+	return p.avail > 0
 }
 
 // Acquire acquires for member up to max records: first those of the window
@@ -157,11 +156,9 @@ func (p *Partition) Acquire(member string, max int, logStart, logEnd int64, lock
 			out = append(out, Range{First: off, Last: off, DeliveryCount: r.deliveries})
 		}
 	}
-	for i := range p.recs {
-		if l.held == max {
-			break
-		}
+	for i := 0; i < len(p.recs) && p.avail > 0 && l.held < max; i++ {
 		if p.recs[i].state == Available {
+			p.avail--
 			take(p.start+int64(i), &p.recs[i])
 		}
 	}
@@ -205,6 +202,12 @@ func (p *Partition) skipToLocked(logStart int64) {
 // settleLocked ends r's acquisition, if it is acquired, leaving it in st;
 // the lock goes when it holds nothing more. REQUIRES: p.mu held.
 func (p *Partition) settleLocked(r *record, st State) {
+	if r.state == Available {
+		p.avail--
+	}
+	if st == Available {
+		p.avail++
+	}
 	if r.state == Acquired {
 		if l := r.lock; l != nil {
 			l.held--

@@ -2,6 +2,7 @@ package share
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -195,4 +196,56 @@ func TestManyLocksAllCancelled(t *testing.T) {
 	}
 	assert.Zero(t, h.tm.Stats().Pending)
 	assert.Equal(t, int64(10000), p.Start())
+}
+
+// TestRandomOperationsKeepTheWindowConsistent drives a partition with a
+// fixed random mix of acquisitions, acknowledgements of every type, member
+// releases, lock expiries and log-start moves, checking after each step
+// that the count of available records the acquisitions rely on is the
+// window's, that the start is never past an unsettled record, and that
+// the timer holds no more locks than acquisitions hold records.
+func TestRandomOperationsKeepTheWindowConsistent(t *testing.T) {
+	h := newHarness(t, Config{DeliveryLimit: 3, MaxLocks: 100})
+	p := h.part(0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	members := []string{"a", "b", "c"}
+	logStart, logEnd := int64(0), int64(0)
+	for step := range 5000 {
+		m := members[rng.IntN(len(members))]
+		switch rng.IntN(6) {
+		case 0:
+			logEnd += int64(rng.IntN(20))
+		case 1:
+			p.Acquire(m, 1+rng.IntN(30), logStart, logEnd, testLock)
+		case 2:
+			first := p.Start() + int64(rng.IntN(20))
+			_ = p.Acknowledge(m, first, first+int64(rng.IntN(5)), []int8{int8(rng.IntN(4))}, testLock)
+		case 3:
+			p.Release(m)
+		case 4:
+			h.advance(time.Duration(rng.IntN(int(testLock/time.Millisecond))) * time.Millisecond)
+		case 5:
+			if rng.IntN(10) == 0 && logStart < logEnd {
+				logStart++
+			}
+		}
+		p.mu.Lock()
+		avail, held := 0, 0
+		for _, r := range p.recs {
+			switch r.state {
+			case Available:
+				avail++
+			case Acquired:
+				held++
+			}
+		}
+		require.Equal(t, avail, p.avail, "step %d: the available count", step)
+		require.LessOrEqual(t, h.tm.Stats().Pending, int64(held), "step %d: no lock outlives its records", step)
+		if len(p.recs) > 0 {
+			st := p.recs[0].state
+			require.True(t, st == Available || st == Acquired, "step %d: the start stops at the first unsettled record", step)
+		}
+		require.LessOrEqual(t, len(p.recs), 100, "step %d: the window is bounded", step)
+		p.mu.Unlock()
+	}
 }
