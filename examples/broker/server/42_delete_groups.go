@@ -7,7 +7,8 @@ package server
 // still waits on a deleted group (a pending member's session, its offset
 // expiration) completes. v3 adds an error message. A group the client may
 // not DELETE is GROUP_AUTHORIZATION_FAILED, before its coordinator is
-// asked (authz.go).
+// asked (authz.go). A share group is deleted with its share partitions'
+// state (share.go), on the same terms.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -29,7 +30,11 @@ func (s *Server) handleDeleteGroups(r *kafkanet.Request) {
 			err = kerr.GroupAuthorizationFailed
 		}
 		if err == nil {
-			err = s.groups.DeleteGroups([]string{id})[0]
+			if share, shareErr := s.deleteShareGroup(id); share { // share.go
+				err = shareErr
+			} else {
+				err = s.groups.DeleteGroups([]string{id})[0]
+			}
 		}
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group, g.ErrorCode = id, group.Code(err)

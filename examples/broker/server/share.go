@@ -23,6 +23,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/share"
@@ -145,4 +147,21 @@ func sortedTopicIDs(a sharegroup.Assignment) [][16]byte {
 	ids := slices.Collect(maps.Keys(a))
 	slices.SortFunc(ids, func(x, y [16]byte) int { return bytes.Compare(x[:], y[:]) })
 	return ids
+}
+
+// deleteShareGroup deletes id if it is a share group (share is false
+// otherwise): NON_EMPTY_GROUP while it has members; its share partitions'
+// state goes with it.
+func (s *Server) deleteShareGroup(id string) (share bool, err *kerr.Error) {
+	found, deleted := s.share.groups.Delete(id)
+	switch {
+	case !found:
+		return false, nil
+	case !deleted:
+		return true, kerr.NonEmptyGroup
+	}
+	for _, sp := range s.share.parts.Of(id) {
+		s.share.parts.Delete(sp.Key())
+	}
+	return true, nil
 }

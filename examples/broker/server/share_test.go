@@ -211,3 +211,32 @@ func TestShareGroupOffsetsAdmin(t *testing.T) {
 	assert.Zero(t, delr.Topics[0].ErrorCode)
 	assert.Nil(t, s.share.parts.Get(share.Key{Group: "g", Topic: topic.ID, Partition: 0}), "forgotten")
 }
+
+// TestDeleteShareGroup deletes a share group with its state, once it has
+// no member; a classic group's id is no share group's.
+func TestDeleteShareGroup(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "share-delete", 1)
+	tc := newTestConn(t, s)
+	hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+	hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = "g", "member-1", []string{"share-delete"}
+	joined := tc.await(tc.serve(s, hb)).(*kmsg.ShareGroupHeartbeatResponse)
+	require.Zero(t, joined.ErrorCode)
+	assert.Equal(t, int32(1), joined.MemberEpoch)
+	require.NotNil(t, joined.Assignment)
+	assert.Equal(t, []int32{0}, joined.Assignment.TopicPartitions[0].Partitions)
+	tc.await(tc.serve(s, shareFetchReq(topic.ID, "member-1", 0, 0))) // makes the share partition
+
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{"g"}
+	resp := tc.await(tc.serve(s, del)).(*kmsg.DeleteGroupsResponse)
+	assert.Equal(t, int16(68), resp.Groups[0].ErrorCode, "NON_EMPTY_GROUP while it has a member")
+
+	hb.MemberEpoch = -1
+	left := tc.await(tc.serve(s, hb)).(*kmsg.ShareGroupHeartbeatResponse)
+	require.Zero(t, left.ErrorCode)
+	resp = tc.await(tc.serve(s, del)).(*kmsg.DeleteGroupsResponse)
+	assert.Zero(t, resp.Groups[0].ErrorCode)
+	assert.Nil(t, s.share.parts.Get(share.Key{Group: "g", Topic: topic.ID, Partition: 0}), "its state went with it")
+	assert.False(t, s.share.groups.Exists("g"))
+}
