@@ -51,15 +51,10 @@ func init() { serve(kmsg.ShareFetch, 1, 2, (*Server).handleShareFetch) }
 func (s *Server) handleShareFetch(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.ShareFetchRequest)
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
-	if req.GroupID == nil || req.MemberID == nil || *req.GroupID == "" || *req.MemberID == "" {
-		resp.ErrorCode = kerr.InvalidRequest.Code
-		r.Respond(resp)
-		return
-	}
-	group, member := *req.GroupID, *req.MemberID
 	c := s.access(r)
-	if !c.Allows(opRead, groupResource, group) {
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+	group, member, code := shareMember(c, req.GroupID, req.MemberID)
+	if code != 0 {
+		resp.ErrorCode = code
 		r.Respond(resp)
 		return
 	}

@@ -32,15 +32,10 @@ func init() { serve(kmsg.ShareAcknowledge, 1, 2, (*Server).handleShareAcknowledg
 func (s *Server) handleShareAcknowledge(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.ShareAcknowledgeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
-	if req.GroupID == nil || req.MemberID == nil || *req.GroupID == "" || *req.MemberID == "" {
-		resp.ErrorCode = kerr.InvalidRequest.Code
-		r.Respond(resp)
-		return
-	}
-	group, member := *req.GroupID, *req.MemberID
 	c := s.access(r)
-	if !c.Allows(opRead, groupResource, group) {
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+	group, member, code := shareMember(c, req.GroupID, req.MemberID)
+	if code != 0 {
+		resp.ErrorCode = code
 		r.Respond(resp)
 		return
 	}

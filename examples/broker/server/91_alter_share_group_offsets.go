@@ -28,16 +28,7 @@ func (s *Server) handleAlterShareGroupOffsets(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.AlterShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 	c := s.access(r)
-	switch err := s.offsets.KeyError(req.GroupID); {
-	case err != nil:
-		resp.ErrorCode = err.Code
-	case !c.Allows(opRead, groupResource, req.GroupID):
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-	case s.groupExists(req.GroupID):
-		resp.ErrorCode = kerr.GroupIDNotFound.Code
-	case !s.share.groups.Ensure(req.GroupID):
-		resp.ErrorCode = kerr.NonEmptyGroup.Code
-	}
+	resp.ErrorCode = s.emptyShareGroupCode(c, req.GroupID, opRead, true)
 	if resp.ErrorCode != 0 {
 		r.Respond(resp)
 		return

@@ -25,16 +25,7 @@ func (s *Server) handleDeleteShareGroupOffsets(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.DeleteShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
 	c := s.access(r)
-	switch err := s.offsets.KeyError(req.GroupID); {
-	case err != nil:
-		resp.ErrorCode = err.Code
-	case !c.Allows(opDelete, groupResource, req.GroupID):
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-	case !s.share.groups.Exists(req.GroupID):
-		resp.ErrorCode = kerr.GroupIDNotFound.Code
-	case !s.share.groups.Ensure(req.GroupID):
-		resp.ErrorCode = kerr.NonEmptyGroup.Code
-	}
+	resp.ErrorCode = s.emptyShareGroupCode(c, req.GroupID, opDelete, false)
 	if resp.ErrorCode != 0 {
 		r.Respond(resp)
 		return

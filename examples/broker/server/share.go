@@ -24,6 +24,7 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
@@ -164,4 +165,24 @@ func (s *Server) deleteShareGroup(id string) (share bool, err *kerr.Error) {
 		s.share.parts.Delete(sp.Key())
 	}
 	return true, nil
+}
+
+// emptyShareGroupCode is the group-level check of the share-group offset
+// admin APIs: the group's coordinator (NOT_COORDINATOR elsewhere), op on
+// the group (GROUP_AUTHORIZATION_FAILED), a share group
+// (GROUP_ID_NOT_FOUND for a classic or consumer group's id, or, unless
+// create, for an id of no group; with create it is made, empty, as
+// AlterShareGroupOffsets makes it) with no member (NON_EMPTY_GROUP).
+func (s *Server) emptyShareGroupCode(c access, id string, op kmsg.ACLOperation, create bool) int16 {
+	switch err := s.offsets.KeyError(id); {
+	case err != nil:
+		return err.Code
+	case !c.Allows(op, groupResource, id):
+		return kerr.GroupAuthorizationFailed.Code
+	case s.groupExists(id), !create && !s.share.groups.Exists(id):
+		return kerr.GroupIDNotFound.Code
+	case !s.share.groups.Ensure(id):
+		return kerr.NonEmptyGroup.Code
+	}
+	return 0
 }

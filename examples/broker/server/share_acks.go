@@ -75,3 +75,17 @@ func (s *Server) releaseShare(group, member string, tps []shareTP) {
 		}
 	}
 }
+
+// shareMember returns the group and member a ShareFetch or
+// ShareAcknowledge names, or the code to answer it with: INVALID_REQUEST
+// when it names no group or no member, GROUP_AUTHORIZATION_FAILED without
+// READ on the group.
+func shareMember(c access, groupID, memberID *string) (group, member string, code int16) {
+	if groupID == nil || memberID == nil || *groupID == "" || *memberID == "" {
+		return "", "", kerr.InvalidRequest.Code
+	}
+	if !c.Allows(opRead, groupResource, *groupID) {
+		return "", "", kerr.GroupAuthorizationFailed.Code
+	}
+	return *groupID, *memberID, 0
+}
