@@ -70,9 +70,6 @@ for _ in $(seq 300); do
 done
 
 # Not run, with why:
-#   TestReaderReadCompactedMessage: it creates a topic with
-#     cleanup.policy=compact, which the broker refuses (INVALID_CONFIG):
-#     there is no log cleaner yet;
 #   TestReaderConsumerGroup's "consumer group rebalance": it cannot pass
 #     when the group works as Kafka's does. It writes 24 records round robin
 #     to a 3-partition topic (8 a partition) and asks each of two readers of
@@ -90,8 +87,7 @@ done
 #     on close": they panic in kafka-go v0.4.51 itself, whatever the
 #     broker: their getOffsets builds a ConsumerGroup without the connect
 #     function NewConsumerGroup sets, and calls it (a nil func).
-skip='^(TestReaderReadCompactedMessage)$'
-skip+='|^TestReaderConsumerGroup$/^(verify_offset_committed|verify_offset_committed_when_using_interval_committer|consumer_group_commits_on_close|consumer_group_rebalance)$'
+skip='^TestReaderConsumerGroup$/^(verify_offset_committed|verify_offset_committed_when_using_interval_committer|consumer_group_commits_on_close|consumer_group_rebalance)$'
 
 cd test/kafkago
 set +e

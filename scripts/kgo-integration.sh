@@ -53,11 +53,18 @@
 #   default.replication.factor stays 1 and the suite runs with
 #   KGO_TEST_RF=1: the broker is a single node.
 #
-# No test is excluded (the bar: every test that needs neither KIP-848 nor
-# ACLs passes; TestTxnEtl, which needs transactions, runs). The share-group
-# tests (TestShareGroup*, TestConsumeRegexShareSkipsInternal) run and pass
-# against one broker: it advertises ShareFetch and ShareAcknowledge v2
+# No test is excluded (the bar: every test that needs no ACLs passes;
+# TestTxnEtl, which needs transactions, runs; the KIP-848 tests run:
+# Test848RegexBrokerResolves and the /848 subtests of TestGroupETL,
+# TestGroupSimple and TestTxnEtl, whose consumers use
+# kgo.ServerSideBalancer against the broker's ConsumerGroupHeartbeat v1;
+# the share-group tests run: TestShareGroup*, and
+# TestConsumeRegexShareSkipsInternal, against the broker's ShareFetch and
+# ShareAcknowledge v2, and pass against one broker:
 #   make kgo-integration RUN='TestShareGroup|TestConsumeRegexShareSkipsInternal'
+# With CLUSTER=1 TestShareGroup fails: a group's configs
+# (share.auto.offset.reset earliest) are kept by the broker they were
+# sent to, not by the partitions' leaders).
 # Tests that skip themselves, and why:
 #   TestSCRAMAuth, TestSCRAMAuthBadCredentials
 #               run against one broker (its second listener,
@@ -65,10 +72,6 @@
 #               with PROXY=1 against a second proxy whose listener is
 #               SASL_PLAINTEXT (its users file); they skip with CLUSTER=1
 #               alone (the brokers of a cluster have one listener).
-#   Test848RegexBrokerResolves and the /848 subtests of TestGroupETL and
-#   TestGroupSimple
-#               need KIP-848 consumer groups (ConsumerGroupHeartbeat v1),
-#               which the broker does not advertise.
 set -euo pipefail
 
 GO=${GO:-go}

@@ -129,6 +129,14 @@ func failoverTimes(b *testing.B, kills, session, heartbeat int, controller bool)
 			"an acknowledgement from the new leader after kill %d", k)
 		times = append(times, lastAck().Sub(killed))
 		b.Logf("kill %d: broker %d, elected after %v, acknowledged after %v", k, leader, elected.Sub(killed), times[k])
+		if times[k] > 2*time.Duration(session)*time.Millisecond {
+			// An outlier: what each survivor logged since the kill says why.
+			for id := int32(1); id <= 3; id++ {
+				if id != leader {
+					b.Logf("kill %d took %v; broker %d logged:\n%s", k, times[k], id, c.procs[id].outputSince(killed))
+				}
+			}
+		}
 		c.restart(leader)
 	}
 	return times

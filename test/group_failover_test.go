@@ -193,13 +193,14 @@ const memberSession = 10 * time.Second
 // startMember starts a member of group consuming topic into l, committing
 // what it consumed every 200ms (kgo's autocommit of polled records, whose
 // answers l notes), closed at the end of the test, and returns its client.
-func (c *processCluster) startMember(t *testing.T, name, group, topic string, l *consumedLog) *kgo.Client {
+// opts come last (kgo.ServerSideBalancer for a KIP-848 member).
+func (c *processCluster) startMember(t *testing.T, name, group, topic string, l *consumedLog, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl := c.client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+	base := []kgo.Opt{kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.SessionTimeout(memberSession), kgo.HeartbeatInterval(250*time.Millisecond),
-		kgo.RebalanceTimeout(10*time.Second), kgo.FetchMaxWait(200*time.Millisecond),
-		kgo.AutoCommitInterval(200*time.Millisecond),
+		kgo.SessionTimeout(memberSession), kgo.HeartbeatInterval(250 * time.Millisecond),
+		kgo.RebalanceTimeout(10 * time.Second), kgo.FetchMaxWait(200 * time.Millisecond),
+		kgo.AutoCommitInterval(200 * time.Millisecond),
 		// A flat backoff: kgo's grows with consecutive errors (to 2.5s),
 		// and a member retrying the dead coordinator for a broker
 		// session (1.5s) would otherwise come back seconds late.
@@ -212,7 +213,8 @@ func (c *processCluster) startMember(t *testing.T, name, group, topic string, l 
 		kgo.AutoCommitCallback(func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 			l.commitDone(req, resp, err)
 		}),
-		kgo.WithLogger(kgo.BasicLogger(testWriter{t}, kgo.LogLevelError, func() string { return name + ": " })))
+		kgo.WithLogger(kgo.BasicLogger(testWriter{t}, kgo.LogLevelError, func() string { return name + ": " }))}
+	cl := c.client(append(base, opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

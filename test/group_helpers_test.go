@@ -345,23 +345,30 @@ func waitBalanced(t *testing.T, admin *kgo.Client, group string, partitions int,
 	t.Helper()
 	start := time.Now()
 	eventually(t, func() bool {
-		all := make(map[int32]bool)
-		for _, c := range cs {
-			ps := c.partitions()
-			if len(ps) != partitions/len(cs) {
-				return false
-			}
-			for _, p := range ps {
-				all[p] = true
-			}
-		}
-		if len(all) != partitions {
+		if !sharedEqually(partitions, cs...) {
 			return false
 		}
 		d := describeGroup(t, admin, group)
 		return d.State == "Stable" && len(d.Members) == len(cs)
 	}, fmt.Sprintf("%d members share %d partitions", len(cs), partitions))
 	return time.Since(start)
+}
+
+// sharedEqually reports whether the members cs own the topic's
+// partitions between them, each an equal share, none twice, as their
+// callbacks said.
+func sharedEqually(partitions int, cs ...*groupConsumer) bool {
+	all := make(map[int32]bool)
+	for _, c := range cs {
+		ps := c.partitions()
+		if len(ps) != partitions/len(cs) {
+			return false
+		}
+		for _, p := range ps {
+			all[p] = true
+		}
+	}
+	return len(all) == partitions
 }
 
 // waitGroupWaits waits until the coordinator's purgatories hold what a

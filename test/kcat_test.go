@@ -155,3 +155,37 @@ func TestKcatGroupThroughCoordinatorChange(t *testing.T) {
 	assert.Equal(t, lines(100, 150), kcat(t, path, "", "-b", b, "-G", group, "rdk", "-e", "-q"),
 		"the group goes on from its commits, at the new coordinator")
 }
+
+// TestKcatConsumerProtocol: librdkafka's KIP-848 consumer
+// (group.protocol=consumer, 2.10+) consumes through a consumer group whose
+// assignment the broker computes, with each assignor the broker offers,
+// commits on exit, and a second run goes on from the commits.
+func TestKcatConsumerProtocol(t *testing.T) {
+	path := kcatPath(t)
+	env := newLibrdkafka(t, path)
+	srv := start848Broker(t)
+	admin := newClient(t, srv)
+	b := srv.Addr().String()
+	run := func(stdin string, args ...string) string {
+		t.Helper()
+		out, stderr, err := runKcat(env, path, stdin, append([]string{"-b", b}, args...)...)
+		require.NoError(t, err, "kcat %s: %s", strings.Join(args, " "), stderr)
+		return out
+	}
+	for _, assignor := range []string{"uniform", "range"} {
+		t.Run(assignor, func(t *testing.T) {
+			topic, group := "rdk-848-"+assignor, "rdk-848-"+assignor
+			run("one\ntwo\nthree\n", "-P", "-t", topic)
+			consume := func() string {
+				return run("", "-G", group, topic, "-X", "group.protocol=consumer", "-X", "group.remote.assignor="+assignor,
+					"-X", "auto.offset.reset=earliest", "-e", "-q")
+			}
+			assert.Equal(t, "one\ntwo\nthree\n", consume())
+			run("four\n", "-P", "-t", topic)
+			assert.Equal(t, "four\n", consume(), "the group goes on from its commits")
+			d := describe848(t, admin, group)
+			assert.Equal(t, assignor, d.AssignorName, "the assignor librdkafka asked for")
+			assert.Equal(t, "Empty", d.State, "kcat left on exit")
+		})
+	}
+}

@@ -171,6 +171,25 @@ func (p *brokerProcess) hasExited() bool {
 	}
 }
 
+// outputSince returns the lines the broker logged from t on (each line
+// starts with its RFC 3339 time, as zap's console encoder writes it; a
+// line without one goes with the line before).
+func (p *brokerProcess) outputSince(t time.Time) string {
+	var out strings.Builder
+	keep := false
+	for line := range strings.Lines(p.output()) {
+		if ts, _, ok := strings.Cut(line, "\t"); ok {
+			if at, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+				keep = !at.Before(t)
+			}
+		}
+		if keep {
+			out.WriteString(line)
+		}
+	}
+	return out.String()
+}
+
 // output returns what the broker logged so far.
 func (p *brokerProcess) output() string {
 	p.mu.Lock()

@@ -87,6 +87,9 @@ type Member struct {
 	peers *peers // nil for a broker alone
 	// sessionHook is OnSessionChange's.
 	sessionHook atomic.Pointer[func()]
+	// leaderSeen is closed, and replaced, at each change of the quorum's
+	// leader (AwaitLeader).
+	leaderSeen atomic.Pointer[chan struct{}]
 
 	// The lifetime of the goroutines Go starts: cancelled by Close, which
 	// waits for them.
@@ -177,6 +180,9 @@ func (m *Member) Open(applied func(before, after *metadata.Image, rec *metadata.
 // leaderChanged is the metadata log's callback: the controller follows
 // the quorum's leadership, and the heartbeats go to the new leader at once.
 func (m *Member) leaderChanged(leader int32, self bool) {
+	if ch := m.leaderSeen.Swap(newSignal()); ch != nil {
+		close(*ch) // AwaitLeader's waiters look again
+	}
 	if !m.ctrlReady.Load() {
 		return // Open is still opening the log; it asks again once ready
 	}
@@ -269,6 +275,34 @@ func (m *Member) SnapshotMetadata() error { return m.meta.Snapshot() }
 // Leader returns the quorum leader's node id (the active controller's), or
 // -1 during an election, and whether it is this broker.
 func (m *Member) Leader() (id int32, self bool) { return m.meta.Leader() }
+
+// AwaitLeader returns the quorum's leader as Leader does, once one is
+// known, waiting for an election in progress until ctx is done (a
+// request forwarded to the controller right after the cluster started or
+// lost its controller waits for the next one, as Kafka's brokers queue
+// what they forward).
+func (m *Member) AwaitLeader(ctx context.Context) (id int32, self bool, err error) {
+	for {
+		changed := m.leaderSeen.Load()
+		if changed == nil {
+			m.leaderSeen.CompareAndSwap(nil, newSignal())
+			continue
+		}
+		if id, self = m.Leader(); id >= 0 {
+			return id, self, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, false, ctx.Err()
+		case <-*changed:
+		}
+	}
+}
+
+func newSignal() *chan struct{} {
+	ch := make(chan struct{})
+	return &ch
+}
 
 // Controller returns this broker's controller, which decides only while
 // it is active (IsController).

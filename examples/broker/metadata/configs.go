@@ -3,6 +3,8 @@ package metadata
 import (
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 )
 
 // TopicConfigs is a topic's own configs, set by AlterConfigs or
@@ -52,12 +54,19 @@ type ConfigChange struct {
 	Value *string // nil for DELETE
 }
 
+// listConfigs are the topic configs of Kafka's LIST type, each with the
+// default a list operation starts from when a topic has none of its own:
+// cleanup.policy alone (the broker has no log.cleanup.policy setting).
+var listConfigs = map[string]string{"cleanup.policy": "delete"}
+
 // IncrementalConfigs returns current, a topic's own configs, after changes,
 // in order (KIP-339): SET sets a value, DELETE removes one. APPEND and
-// SUBTRACT apply to list configs only, and none of the configs a topic
-// has here is a list: they fail with ErrInvalidConfig and Kafka's
-// message ("Can't APPEND to key retention.ms because its type is not
-// LIST."), as Kafka's controller answers for a config that is not a list.
+// SUBTRACT apply to list configs only (listConfigs): APPEND adds the
+// comma-separated items the list lacks, SUBTRACT removes those it has,
+// from the topic's own list or the default; on another config they fail
+// with ErrInvalidConfig and Kafka's message ("Can't APPEND to key
+// retention.ms because its type is not LIST."), as Kafka's controller
+// answers for a config that is not a list.
 // A SET without a value and an unknown operation fail with
 // ErrInvalidConfig too (the server refuses both before, as Kafka's
 // brokers do). current is not written. O(len(current) + len(changes)).
@@ -76,7 +85,18 @@ func IncrementalConfigs(current map[string]string, changes []ConfigChange) (map[
 		case ConfigDelete:
 			delete(next, c.Name)
 		case ConfigAppend, ConfigSubtract:
-			return nil, kafkaErrorf(ErrInvalidConfig, "Can't %s to key %s because its type is not LIST.", c.Op, c.Name)
+			def, ok := listConfigs[c.Name]
+			if !ok {
+				return nil, kafkaErrorf(ErrInvalidConfig, "Can't %s to key %s because its type is not LIST.", c.Op, c.Name)
+			}
+			if c.Value == nil {
+				return nil, fmt.Errorf("%w: a null value for %s", ErrInvalidConfig, c.Name)
+			}
+			list, own := next[c.Name]
+			if !own {
+				list = def
+			}
+			next[c.Name] = listOp(list, *c.Value, c.Op == ConfigAppend)
 		default:
 			return nil, fmt.Errorf("%w: %v is not an operation of Kafka's", ErrInvalidConfig, c.Op)
 		}
@@ -128,4 +148,32 @@ func (im *Image) setTopicConfigs(tc TopicConfigs, copied map[TopicID]bool) {
 		copied[tc.Topic] = true
 	}
 	t.Configs = maps.Clone(tc.Configs)
+}
+
+// listOp returns list, comma-separated, with the items of values added
+// (those it lacks, at its end) or removed.
+func listOp(list, values string, add bool) string {
+	items := splitList(list)
+	for _, v := range splitList(values) {
+		i := slices.Index(items, v)
+		switch {
+		case add && i < 0:
+			items = append(items, v)
+		case !add && i >= 0:
+			items = slices.Delete(items, i, i+1)
+		}
+	}
+	return strings.Join(items, ",")
+}
+
+// splitList returns the items of a comma-separated list, trimmed, the
+// empty ones left out.
+func splitList(list string) []string {
+	var items []string
+	for _, item := range strings.Split(list, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
 }

@@ -37,6 +37,35 @@ func TestIncrementalConfigs(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidConfig, "SET needs a value")
 }
 
+// TestIncrementalListConfigs: cleanup.policy is Kafka's one list among
+// the topic configs here: APPEND adds the items it lacks to the topic's
+// own list, or to the default (delete) when it has none, and SUBTRACT
+// removes them, as Kafka's controller does.
+func TestIncrementalListConfigs(t *testing.T) {
+	tests := []struct {
+		name    string
+		current map[string]string
+		change  ConfigChange
+		want    map[string]string
+	}{
+		{"append to the default", nil, ConfigChange{Name: "cleanup.policy", Op: ConfigAppend, Value: ptr("compact")},
+			map[string]string{"cleanup.policy": "delete,compact"}},
+		{"append what is there", map[string]string{"cleanup.policy": "compact"},
+			ConfigChange{Name: "cleanup.policy", Op: ConfigAppend, Value: ptr("compact")}, map[string]string{"cleanup.policy": "compact"}},
+		{"subtract", map[string]string{"cleanup.policy": "compact,delete"},
+			ConfigChange{Name: "cleanup.policy", Op: ConfigSubtract, Value: ptr("delete")}, map[string]string{"cleanup.policy": "compact"}},
+		{"subtract from the default", nil, ConfigChange{Name: "cleanup.policy", Op: ConfigSubtract, Value: ptr("compact")},
+			map[string]string{"cleanup.policy": "delete"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next, err := IncrementalConfigs(tt.current, []ConfigChange{tt.change})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, next)
+		})
+	}
+}
+
 // TestSetTopicConfigs: the record replaces the topic's own configs in the
 // new image only; an unknown topic is refused.
 func TestSetTopicConfigs(t *testing.T) {

@@ -34,10 +34,12 @@ package server
 // the wait for the others, as in Kafka (see replica.Manager.Fetch), and a fetch
 // of nothing but unknown partitions answers at once.
 //
-// Fetch sessions (KIP-227, v7+): none is created. A full fetch (epoch 0 or
-// -1) is answered with session id 0, which tells clients to go on with
-// full fetches; an incremental one (epoch above 0) names a session the
-// broker does not have and gets FETCH_SESSION_ID_NOT_FOUND.
+// Fetch sessions (KIP-227, v7+; fetch_sessions.go): a consumer's fetch at
+// session epoch 0 opens one, and its later fetches name only what changed
+// and are answered only on the partitions with something new. A
+// follower's fetches are full. With max.incremental.fetch.session.cache.slots
+// 0, none is made: every fetch is full, answered with session id 0, and an
+// incremental one gets FETCH_SESSION_ID_NOT_FOUND.
 //
 // A partition this broker does not lead is NOT_LEADER_OR_FOLLOWER.
 //
@@ -80,7 +82,27 @@ func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch) }
 
 func (s *Server) handleFetch(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.FetchRequest)
-	s.replicas.Fetch(s.fetchWithQuota(r, req), req, s.fetchRefusals(s.access(r), req))
+	full, session, code := s.fetchSessions.begin(req, replicaOf(req) >= 0)
+	if code != 0 {
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = code
+		r.Respond(resp)
+		return
+	}
+	w := s.fetchWithQuota(r, full)
+	if session != nil {
+		w = sessionResponder{Responder: w, s: session, full: req.SessionEpoch == 0}
+	}
+	s.replicas.Fetch(w, full, s.fetchRefusals(s.access(r), full))
+}
+
+// replicaOf is the replica id a fetch gives: a follower's broker id, or
+// -1 for a consumer.
+func replicaOf(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
 }
 
 // fetchRefusals returns, by topic index, the topics of req the client may
@@ -90,11 +112,7 @@ func (s *Server) fetchRefusals(c access, req *kmsg.FetchRequest) []int16 {
 		return nil
 	}
 	refused := make([]int16, len(req.Topics))
-	replicaID := req.ReplicaID
-	if req.Version >= 15 {
-		replicaID = req.ReplicaState.ID
-	}
-	if replicaID >= 0 {
+	if replicaOf(req) >= 0 {
 		if !c.Allows(opClusterAction, clusterRes, acl.ClusterName) {
 			for i := range refused {
 				refused[i] = kerr.TopicAuthorizationFailed.Code

@@ -9,7 +9,12 @@ package server
 // knows its topics (Server.topicExists); until then it is taken. v2-v4's
 // retention time sets an explicit expiry; v1's per-partition commit
 // timestamp is ignored (the commit time is the broker's). v6 carries the
-// leader epoch, returned by OffsetFetch; v7 static members' instance ids.
+// leader epoch, returned by OffsetFetch; v7 static members' instance ids;
+// v9 a KIP-848 consumer group member's id and epoch (the generation):
+// UNKNOWN_MEMBER_ID for a member the group does not have; at an epoch
+// older than its current one, STALE_MEMBER_EPOCH for the partitions it
+// did not hold then (KIP-1251, Kafka 4.3), at a newer one for all; a
+// commit without a member is taken while the group has none.
 // v0 (offsets in ZooKeeper) and v10 (topic ids instead of names) are not
 // served; v10 needs the data path's topic ids.
 //
@@ -45,6 +50,14 @@ func (s *Server) handleOffsetCommit(r *kafkanet.Request) {
 	if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis >= 0 {
 		cr.Retention = msDuration(req.RetentionTimeMillis)
 	}
+	// A consumer group's member (KIP-848) is checked by its coordinator,
+	// against its member epoch; its offsets are then the classic
+	// coordinator's as a simple consumer's are, since it has no
+	// generation there.
+	isConsumer, refused, check := s.consumers.ValidateCommit(req.Group, req.MemberID, req.Generation)
+	if isConsumer {
+		cr.MemberID, cr.InstanceID, cr.Generation = "", "", -1
+	}
 	// Each partition's answer: UNKNOWN_TOPIC_OR_PARTITION here, the
 	// coordinator's for the others (at committed[i]).
 	var committed []*kmsg.OffsetCommitResponseTopicPartition
@@ -58,7 +71,7 @@ func (s *Server) handleOffsetCommit(r *kafkanet.Request) {
 		for i, p := range t.Partitions {
 			rt.Partitions[i] = kmsg.NewOffsetCommitResponseTopicPartition()
 			rt.Partitions[i].Partition = p.Partition
-			if code := s.partitionCode(denied, t.Topic, p.Partition); code != 0 {
+			if code := memberCode(s.partitionCode(denied, t.Topic, p.Partition), refused, check, t.Topic, p.Partition); code != 0 {
 				rt.Partitions[i].ErrorCode = code
 				continue
 			}

@@ -12,8 +12,11 @@ package server
 // retries, per partition and never for the group, as Kafka answers (in
 // v8's groups too); without it, the committed offset, not the pending
 // one; v8 fetches for several groups at once (KIP-709);
-// v9's member id and epoch belong to the new consumer protocol (KIP-848)
-// and are ignored, as Kafka ignores them for classic groups. v10 (topic ids)
+// v9's member id and epoch belong to the new consumer protocol (KIP-848):
+// for a consumer group, a member named must be the group's
+// (UNKNOWN_MEMBER_ID) at its current epoch (STALE_MEMBER_EPOCH), the
+// group's error; a fetch without a member is the admin's, taken; they are
+// ignored for classic groups, as Kafka ignores them. v10 (topic ids)
 // is not served.
 //
 // Authorization (authz.go): DESCRIBE on the group (else
@@ -49,6 +52,12 @@ func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
 			err := s.offsets.KeyError(g.Group) // each group at its own coordinator
 			if !c.Allows(opDescribe, groupResource, g.Group) {
 				err = kerr.GroupAuthorizationFailed
+			}
+			if err == nil && req.Version >= 9 {
+				// A consumer group's member must be at its epoch.
+				if _, refused := s.consumers.ValidateFetch(g.Group, orEmpty(g.MemberID), g.MemberEpoch); refused != nil {
+					err = refused
+				}
 			}
 			if err == nil {
 				fetched, err = s.fetchOffsets(c, g.Group, tps, g.Topics == nil, req.RequireStable)

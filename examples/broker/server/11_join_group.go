@@ -11,13 +11,17 @@ package server
 // assignment (KIP-814). A join that waits for its rebalance is an operation
 // in the coordinator's Rebalance purgatory tied to the connection: if the
 // client goes away meanwhile, its join is withdrawn (a new member is
-// removed). group.max.size is not implemented.
+// removed). A group that is a KIP-848 consumer group with members is
+// answered INCONSISTENT_GROUP_PROTOCOL (a classic member does not join
+// it: Kafka's conversion between protocols is not served); an empty one
+// becomes a classic group. group.max.size is not implemented.
 //
 // Authorization (authz.go): READ on the group, else
 // GROUP_AUTHORIZATION_FAILED, before the group's coordinator is looked
 // for.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
@@ -28,6 +32,18 @@ func init() { serve(kmsg.JoinGroup, 0, 9, groupRouted((*Server).handleJoinGroup)
 
 func (s *Server) handleJoinGroup(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.JoinGroupRequest)
+	if s.consumers.HasMembers(req.Group) {
+		// A KIP-848 group's members are all of the consumer protocol
+		// here: Kafka would convert the group (its upgrade and
+		// downgrade), which is not served.
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode = kerr.InconsistentGroupProtocol.Code
+		r.Respond(resp)
+		return
+	}
+	// An empty consumer group becomes a classic one, as Kafka converts
+	// it when a classic member joins.
+	_ = s.consumers.Delete([]string{req.Group})
 	jr := group.JoinRequest{
 		Group:                  req.Group,
 		MemberID:               req.MemberID,

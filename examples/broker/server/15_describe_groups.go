@@ -9,7 +9,9 @@ package server
 // can ask for the authorized operations (KIP-430): those of Kafka 4's
 // group operations (READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS,
 // ALTER_CONFIGS) the client may do, all of them without an authorizer, as
-// Kafka answers. v4 shows instance ids. A group the client may not
+// Kafka answers. v4 shows instance ids. A KIP-848 consumer group is Dead
+// here, and from v6 GROUP_ID_NOT_FOUND, as Kafka 4 answers
+// (ConsumerGroupDescribe describes it). A group the client may not
 // DESCRIBE is GROUP_AUTHORIZATION_FAILED, before its coordinator is asked
 // (authz.go).
 
@@ -36,10 +38,23 @@ func (s *Server) handleDescribeGroups(r *kafkanet.Request) {
 		if !c.Allows(opDescribe, groupResource, id) {
 			err = kerr.GroupAuthorizationFailed
 		}
-		if err == nil {
+		consumer := err == nil && s.consumers.Has(id)
+		if err == nil && !consumer {
 			d, found, err = s.groups.DescribeGroup(id)
 		}
 		g := kmsg.NewDescribeGroupsResponseGroup()
+		if consumer {
+			// A KIP-848 group is not described here, as Kafka
+			// answers: Dead, and from v6 GROUP_ID_NOT_FOUND;
+			// ConsumerGroupDescribe describes it.
+			g.Group, g.State = id, "Dead"
+			if req.Version >= 6 {
+				g.ErrorCode = kerr.GroupIDNotFound.Code
+				g.ErrorMessage = nilIfEmpty("Group " + id + " is not a classic group.")
+			}
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
 		g.Group, g.ErrorCode = id, group.Code(err)
 		g.State, g.ProtocolType, g.Protocol = d.State.String(), d.ProtocolType, d.Protocol
 		if err != nil {

@@ -4,7 +4,9 @@ package server
 //
 // Every group with its protocol type; v4 adds each group's state and a
 // filter on states (KIP-518, case-insensitive as in Kafka), v5 the group
-// type, always "classic" here, and a filter on types (KIP-848). A client
+// type, "classic" or "consumer" (KIP-848's groups, protocol type
+// "consumer", in their own states: Empty, Assigning, Reconciling,
+// Stable), and a filter on types. A client
 // that may not DESCRIBE the cluster sees only the groups it may DESCRIBE
 // (authz.go), as Kafka lists them.
 
@@ -31,14 +33,25 @@ func (s *Server) handleListGroups(r *kafkanet.Request) {
 	matches := func(filter []string, v string) bool {
 		return len(filter) == 0 || slices.ContainsFunc(filter, func(f string) bool { return strings.EqualFold(f, v) })
 	}
-	for _, l := range listed {
-		if !matches(req.StatesFilter, l.State.String()) || !matches(req.TypesFilter, "classic") ||
-			!all && !c.Sees(opDescribe, groupResource, l.Group) {
-			continue
+	add := func(id, protocolType, state, typ string) {
+		if !matches(req.StatesFilter, state) || !matches(req.TypesFilter, typ) ||
+			!all && !c.Sees(opDescribe, groupResource, id) {
+			return
 		}
 		g := kmsg.NewListGroupsResponseGroup()
-		g.Group, g.ProtocolType, g.GroupState, g.GroupType = l.Group, l.ProtocolType, l.State.String(), "classic"
+		g.Group, g.ProtocolType, g.GroupState, g.GroupType = id, protocolType, state, typ
 		resp.Groups = append(resp.Groups, g)
+	}
+	for _, l := range listed {
+		// A consumer group's offsets are kept by the classic
+		// coordinator in an empty group of its name: the group is the
+		// consumer group.
+		if !s.consumers.Has(l.Group) {
+			add(l.Group, l.ProtocolType, l.State.String(), "classic")
+		}
+	}
+	for _, l := range s.consumers.List() {
+		add(l.Group, "consumer", string(l.State), "consumer")
 	}
 	r.Respond(resp)
 }

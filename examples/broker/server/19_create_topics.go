@@ -23,14 +23,18 @@ package server
 // so, and a topic listed twice INVALID_REQUEST, as in Kafka.
 //
 // Topic configs: retention.ms, retention.bytes, max.message.bytes,
-// min.insync.replicas and unclean.leader.election.enable (which the
-// controller acts on when it elects leaders) are enforced; any other name
-// is INVALID_CONFIG, so that a client asking for, say, compaction learns
-// it does not get it. The topic's own configs are in the metadata log, so
-// every broker of a cluster has them. Responses from v5 carry the
-// partitions, replication factor and those five configs, each with its
-// source (the broker default, or the topic's own); from v7, the topic id
-// (zero for validate_only, as Kafka).
+// min.insync.replicas, unclean.leader.election.enable (which the
+// controller acts on when it elects leaders), and compaction's
+// cleanup.policy, min.cleanable.dirty.ratio, min.compaction.lag.ms,
+// max.compaction.lag.ms, delete.retention.ms, and segment.bytes and
+// segment.ms (a topic's own roll its segment files in log.dirs) are
+// enforced; any other name is INVALID_CONFIG, so that a client
+// asking for a config the broker does not have learns it does not get it.
+// The topic's own configs are in the metadata log, so every broker of a
+// cluster has them. Responses from v5 carry the partitions, replication
+// factor and those configs, each with its source (the broker default, or
+// the topic's own); from v7, the topic id (zero for validate_only, as
+// Kafka).
 //
 // Authorization (authz.go): CREATE on the cluster, or on the topic
 // (TOPIC_AUTHORIZATION_FAILED otherwise, after the duplicates' check);

@@ -21,10 +21,10 @@ package server
 // UNKNOWN_TOPIC_OR_PARTITION, an internal topic INVALID_TOPIC_EXCEPTION,
 // a partition this broker does not lead NOT_LEADER_OR_FOLLOWER, an offset
 // past the high watermark or negative (but -1) OFFSET_OUT_OF_RANGE, each
-// with low watermark -1.
+// with low watermark -1, and a topic whose cleanup.policy is compact
+// without delete POLICY_VIOLATION.
 //
-// Not implemented: the cleanup.policy=compact check (POLICY_VIOLATION;
-// the broker's topics are never compacted) and throttling.
+// Not implemented: throttling.
 
 import (
 	"fmt"
@@ -51,6 +51,11 @@ func (s *Server) handleDeleteRecords(r *kafkanet.Request) {
 		topic, terr := s.replicas.Store().Topic(rt.Topic)
 		if terr == nil && coordinator.IsInternal(rt.Topic) {
 			terr = fmt.Errorf("%w: cannot delete records of internal topic %s", storage.ErrInvalidTopic, rt.Topic)
+		}
+		if terr == nil && !topic.Config().Cleanup.Deletes() {
+			// Kafka's words: the log start of a compacted topic is
+			// the cleaner's, not a client's.
+			terr = fmt.Errorf("%w: Records of partitions of %s can not be deleted due to the configured policy", errDeletePolicy, rt.Topic)
 		}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()

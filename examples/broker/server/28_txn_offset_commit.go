@@ -5,7 +5,8 @@ package server
 // Commits a consumer's offsets in a producer's transaction (KIP-98), to
 // the group's coordinator, routed as OffsetCommit is (package group checks
 // the member and generation that v3 carries, KIP-447, and creates a group
-// that does not exist, Empty, as Kafka does). The offsets are appended to
+// that does not exist, Empty, as Kafka does; for a KIP-848 consumer group
+// package consumergroup checks the member and its epoch, as OffsetCommit's). The offsets are appended to
 // the group's partition of __consumer_offsets as a transactional batch of
 // the producer's id and epoch, answered once replicated as a commit is,
 // and pending until the transaction's marker is written to that partition
@@ -44,6 +45,12 @@ func (s *Server) handleTxnOffsetCommit(r *kafkanet.Request) {
 	if req.Version >= 3 {
 		tr.MemberID, tr.InstanceID, tr.Generation = req.MemberID, orEmpty(req.InstanceID), req.Generation
 	}
+	// A KIP-848 consumer group's member is checked by its coordinator;
+	// the offsets are then the classic coordinator's, as OffsetCommit's.
+	isConsumer, refused, check := s.consumers.ValidateTxnCommit(req.Group, tr.MemberID, tr.InstanceID, tr.Generation)
+	if isConsumer {
+		tr.MemberID, tr.InstanceID, tr.Generation = "", "", -1
+	}
 	// Each partition's answer: UNKNOWN_TOPIC_OR_PARTITION here, the
 	// coordinator's for the others (at committed[i]).
 	var committed []*kmsg.TxnOffsetCommitResponseTopicPartition
@@ -57,7 +64,7 @@ func (s *Server) handleTxnOffsetCommit(r *kafkanet.Request) {
 		for i, p := range t.Partitions {
 			rt.Partitions[i] = kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rt.Partitions[i].Partition = p.Partition
-			if code := s.partitionCode(denied, t.Topic, p.Partition); code != 0 {
+			if code := memberCode(s.partitionCode(denied, t.Topic, p.Partition), refused, check, t.Topic, p.Partition); code != 0 {
 				rt.Partitions[i].ErrorCode = code
 				continue
 			}

@@ -5,10 +5,12 @@ package server
 // Changes a resource's dynamic configs one by one (KIP-339): SET (0)
 // gives a config a value, DELETE (1) removes its own value, so that the
 // broker's default applies again; APPEND (2) and SUBTRACT (3) apply to
-// list configs only, and no config of this broker is a list: they are
-// INVALID_CONFIG ("Can't APPEND to key retention.ms because its type is
-// not LIST."), as Kafka's controller answers for a config that is not a
-// list. An unknown operation is INVALID_REQUEST. validate_only checks
+// list configs only, cleanup.policy here (adding or removing compact or
+// delete, from the default delete when the topic has none of its own):
+// on another they are INVALID_CONFIG ("Can't APPEND to key retention.ms
+// because its type is not LIST."), as Kafka's controller answers for a
+// config that is not a list. An unknown operation is INVALID_REQUEST.
+// validate_only checks
 // everything and changes nothing.
 //
 // Everything else is AlterConfigs' (33_alter_configs.go): the topic

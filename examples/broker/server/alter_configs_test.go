@@ -162,6 +162,19 @@ func TestIncrementalAlterConfigsEveryVersion(t *testing.T) {
 			assert.Equal(t, map[string]string{"max.message.bytes": "300", "unclean.leader.election.enable": "TRUE"}, own)
 			assert.Equal(t, "604800000", values["retention.ms"])
 			assert.Equal(t, "true", values["unclean.leader.election.enable"])
+
+			// cleanup.policy is a list: APPEND and SUBTRACT edit it.
+			got = incrementalAlterConfigs(t, c, v, false, topicRes(name,
+				alterOp{name: "cleanup.policy", value: new("compact"), op: kmsg.IncrementalAlterConfigOpAppend}))
+			require.Zero(t, got[0].code, got[0].msg)
+			_, values = ownConfigs(t, s, name)
+			assert.Equal(t, "compact,delete", values["cleanup.policy"], "appended to the default, delete")
+			got = incrementalAlterConfigs(t, c, v, false, topicRes(name,
+				alterOp{name: "cleanup.policy", value: new("delete"), op: kmsg.IncrementalAlterConfigOpSubtract}))
+			require.Zero(t, got[0].code, got[0].msg)
+			own, values = ownConfigs(t, s, name)
+			assert.Equal(t, "compact", own["cleanup.policy"])
+			assert.Equal(t, "compact", values["cleanup.policy"])
 		})
 	}
 }
@@ -185,7 +198,7 @@ func TestAlterConfigsErrors(t *testing.T) {
 	}{
 		{"unknown topic", false, topicRes("nope", setOp("retention.ms", "1")), kerr.UnknownTopicOrPartition, ""},
 		{"unknown topic, bad value first", false, topicRes("nope", setOp("retention.ms", "x")), kerr.InvalidConfig, "retention.ms"},
-		{"unsupported name", false, topicRes("a", setOp("cleanup.policy", "compact")), kerr.InvalidConfig, "cleanup.policy is not supported"},
+		{"unsupported name", false, topicRes("a", setOp("message.timestamp.type", "LogAppendTime")), kerr.InvalidConfig, "message.timestamp.type is not supported"},
 		{"bad value", false, topicRes("a", setOp("max.message.bytes", "-5")), kerr.InvalidConfig, `max.message.bytes="-5"`},
 		{"bad boolean", true, topicRes("a", setOp("unclean.leader.election.enable", "yes")), kerr.InvalidConfig, "not true or false"},
 		{"null value", false, topicRes("a", null), kerr.InvalidRequest, "Null value not supported for : retention.ms"},
@@ -196,6 +209,8 @@ func TestAlterConfigsErrors(t *testing.T) {
 			kerr.InvalidConfig, "Can't APPEND to key retention.ms because its type is not LIST."},
 		{"SUBTRACT", true, topicRes("a", alterOp{name: "retention.ms", value: new("1"), op: kmsg.IncrementalAlterConfigOpSubtract}),
 			kerr.InvalidConfig, "Can't SUBTRACT to key retention.ms because its type is not LIST."},
+		{"APPEND, an item no list takes", true, topicRes("a", alterOp{name: "cleanup.policy", value: new("shrink"), op: kmsg.IncrementalAlterConfigOpAppend}),
+			kerr.InvalidConfig, `cleanup.policy="delete,shrink"`},
 		{"unknown operation", true, topicRes("a", alterOp{name: "retention.ms", value: new("1"), op: 9}), kerr.InvalidRequest,
 			"Unknown operations type 9"},
 		{"broker config", false, broker("3", setOp("log.retention.ms", "1")), kerr.InvalidRequest,

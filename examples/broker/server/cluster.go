@@ -150,7 +150,9 @@ func (s *Server) placeInterBroker(specs []kafkanet.ListenerConfig) error {
 // when this broker is not that controller: it forwards r to the broker
 // leading the metadata quorum, on a goroutine of the membership's, and
 // answers with that broker's response, as Kafka 4's brokers forward such
-// requests to their controller. One that no leader is known for, that a
+// requests to their controller; while the quorum elects a leader (after
+// a start, or the controller's loss), it waits for one, up to the
+// controller timeout. One that no leader is known for by then, that a
 // peer forwarded already (never forwarded twice, so that two brokers that
 // each believe the other leads do not pass it to and fro), or that cannot
 // reach the leader, is answered NOT_CONTROLLER, which clients retry. It
@@ -177,14 +179,18 @@ func (s *Server) forwardToController(r *kafkanet.Request, req kmsg.Request, fini
 		r.Respond(resp)
 	}
 	notController := func() { respond(authz.ErrorResponse(req, kerr.NotController.Code)) }
-	leader, self := s.member.Leader()
-	if self || leader < 0 || s.member.Alone() || cluster.FromPeer(r.ClientID) {
+	if s.member.Alone() || cluster.FromPeer(r.ClientID) {
 		notController()
 		return true
 	}
 	s.member.Go(func(ctx context.Context) {
 		ctx, cancel := context.WithTimeout(ctx, controllerTimeout)
 		defer cancel()
+		leader, self, err := s.member.AwaitLeader(ctx) // an election in progress: its end
+		if err != nil || self {
+			notController() // or this broker just won it, and its controller is not active yet
+			return
+		}
 		resp, err := s.member.Request(ctx, leader, req) // at the version the two brokers agree on
 		if err != nil {
 			r.Logger().Info("forwarding a request to the controller", zap.Int32("controller", leader), zap.Error(err))

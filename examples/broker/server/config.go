@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
+	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
 	"github.com/gopurgatory/purgatory/examples/broker/quota"
 	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
 )
@@ -57,8 +59,11 @@ type Config struct {
 	LogRetention             time.Duration // log.retention.ms (-1: forever)
 	LogRetentionBytes        int64         // log.retention.bytes (-1: unbounded)
 	LogRetentionCheck        time.Duration // log.retention.check.interval.ms
+	LogCleanerBackoff        time.Duration // log.cleaner.backoff.ms: between the log cleaner's passes (0: none)
 	MessageMaxBytes          int32         // message.max.bytes: the largest record batch accepted
 	FetchPurgeInterval       int           // fetch.purgatory.purge.interval.requests
+	FetchSessionSlots        int           // max.incremental.fetch.session.cache.slots (0: no fetch sessions)
+	FetchSessionEviction     time.Duration // min.incremental.fetch.session.eviction.ms
 	ProducePurgeInterval     int           // producer.purgatory.purge.interval.requests
 	DeleteRecordsPurge       int           // delete.records.purgatory.purge.interval.requests
 	GroupInitialRebalance    time.Duration // group.initial.rebalance.delay.ms
@@ -188,6 +193,13 @@ type Config struct {
 	ReplicaFetchMaxBytes int32         // replica.fetch.max.bytes
 	ReplicaFetchBackoff  time.Duration // replica.fetch.backoff.ms
 
+	// KIP-848 consumer groups' (package consumergroup): the session
+	// timeout and heartbeat interval the broker sets for every member,
+	// and the assignors members may ask for, the first the default.
+	GroupConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms
+	GroupConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
+	GroupConsumerAssignors         []string      // group.consumer.assignors
+
 	// QuotaWindowNum and QuotaWindowSize are Kafka's quota.window.num
 	// and quota.window.size.seconds: a client's token bucket holds their
 	// product's worth of its quota (package quota).
@@ -215,8 +227,11 @@ func Default() Config {
 		LogRetention:                 168 * time.Hour,
 		LogRetentionBytes:            -1,
 		LogRetentionCheck:            5 * time.Minute,
+		LogCleanerBackoff:            15 * time.Second,
 		MessageMaxBytes:              1048588,
 		FetchPurgeInterval:           1000,
+		FetchSessionSlots:            1000,
+		FetchSessionEviction:         2 * time.Minute,
 		ProducePurgeInterval:         1000,
 		DeleteRecordsPurge:           1,
 		AutoLeaderRebalance:          true,
@@ -259,6 +274,10 @@ func Default() Config {
 		QuotaWindowNum:  quota.DefaultSamples,
 		QuotaWindowSize: quota.DefaultWindow,
 
+		GroupConsumerSessionTimeout:    consumergroup.DefaultSessionTimeout,
+		GroupConsumerHeartbeatInterval: consumergroup.DefaultHeartbeatInterval,
+		GroupConsumerAssignors:         slices.Clone(consumergroup.DefaultAssignors),
+
 		BrokerHeartbeatInterval:   2 * time.Second,
 		BrokerSessionTimeout:      9 * time.Second,
 		ControllerElectionTimeout: time.Second,
@@ -298,10 +317,16 @@ func (c *Config) validate() error {
 		return fmt.Errorf("max in-flight per connection: %d, must be at least 1", c.MaxInFlightPerConn)
 	case c.FetchPurgeInterval < 0 || c.ProducePurgeInterval < 0 || c.DeleteRecordsPurge < 0:
 		return errors.New("purgatory purge intervals must not be negative")
+	case c.FetchSessionSlots < 0 || c.FetchSessionEviction < 0:
+		return errors.New("max.incremental.fetch.session.cache.slots and min.incremental.fetch.session.eviction.ms must not be negative")
 	case c.AutoLeaderRebalance && (c.LeaderImbalanceCheck <= 0 || c.LeaderImbalancePct < 0 || c.LeaderImbalancePct > 100):
 		return errors.New("leader.imbalance.check.interval.seconds must be positive, and leader.imbalance.per.broker.percentage from 0 to 100")
 	case c.GroupMinSessionTimeout > c.GroupMaxSessionTimeout:
 		return errors.New("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+	case c.GroupConsumerHeartbeatInterval <= 0 || c.GroupConsumerHeartbeatInterval >= c.GroupConsumerSessionTimeout:
+		return errors.New("group.consumer.heartbeat.interval.ms must be positive and below group.consumer.session.timeout.ms")
+	case !knownAssignors(c.GroupConsumerAssignors):
+		return fmt.Errorf("group.consumer.assignors: %v, must name one or more of uniform and range", c.GroupConsumerAssignors)
 	case c.MaxConnections < -1 || c.MaxConnectionsPerIP < 0 || c.MaxBrokerPartitions < -1:
 		return errors.New("max.connections and max.broker.partitions must be -1 (derived) or at least 0, max.connections.per.ip at least 0")
 	case c.QueuedMaxRequestBytes == 0 || c.QueuedMaxRequestBytes < -1:
@@ -427,13 +452,19 @@ func (c *Config) settings() []setting {
 		durationSetting("log.retention.ms", "how long records are kept (-1: forever)", &c.LogRetention, ms),
 		intSetting("log.retention.bytes", "bytes kept per partition (-1: unbounded)", &c.LogRetentionBytes),
 		durationSetting("log.retention.check.interval.ms", "how often retention is applied to every partition", &c.LogRetentionCheck, ms),
+		durationSetting("log.cleaner.backoff.ms", "how often the log cleaner looks for compacted partitions to clean (0: never)", &c.LogCleanerBackoff, ms),
 		intSetting("message.max.bytes", "largest record batch accepted, in bytes", &c.MessageMaxBytes),
+		intSetting("max.incremental.fetch.session.cache.slots", "fetch sessions (KIP-227) the broker keeps (0: none, every fetch is full)", &c.FetchSessionSlots),
+		durationSetting("min.incremental.fetch.session.eviction.ms", "how long a fetch session is unused before a new one may take its slot", &c.FetchSessionEviction, ms),
 		intSetting("fetch.purgatory.purge.interval.requests", "completed fetches listed before a purge (0: none, each leaves its lists as it completes)", &c.FetchPurgeInterval),
 		intSetting("producer.purgatory.purge.interval.requests", "completed produces listed before a purge (0: none, each leaves its lists as it completes)", &c.ProducePurgeInterval),
 		intSetting("delete.records.purgatory.purge.interval.requests", "completed delete-records listed before a purge", &c.DeleteRecordsPurge),
 		durationSetting("group.initial.rebalance.delay.ms", "wait for more members before an empty group's first rebalance", &c.GroupInitialRebalance, ms),
 		durationSetting("group.min.session.timeout.ms", "smallest session timeout a member may ask for", &c.GroupMinSessionTimeout, ms),
 		durationSetting("group.max.session.timeout.ms", "largest session timeout a member may ask for", &c.GroupMaxSessionTimeout, ms),
+		durationSetting("group.consumer.session.timeout.ms", "session timeout of a KIP-848 consumer group's members", &c.GroupConsumerSessionTimeout, ms),
+		durationSetting("group.consumer.heartbeat.interval.ms", "heartbeat interval a KIP-848 consumer group's members are told to keep", &c.GroupConsumerHeartbeatInterval, ms),
+		stringListSetting("group.consumer.assignors", "assignors a KIP-848 consumer group's members may ask for (uniform, range), the first for those that name none", &c.GroupConsumerAssignors),
 		durationSetting("offsets.retention.minutes", "how long an empty group's committed offsets are kept", &c.OffsetsRetention, min),
 		durationSetting("transactional.id.expiration.ms", "how long an idle transactional id, and an idle producer id's state, is kept", &c.TransactionalIDExpiry, ms),
 		durationSetting("transaction.max.timeout.ms", "the longest transaction.timeout.ms a producer may ask for", &c.TransactionMaxTimeout, ms),

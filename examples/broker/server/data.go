@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"math"
 
 	"go.uber.org/zap"
 
@@ -24,16 +25,26 @@ type data struct {
 // cannot be recovered fails it, and the broker does not start). Topic
 // creations that would take it past maxPartitions are refused.
 func newData(cfg Config, log *zap.Logger, dur *durable, maxPartitions int32) (*data, error) {
+	// Kafka's defaults for the configs the broker has no log.* setting
+	// of (the compaction configs), the broker's for the others.
+	defaults := storage.DefaultTopicConfig()
+	defaults.Retention, defaults.RetentionBytes = cfg.LogRetention, cfg.LogRetentionBytes
+	defaults.MaxMessageBytes, defaults.MinInsyncReplicas = cfg.MessageMaxBytes, cfg.MinInsyncReplicas
+	defaults.UncleanLeaderElection = cfg.UncleanLeaderElection
+	// A topic's segment.bytes and segment.ms default to the broker's
+	// log.segment.bytes and log.roll.ms, as in Kafka; a topic's own roll
+	// its segments in log.dirs (the log cleaner cleans sealed ones).
+	if cfg.LogSegmentBytes > 0 && cfg.LogSegmentBytes <= math.MaxInt32 {
+		defaults.SegmentBytes = int32(cfg.LogSegmentBytes)
+	}
+	if cfg.LogRoll > 0 {
+		defaults.SegmentMs = cfg.LogRoll
+	}
 	opts := []storage.Option{
 		storage.WithLogger(log),
-		storage.WithTopicDefaults(storage.TopicConfig{
-			Retention:             cfg.LogRetention,
-			RetentionBytes:        cfg.LogRetentionBytes,
-			MaxMessageBytes:       cfg.MessageMaxBytes,
-			MinInsyncReplicas:     cfg.MinInsyncReplicas,
-			UncleanLeaderElection: cfg.UncleanLeaderElection,
-		}),
+		storage.WithTopicDefaults(defaults),
 		storage.WithRetentionCheckInterval(cfg.LogRetentionCheck),
+		storage.WithCleanerInterval(cfg.LogCleanerBackoff),
 		storage.WithProducerState(cfg.MaxIdempotentInFlight, cfg.TransactionalIDExpiry),
 		storage.WithMaxPartitions(int(maxPartitions)),
 		// The offsets topic is created on a group's first use: its
@@ -62,7 +73,7 @@ func newData(cfg Config, log *zap.Logger, dur *durable, maxPartitions int32) (*d
 	return d, nil
 }
 
-// close stops the retention sweeper and closes the logs. The broker calls
+// close stops the retention sweeper and the log cleaner, and closes the logs. The broker calls
 // it last: until every waiting fetch is answered, they read the logs.
 func (d *data) close() error { return d.store.Close() }
 

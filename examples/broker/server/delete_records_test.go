@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
 // deleteRecordsRequest asks to delete, for each topic named, the records
@@ -78,6 +82,11 @@ func TestDeleteRecordsErrors(t *testing.T) {
 	topic := createTopic(t, s, "d", 1)
 	appendValues(t, topic.Partitions[0], "x", "y")
 	createTopic(t, s, "__consumer_offsets", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := s.ctrl().CreateTopic(ctx, controller.TopicSpec{Name: "compacted", Partitions: 1, ReplicationFactor: 1,
+		Configs: map[string]string{storage.ConfigCleanupPolicy: "compact"}})
+	require.NoError(t, err)
 	c := dialRaw(t, s)
 	onePartition := deleteRecordsRequest(2, 0, "d")
 	onePartition.Topics[0].Partitions[0].Partition = 1
@@ -91,6 +100,7 @@ func TestDeleteRecordsErrors(t *testing.T) {
 		{"unknown topic", deleteRecordsRequest(2, 0, "nope"), kerr.UnknownTopicOrPartition},
 		{"unknown partition", onePartition, kerr.UnknownTopicOrPartition},
 		{"internal topic", deleteRecordsRequest(2, 0, "__consumer_offsets"), kerr.InvalidTopicException},
+		{"cleanup.policy compact without delete", deleteRecordsRequest(2, 0, "compacted"), kerr.PolicyViolation},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -41,8 +41,11 @@ func TestDescribeConfigs(t *testing.T) {
 		for _, cfg := range resp.Resources[0].Configs {
 			own[cfg.Name] = cfg
 		}
-		require.Len(t, own, 5, "v%d", v)
+		require.Len(t, own, 12, "v%d", v)
 		assert.Equal(t, "false", *own["unclean.leader.election.enable"].Value)
+		assert.Equal(t, "delete", *own["cleanup.policy"].Value, "Kafka's default")
+		assert.Equal(t, "0.5", *own["min.cleanable.dirty.ratio"].Value)
+		assert.Equal(t, "86400000", *own["delete.retention.ms"].Value)
 		assert.Equal(t, "2", *own["min.insync.replicas"].Value)
 		assert.Equal(t, "604800000", *own["retention.ms"].Value)
 		if v == 0 { // is_default is v0's; source replaces it

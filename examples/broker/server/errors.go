@@ -16,6 +16,10 @@ var errNotController = errors.New("not the controller")
 // (TOPIC_AUTHORIZATION_FAILED, with Kafka's message).
 var errTopicAuthorization = errors.New("Authorization failed.") // Kafka's message, as clients show it
 
+// errDeletePolicy is a DeleteRecords on a topic whose cleanup.policy
+// does not delete (POLICY_VIOLATION).
+var errDeletePolicy = errors.New("policy violation")
+
 // requestCodes maps the handlers' own errors to the Kafka error codes a
 // client acts on; replica.ErrorCode maps those of the data path and of
 // what it stands on.
@@ -29,6 +33,7 @@ var requestCodes = []struct {
 	{errNotController, kerr.NotController},
 	{errTopicAuthorization, kerr.TopicAuthorizationFailed},
 	{errLeaderNotAvailable, kerr.LeaderNotAvailable},
+	{errDeletePolicy, kerr.PolicyViolation},
 }
 
 // errorCode returns the Kafka error code for err: 0 for nil, the mapped

@@ -363,23 +363,104 @@ func TestFetchSizeLimits(t *testing.T) {
 	assert.Equal(t, [][]string{{"1"}, nil}, fetch(10, 1<<20), "even past max_bytes")
 }
 
+// TestFetchSessions: KIP-227. A fetch at epoch 0 opens a session and is
+// answered on every partition; the incremental fetches after it name only
+// what changed and are answered only on partitions with something new (an
+// idle long poll: none at all); forgotten partitions leave; a wrong epoch,
+// an unknown session and a closed one are refused as Kafka refuses them;
+// epoch -1 is a full fetch without a session. Both ways of naming topics:
+// by name (v12) and by id (v13+).
 func TestFetchSessions(t *testing.T) {
-	s := newTestServer(t)
-	topic := createTopic(t, s, "f", 1)
-	c := dialRaw(t, s)
-	for _, epoch := range []int32{-1, 0} {
-		req := fetchRequest(12, 0, 1, fetchFrom{topic, 0, 0})
-		req.SessionID, req.SessionEpoch = 0, epoch
-		resp := c.RoundTrip(req).(*kmsg.FetchResponse)
-		assert.Equal(t, int16(0), resp.ErrorCode, "a full fetch, epoch %d", epoch)
-		assert.Equal(t, int32(0), resp.SessionID, "no session is created")
-		assert.Len(t, resp.Topics, 1)
+	for _, v := range []int16{12, 17} {
+		t.Run(fmt.Sprint("v", v), func(t *testing.T) {
+			s := newTestServer(t)
+			topic := createTopic(t, s, "f", 2)
+			p0, p1 := topic.Partitions[0], topic.Partitions[1]
+			appendValues(t, p0, "a")
+			c := dialRaw(t, s)
+			fetch := func(id, epoch int32, maxWait time.Duration, from []fetchFrom, forget ...int32) *kmsg.FetchResponse {
+				req := fetchRequest(v, maxWait, 1, from...)
+				req.SessionID, req.SessionEpoch = id, epoch
+				if len(forget) > 0 {
+					ft := kmsg.NewFetchRequestForgottenTopic()
+					ft.Topic, ft.TopicID, ft.Partitions = topic.Name, topic.ID, forget
+					req.ForgottenTopics = append(req.ForgottenTopics, ft)
+				}
+				return c.RoundTrip(req).(*kmsg.FetchResponse)
+			}
+
+			none := fetch(0, -1, 0, []fetchFrom{{topic, 0, 0}})
+			assert.Zero(t, none.SessionID, "epoch -1: no session")
+			assert.Zero(t, s.fetchSessions.len())
+
+			open := fetch(0, 0, 0, []fetchFrom{{topic, 0, 0}, {topic, 1, 0}})
+			require.Zero(t, open.ErrorCode)
+			id := open.SessionID
+			require.NotZero(t, id, "epoch 0 opens a session")
+			require.Len(t, fetched(t, open), 2, "a full answer: every partition")
+			assert.Equal(t, []string{"a"}, values(t, fetched(t, open)[0]))
+
+			idle := fetch(id, 1, 20*time.Millisecond, []fetchFrom{{topic, 0, 1}})
+			require.Zero(t, idle.ErrorCode)
+			assert.Equal(t, id, idle.SessionID)
+			assert.Empty(t, idle.Topics, "nothing new: an idle long poll is answered on no partition")
+
+			appendValues(t, p1, "b")
+			news := fetch(id, 2, time.Minute, nil)
+			require.Len(t, fetched(t, news), 1, "only the partition with something new")
+			assert.Equal(t, int32(1), fetched(t, news)[0].Partition)
+			assert.Equal(t, []string{"b"}, values(t, fetched(t, news)[0]), "from the offset the session holds for it")
+
+			assert.Equal(t, kerr.InvalidFetchSessionEpoch.Code, fetch(id, 2, 0, nil).ErrorCode, "an epoch used already")
+			assert.Equal(t, kerr.FetchSessionIDNotFound.Code, fetch(id+1, 1, 0, nil).ErrorCode, "a session never made")
+
+			appendValues(t, p1, "c")
+			appendValues(t, p0, "d")
+			forgot := fetch(id, 3, time.Minute, []fetchFrom{{topic, 1, 1}}, 1)
+			require.Len(t, fetched(t, forgot), 1, "partition 1 forgotten, partition 0 has news")
+			assert.Equal(t, int32(0), fetched(t, forgot)[0].Partition)
+			assert.Equal(t, []string{"d"}, values(t, fetched(t, forgot)[0]))
+
+			closed := fetch(id, -1, 0, []fetchFrom{{topic, 0, 2}})
+			assert.Zero(t, closed.SessionID, "epoch -1 closes the session named")
+			assert.Equal(t, kerr.FetchSessionIDNotFound.Code, fetch(id, 4, 0, nil).ErrorCode, "a closed session")
+			assert.Zero(t, s.fetchSessions.len())
+		})
 	}
-	req := fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0})
-	req.SessionID, req.SessionEpoch = 12345, 1
-	resp := c.RoundTrip(req).(*kmsg.FetchResponse)
-	assert.Equal(t, kerr.FetchSessionIDNotFound.Code, resp.ErrorCode, "an incremental fetch of a session the broker never made")
-	assert.Empty(t, resp.Topics)
+}
+
+// TestFetchSessionSlots: when the cache is full, a new session takes the
+// slot of the least recently used one only if it has been idle for
+// min.incremental.fetch.session.eviction.ms; else the fetch is answered
+// without one (session id 0).
+func TestFetchSessionSlots(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		eviction time.Duration
+		evicted  bool
+	}{{"recently used", time.Hour, false}, {"idle long enough", 0, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestServer(t, func(c *Config) { c.FetchSessionSlots, c.FetchSessionEviction = 1, tc.eviction })
+			topic := createTopic(t, s, "f", 1)
+			c := dialRaw(t, s)
+			open := func() int32 {
+				req := fetchRequest(12, 0, 0, fetchFrom{topic, 0, 0})
+				req.SessionEpoch = 0
+				return c.RoundTrip(req).(*kmsg.FetchResponse).SessionID
+			}
+			first := open()
+			require.NotZero(t, first)
+			second := open()
+			if !tc.evicted {
+				assert.Zero(t, second, "no room: a full fetch without a session")
+				return
+			}
+			assert.NotZero(t, second, "the idle one evicted")
+			req := fetchRequest(12, 0, 0)
+			req.SessionID, req.SessionEpoch = first, 1
+			assert.Equal(t, kerr.FetchSessionIDNotFound.Code, c.RoundTrip(req).(*kmsg.FetchResponse).ErrorCode)
+		})
+	}
 }
 
 func TestFetchReadCommitted(t *testing.T) {

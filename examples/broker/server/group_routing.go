@@ -37,6 +37,8 @@ func requestGroup(req kmsg.Request) (string, bool) {
 		return req.Group, true
 	case *kmsg.HeartbeatRequest:
 		return req.Group, true
+	case *kmsg.ConsumerGroupHeartbeatRequest:
+		return req.Group, true
 	case *kmsg.LeaveGroupRequest:
 		return req.Group, true
 	case *kmsg.OffsetCommitRequest:

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/group/service"
@@ -27,11 +28,14 @@ const offsetsTopic = coordinator.OffsetsTopic
 
 // newGroupCoordinator builds the group coordinator from the broker's
 // configs, with its purgatories' metrics on the broker's registry, hosted
-// by rt on the offsets topic, which it returns too.
-func newGroupCoordinator(rt *coordinator.Runtime, cfg Config, log *zap.Logger, reg prometheus.Registerer) (*group.Coordinator, *coordinator.Topic, error) {
+// by rt on the offsets topic, which it returns too. The consumer groups of
+// a partition unloaded are forgotten with its classic groups.
+func newGroupCoordinator(rt *coordinator.Runtime, cfg Config, log *zap.Logger, reg prometheus.Registerer,
+	consumers *consumergroup.Coordinator) (*group.Coordinator, *coordinator.Topic, error) {
 	return service.New(rt, service.Config{
 		Partitions: cfg.OffsetsTopicPartitions, ReplicationFactor: cfg.OffsetsTopicRF,
 		CommitTimeout: cfg.OffsetsCommitTimeout, CompactionDeadRecords: cfg.OffsetsCompactionDeadRecords,
+		OnUnload: func(inPartition func(string) bool) { consumers.Unload(inPartition) },
 	},
 		group.WithLogger(log.Named("group")),
 		group.WithRegisterer(reg),

@@ -131,11 +131,7 @@ func (t *throttled) RespondHolding(resp kmsg.Response, n int) {
 // quota allows over its windows (Kafka's getMaxValueInQuotaWindow); a
 // follower's as it is.
 func (s *Server) fetchWithQuota(r *kafkanet.Request, req *kmsg.FetchRequest) replica.Responder {
-	replicaID := req.ReplicaID
-	if req.Version >= 15 {
-		replicaID = req.ReplicaState.ID
-	}
-	if replicaID >= 0 {
+	if replicaOf(req) >= 0 {
 		return r
 	}
 	a := s.withQuota(r, s.quotas.fetch)

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
+	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
@@ -35,6 +36,8 @@ type Server struct {
 	// replicas is the replica manager (package replica): the data path,
 	// its Fetch and Produce purgatories, replication.
 	replicas *replica.Manager
+	// fetchSessions are the clients' fetch sessions (fetch_sessions.go).
+	fetchSessions *fetchSessions
 
 	files fdPlan // the file-descriptor budget (limits.go); immutable
 
@@ -63,6 +66,9 @@ type Server struct {
 	// groups is the group coordinator (package group), with its
 	// "Rebalance", "Heartbeat" and "OffsetExpiration" purgatories.
 	groups *group.Coordinator
+	// consumers is the KIP-848 consumer group coordinator (package
+	// consumergroup), beside the classic one, on the same routing.
+	consumers *consumergroup.Coordinator
 	// txns is the transaction coordinator (package txn), hosted on
 	// __transaction_state (txnTopic), which routes its requests.
 	txns     *txn.Coordinator
@@ -96,7 +102,8 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(),
+		fetchSessions: newFetchSessions(cfg.FetchSessionSlots, cfg.FetchSessionEviction)}
 	defer func() {
 		if err != nil {
 			s.closeOpened()
@@ -196,7 +203,10 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	}
 	s.coords = coordinator.New(coordinator.Config{Replicas: s.replicas, Member: s.member,
 		CreateTopic: s.createStateTopic, Logger: log.Named("coordinator")})
-	if s.groups, s.offsets, err = newGroupCoordinator(s.coords, cfg, log, s.reg); err != nil {
+	if s.consumers, err = s.newConsumerGroups(cfg, log); err != nil {
+		return nil, err
+	}
+	if s.groups, s.offsets, err = newGroupCoordinator(s.coords, cfg, log, s.reg, s.consumers); err != nil {
 		return nil, err
 	}
 	if s.txns, s.txnTopic, err = s.newTxnCoordinator(); err != nil {
@@ -337,6 +347,9 @@ func (s *Server) closePurgatories() {
 	}
 	if s.groups != nil {
 		_ = s.groups.Close() // its purgatories: waiting JoinGroups get NOT_COORDINATOR
+	}
+	if s.consumers != nil {
+		_ = s.consumers.Close() // its members' timers
 	}
 	if s.replicas != nil {
 		s.replicas.Close()

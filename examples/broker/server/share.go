@@ -135,9 +135,12 @@ func (b *shareBroker) wakePartition(p *storage.Partition) {
 	b.fetches.CheckAndComplete(shareWaitKey{Topic: metadata.TopicID(p.Topic().ID), Partition: p.Index()})
 }
 
-// groupExists reports whether group is a classic (or consumer) group of
-// the group coordinator, whose id a share group cannot take.
+// groupExists reports whether id is a classic group's or a KIP-848
+// consumer group's, which a share group cannot take.
 func (s *Server) groupExists(id string) bool {
+	if s.consumers.Has(id) {
+		return true
+	}
 	d, found, _ := s.groups.DescribeGroup(id)
 	return found && d.State != group.Dead
 }

@@ -40,7 +40,10 @@ func TestCreateTopicsEveryVersion(t *testing.T) {
 			if v >= 5 {
 				assert.Equal(t, int32(2), st.NumPartitions)
 				assert.Equal(t, int16(1), st.ReplicationFactor)
-				assert.Len(t, st.Configs, 5) // max.message.bytes, min.insync.replicas, retention.bytes, retention.ms, unclean.leader.election.enable
+				// max.message.bytes, min.insync.replicas, retention.bytes,
+				// retention.ms, unclean.leader.election.enable, and
+				// compaction's seven (cleanup.policy, ..., segment.ms).
+				assert.Len(t, st.Configs, 12)
 			}
 			if v >= 7 {
 				assert.Equal(t, [16]byte(topic.ID), st.TopicID)
@@ -83,7 +86,7 @@ func TestCreateTopicsErrors(t *testing.T) {
 			rt.NumPartitions = 1
 			return rt
 		}(), kerr.InvalidRequest},
-		{"unsupported config", withConfig("compacted", "cleanup.policy", "compact"), kerr.InvalidConfig},
+		{"unsupported config", withConfig("stamped", "message.timestamp.type", "LogAppendTime"), kerr.InvalidConfig},
 		{"config out of range", withConfig("bad-retention", "retention.ms", "-5"), kerr.InvalidConfig},
 	}
 	for _, tt := range tests {

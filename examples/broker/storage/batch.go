@@ -169,11 +169,8 @@ func parseBatch(raw []byte, from origin) (*Batch, error) {
 	if sum := crc32.Checksum(raw[crcCoversFrom:], castagnoli); sum != uint32(kb.CRC) {
 		return nil, fmt.Errorf("%w: CRC-32C is %#08x, the batch says %#08x", ErrCorruptBatch, sum, uint32(kb.CRC))
 	}
-	if kb.NumRecords < 1 {
-		return nil, fmt.Errorf("%w: %d records", ErrCorruptBatch, kb.NumRecords)
-	}
-	if kb.LastOffsetDelta != kb.NumRecords-1 {
-		return nil, fmt.Errorf("%w: last offset delta %d with %d records", ErrCorruptBatch, kb.LastOffsetDelta, kb.NumRecords)
+	if err := checkRecordCount(&kb, from == fromLog); err != nil {
+		return nil, err
 	}
 	attrs := uint16(kb.Attributes)
 	if attrs&attrCompression > maxCompression {
@@ -198,6 +195,25 @@ func parseBatch(raw []byte, from origin) (*Batch, error) {
 		}
 	}
 	return &Batch{raw: raw, info: info, attrs: kb.Attributes, numRecords: kb.NumRecords, firstTimestamp: kb.FirstTimestamp}, nil
+}
+
+// checkRecordCount checks kb's record count against its last offset
+// delta: a client's batch holds a record at every offset it spans; a
+// batch the log cleaner rewrote (stored) holds fewer, maybe none (a
+// producer's last batch, kept empty for its sequence, as Kafka keeps
+// it), and keeps the offsets it spanned (KAFKA-5443).
+func checkRecordCount(kb *kmsg.RecordBatch, stored bool) error {
+	n, last := kb.NumRecords, kb.LastOffsetDelta
+	if stored && n >= 0 && last >= 0 && n <= last+1 && (n > 0 || kb.Attributes&attrControl == 0) {
+		return nil
+	}
+	if n < 1 {
+		return fmt.Errorf("%w: %d records", ErrCorruptBatch, n)
+	}
+	if last != n-1 {
+		return fmt.Errorf("%w: last offset delta %d with %d records", ErrCorruptBatch, last, n)
+	}
+	return nil
 }
 
 // infoOf returns what kb's header says, its offsets relative (0 and the

@@ -129,6 +129,24 @@
 // (logdir's) keeps a log start that its first segment does not say across
 // restarts.
 //
+// # Compaction
+//
+// A topic whose cleanup.policy has compact is cleaned by key (Kafka's log
+// cleaner): each key's latest value is kept, at its own offset, and
+// tombstones for delete.retention.ms after their first cleaning; retention
+// applies only if the policy has delete too. A client's record without a
+// key is refused on such a topic. The store's cleaner (cleaning.go) runs a
+// pass every log.cleaner.backoff.ms on the library's timer, over the
+// partitions whose dirty ratio reaches min.cleanable.dirty.ratio (or whose
+// dirty records passed max.compaction.lag.ms), the dirtiest first; a
+// partition's pass (cleaner.go) cleans its sealed segments below the last
+// stable offset and older than min.compaction.lag.ms, decompressing
+// records to read their keys and compressing what it keeps with the
+// batch's codec (cleanbatch.go), and swaps each segment in whole
+// (Log.Replace). Aborted transactions' records go, and markers once
+// nothing of their transaction is left (markers.go). Each
+// replica cleans its own log; a follower takes its leader's gaps.
+//
 // # Logs and the catalog
 //
 // The batches themselves sit behind the Log interface: the in-memory log
@@ -169,17 +187,21 @@
 //
 // # Size
 //
-// About 4.3k lines, above the 3k this project's packages keep to: one
+// About 5k lines, above the 3k this project's packages keep to: one
 // concept a file (a batch's validation, control batches, the partition and
 // its offsets, leader epochs, producers' sequences, transactions,
-// retention, the catalog), each the partition's, under the partition's one
-// lock; the on-disk log is package logdir already.
+// retention, compaction, the catalog), each the partition's, under the
+// partition's one lock; the on-disk log is package logdir already. The
+// cleaner is the next to move into a package of its own, behind a
+// partition's read and swap.
 //
 // # Lock order
 //
 // A topic's alter lock (its growths, config changes and deletion,
 // grow.go), then
 // Store.mu, then Partition.mu. A Log is called only under its partition's
-// lock. No lock is held while calling out of the package, so a caller may
-// hold its own lock (a delayed fetch's) around any call here.
+// lock. The log cleaner (cleaner.go) takes one partition's lock at a time,
+// never with another held, and holds none while it decodes and rewrites.
+// No lock is held while calling out of the package, so a caller may hold
+// its own lock (a delayed fetch's) around any call here.
 package storage

@@ -52,12 +52,17 @@ var (
 	ErrNotBatchBoundary = errors.New("storage: offset is not a batch boundary")
 
 	// ErrOffsetMismatch is wrapped by Partition.AppendReplica for a
-	// leader's batch whose base offset is not the follower's log end
-	// offset: the follower fetched from the wrong offset, or truncated
-	// meanwhile. It maps to no Kafka error code (Kafka's
+	// leader's batch whose base offset is before the follower's log end
+	// offset (after it is a gap a compacted leader's log has): the
+	// follower fetched from the wrong offset, or truncated meanwhile. It maps to no Kafka error code (Kafka's
 	// UnexpectedAppendOffsetException): the follower fetches again from
 	// its log end.
 	ErrOffsetMismatch = errors.New("storage: batch base offset is not the log end offset")
+
+	// ErrSegmentChanged is wrapped by Log.Replace for a segment that is
+	// no longer as the cleaner read it: a truncation or retention took
+	// it meanwhile. The cleaner drops its work and reads again.
+	ErrSegmentChanged = errors.New("storage: segment changed while it was cleaned")
 
 	// ErrLeaderEpochMoved is wrapped by Partition.AppendReplicaAt when the
 	// partition's leader epoch is no longer the one the follower's fetch

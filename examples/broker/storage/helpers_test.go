@@ -14,7 +14,7 @@ import (
 func newTestStore(t *testing.T, opts ...Option) (*Store, *clocktest.Manual) {
 	t.Helper()
 	clk := clocktest.New()
-	s, err := New(append([]Option{WithClock(clk), WithRetentionCheckInterval(0)}, opts...)...)
+	s, err := New(append([]Option{WithClock(clk), WithRetentionCheckInterval(0), WithCleanerInterval(0)}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s, clk

@@ -1,6 +1,9 @@
 package storage
 
-import "io"
+import (
+	"io"
+	"time"
+)
 
 // A Log holds one partition's record batches in offset order: the part of a
 // partition that the durable, segment-file log (package logdir) replaces.
@@ -16,7 +19,9 @@ import "io"
 // producer state from Scan when it opens a log that is not empty, and
 // after TruncateTo or Reset.
 type Log interface {
-	// Append adds b, whose base offset is the log's end offset.
+	// Append adds b, whose base offset is the log's end offset, or
+	// past it: a follower takes its compacted leader's batches with the
+	// gaps the cleaner left between them.
 	Append(b *Batch) error
 
 	// Read appends to dst the bytes of the batches from the one holding
@@ -63,6 +68,20 @@ type Log interface {
 	// negative start is an error. A durable log reopens empty at start.
 	Reset(start int64) error
 
+	// Replace puts kept in place of the batches of seg, a segment that
+	// Segments reported and not the last one (the log cleaner never
+	// touches the active segment): kept are those batches as the
+	// cleaner rewrote them, in offset order, each at its base offset and
+	// spanning its offsets as before, with fewer records; the batches it
+	// dropped are left out, which leaves gaps in the offsets. With kept
+	// empty the segment goes, but the log's start offset stays where it
+	// was, as Kafka's log start does not move for compaction. A segment
+	// no longer as seg says (a truncation or retention took it
+	// meanwhile) is an error wrapping ErrSegmentChanged, and the log is
+	// left as it was. A durable log writes the new segment aside and
+	// swaps it in: a crash leaves the old segment or the new one, whole.
+	Replace(seg Segment, kept []*Batch) error
+
 	// Bounds returns the log's start and end offsets and its size in bytes.
 	Bounds() Bounds
 
@@ -98,3 +117,50 @@ type Segment struct {
 // durable opener returns the batches the partition held when it was last
 // closed.
 type LogOpener func(topic string, id TopicID, partition int32) (Log, error)
+
+// A SegmentExtentKeeper is a Log whose cleaned segments must end where
+// they did (logdir's, whose recovery checks that its segments follow each
+// other): the log cleaner keeps each segment's last batch, emptied of its
+// records if none stays, as Kafka keeps a producer's last batch. The
+// memory log is none: it lets a batch whose records all went go whole.
+type SegmentExtentKeeper interface {
+	KeepsSegmentExtents() bool
+}
+
+// A StagedReplacer is a Log that writes Replace's new segment aside before
+// the swap: the cleaner calls StageReplace without its partition's lock,
+// so that appends and fetches do not wait for the writing, then Commit
+// under the lock (or Abort). The Log guards itself meanwhile, as logdir's
+// does; the segment may have gone by the Commit, which then fails with
+// ErrSegmentChanged, as Replace does.
+type StagedReplacer interface {
+	StageReplace(seg Segment, kept []*Batch) (StagedReplace, error)
+}
+
+// A StagedReplace is a Replace written aside: Commit swaps it in, Abort
+// drops it; exactly one of them is called, once.
+type StagedReplace interface {
+	Commit() error
+	Abort()
+}
+
+// A SegmentRoller is a Log whose segments roll at a size and an age it is
+// told (logdir's): a topic's own segment.bytes and segment.ms, which the
+// log cleaner needs to find sealed segments soon enough. Partition tells
+// it before an append when the topic's config changed them; zero is the
+// log's own.
+type SegmentRoller interface {
+	SetSegmentRoll(bytes int64, age time.Duration)
+}
+
+// A CleanerCheckpointer is a Log that keeps where the log cleaner's last
+// pass ended across restarts (logdir's), so that the first pass after a
+// restart maps only what came since, not the whole log again. Partition
+// calls it under its write lock: ReadCleanedTo when it opens the log,
+// WriteCleanedTo after a pass, and after a truncation that cut below it.
+// What it keeps only saves work: a lost or stale one makes a pass map
+// more, or keep a few superseded records longer, never drop a latest one.
+type CleanerCheckpointer interface {
+	ReadCleanedTo() (offset int64, found bool, err error)
+	WriteCleanedTo(offset int64) error
+}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -9,7 +10,7 @@ import (
 // Finding an offset is a binary search; dropping a prefix is O(batches
 // dropped) and lets their bytes go at once.
 type memLog struct {
-	batches []*Batch // oldest first; batches[i].info.BaseOffset == previous LastOffset+1
+	batches []*Batch // oldest first; batches[i].info.BaseOffset > previous LastOffset (gaps: the cleaner's)
 	start   int64    // the log start offset: batches[0]'s base, or end when empty
 	end     int64
 	size    int64
@@ -20,7 +21,7 @@ type memLog struct {
 func NewMemLog() Log { return &memLog{} }
 
 func (l *memLog) Append(b *Batch) error {
-	if b.info.BaseOffset != l.end {
+	if b.info.BaseOffset < l.end {
 		return fmt.Errorf("storage: batch at offset %d appended to a log ending at %d", b.info.BaseOffset, l.end)
 	}
 	l.batches = append(l.batches, b)
@@ -92,6 +93,28 @@ func (l *memLog) DropBefore(offset int64) error {
 	if len(l.batches) > 0 {
 		l.start = l.batches[0].info.BaseOffset
 	}
+	return nil
+}
+
+// Replace swaps the batch seg is (every batch is a segment here) for
+// kept, which holds it cleaned or nothing. The start offset stays, even
+// when the first batch goes. O(log batches + len(kept)), plus a copy of
+// the batches after seg when kept is not one batch.
+func (l *memLog) Replace(seg Segment, kept []*Batch) error {
+	i := l.find(seg.BaseOffset)
+	if i >= len(l.batches)-1 || l.batches[i].info.BaseOffset != seg.BaseOffset ||
+		l.batches[i].info.LastOffset+1 != seg.NextOffset || int64(l.batches[i].info.Size) != seg.Size {
+		return fmt.Errorf("%w: the batch at %d", ErrSegmentChanged, seg.BaseOffset)
+	}
+	for _, b := range kept {
+		l.size += int64(b.info.Size)
+	}
+	l.size -= seg.Size
+	if len(kept) == 1 {
+		l.batches[i] = kept[0]
+		return nil
+	}
+	l.batches = slices.Concat(l.batches[:i], kept, l.batches[i+1:])
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/timer"
 )
 
 // A Clock tells the wall-clock time: record timestamps are wall-clock
@@ -35,6 +37,12 @@ type config struct {
 	// skipRecords turns the validation of records off, for the
 	// benchmark that measures what it costs.
 	skipRecords bool
+	// cleanerInterval is log.cleaner.backoff.ms, cleanerMapKeys bounds a
+	// pass's offset map, cleanerTimer is the timer the cleaner runs on
+	// (nil: its own); see cleaning.go.
+	cleanerInterval time.Duration
+	cleanerMapKeys  int
+	cleanerTimer    *timer.Timer
 	// inflating bounds the batches being decompressed at once, by New:
 	// each holds up to its topic's max.message.bytes.
 	inflating chan struct{}
@@ -59,18 +67,15 @@ func (c *config) validateBatch(b *Batch, maxMessageBytes int) error {
 
 func defaultConfig() config {
 	return config{
-		clock: systemClock{},
-		log:   zap.NewNop(),
-		defaults: TopicConfig{
-			Retention:         7 * 24 * time.Hour, // log.retention.hours=168
-			RetentionBytes:    -1,
-			MaxMessageBytes:   1048588, // message.max.bytes
-			MinInsyncReplicas: 1,       // min.insync.replicas
-		},
+		clock:           systemClock{},
+		log:             zap.NewNop(),
+		defaults:        DefaultTopicConfig(),
 		checkInterval:   5 * time.Minute, // log.retention.check.interval.ms
 		producerBatches: 5,
 		producerExpiry:  24 * time.Hour, // producer.id.expiration.ms
 		inflateLimit:    DefaultInflateLimit,
+		cleanerInterval: DefaultCleanerInterval,
+		cleanerMapKeys:  DefaultCleanerMapKeys,
 		open:            func(string, TopicID, int32) (Log, error) { return NewMemLog(), nil },
 	}
 }
@@ -85,6 +90,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: nil log opener", ErrInvalidOption)
 	case c.producerBatches < 1:
 		return fmt.Errorf("%w: producers must be remembered for at least one batch, not %d", ErrInvalidOption, c.producerBatches)
+	case c.cleanerMapKeys < 1:
+		return fmt.Errorf("%w: a cleaner's map of %d keys", ErrInvalidOption, c.cleanerMapKeys)
 	case c.inflateLimit < 0:
 		return fmt.Errorf("%w: inflate limit %d is negative", ErrInvalidOption, c.inflateLimit)
 	case c.defaults.MaxMessageBytes < batchOverhead:
@@ -109,8 +116,11 @@ func WithLogger(l *zap.Logger) Option { return optionFunc(func(cfg *config) { cf
 
 // WithTopicDefaults sets the configs a topic has unless created with
 // others: the broker's log.retention.ms, log.retention.bytes,
-// message.max.bytes and min.insync.replicas (default: Kafka's, 7 days,
-// unbounded, 1048588, 1; a MinInsyncReplicas left zero is 1).
+// message.max.bytes, min.insync.replicas, log.segment.bytes and
+// log.roll.ms, and Kafka's compaction defaults (default:
+// DefaultTopicConfig, Kafka's; a MinInsyncReplicas left zero is 1). Start
+// from DefaultTopicConfig: a field left zero means what its zero means
+// (min.cleanable.dirty.ratio 0 cleans at any dirt).
 func WithTopicDefaults(c TopicConfig) Option {
 	return optionFunc(func(cfg *config) {
 		c.MinInsyncReplicas = c.MinISR()
@@ -177,3 +187,25 @@ const DefaultInflateLimit = 100 << 20
 // have sent uncompressed, no more. Validation holds a few buffers whatever
 // the bound: records are walked as they are inflated, not kept.
 func WithInflateLimit(n int) Option { return optionFunc(func(cfg *config) { cfg.inflateLimit = n }) }
+
+// WithCleanerInterval sets how often the log cleaner looks for partitions
+// of compacted topics to clean (Kafka's log.cleaner.backoff.ms, default
+// DefaultCleanerInterval); zero or negative schedules none, and Clean
+// runs a pass when called. See cleaning.go.
+func WithCleanerInterval(d time.Duration) Option {
+	return optionFunc(func(cfg *config) { cfg.cleanerInterval = d })
+}
+
+// WithCleanerMapKeys bounds the keys of a cleaning pass's offset map
+// (default DefaultCleanerMapKeys, about Kafka's 128 MiB
+// log.cleaner.dedupe.buffer.size): a pass maps the dirty segments until
+// the map holds n keys, and cleans up to there.
+func WithCleanerMapKeys(n int) Option {
+	return optionFunc(func(cfg *config) { cfg.cleanerMapKeys = n })
+}
+
+// WithCleanerTimer runs the log cleaner's schedule on tm (default: a timer
+// the store makes, and closes with Close). The store does not close tm.
+func WithCleanerTimer(tm *timer.Timer) Option {
+	return optionFunc(func(cfg *config) { cfg.cleanerTimer = tm })
+}

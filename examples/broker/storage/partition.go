@@ -80,6 +80,15 @@ type Partition struct {
 	// none (logstart.go).
 	keptStart int64
 	deleted   bool
+	// cleanedTo is where the log cleaner's last pass ended: the
+	// offsets below it are clean, those from it dirty (cleaner.go).
+	cleanedTo int64
+	// cuts counts the truncations and resets, so that a cleaning pass
+	// that one overtook swaps nothing in.
+	cuts uint64
+	// roll is the segment.bytes and segment.ms its log was last told
+	// (compactconfig.go).
+	roll segmentRoll
 }
 
 // openPartition opens partition index of t on log. A log that is not empty
@@ -99,6 +108,7 @@ func openPartition(t *Topic, index int32, cfg *config, log Log) (*Partition, err
 	if err := p.recoverLogStartLocked(); err != nil {
 		return nil, fmt.Errorf("storage: recover the log start of %s-%d: %w", t.Name, index, err)
 	}
+	p.readCleanedLocked()
 	// The batches before the log start are kept only when it is inside
 	// their segment: the cache starts at the log start, as the cache
 	// DeleteRecords left does.
@@ -349,7 +359,8 @@ func (p *Partition) appendFrom(raw []byte, from origin, guard uint64) (AppendRes
 	// checksumming it.
 	// max.message.bytes read once: a change meanwhile (AlterTopicConfig)
 	// applies to the next batch, whole.
-	maxBytes := p.topic.Config().MaxMessageBytes
+	cfg := p.topic.Config()
+	maxBytes := cfg.MaxMessageBytes
 	if len(raw) > int(maxBytes) {
 		return AppendResult{}, fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrBatchTooLarge, len(raw), maxBytes)
 	}
@@ -359,6 +370,11 @@ func (p *Partition) appendFrom(raw []byte, from origin, guard uint64) (AppendRes
 	}
 	if err := p.cfg.validateBatch(b, int(maxBytes)); err != nil {
 		return AppendResult{}, err
+	}
+	if cfg.Cleanup.Compacts() {
+		if err := requireKeys(b); err != nil {
+			return AppendResult{}, err
+		}
 	}
 	now := p.cfg.clock.Now()
 
@@ -398,6 +414,7 @@ func (p *Partition) appendFrom(raw []byte, from origin, guard uint64) (AppendRes
 //
 // REQUIRES: p.mu held for writing.
 func (p *Partition) appendLocked(b *Batch, now time.Time) (AppendResult, error) {
+	p.setRollLocked()
 	placed := b.place(p.log.Bounds().End, p.leaderEpoch.Load(), now)
 	if err := p.log.Append(placed); err != nil {
 		return AppendResult{}, fmt.Errorf("storage: append to %s-%d: %w", p.topic.Name, p.index, err)

@@ -87,8 +87,12 @@ func (p *Partition) appendReplica(records []byte, checkEpoch bool, fetchedAt int
 			fmt.Errorf("storage: replicate to %s-%d: %w", p.topic.Name, p.index, err)
 	}
 	res := AppendResult{BaseOffset: end, LastOffset: end - 1}
+	p.setRollLocked() // a follower rolls where its leader does
 	for _, b := range batches {
-		if b.info.BaseOffset != end {
+		// A gap is a compacted leader's: its cleaner dropped the
+		// batches between (Kafka's follower takes any offset past its
+		// log end).
+		if b.info.BaseOffset < end {
 			err = fmt.Errorf("%w: %s-%d ends at %d, the leader's batch starts at %d",
 				ErrOffsetMismatch, p.topic.Name, p.index, end, b.info.BaseOffset)
 			break
@@ -265,6 +269,11 @@ func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
 // REQUIRES: p.mu held for writing.
 func (p *Partition) truncatedLocked(err error, what string, offset int64) error {
 	b := p.log.Bounds()
+	p.cuts++ // a cleaning pass under way swaps nothing in
+	if b.End < p.cleanedTo {
+		p.cleanedTo = b.End
+		p.writeCleanedLocked()
+	}
 	// A log start DeleteRecords set is cut back with the log (Kafka's
 	// truncateTo keeps min(target, logStartOffset)); after a Reset the
 	// log's own start is the log start.

@@ -13,14 +13,15 @@ import (
 // timestamp of its batches, exceeds retention.ms, or while the partition
 // stays at or above retention.bytes without it. Only segments below the
 // high watermark go: one holding a batch that a replica still lacks is
-// kept. When every batch goes the log start is the log end. O(segments
+// kept. A topic whose cleanup.policy is compact alone keeps everything
+// (its cleaner bounds it). When every batch goes the log start is the log end. O(segments
 // deleted), plus the rescan of the log when the batch with the largest
 // timestamp goes.
 //
 // REQUIRES: p.mu held for writing.
 func (p *Partition) retainLocked(now time.Time) error {
 	c := p.topic.Config() // once: a change meanwhile applies at the next sweep
-	if c.Retention < 0 && c.RetentionBytes < 0 {
+	if !c.Cleanup.Deletes() || c.Retention < 0 && c.RetentionBytes < 0 {
 		return nil
 	}
 	b := p.log.Bounds()

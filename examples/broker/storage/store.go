@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
+
+	"github.com/gopurgatory/purgatory/timer"
 )
 
 // A Store holds the broker's topics and their partitions. Its methods are
@@ -25,6 +28,12 @@ type Store struct {
 	stop      chan struct{} // closed by Close: the sweeper returns
 	done      chan struct{} // closed by the sweeper when it returns
 	closeOnce sync.Once
+
+	// The log cleaner's schedule (cleaning.go), set by New.
+	ownTimer *timer.Timer    // the cleaner's timer if the store made it
+	cleanRun *timer.Periodic // nil without a schedule
+	passing  atomic.Bool     // a pass is running: the next run skips
+	passes   sync.WaitGroup  // the pass running
 }
 
 // New returns a store holding the topics of its catalog (WithCatalog),
@@ -46,6 +55,10 @@ func New(opts ...Option) (*Store, error) {
 		if err := s.load(); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.startCleaner(); err != nil {
+		_ = s.closeLogs()
+		return nil, err
 	}
 	if cfg.checkInterval > 0 {
 		go s.sweepEvery(cfg.checkInterval)
@@ -347,14 +360,20 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		<-s.done
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-		var errs []error
-		for _, t := range s.Topics() {
-			errs = append(errs, t.closePartitions(false))
-		}
-		err = errors.Join(errs...)
+		s.stopCleaner()
+		err = s.closeLogs()
 	})
 	return err
+}
+
+// closeLogs marks the store closed and closes every partition's log.
+func (s *Store) closeLogs() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	var errs []error
+	for _, t := range s.Topics() {
+		errs = append(errs, t.closePartitions(false))
+	}
+	return errors.Join(errs...)
 }

@@ -136,7 +136,8 @@ func TestTopicConfig(t *testing.T) {
 		{"unclean.leader.election.enable", ConfigUncleanLeaderElection, str("True"), with(func(c *TopicConfig) { c.UncleanLeaderElection = true }), false},
 		{"unclean.leader.election.enable: false", ConfigUncleanLeaderElection, str("false"), base, false},
 		{"unclean.leader.election.enable: not a boolean", ConfigUncleanLeaderElection, str("1"), base, true},
-		{"unsupported", "cleanup.policy", str("compact"), base, true},
+		{"cleanup.policy", ConfigCleanupPolicy, str("compact"), with(func(c *TopicConfig) { c.Cleanup = CleanupCompact }), false},
+		{"unsupported", "message.timestamp.type", str("LogAppendTime"), base, true},
 		{"unknown", "no.such.config", nil, base, true},
 	}
 	for _, tt := range tests {
@@ -150,8 +151,10 @@ func TestTopicConfig(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
-	assert.Equal(t, []ConfigValue{{ConfigMaxMessageBytes, "1000"}, {ConfigMinInsyncReplicas, "1"}, {ConfigRetentionBytes, "-1"}, {ConfigRetentionMs, "3600000"},
-		{ConfigUncleanLeaderElection, "false"}}, base.Values(), "min.insync.replicas unset is 1")
+	assert.Equal(t, []ConfigValue{{ConfigCleanupPolicy, "delete"}, {ConfigDeleteRetentionMs, "0"}, {ConfigMaxCompactionLag, "9223372036854775807"},
+		{ConfigMaxMessageBytes, "1000"}, {ConfigDirtyRatio, "0"}, {ConfigMinCompactionLag, "0"}, {ConfigMinInsyncReplicas, "1"},
+		{ConfigRetentionBytes, "-1"}, {ConfigRetentionMs, "3600000"}, {ConfigSegmentBytes, "0"}, {ConfigSegmentMs, "0"},
+		{ConfigUncleanLeaderElection, "false"}}, base.Values(), "min.insync.replicas unset is 1; by name")
 	assert.Equal(t, int32(1), base.MinISR())
 	assert.Equal(t, int32(3), with(func(c *TopicConfig) { c.MinInsyncReplicas = 3 }).MinISR())
 }

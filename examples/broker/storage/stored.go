@@ -26,7 +26,8 @@ const maxStoredBatch = 1<<31 - 1
 // the first BatchHeaderSize bytes of h: its info, with the offsets the log
 // gave it and AppendTime left to the caller. It checks what a header alone
 // can (a length of at least a header, the magic, a record count that
-// agrees with the last offset delta, a base offset that is not negative)
+// agrees with the last offset delta, or is below it in a batch the log
+// cleaner rewrote, a base offset that is not negative)
 // and returns an error wrapping ErrCorruptBatch otherwise; the checksum
 // needs the whole batch, which ParseStoredBatch checks.
 //
@@ -56,8 +57,8 @@ func ReadBatchHeader(h []byte) (BatchInfo, error) {
 		return BatchInfo{}, fmt.Errorf("%w: batch length %d", ErrCorruptBatch, length)
 	case kb.Magic != 2:
 		return BatchInfo{}, fmt.Errorf("%w: magic %d", ErrCorruptBatch, kb.Magic)
-	case kb.NumRecords < 1 || kb.LastOffsetDelta != kb.NumRecords-1:
-		return BatchInfo{}, fmt.Errorf("%w: last offset delta %d with %d records", ErrCorruptBatch, kb.LastOffsetDelta, kb.NumRecords)
+	case checkRecordCount(&kb, true) != nil:
+		return BatchInfo{}, checkRecordCount(&kb, true)
 	case kb.FirstOffset < 0:
 		return BatchInfo{}, fmt.Errorf("%w: base offset %d", ErrCorruptBatch, kb.FirstOffset)
 	}

@@ -162,6 +162,28 @@ type TopicConfig struct {
 	// (unclean.leader.election.enable). The cluster's controller acts on
 	// it; the storage only keeps it.
 	UncleanLeaderElection bool
+
+	// Cleanup is cleanup.policy: whether retention deletes old segments,
+	// the log cleaner compacts the log by key, or both (cleaner.go).
+	Cleanup CleanupPolicy
+	// DirtyRatio is min.cleanable.dirty.ratio: the share of a log's
+	// bytes not yet cleaned past which the cleaner takes it.
+	DirtyRatio float64
+	// MinCompactionLag is min.compaction.lag.ms: a record younger than
+	// this is never compacted away (KIP-354), nor anything after it.
+	MinCompactionLag time.Duration
+	// MaxCompactionLag is max.compaction.lag.ms: a log whose oldest
+	// record not yet cleaned is older than this is cleaned whatever its
+	// dirty ratio; zero is unbounded, Kafka's default.
+	MaxCompactionLag time.Duration
+	// DeleteRetention is delete.retention.ms: how long a tombstone
+	// stays after the cleaner first kept it, for consumers to see it.
+	DeleteRetention time.Duration
+	// SegmentBytes and SegmentMs are segment.bytes and segment.ms: a
+	// durable log's segments roll at a topic's own from its next append
+	// (setRollLocked); in memory every batch is a segment.
+	SegmentBytes int32
+	SegmentMs    time.Duration
 }
 
 // The names of the topic configs, as Kafka names them.
@@ -194,21 +216,31 @@ func (c TopicConfig) Values() []ConfigValue {
 	if c.Retention >= 0 {
 		ms = c.Retention.Milliseconds()
 	}
-	return []ConfigValue{
+	vs := []ConfigValue{
 		{ConfigMaxMessageBytes, strconv.FormatInt(int64(c.MaxMessageBytes), 10)},
 		{ConfigMinInsyncReplicas, strconv.FormatInt(int64(c.MinISR()), 10)},
 		{ConfigRetentionBytes, strconv.FormatInt(c.RetentionBytes, 10)},
 		{ConfigRetentionMs, strconv.FormatInt(ms, 10)},
 		{ConfigUncleanLeaderElection, strconv.FormatBool(c.UncleanLeaderElection)},
 	}
+	vs = append(vs, c.cleanerValues()...)
+	slices.SortFunc(vs, func(a, b ConfigValue) int { return strings.Compare(a.Name, b.Name) })
+	return vs
 }
 
 // With returns c with the config name set to value; a nil value keeps the
 // default, as Kafka treats a null config value. An unknown name, a config
 // this broker does not enforce, or a value out of range is an error
-// wrapping ErrInvalidConfig: a client asking for, say, compaction is told,
-// rather than silently given a topic that does not compact.
+// wrapping ErrInvalidConfig: a client asking for a config the broker does
+// not have is told, rather than silently given a topic without it.
 func (c TopicConfig) With(name string, value *string) (TopicConfig, error) {
+	if value != nil {
+		if next, known, err := c.withCleaner(name, *value); known {
+			return next, err
+		}
+	} else if _, known, _ := c.withCleaner(name, ""); known {
+		return c, nil
+	}
 	least := int64(-1) // -1: forever, unbounded
 	switch name {
 	case ConfigRetentionMs, ConfigRetentionBytes:

@@ -89,6 +89,9 @@
 //	DescribeTransactions (65)  DESCRIBE TRANSACTIONAL_ID            TRANSACTIONAL_ID_AUTHORIZATION_FAILED, per id;
 //	                           DESCRIBE TOPIC                       its topics not described are left out
 //	ListTransactions (66)      DESCRIBE TRANSACTIONAL_ID            ids not described are hidden
+//	ConsumerGroupHeartbeat     READ GROUP                           GROUP_AUTHORIZATION_FAILED
+//	(68)
+//	ConsumerGroupDescribe (69) DESCRIBE GROUP                       GROUP_AUTHORIZATION_FAILED, per group
 //	DescribeTopicPartitions    DESCRIBE TOPIC                       all topics: hidden; named: TOPIC_AUTHORIZATION_FAILED
 //	(75)
 //	ApiVersions, SaslHandshake, SaslAuthenticate: none.

@@ -54,6 +54,9 @@ var gates = map[kmsg.Key]func(c Access, req kmsg.Request) int16{
 	kmsg.Heartbeat: func(c Access, req kmsg.Request) int16 {
 		return c.GroupCode(kmsg.ACLOperationRead, req.(*kmsg.HeartbeatRequest).Group)
 	},
+	kmsg.ConsumerGroupHeartbeat: func(c Access, req kmsg.Request) int16 {
+		return c.GroupCode(kmsg.ACLOperationRead, req.(*kmsg.ConsumerGroupHeartbeatRequest).Group)
+	},
 	kmsg.LeaveGroup: func(c Access, req kmsg.Request) int16 {
 		return c.GroupCode(kmsg.ACLOperationRead, req.(*kmsg.LeaveGroupRequest).Group)
 	},

@@ -175,6 +175,14 @@ func groupErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 		resp.ErrorCode = code
 	case *kmsg.HeartbeatResponse:
 		resp.ErrorCode = code
+	case *kmsg.ConsumerGroupHeartbeatResponse:
+		resp.ErrorCode = code
+	case *kmsg.ConsumerGroupDescribeResponse:
+		for _, g := range req.(*kmsg.ConsumerGroupDescribeRequest).Groups {
+			rg := kmsg.NewConsumerGroupDescribeResponseGroup()
+			rg.Group, rg.ErrorCode = g, code
+			resp.Groups = append(resp.Groups, rg)
+		}
 	case *kmsg.LeaveGroupResponse:
 		resp.ErrorCode = code
 	case *kmsg.OffsetDeleteResponse:

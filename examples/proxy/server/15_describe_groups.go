@@ -45,44 +45,16 @@ func authorizeDescribeGroups(_ *Server, c authz.Access, req kmsg.Request) (kmsg.
 
 func (s *Server) handleDescribeGroups(r *request) {
 	req := r.Msg.(*kmsg.DescribeGroupsRequest)
-	s.coordinators(coordinatorGroup, req.Groups, func(nodes map[string]int32) {
-		byNode := map[int32]*shard{}
-		var shards []*shard
-		for _, g := range req.Groups {
-			sh := shardsByNode(byNode, &shards, nodes[g], func() kmsg.Request {
-				sub := *req
-				sub.Groups = nil
-				return &sub
-			})
-			sub := sh.req.(*kmsg.DescribeGroupsRequest)
-			sub.Groups = append(sub.Groups, g)
-		}
-		if len(shards) == 0 {
-			shards = append(shards, &shard{node: s.cl.Any(), req: req}) // no group: upstream answers it
-		}
-		r.fanout(shards, func(done []*shard) {
-			if sh := firstFailure(done); sh != nil {
-				r.failed(sh.node, sh.err)
-				return
-			}
-			byGroup := map[string]kmsg.DescribeGroupsResponseGroup{}
+	byGroups(s, r, req.Groups,
+		func(gs []string) kmsg.Request { sub := *req; sub.Groups = gs; return &sub },
+		func(resp kmsg.Response) (int32, []kmsg.DescribeGroupsResponseGroup) {
+			m := resp.(*kmsg.DescribeGroupsResponse)
+			return m.ThrottleMillis, m.Groups
+		},
+		func(g kmsg.DescribeGroupsResponseGroup) (string, int16) { return g.Group, g.ErrorCode },
+		func(throttle int32, gs []kmsg.DescribeGroupsResponseGroup) {
 			resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
-			for _, sh := range done {
-				m := sh.resp.(*kmsg.DescribeGroupsResponse)
-				resp.ThrottleMillis = max(resp.ThrottleMillis, m.ThrottleMillis)
-				for _, g := range m.Groups {
-					if staleCoordinator(g.ErrorCode) {
-						s.cl.ForgetCoordinator(coordinatorGroup, g.Group)
-					}
-					byGroup[g.Group] = g
-				}
-			}
-			for _, g := range req.Groups {
-				if rg, ok := byGroup[g]; ok {
-					resp.Groups = append(resp.Groups, rg)
-				}
-			}
+			resp.ThrottleMillis, resp.Groups = throttle, gs
 			r.Respond(resp)
 		})
-	})
 }

@@ -5,7 +5,8 @@ package server
 //
 //	JoinGroup, Heartbeat, LeaveGroup,     the gate alone (READ GROUP,
 //	SyncGroup, InitProducerID,            WRITE TRANSACTIONAL_ID,
-//	AddOffsetsToTxn, EndTxn               IDEMPOTENT_WRITE...)
+//	AddOffsetsToTxn, EndTxn,              IDEMPOTENT_WRITE...)
+//	ConsumerGroupHeartbeat
 //	OffsetCommit, TxnOffsetCommit         the gate, then READ TOPIC per topic
 //	OffsetDelete                          the gate (DELETE GROUP), then READ TOPIC
 //	CreateTopics                          CREATE CLUSTER, else CREATE TOPIC per
@@ -43,6 +44,9 @@ var routeChecks = map[kmsg.Key]check{
 	kmsg.DeleteTopics:       authorizeDeleteTopics,
 	kmsg.CreatePartitions:   authorizeCreatePartitions,
 	kmsg.AddPartitionsToTxn: authorizeAddPartitionsToTxn,
+
+	// KIP-848's heartbeat names its group, as Heartbeat does.
+	kmsg.ConsumerGroupHeartbeat: whole,
 }
 
 func authorizeOffsetCommit(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {

@@ -6,7 +6,8 @@ package server
 //
 //	OffsetCommit, JoinGroup, Heartbeat,    the group's coordinator
 //	LeaveGroup, SyncGroup, OffsetDelete,
-//	TxnOffsetCommit
+//	TxnOffsetCommit,
+//	ConsumerGroupHeartbeat (KIP-848)
 //	CreateTopics, DeleteTopics,            the controller
 //	CreatePartitions
 //	InitProducerID                         the transaction's coordinator,
@@ -46,6 +47,7 @@ func init() {
 	serve(kmsg.OffsetCommit, 0, all, group(func(q kmsg.Request) string { return q.(*kmsg.OffsetCommitRequest).Group }))
 	serve(kmsg.JoinGroup, 0, all, group(func(q kmsg.Request) string { return q.(*kmsg.JoinGroupRequest).Group }))
 	serve(kmsg.Heartbeat, 0, all, group(func(q kmsg.Request) string { return q.(*kmsg.HeartbeatRequest).Group }))
+	serve(kmsg.ConsumerGroupHeartbeat, 0, all, group(func(q kmsg.Request) string { return q.(*kmsg.ConsumerGroupHeartbeatRequest).Group }))
 	serve(kmsg.LeaveGroup, 0, all, group(func(q kmsg.Request) string { return q.(*kmsg.LeaveGroupRequest).Group }))
 	serve(kmsg.SyncGroup, 0, all, group(func(q kmsg.Request) string { return q.(*kmsg.SyncGroupRequest).Group }))
 	serve(kmsg.OffsetDelete, 0, all, group(func(q kmsg.Request) string { return q.(*kmsg.OffsetDeleteRequest).Group }))
@@ -91,6 +93,8 @@ func coordinatorError(resp kmsg.Response) int16 {
 	case *kmsg.SyncGroupResponse:
 		return m.ErrorCode
 	case *kmsg.HeartbeatResponse:
+		return m.ErrorCode
+	case *kmsg.ConsumerGroupHeartbeatResponse:
 		return m.ErrorCode
 	case *kmsg.LeaveGroupResponse:
 		return m.ErrorCode

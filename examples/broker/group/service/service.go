@@ -19,6 +19,10 @@ type Config struct {
 	// rest, once they also outnumber the live
 	// (offsets.topic.compaction.dead.records).
 	CompactionDeadRecords int64
+	// OnUnload, if set, is told each partition unloaded, after the
+	// group coordinator: the KIP-848 coordinator forgets its groups
+	// there too, since the partition's new leader coordinates them.
+	OnUnload func(inPartition func(group string) bool)
 }
 
 // topicConfigs are the offsets topic's own configs: no retention, since a
@@ -45,7 +49,7 @@ func New(rt *coordinator.Runtime, cfg Config, opts ...group.Option) (*group.Coor
 		if c, err = group.New(opts...); err != nil {
 			return nil, err
 		}
-		return shard{c}, nil
+		return shard{c, cfg.OnUnload}, nil
 	})
 	if err != nil {
 		return nil, nil, err
@@ -54,7 +58,10 @@ func New(rt *coordinator.Runtime, cfg Config, opts ...group.Option) (*group.Coor
 }
 
 // shard is the group coordinator as the runtime hosts it.
-type shard struct{ c *group.Coordinator }
+type shard struct {
+	c        *group.Coordinator
+	onUnload func(inPartition func(string) bool) // nil: none
+}
 
 var _ coordinator.Shard = shard{}
 
@@ -70,4 +77,10 @@ func (s shard) Load(_, _ int32, st coordinator.State) (int, error) {
 
 // Unload forgets the groups of a partition no longer led here, answering
 // their waiting JoinGroups and SyncGroups NOT_COORDINATOR.
-func (s shard) Unload(_ int32, inPartition func(string) bool) int { return s.c.Unload(inPartition) }
+func (s shard) Unload(_ int32, inPartition func(string) bool) int {
+	n := s.c.Unload(inPartition)
+	if s.onUnload != nil {
+		s.onUnload(inPartition)
+	}
+	return n
+}

@@ -6,7 +6,8 @@
 // # Torn tail or corruption
 //
 // Scan stops at the first batch that is not whole and valid (framing,
-// magic, record count, CRC-32C, and the offset it was expected at). If a
+// magic, record count, CRC-32C, and an offset not before the one
+// expected: a compacted log's batches leave gaps). If a
 // whole, valid batch can be found anywhere after it, the file went on past
 // the bad batch, which a torn append does not do: that is corruption, and
 // an error naming the position and offset. Otherwise what is left is a

@@ -25,8 +25,9 @@ type Tear struct {
 func (t *Tear) Error() string { return fmt.Sprintf("torn tail at position %d: %v", t.Pos, t.Reason) }
 
 // Scan reads the batches of r, a file of size bytes, from position pos,
-// expecting the first to have base offset next (any, if next is negative)
-// and each other to follow the one before it. It calls fn with every whole,
+// expecting the first to have a base offset of at least next (any, if
+// next is negative) and each other to start after the one before it ends
+// (right after it, unless the log cleaner left a gap). It calls fn with every whole,
 // valid batch in order; an error from fn stops it and is returned.
 //
 // At a batch that is not whole and valid, Scan returns a *Tear if what
@@ -74,8 +75,10 @@ func readBatch(r io.ReaderAt, size, pos, next int64, buf []byte) (Batch, error) 
 	if int64(info.Size) > left {
 		return Batch{}, fmt.Errorf("%w: a batch of %d bytes with %d left in the file", storage.ErrCorruptBatch, info.Size, left)
 	}
-	if next >= 0 && info.BaseOffset != next {
-		return Batch{}, fmt.Errorf("%w: base offset %d where %d was due", storage.ErrCorruptBatch, info.BaseOffset, next)
+	// Past next is a gap the log cleaner left (a compacted log's batches
+	// keep their offsets); before it, no batch of a log can be.
+	if next >= 0 && info.BaseOffset < next {
+		return Batch{}, fmt.Errorf("%w: base offset %d where at least %d was due", storage.ErrCorruptBatch, info.BaseOffset, next)
 	}
 	buf = grow(buf, info.Size)
 	if err := readAt(r, buf[storage.BatchHeaderSize:], pos+storage.BatchHeaderSize); err != nil {

@@ -49,7 +49,19 @@ type catalogTopic struct {
 
 // optionalConfigs are configs added since the catalog's first version, and
 // the value a topic written before them has.
-var optionalConfigs = map[string]string{storage.ConfigMinInsyncReplicas: "1", storage.ConfigUncleanLeaderElection: "false"}
+// The compaction configs came with the log cleaner: a topic written
+// before them had Kafka's defaults, as a topic that did not compact.
+var optionalConfigs = map[string]string{
+	storage.ConfigMinInsyncReplicas:     "1",
+	storage.ConfigUncleanLeaderElection: "false",
+	storage.ConfigCleanupPolicy:         "delete",
+	storage.ConfigDirtyRatio:            "0.5",
+	storage.ConfigMinCompactionLag:      "0",
+	storage.ConfigMaxCompactionLag:      "9223372036854775807",
+	storage.ConfigDeleteRetentionMs:     "86400000",
+	storage.ConfigSegmentBytes:          "1073741824",
+	storage.ConfigSegmentMs:             "604800000",
+}
 
 // partitionDirName matches a partition's directory: the topic, a dash,
 // the partition number. A topic's name may hold dashes; the last one

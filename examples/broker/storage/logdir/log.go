@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -27,17 +28,18 @@ type Log struct {
 	files *fileCache      // immutable: the directory's cache of sealed segment files
 	key   pointKey        // immutable: its topic and partition, in the recovery checkpoint
 	id    storage.TopicID // immutable: its topic's id
-	// segmentBytes is the size at which its active segment rolls:
-	// immutable, the directory's or its topic's own.
+	mu    sync.RWMutex    // guards the following
+	// segmentBytes and rollAfter are the size and the age at which its
+	// active segment rolls: the directory's (or its topic's, by option),
+	// unless SetSegmentRoll gave the topic's own.
 	segmentBytes int64
-
-	mu      sync.RWMutex // guards the following
-	segs    []*segment   // by base offset; the last is the active one, never absent
-	size    int64        // bytes in all segments
-	flushed int64        // every offset below it is fsynced
-	cuts    uint64       // TruncateTo and Reset calls: a flush begun before one is overtaken
-	failed  error        // the first write or fsync that failed: appends are refused since
-	closed  bool
+	rollAfter    time.Duration
+	segs         []*segment // by base offset; the last is the active one, never absent
+	size         int64      // bytes in all segments
+	flushed      int64      // every offset below it is fsynced
+	cuts         uint64     // TruncateTo and Reset calls: a flush begun before one is overtaken
+	failed       error      // the first write or fsync that failed: appends are refused since
+	closed       bool
 }
 
 var _ storage.Log = (*Log)(nil)
@@ -65,13 +67,13 @@ func (l *Log) Append(b *storage.Batch) error {
 		return l.failed
 	}
 	info, raw := b.Info(), b.Bytes()
-	if end := l.endLocked(); info.BaseOffset != end {
+	if end := l.endLocked(); info.BaseOffset < end {
 		return fmt.Errorf("logdir: batch at offset %d appended to %s, which ends at %d", info.BaseOffset, l.dir, end)
 	}
 	now := l.cfg.clock.Now()
 	if s := l.active(); s.size > 0 && (s.size+int64(len(raw)) > l.segmentBytes ||
 		info.LastOffset-s.base > math.MaxInt32 ||
-		(l.cfg.rollAfter > 0 && now.Sub(s.created) >= l.cfg.rollAfter)) {
+		(l.rollAfter > 0 && now.Sub(s.created) >= l.rollAfter)) {
 		if err := l.rollLocked(); err != nil {
 			return l.fail(err)
 		}
@@ -90,6 +92,21 @@ func (l *Log) Append(b *storage.Batch) error {
 		}
 	}
 	return nil
+}
+
+// SetSegmentRoll implements storage.SegmentRoller: the active segment
+// rolls at bytes and at age from the next append on (a topic's own
+// segment.bytes and segment.ms); zero for either is the directory's.
+func (l *Log) SetSegmentRoll(bytes int64, age time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.segmentBytes, l.rollAfter = l.cfg.segmentBytesOf(l.key.topic), l.cfg.rollAfter
+	if bytes > 0 {
+		l.segmentBytes = bytes
+	}
+	if age > 0 {
+		l.rollAfter = age
+	}
 }
 
 // fail records err as the reason every later append is refused.

@@ -262,12 +262,14 @@ func TestStaleDirectoryOfADeletedTopicIsReplaced(t *testing.T) {
 	require.NoError(t, other.Close())
 }
 
-func TestAppendRefusesAGap(t *testing.T) {
+func TestAppendRefusesAnOffsetBeforeTheEnd(t *testing.T) {
 	d := openTestDir(t, t.TempDir())
 	l := openTestLog(t, d)
 	fill(t, 1000, []int{2}, l)
-	assert.Error(t, l.Append(stored(t, 5, 1, 0)), "a batch must go at the end")
+	assert.Error(t, l.Append(stored(t, 1, 1, 0)), "a batch must go at the end")
 	assert.Equal(t, int64(2), l.Bounds().End)
+	require.NoError(t, l.Append(stored(t, 5, 1, 0)), "or past it: a compacted leader's gap")
+	assert.Equal(t, int64(6), l.Bounds().End)
 }
 
 // TestDropBeforeContract holds both Log implementations to the contract's

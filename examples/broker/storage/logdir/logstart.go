@@ -26,8 +26,17 @@ var _ storage.LogStartCheckpointer = (*Log)(nil)
 // log-start-offset-checkpoint; found is false when it has none. A file
 // that is not in its format is an error, which fails the partition's open:
 // the records before the log start would be served again.
-func (l *Log) ReadLogStart() (int64, bool, error) {
-	path := filepath.Join(l.dir, logStartName)
+func (l *Log) ReadLogStart() (int64, bool, error) { return l.readOffsetFile(logStartName) }
+
+// WriteLogStart replaces the partition's log-start-offset-checkpoint with
+// offset, atomically (a temporary file, fsynced, renamed, the directory
+// fsynced).
+func (l *Log) WriteLogStart(offset int64) error { return l.writeOffsetFile(logStartName, offset) }
+
+// readOffsetFile returns the offset in the partition's file name, a
+// version line (0) then the offset; found is false when there is none.
+func (l *Log) readOffsetFile(name string) (int64, bool, error) {
+	path := filepath.Join(l.dir, name)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, false, nil
@@ -35,22 +44,21 @@ func (l *Log) ReadLogStart() (int64, bool, error) {
 	if err != nil {
 		return 0, false, fmt.Errorf("logdir: %w", err)
 	}
-	version, offset, ok := strings.Cut(strings.TrimSuffix(string(data), "\n"), "\n")
-	start, err := strconv.ParseInt(offset, 10, 64)
-	if !ok || version != "0" || err != nil || start < 0 {
-		return 0, false, fmt.Errorf("%w: %s is not a version 0 log start: %q", ErrInconsistent, path, data)
+	version, text, ok := strings.Cut(strings.TrimSuffix(string(data), "\n"), "\n")
+	offset, err := strconv.ParseInt(text, 10, 64)
+	if !ok || version != "0" || err != nil || offset < 0 {
+		return 0, false, fmt.Errorf("%w: %s is not a version 0 offset: %q", ErrInconsistent, path, data)
 	}
-	return start, true, nil
+	return offset, true, nil
 }
 
-// WriteLogStart replaces the partition's log-start-offset-checkpoint with
-// offset, atomically (a temporary file, fsynced, renamed, the directory
-// fsynced).
-func (l *Log) WriteLogStart(offset int64) error {
+// writeOffsetFile replaces the partition's file name with offset,
+// atomically (a temporary file, fsynced, renamed, the directory fsynced).
+func (l *Log) writeOffsetFile(name string, offset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrClosed
 	}
-	return atomicfile.Write(l.cfg.sync, filepath.Join(l.dir, logStartName), fmt.Appendf(nil, "0\n%d\n", offset))
+	return atomicfile.Write(l.cfg.sync, filepath.Join(l.dir, name), fmt.Appendf(nil, "0\n%d\n", offset))
 }

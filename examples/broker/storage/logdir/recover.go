@@ -36,7 +36,8 @@ func openLog(d *Dir, dir string, key pointKey, id storage.TopicID, existed bool)
 	if existed && len(bases) == 0 {
 		return nil, fmt.Errorf("%w: %s holds no segment file", ErrInconsistent, dir)
 	}
-	l := &Log{dir: dir, cfg: cfg, d: d, files: d.files, key: key, id: id, segmentBytes: cfg.segmentBytesOf(key.topic)}
+	l := &Log{dir: dir, cfg: cfg, d: d, files: d.files, key: key, id: id, segmentBytes: cfg.segmentBytesOf(key.topic),
+		rollAfter: cfg.rollAfter}
 	tail := tailRule{clean: d.clean, point: -1}
 	if existed {
 		tail.point = d.recoveryPointOf(key, id)

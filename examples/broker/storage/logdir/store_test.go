@@ -19,9 +19,16 @@ import (
 // does; close closes both, in the broker's order.
 func openStore(t *testing.T, path string, opts ...logdir.Option) (s *storage.Store, close func()) {
 	t.Helper()
+	return openStoreWith(t, path, opts)
+}
+
+// openStoreWith is openStore with the store's options too.
+func openStoreWith(t *testing.T, path string, opts []logdir.Option, storeOpts ...storage.Option) (s *storage.Store, close func()) {
+	t.Helper()
 	d, err := logdir.Open(path, opts...)
 	require.NoError(t, err)
-	s, err = storage.New(storage.WithLogOpener(d.OpenLog), storage.WithCatalog(d), storage.WithRetentionCheckInterval(0))
+	s, err = storage.New(append([]storage.Option{storage.WithLogOpener(d.OpenLog), storage.WithCatalog(d),
+		storage.WithRetentionCheckInterval(0)}, storeOpts...)...)
 	if err != nil {
 		require.NoError(t, d.Close())
 		require.NoError(t, err)
@@ -162,7 +169,9 @@ func TestCatalogFile(t *testing.T) {
 	assert.Equal(t, map[string]any{"version": 1.0, "topics": []any{map[string]any{
 		"name": "a.b-c_d", "id": topic.ID.String(), "partitions": 2.0, "replication_factor": 1.0,
 		"configs": map[string]any{"retention.ms": "60000", "retention.bytes": "10", "max.message.bytes": "100",
-			"min.insync.replicas": "1", "unclean.leader.election.enable": "false"},
+			"min.insync.replicas": "1", "unclean.leader.election.enable": "false",
+			"cleanup.policy": "delete", "delete.retention.ms": "0", "max.compaction.lag.ms": "9223372036854775807",
+			"min.cleanable.dirty.ratio": "0", "min.compaction.lag.ms": "0", "segment.bytes": "0", "segment.ms": "0"},
 	}}}, f)
 }
 
@@ -194,7 +203,10 @@ func TestCatalogKeepsReplication(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int16(1), topic.ReplicationFactor, "no replication_factor: 1")
 	cfg.MinInsyncReplicas = 1
-	assert.Equal(t, cfg, topic.Config(), "no min.insync.replicas: 1")
+	want := cfg
+	want.DirtyRatio, want.DeleteRetention = 0.5, 24*time.Hour
+	want.SegmentBytes, want.SegmentMs = 1<<30, 7*24*time.Hour
+	assert.Equal(t, want, topic.Config(), "no min.insync.replicas: 1; no compaction configs: Kafka's defaults")
 }
 
 // TestStrayPartitionDirectories: a directory the catalog does not account

@@ -1,0 +1,109 @@
+package consumergroup
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// checkAssignment checks that every partition of every subscribed topic is
+// assigned once, to a member that subscribes to it.
+func checkAssignment(t *testing.T, members []MemberSpec, topics map[string]TopicMeta, got map[string]Assignment) {
+	t.Helper()
+	seen := map[TopicID]map[int32]string{}
+	for _, m := range members {
+		for id, ps := range got[m.ID] {
+			var name string
+			for _, tm := range topics {
+				if tm.ID == id {
+					name = tm.Name
+				}
+			}
+			assert.Contains(t, m.Topics, name, "member %s got a topic it does not subscribe to", m.ID)
+			for _, p := range ps {
+				if seen[id] == nil {
+					seen[id] = map[int32]string{}
+				}
+				assert.Empty(t, seen[id][p], "partition %s/%d given twice", name, p)
+				seen[id][p] = m.ID
+			}
+		}
+	}
+	for name, tm := range topics {
+		subscribed := false
+		for _, m := range members {
+			for _, s := range m.Topics {
+				subscribed = subscribed || s == name
+			}
+		}
+		if subscribed {
+			assert.Len(t, seen[tm.ID], int(tm.Partitions), "every partition of %s assigned", name)
+		}
+	}
+}
+
+func TestUniformAssignor(t *testing.T) {
+	a := TopicMeta{Name: "a", ID: TopicID{1}, Partitions: 7}
+	b := TopicMeta{Name: "b", ID: TopicID{2}, Partitions: 4}
+	topics := map[string]TopicMeta{"a": a, "b": b}
+	for _, tc := range []struct {
+		name    string
+		members []MemberSpec
+	}{
+		{"one member takes all", []MemberSpec{{ID: "m1", Topics: []string{"a", "b"}}}},
+		{"homogeneous spread", []MemberSpec{
+			{ID: "m1", Topics: []string{"a", "b"}}, {ID: "m2", Topics: []string{"a", "b"}}, {ID: "m3", Topics: []string{"a", "b"}},
+		}},
+		{"heterogeneous: b's only subscriber keeps it, a is balanced around it", []MemberSpec{
+			{ID: "m1", Topics: []string{"a"}}, {ID: "m2", Topics: []string{"a", "b"}},
+		}},
+		{"sticky: a newcomer takes from the loaded", []MemberSpec{
+			{ID: "m1", Topics: []string{"a"}, Target: Assignment{a.ID: {0, 1, 2, 3}}},
+			{ID: "m2", Topics: []string{"a"}, Target: Assignment{a.ID: {4, 5, 6}}},
+			{ID: "m3", Topics: []string{"a"}},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := UniformAssignor{}.Assign(tc.members, topics)
+			checkAssignment(t, tc.members, topics, got)
+			lo, hi := 1<<30, 0
+			for _, m := range tc.members {
+				lo, hi = min(lo, got[m.ID].count()), max(hi, got[m.ID].count())
+			}
+			assert.LessOrEqual(t, hi-lo, 1, "counts differ by at most one: %v", got)
+			again := UniformAssignor{}.Assign(tc.members, topics)
+			assert.Equal(t, got, again, "deterministic")
+		})
+	}
+
+	t.Run("sticky keeps what stays balanced", func(t *testing.T) {
+		prev := []MemberSpec{
+			{ID: "m1", Topics: []string{"a"}, Target: Assignment{a.ID: {0, 1, 2, 3}}},
+			{ID: "m2", Topics: []string{"a"}, Target: Assignment{a.ID: {4, 5, 6}}},
+			{ID: "m3", Topics: []string{"a"}},
+		}
+		got := UniformAssignor{}.Assign(prev, topics)
+		assert.True(t, got["m1"].subsetOf(prev[0].Target), "m1 only loses partitions: %v", got["m1"])
+		assert.True(t, got["m2"].subsetOf(prev[1].Target), "m2 only loses partitions: %v", got["m2"])
+	})
+}
+
+func TestRangeAssignor(t *testing.T) {
+	a := TopicMeta{Name: "a", ID: TopicID{1}, Partitions: 5}
+	b := TopicMeta{Name: "b", ID: TopicID{2}, Partitions: 5}
+	topics := map[string]TopicMeta{"a": a, "b": b}
+	members := []MemberSpec{{ID: "m1", Topics: []string{"a", "b"}}, {ID: "m2", Topics: []string{"a", "b"}}}
+	got := RangeAssignor{}.Assign(members, topics)
+	checkAssignment(t, members, topics, got)
+	assert.Equal(t, Assignment{a.ID: {0, 1, 2}, b.ID: {0, 1, 2}}, got["m1"], "the first member takes the extra partition of each topic")
+	assert.Equal(t, Assignment{a.ID: {3, 4}, b.ID: {3, 4}}, got["m2"], "co-partitioned ranges")
+
+	many := make([]MemberSpec, 7)
+	for i := range many {
+		many[i] = MemberSpec{ID: fmt.Sprintf("m%d", i), Topics: []string{"a"}}
+	}
+	got = RangeAssignor{}.Assign(many, topics)
+	checkAssignment(t, many, topics, got)
+	assert.Equal(t, 0, got["m6"].count(), "more members than partitions: the last get none")
+}

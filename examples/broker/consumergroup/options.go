@@ -1,0 +1,114 @@
+package consumergroup
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/timer"
+)
+
+// Kafka's defaults.
+const (
+	DefaultSessionTimeout    = 45 * time.Second // group.consumer.session.timeout.ms
+	DefaultHeartbeatInterval = 5 * time.Second  // group.consumer.heartbeat.interval.ms
+)
+
+// DefaultAssignors is group.consumer.assignors' default: uniform first,
+// the one a member that names none gets.
+var DefaultAssignors = []string{"uniform", "range"}
+
+// Topics is the cluster's topics as the coordinator sees them (the broker's
+// metadata image). Version changes whenever a topic is created, deleted or
+// grows: the coordinator resolves its regular expressions and checks its
+// groups' subscribed topics again only then.
+type Topics interface {
+	Version() uint64
+	Topic(name string) (TopicMeta, bool)
+	ByID(id TopicID) (TopicMeta, bool)
+	// Names returns every topic's name, internal ones included (a
+	// regular expression may match them, as in Kafka).
+	Names() []string
+}
+
+// An Option configures a Coordinator built by New.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	clock     timer.Clock
+	log       *zap.Logger
+	session   time.Duration
+	heartbeat time.Duration
+	assignors []string
+	topics    func() Topics
+	owns      func(group string) bool // nil: every group
+}
+
+func defaultConfig() config {
+	return config{log: zap.NewNop(), session: DefaultSessionTimeout, heartbeat: DefaultHeartbeatInterval,
+		assignors: DefaultAssignors}
+}
+
+func (c *config) validate() error {
+	if c.topics == nil {
+		return fmt.Errorf("consumergroup: no topics (WithTopics)")
+	}
+	if c.session <= 0 || c.heartbeat <= 0 || c.heartbeat >= c.session {
+		return fmt.Errorf("consumergroup: heartbeat interval %v must be positive and below the session timeout %v", c.heartbeat, c.session)
+	}
+	if len(c.assignors) == 0 {
+		return fmt.Errorf("consumergroup: no assignor")
+	}
+	known := Assignors()
+	for _, a := range c.assignors {
+		if known[a] == nil {
+			return fmt.Errorf("consumergroup: unknown assignor %q (known: uniform, range)", a)
+		}
+	}
+	return nil
+}
+
+// WithClock sets the clock of the session and rebalance timeouts (default:
+// the system's monotonic clock). With a *timer.ManualClock they expire
+// inside its Advance, so tests are deterministic.
+func WithClock(clk timer.Clock) Option { return optionFunc(func(c *config) { c.clock = clk }) }
+
+// WithLogger sets the logger (default: none).
+func WithLogger(l *zap.Logger) Option { return optionFunc(func(c *config) { c.log = l }) }
+
+// WithSessionTimeout sets group.consumer.session.timeout.ms: a member that
+// does not heartbeat for that long is removed.
+func WithSessionTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.session = d })
+}
+
+// WithHeartbeatInterval sets group.consumer.heartbeat.interval.ms, which
+// every heartbeat's answer tells the member to keep to.
+func WithHeartbeatInterval(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.heartbeat = d })
+}
+
+// WithAssignors sets group.consumer.assignors: the names of the assignors
+// members may ask for, the first the default.
+func WithAssignors(names ...string) Option {
+	return optionFunc(func(c *config) { c.assignors = slices.Clone(names) })
+}
+
+// WithTopics sets where the coordinator reads the cluster's topics from,
+// called on each heartbeat (required).
+func WithTopics(f func() Topics) Option { return optionFunc(func(c *config) { c.topics = f }) }
+
+// WithOwner sets which groups the coordinator may create (in the broker,
+// those of the offsets partitions it leads and has loaded): a join to
+// another is answered NOT_COORDINATOR, so that a heartbeat racing the
+// unload of its partition does not leave a group behind. Default: every
+// group.
+func WithOwner(owns func(group string) bool) Option {
+	return optionFunc(func(c *config) { c.owns = owns })
+}

@@ -1,0 +1,75 @@
+package consumergroup
+
+import "go.uber.org/zap"
+
+// Each member has two timer tasks of the coordinator's timer, embedded in
+// it, as Kafka's CoordinatorTimer keys one task per member and kind:
+//
+//   - its session: every heartbeat moves it group.consumer.session.timeout.ms
+//     ahead (Timer.Reschedule, O(1)); when it fires the member is removed
+//     and the group epoch bumped, so the others take its partitions.
+//   - its rebalance timeout, running while it must revoke partitions: set
+//     when it is told to revoke at an epoch, cancelled once it has; when
+//     it fires the member is removed (fenced), so that a consumer stuck
+//     in its revocation does not hold the group back for ever.
+//
+// A task that fires runs with no lock held and takes the group's mutex.
+// A heartbeat may move the task again just as it fires: the task then
+// finds its due time (sessionDue, rebalanceDue) still ahead, or its member
+// gone or replaced, and does nothing. Nothing scans the members: a timeout
+// costs O(1) on the timer whatever the number of members.
+
+// memberTimer is one of a member's two tasks: its session, or its
+// rebalance timeout.
+type memberTimer struct {
+	c         *Coordinator
+	m         *member
+	rebalance bool
+}
+
+// Run removes the member if the timeout is still its current one and
+// has passed: its session expired, or it still has not revoked what it
+// was told to at the epoch its rebalance timeout was set.
+func (r memberTimer) Run() {
+	m, g := r.m, r.m.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gone || g.members[m.id] != m {
+		return // removed or replaced
+	}
+	now := r.c.clk.Now()
+	switch {
+	case !r.rebalance && now >= m.sessionDue:
+		r.c.log.Info("consumer group member's session expired", zap.String("group", g.id), zap.String("member", m.id),
+			zap.String("instance_id", m.instanceID))
+	case r.rebalance && m.rebalanceDue != 0 && now >= m.rebalanceDue &&
+		m.state == unrevokedPartitions && m.epoch == m.rebalanceEpoch:
+		r.c.log.Info("consumer group member did not revoke its partitions within its rebalance timeout; fenced",
+			zap.String("group", g.id), zap.String("member", m.id), zap.Int32("member_epoch", m.epoch))
+	default:
+		return // heartbeating again, or revoked
+	}
+	g.removeLocked(m, r.c.tm)
+}
+
+// armRebalanceLocked starts m's rebalance timeout when it has just been
+// told to revoke partitions at its epoch, and stops it once it has none
+// to revoke (Kafka's scheduleConsumerGroupRebalanceTimeout and its
+// cancellation).
+//
+// REQUIRES: m.g.mu held.
+func (c *Coordinator) armRebalanceLocked(m *member) {
+	switch {
+	case m.state != unrevokedPartitions:
+		if m.rebalanceDue != 0 {
+			c.tm.Cancel(&m.rebalance)
+			m.rebalanceDue = 0
+		}
+	case m.rebalanceDue == 0 || m.rebalanceEpoch != m.epoch:
+		m.rebalanceDue, m.rebalanceEpoch = c.clk.Now()+m.rebalanceTimeout, m.epoch
+		// Positive unless the member asked for 0 ms: Reschedule would
+		// then run the task at once, which takes the group's mutex, so
+		// the timeout is at least one tick.
+		_, _ = c.tm.Reschedule(&m.rebalance, max(m.rebalanceTimeout, minTimeout)) // fails only once closed
+	}
+}

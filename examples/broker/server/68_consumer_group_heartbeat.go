@@ -1,0 +1,79 @@
+package server
+
+// ConsumerGroupHeartbeat: v0-v1 (KIP-848).
+//
+// A member of a "consumer" protocol group joins (epoch 0), heartbeats at
+// its epoch saying what it owns, or leaves (-1; -2 a static member for
+// now); the answer carries its epoch and, when it changed or the member
+// said what it owns, its assignment (package consumergroup computes and
+// reconciles it). v1 brings SubscribedTopicRegex, resolved by the
+// coordinator against every topic, and requires the member to name itself.
+// A group that is a classic group with members is answered
+// GROUP_ID_NOT_FOUND, as Kafka answers when it does not convert a group
+// between protocols; a client's classic and consumer members do not share
+// a group here.
+//
+// Authorization (authz.go): READ on the group, else
+// GROUP_AUTHORIZATION_FAILED. The topics of a subscription are not
+// checked against the principal (Kafka 4 leaves out of a regular
+// expression's topics those it may not DESCRIBE).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
+)
+
+func init() {
+	serve(kmsg.ConsumerGroupHeartbeat, 0, 1, groupRouted((*Server).handleConsumerGroupHeartbeat))
+}
+
+func (s *Server) handleConsumerGroupHeartbeat(r *kafkanet.Request) {
+	req := r.Msg.(*kmsg.ConsumerGroupHeartbeatRequest)
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	if s.classicGroupActive(req.Group) {
+		resp.ErrorCode = kerr.GroupIDNotFound.Code
+		resp.ErrorMessage = nilIfEmpty("Group " + req.Group + " is not a consumer group.")
+		r.Respond(resp)
+		return
+	}
+	hr := consumergroup.HeartbeatRequest{
+		Version: req.Version, Group: req.Group, MemberID: req.MemberID, MemberEpoch: req.MemberEpoch,
+		InstanceID: orEmpty(req.InstanceID), RackID: req.RackID, RebalanceTimeout: req.RebalanceTimeoutMillis,
+		SubscribedNames: req.SubscribedTopicNames, SubscribedRegex: req.SubscribedTopicRegex,
+		ServerAssignor: req.ServerAssignor, ClientID: r.ClientID, ClientHost: clientHost(r),
+	}
+	if req.Topics != nil {
+		hr.Owned = consumergroup.Assignment{}
+		for _, t := range req.Topics {
+			hr.Owned[t.TopicID] = append(hr.Owned[t.TopicID], t.Partitions...)
+		}
+	}
+	out, err, msg := s.consumers.Heartbeat(hr)
+	if err != nil {
+		resp.ErrorCode, resp.ErrorMessage = err.Code, nilIfEmpty(msg)
+		r.Respond(resp)
+		return
+	}
+	resp.MemberID, resp.MemberEpoch = &out.MemberID, out.MemberEpoch
+	resp.HeartbeatIntervalMillis = int32(out.HeartbeatInterval.Milliseconds())
+	if out.Assignment != nil {
+		a := kmsg.NewConsumerGroupHeartbeatResponseAssignment()
+		for _, id := range out.Assignment.Topics() {
+			t := kmsg.NewConsumerGroupHeartbeatResponseAssignmentTopic()
+			t.TopicID, t.Partitions = id, out.Assignment[id]
+			a.Topics = append(a.Topics, t)
+		}
+		resp.Assignment = &a
+	}
+	r.Respond(resp)
+}
+
+// classicGroupActive reports whether group is a classic group with
+// members: a consumer member may not join it.
+func (s *Server) classicGroupActive(group string) bool {
+	d, found, err := s.groups.DescribeGroup(group)
+	return err == nil && found && len(d.Members) > 0
+}

@@ -1,0 +1,93 @@
+package server
+
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
+	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+)
+
+// This file wires the KIP-848 consumer group coordinator (package
+// consumergroup) to the broker; the API files 68 and 69 serve it, and the
+// classic group APIs that name a group (08, 09, 11, 15, 16, 42) ask it
+// first whether the group is a consumer group. Its groups are routed as
+// the classic ones are, to the leader of their offsets partition, and
+// forgotten when that partition is unloaded here.
+
+// newConsumerGroups builds the consumer group coordinator from the
+// broker's configs, reading the topics from the metadata image.
+func (s *Server) newConsumerGroups(cfg Config, log *zap.Logger) (*consumergroup.Coordinator, error) {
+	return consumergroup.New(
+		consumergroup.WithLogger(log.Named("consumergroup")),
+		consumergroup.WithSessionTimeout(cfg.GroupConsumerSessionTimeout),
+		consumergroup.WithHeartbeatInterval(cfg.GroupConsumerHeartbeatInterval),
+		consumergroup.WithAssignors(cfg.GroupConsumerAssignors...),
+		consumergroup.WithTopics(func() consumergroup.Topics { return imageTopics{s.image()} }),
+		// s.offsets is set once the classic coordinator is hosted,
+		// before the metadata log opens, so before any request.
+		consumergroup.WithOwner(func(group string) bool { return s.offsets.Owns(group) }),
+	)
+}
+
+// memberCode is a committed partition's error code: code, the
+// partition's own (authorization, existence), else the consumer group
+// member's, refused for the whole commit or check's for the partition
+// (ValidateCommit; nil: none).
+func memberCode(code int16, refused *kerr.Error, check consumergroup.PartitionCheck, topic string, partition int32) int16 {
+	switch {
+	case code != 0:
+		return code
+	case refused != nil:
+		return refused.Code
+	case check != nil:
+		return group.Code(check(topic, partition))
+	}
+	return 0
+}
+
+// knownAssignors reports whether names is a non-empty list of assignors
+// the consumer group coordinator knows.
+func knownAssignors(names []string) bool {
+	known := consumergroup.Assignors()
+	return len(names) > 0 && !slices.ContainsFunc(names, func(n string) bool { return known[n] == nil })
+}
+
+// imageTopics is a metadata image as the consumer group coordinator reads
+// it: its version is the image's log index, which every topic change
+// moves.
+type imageTopics struct{ im *metadata.Image }
+
+func (t imageTopics) Version() uint64 { return t.im.Index }
+
+func (t imageTopics) Topic(name string) (consumergroup.TopicMeta, bool) {
+	tp, err := t.im.Topic(name)
+	if err != nil {
+		return consumergroup.TopicMeta{}, false
+	}
+	return topicMeta(tp), true
+}
+
+func (t imageTopics) ByID(id consumergroup.TopicID) (consumergroup.TopicMeta, bool) {
+	tp, err := t.im.TopicByID(metadata.TopicID(id))
+	if err != nil {
+		return consumergroup.TopicMeta{}, false
+	}
+	return topicMeta(tp), true
+}
+
+func (t imageTopics) Names() []string {
+	ts := t.im.Topics()
+	out := make([]string, len(ts))
+	for i, tp := range ts {
+		out[i] = tp.Name
+	}
+	return out
+}
+
+func topicMeta(t *metadata.Topic) consumergroup.TopicMeta {
+	return consumergroup.TopicMeta{Name: t.Name, ID: consumergroup.TopicID(t.ID), Partitions: int32(len(t.Partitions))}
+}
