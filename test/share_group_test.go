@@ -12,13 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/server"
 )
 
 // TestShareGroupDeliversEveryRecord has three franz-go share consumers of
 // one group (KIP-932) read 300 records from three partitions: each record
-// is accepted, the ones a consumer releases on their first delivery come
-// back with a delivery count of 2, and the group lists its three members
-// while they consume.
+// is accepted, every tenth, released on its first delivery, comes back
+// with a delivery count of 2, the group lists its three members while
+// they consume, and once they close it is empty and no share fetch waits.
 func TestShareGroupDeliversEveryRecord(t *testing.T) {
 	const records, topic, group = 300, "share-e2e", "share-e2e-group"
 	srv := startBroker(t)
@@ -55,8 +57,10 @@ func TestShareGroupDeliversEveryRecord(t *testing.T) {
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
 	var wg sync.WaitGroup
-	for c := range 3 {
+	var consumers []*kgo.Client
+	for range 3 {
 		cl := newClient(t, srv, kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(500*time.Millisecond))
+		consumers = append(consumers, cl)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -65,7 +69,7 @@ func TestShareGroupDeliversEveryRecord(t *testing.T) {
 				for _, r := range fs.Records() {
 					v := string(r.Value)
 					n, _ := strconv.Atoi(v)
-					if c == 0 && n%10 == 0 && r.DeliveryCount() == 1 {
+					if n%10 == 0 && r.DeliveryCount() == 1 {
 						r.Ack(kgo.AckRelease) // given back: another delivery follows
 						continue
 					}
@@ -86,20 +90,39 @@ func TestShareGroupDeliversEveryRecord(t *testing.T) {
 		return len(accepted) == records
 	}, 50*time.Second, 10*time.Millisecond, "every record accepted")
 
+	// The records may all be read before the last consumer joins: the
+	// group is described once it has its three members.
 	describe := kmsg.NewPtrShareGroupDescribeRequest()
 	describe.GroupIDs = []string{group}
-	described, err := describe.RequestWith(ctx, admin)
-	require.NoError(t, err)
-	require.Len(t, described.Groups, 1)
-	g := described.Groups[0]
+	var g kmsg.ShareGroupDescribeResponseGroup
+	eventually(t, func() bool {
+		d, err := describe.RequestWith(ctx, admin)
+		if err != nil || len(d.Groups) != 1 {
+			return false
+		}
+		g = d.Groups[0]
+		return len(g.Members) == 3
+	}, "three members")
 	assert.Zero(t, g.ErrorCode)
 	assert.Equal(t, "Stable", g.GroupState)
-	assert.Len(t, g.Members, 3, "three members")
 	for _, m := range g.Members {
-		assert.NotEmpty(t, m.Assignment.TopicPartitions, "every member is assigned a partition: %s", m.MemberID)
+		assert.NotEmpty(t, m.Assignment.TopicPartitions, "every member is assigned a partition: %+v", g)
 	}
 	stopPolling()
 	wg.Wait()
+
+	// Closing, each consumer leaves the group (member epoch -1) and closes
+	// its share session: the group is empty, and no share fetch of theirs
+	// is left waiting or watched.
+	for _, cl := range consumers {
+		cl.Close()
+	}
+	eventually(t, func() bool {
+		d, err := describe.RequestWith(ctx, admin)
+		return err == nil && len(d.Groups) == 1 && d.Groups[0].GroupState == "Empty"
+	}, "the consumers left the group")
+	eventually(t, func() bool { return srv.PurgatorySizes()["ShareFetch"] == server.PurgatorySize{} },
+		"no share fetch left in the purgatory")
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -107,7 +130,7 @@ func TestShareGroupDeliversEveryRecord(t *testing.T) {
 		v := strconv.Itoa(i)
 		assert.GreaterOrEqual(t, accepted[v], 1, "record %s accepted", v)
 	}
-	assert.NotEmpty(t, redelivery, "the released records came back")
+	assert.Len(t, redelivery, records/10, "every released record came back")
 	for v, dc := range redelivery {
 		assert.GreaterOrEqual(t, dc, int32(2), fmt.Sprintf("released record %s delivered again", v))
 	}
