@@ -14,7 +14,15 @@ package server
 //     (share_sessions.go).
 //
 // Acquisition locks and member sessions are tasks of one timing wheel of
-// the library. Everything is kept in memory only (see package share's and
+// the library.
+//
+// Lock order: a waiting share fetch's operation lock (around TryComplete),
+// then share.Manager's mu, then a share.Partition's mu (taken inside its
+// methods), then the timer's own. shareSessions.mu, groupConfigs.mu and
+// sharegroup.Coordinator's mu are leaves: nothing else is taken with them
+// held but the timer's. The ShareFetch purgatory is only called with none
+// of these held: a Partition wakes it after releasing its lock, the
+// replica manager from Wake, the coordinator's Left after its own. Everything is kept in memory only (see package share's and
 // package sharegroup's docs): a broker that restarts forgets its share
 // groups and its share partitions' windows.
 
