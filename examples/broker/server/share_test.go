@@ -212,8 +212,9 @@ func TestShareGroupOffsetsAdmin(t *testing.T) {
 	assert.Nil(t, s.share.parts.Get(share.Key{Group: "g", Topic: topic.ID, Partition: 0}), "forgotten")
 }
 
-// TestDeleteShareGroup deletes a share group with its state, once it has
-// no member; a classic group's id is no share group's.
+// TestDeleteShareGroup has a member join a share group, which ListGroups
+// shows as a share group, and deletes the group with its state once it
+// has no member.
 func TestDeleteShareGroup(t *testing.T) {
 	s := newTestServer(t)
 	topic := createTopic(t, s, "share-delete", 1)
@@ -226,6 +227,14 @@ func TestDeleteShareGroup(t *testing.T) {
 	require.NotNil(t, joined.Assignment)
 	assert.Equal(t, []int32{0}, joined.Assignment.TopicPartitions[0].Partitions)
 	tc.await(tc.serve(s, shareFetchReq(topic.ID, "member-1", 0, 0))) // makes the share partition
+
+	list := kmsg.NewPtrListGroupsRequest()
+	list.SetVersion(5)
+	list.TypesFilter = []string{"share"}
+	listed := tc.await(tc.serve(s, list)).(*kmsg.ListGroupsResponse)
+	require.Len(t, listed.Groups, 1, "ListGroups shows the share group")
+	assert.Equal(t, "share", listed.Groups[0].GroupType)
+	assert.Equal(t, "Stable", listed.Groups[0].GroupState)
 
 	del := kmsg.NewPtrDeleteGroupsRequest()
 	del.Groups = []string{"g"}
