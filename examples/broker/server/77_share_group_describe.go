@@ -6,7 +6,9 @@ package server
 // Stable), group and assignment epochs, the assignor ("simple") and each
 // member's epoch, subscription and assignment, with each topic's name.
 // A group this broker does not coordinate is NOT_COORDINATOR; an id that
-// is no share group is GROUP_ID_NOT_FOUND, as Kafka answers.
+// is no share group is GROUP_ID_NOT_FOUND, with Kafka's messages ("Group
+// g is not a share group." for a classic or consumer group's id, "Group g
+// not found." for one of no group).
 //
 // Authorization (authz.go): DESCRIBE on each group, else
 // GROUP_AUTHORIZATION_FAILED for it. Authorized operations are not
@@ -35,6 +37,9 @@ func (s *Server) handleShareGroupDescribe(r *kafkanet.Request) {
 			g.ErrorCode = err.Code
 		case !c.Allows(opDescribe, groupResource, id):
 			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		case !ok && s.groupExists(id):
+			g.ErrorCode = kerr.GroupIDNotFound.Code
+			g.ErrorMessage = kmsg.StringPtr("Group " + id + " is not a share group.")
 		case !ok:
 			g.ErrorCode = kerr.GroupIDNotFound.Code
 			g.ErrorMessage = kmsg.StringPtr("Group " + id + " not found.")

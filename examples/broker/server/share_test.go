@@ -249,3 +249,31 @@ func TestDeleteShareGroup(t *testing.T) {
 	assert.Nil(t, s.share.parts.Get(share.Key{Group: "g", Topic: topic.ID, Partition: 0}), "its state went with it")
 	assert.False(t, s.share.groups.Exists("g"))
 }
+
+// TestShareGroupIDsAreTheGroupsKeyspace checks that a classic group's id
+// is no share group's: a heartbeat to it, and its description as a share
+// group, are GROUP_ID_NOT_FOUND with Kafka's message.
+func TestShareGroupIDsAreTheGroupsKeyspace(t *testing.T) {
+	s := newTestServer(t)
+	tc := newTestConn(t, s)
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.SetVersion(4)
+	join.Group, join.ProtocolType, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = "classic", "consumer", 30000, 30000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+	first := tc.await(tc.serve(s, join)).(*kmsg.JoinGroupResponse) // MEMBER_ID_REQUIRED, with the id to join with
+	join.MemberID = first.MemberID
+	joined := tc.await(tc.serve(s, join)).(*kmsg.JoinGroupResponse)
+	require.Zero(t, joined.ErrorCode)
+
+	hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+	hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = "classic", "m", []string{"t"}
+	resp := tc.await(tc.serve(s, hb)).(*kmsg.ShareGroupHeartbeatResponse)
+	assert.Equal(t, int16(69), resp.ErrorCode, "GROUP_ID_NOT_FOUND")
+
+	d := kmsg.NewPtrShareGroupDescribeRequest()
+	d.GroupIDs = []string{"classic", "absent"}
+	described := tc.await(tc.serve(s, d)).(*kmsg.ShareGroupDescribeResponse)
+	require.Len(t, described.Groups, 2)
+	assert.Equal(t, "Group classic is not a share group.", *described.Groups[0].ErrorMessage)
+	assert.Equal(t, "Group absent not found.", *described.Groups[1].ErrorMessage)
+}
