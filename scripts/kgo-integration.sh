@@ -53,15 +53,19 @@
 #   default.replication.factor stays 1 and the suite runs with
 #   KGO_TEST_RF=1: the broker is a single node.
 #
-# No test is excluded (the bar: every test that needs neither share groups
-# nor ACLs passes; TestTxnEtl, which needs transactions, runs; the KIP-848
-# tests run: Test848RegexBrokerResolves and the /848 subtests of
-# TestGroupETL, TestGroupSimple and TestTxnEtl, whose consumers use
-# kgo.ServerSideBalancer against the broker's ConsumerGroupHeartbeat v1).
+# No test is excluded (the bar: every test that needs no ACLs passes;
+# TestTxnEtl, which needs transactions, runs; the KIP-848 tests run:
+# Test848RegexBrokerResolves and the /848 subtests of TestGroupETL,
+# TestGroupSimple and TestTxnEtl, whose consumers use
+# kgo.ServerSideBalancer against the broker's ConsumerGroupHeartbeat v1;
+# the share-group tests run: TestShareGroup*, and
+# TestConsumeRegexShareSkipsInternal, against the broker's ShareFetch and
+# ShareAcknowledge v2, and pass against one broker:
+#   make kgo-integration RUN='TestShareGroup|TestConsumeRegexShareSkipsInternal'
+# With CLUSTER=1 TestShareGroup fails: a group's configs
+# (share.auto.offset.reset earliest) are kept by the broker they were
+# sent to, not by the partitions' leaders).
 # Tests that skip themselves, and why:
-#   TestShareGroup*, TestConsumeRegexShareSkipsInternal
-#               need share groups (ShareFetch/ShareAcknowledge v2), which
-#               the broker does not advertise.
 #   TestSCRAMAuth, TestSCRAMAuthBadCredentials
 #               run against one broker (its second listener,
 #               SASL_PLAINTEXT, with the user kgo made by --add-scram), and

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -78,6 +79,8 @@ type Manager struct {
 	fetches  *purgatory.Purgatory[TP] // Kafka's "Fetch" purgatory
 	produces *purgatory.Purgatory[TP] // Kafka's "Produce" purgatory
 	deletes  *purgatory.Purgatory[TP] // Kafka's "DeleteRecords" purgatory
+
+	alsoWake atomic.Pointer[func(*storage.Partition)] // OnWake's (wake_hook.go)
 }
 
 // NewManager returns the replica manager of cfg.Store, with its
@@ -147,6 +150,9 @@ func (m *Manager) Wake(p *storage.Partition) {
 	m.fetches.CheckAndComplete(key)
 	m.produces.CheckAndComplete(key)
 	m.deletes.CheckAndComplete(key)
+	if f := m.alsoWake.Load(); f != nil {
+		(*f)(p)
+	}
 }
 
 // AfterAppend follows an append to p, which this broker leads, that is

@@ -6,6 +6,7 @@ package server
 // filter on states (KIP-518, case-insensitive as in Kafka), v5 the group
 // type, "classic" or "consumer" (KIP-848's groups, protocol type
 // "consumer", in their own states: Empty, Assigning, Reconciling,
+// Stable), or "share" (KIP-932's, protocol type "share", Empty or
 // Stable), and a filter on types. A client
 // that may not DESCRIBE the cluster sees only the groups it may DESCRIBE
 // (authz.go), as Kafka lists them.
@@ -52,6 +53,11 @@ func (s *Server) handleListGroups(r *kafkanet.Request) {
 	}
 	for _, l := range s.consumers.List() {
 		add(l.Group, "consumer", string(l.State), "consumer")
+	}
+	for _, id := range s.share.groups.Groups() {
+		if d, ok := s.share.groups.Describe(id); ok {
+			add(id, "share", d.State, "share")
+		}
 	}
 	r.Respond(resp)
 }

@@ -16,8 +16,10 @@ package server
 // resource (type 4) named by this broker's id lists its settings, under
 // their Kafka names, as STATIC_BROKER_CONFIG, read-only; another broker's
 // id is INVALID_REQUEST, as Kafka answers a broker resource sent to the
-// wrong broker. configuration_keys, when given, narrows the list. Other
-// resource types are INVALID_REQUEST.
+// wrong broker. A group resource (type 32) lists the share-group configs,
+// the group's own as GROUP_CONFIG and the others as DEFAULT_CONFIG
+// (share_configs.go). configuration_keys, when given, narrows the list.
+// Other resource types are INVALID_REQUEST.
 //
 // In a cluster, a topic's own configs are in the metadata log, so every
 // broker answers the same (package replica applies them).
@@ -34,6 +36,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
@@ -63,6 +66,12 @@ func (s *Server) handleDescribeConfigs(r *kafkanet.Request) {
 				break
 			}
 			err = s.describeBrokerConfigs(rr, &sr)
+		case kmsg.ConfigResourceTypeGroupConfig:
+			if !c.Allows(opDescribeConfigs, groupResource, rr.ResourceName) {
+				sr.ErrorCode = kerr.GroupAuthorizationFailed.Code
+				break
+			}
+			s.share.configs.describe(rr, &sr) // share_configs.go
 		default:
 			err = fmt.Errorf("%w: resource type %d", errInvalidRequest, rr.ResourceType)
 		}

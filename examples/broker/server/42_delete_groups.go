@@ -8,7 +8,8 @@ package server
 // expiration) completes. A KIP-848 consumer group is deleted likewise,
 // its members' state and its offsets. v3 adds an error message. A group the client may
 // not DELETE is GROUP_AUTHORIZATION_FAILED, before its coordinator is
-// asked (authz.go).
+// asked (authz.go). A share group is deleted with its share partitions'
+// state (share.go), on the same terms.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -30,7 +31,11 @@ func (s *Server) handleDeleteGroups(r *kafkanet.Request) {
 			err = kerr.GroupAuthorizationFailed
 		}
 		if err == nil {
-			err = s.deleteGroup(id)
+			if share, shareErr := s.deleteShareGroup(id); share { // share.go
+				err = shareErr
+			} else {
+				err = s.deleteGroup(id)
+			}
 		}
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group, g.ErrorCode = id, group.Code(err)

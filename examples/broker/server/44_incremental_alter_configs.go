@@ -25,7 +25,9 @@ package server
 // and kept in a broker alone's catalog, unclean.leader.election.enable
 // acted on at once, and the answer once the record is applied here.
 // BROKER_LOGGER resources (KIP-412's log levels) are INVALID_REQUEST:
-// this broker's logger has no runtime levels.
+// this broker's logger has no runtime levels. GROUP resources set the
+// share-group configs (share_configs.go), kept by the broker that is sent
+// them, authorized by ALTER_CONFIGS on the group.
 //
 // Authorization (authz.go): ALTER_CONFIGS on the topic, else
 // TOPIC_AUTHORIZATION_FAILED whether it exists or not; on the cluster for

@@ -220,7 +220,7 @@ func TestAlterConfigsErrors(t *testing.T) {
 			"Unexpected broker id, expected 3, but received 4"},
 		{"a broker that is no number", false, broker("x"), kerr.InvalidRequest, "Node id must be an integer, but it is: x"},
 		{"broker logger", true, alterRes{typ: kmsg.ConfigResourceTypeBrokerLogger, name: "3"}, kerr.InvalidRequest, "Unknown resource type 8"},
-		{"group", false, alterRes{typ: kmsg.ConfigResourceType(32), name: "g"}, kerr.InvalidRequest, "Unknown resource type"},
+		{"client metrics", false, alterRes{typ: kmsg.ConfigResourceType(16), name: "m"}, kerr.InvalidRequest, "Unknown resource type"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,7 +32,7 @@ func TestDescribeConfigs(t *testing.T) {
 			resource(kmsg.ConfigResourceTypeTopic, "missing"),
 			resource(kmsg.ConfigResourceTypeBroker, "1", "num.partitions"),
 			resource(kmsg.ConfigResourceTypeBroker, "2"),
-			resource(kmsg.ConfigResourceType(32), "g"),
+			resource(kmsg.ConfigResourceType(16), "m"), // client metrics: not served
 		}
 		resp := c.RoundTrip(req).(*kmsg.DescribeConfigsResponse)
 		require.Len(t, resp.Resources, 5, "v%d", v)
@@ -64,6 +64,6 @@ func TestDescribeConfigs(t *testing.T) {
 		assert.Equal(t, "1", *broker.Configs[0].Value)
 		assert.True(t, broker.Configs[0].ReadOnly)
 		assert.Equal(t, kerr.InvalidRequest.Code, resp.Resources[3].ErrorCode, "another broker's resource")
-		assert.Equal(t, kerr.InvalidRequest.Code, resp.Resources[4].ErrorCode, "not a topic or a broker")
+		assert.Equal(t, kerr.InvalidRequest.Code, resp.Resources[4].ErrorCode, "not a topic, a broker or a group")
 	}
 }

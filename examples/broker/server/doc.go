@@ -21,7 +21,11 @@
 //     metadata log (package metalog) it applies, the controller (package
 //     controller), its peers and heartbeat;
 //   - package storage (and storage/logdir), the topics, partitions and
-//     their logs.
+//     their logs;
+//   - packages share and sharegroup, the share groups of KIP-932: the
+//     share partitions' records in flight and their acquisition locks,
+//     and the groups' membership; this package keeps their sessions and
+//     the ShareFetch purgatory (share.go).
 //
 // # Requests
 //

@@ -153,6 +153,12 @@ func (s *Server) checkConfigs(r *kafkanet.Request, res []configResource, increme
 				continue
 			}
 			err = s.brokerConfigs(rr)
+		case rr.typ == kmsg.ConfigResourceTypeGroupConfig:
+			if !c.Allows(opAlterConfigs, groupResource, rr.name) {
+				results[i].code = kerr.GroupAuthorizationFailed.Code
+				continue
+			}
+			err = s.share.configs.alter(rr, incremental) // share_configs.go
 		default:
 			err = fmt.Errorf("%w: Unknown resource type %d", errInvalidRequest, rr.typ)
 		}

@@ -505,8 +505,8 @@ func TestWriterFailureFreesAWaitingReader(t *testing.T) {
 func TestPurgatorySizes(t *testing.T) {
 	s := newTestServer(t)
 	topic := createTopic(t, s, "f", 2)
-	assert.Equal(t, map[string]PurgatorySize{"Fetch": {}, "Produce": {}, "DeleteRecords": {}, "Rebalance": {}, "Heartbeat": {}, "OffsetExpiration": {}},
-		s.PurgatorySizes(), "every purgatory of the broker and its group coordinator, empty")
+	assert.Equal(t, map[string]PurgatorySize{"Fetch": {}, "Produce": {}, "DeleteRecords": {}, "Rebalance": {}, "Heartbeat": {}, "OffsetExpiration": {},
+		"ShareFetch": {}}, s.PurgatorySizes(), "every purgatory of the broker, its group coordinator and its share groups, empty")
 	c := dialRaw(t, s)
 	c.Send(fetchRequest(12, time.Minute, 1, fetchFrom{topic, 0, 0}, fetchFrom{topic, 1, 0}))
 	require.Eventually(t, func() bool { return s.PurgatorySizes()["Fetch"].Pending == 1 }, 5*time.Second, time.Millisecond)

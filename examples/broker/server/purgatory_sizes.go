@@ -18,7 +18,7 @@ type PurgatorySize struct {
 
 // PurgatorySizes returns the size of each of the broker's purgatories, by
 // name ("Fetch", "Produce", "DeleteRecords", and the group coordinator's "Rebalance",
-// "Heartbeat", "OffsetExpiration"), for tests and tools that check that
+// "Heartbeat", "OffsetExpiration", and the share groups' "ShareFetch"), for tests and tools that check that
 // waiting requests are answered and their memory returned. O(shards) per
 // purgatory.
 func (s *Server) PurgatorySizes() map[string]PurgatorySize {
@@ -29,5 +29,6 @@ func (s *Server) PurgatorySizes() map[string]PurgatorySize {
 	for name, g := range s.groups.PurgatorySizes() {
 		sizes[name] = PurgatorySize(g)
 	}
+	sizes[s.share.fetches.Name()] = PurgatorySize{Pending: s.share.fetches.Pending(), Watched: s.share.fetches.Watched()}
 	return sizes
 }

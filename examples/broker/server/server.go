@@ -73,6 +73,9 @@ type Server struct {
 	// __transaction_state (txnTopic), which routes its requests.
 	txns     *txn.Coordinator
 	txnTopic *coordinator.Topic
+	// share is the broker's share groups (share.go): their membership,
+	// share partitions, sessions and "ShareFetch" purgatory.
+	share *shareBroker
 	// authz is the authorizer (authz.go), nil without
 	// authorizer.class.name: its bindings follow the metadata log's.
 	authz *acl.Authorizer
@@ -209,6 +212,9 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if s.txns, s.txnTopic, err = s.newTxnCoordinator(); err != nil {
 		return nil, err
 	}
+	if s.share, err = newShareBroker(s); err != nil {
+		return nil, err
+	}
 	if s.quotas, err = newQuotas(cfg, s); err != nil {
 		return nil, err
 	}
@@ -333,6 +339,9 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 func (s *Server) closePurgatories() {
+	if s.share != nil {
+		s.share.close() // waiting share fetches answer; then the locks' timer
+	}
 	if s.txns != nil {
 		_ = s.txns.Close() // its timers; what waits on it gets NOT_COORDINATOR
 	}

@@ -1,0 +1,214 @@
+package server
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/share"
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
+	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
+	"github.com/gopurgatory/purgatory/operation"
+)
+
+// delayedShareFetch is a share fetch waiting for records to acquire
+// (Kafka's DelayedShareFetch). It is watched in the ShareFetch purgatory
+// under two keys for each of its partitions: the share partition's, which
+// a release, a lock expiry or an acknowledgement moving the start wakes,
+// and the partition's, which an append, a high watermark moving or a
+// leadership change wakes (replica.Manager.OnWake). It acquires nothing
+// until it completes: TryComplete only asks whether a partition has
+// records to acquire (share.Partition.Acquirable), and OnComplete
+// acquires and reads. Two fetches woken together may both complete, and
+// the second find nothing left: it is answered empty, and its member
+// fetches again, as Kafka's may be.
+//
+// Its fields are set before it is submitted and only read afterwards.
+type delayedShareFetch struct {
+	operation.State
+	s          *Server
+	r          *kafkanet.Request
+	resp       *kmsg.ShareFetchResponse
+	member     string
+	maxRecords int
+	lockFor    time.Duration
+	parts      []shareFetchPart // in session order
+}
+
+// shareFetchPart is one partition of a share fetch.
+type shareFetchPart struct {
+	tp    shareTP
+	p     *storage.Partition // nil when code is set
+	sp    *share.Partition
+	epoch int32 // the leader epoch it is read under
+	code  int16 // an error found when the request was read
+	// acked is set when the request acknowledged records of the partition:
+	// it is answered then, with ackCode, even without records.
+	acked   bool
+	ackCode int16
+}
+
+// immediate reports whether the fetch is answered without waiting: no
+// partition it may wait on.
+func (f *delayedShareFetch) immediate() bool {
+	for i := range f.parts {
+		if f.parts[i].p != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// keys are the fetch's watch keys: each partition's share partition and
+// the partition itself.
+func (f *delayedShareFetch) keys() []shareWaitKey {
+	ks := make([]shareWaitKey, 0, 2*len(f.parts))
+	for _, part := range f.parts {
+		if part.p == nil {
+			continue
+		}
+		k := part.sp.Key()
+		ks = append(ks, shareWaitKey{Group: k.Group, Topic: k.Topic, Partition: k.Partition},
+			shareWaitKey{Topic: k.Topic, Partition: k.Partition})
+	}
+	return ks
+}
+
+// TryComplete reports whether a partition has records to acquire, or
+// can no longer be read here.
+func (f *delayedShareFetch) TryComplete() bool {
+	for _, part := range f.parts {
+		if part.p == nil {
+			continue
+		}
+		if !f.s.replicas.LeadsAt(part.p, part.epoch) {
+			return true
+		}
+		offs, err := part.p.Offsets()
+		if err != nil || part.sp.Acquirable(offs.HighWatermark) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *delayedShareFetch) OnComplete() { f.answer() }
+
+// answer acquires up to max_records records, partition by partition in
+// session order, reads the batches that hold them and responds. A
+// partition is in the answer when it has records, an error, or the
+// request's acknowledgements' result (an incremental session's answer
+// leaves the others out).
+func (f *delayedShareFetch) answer() {
+	remaining := f.maxRecords
+	read := 0
+	for i := range f.parts {
+		part := &f.parts[i]
+		rp := kmsg.NewShareFetchResponseTopicPartition()
+		rp.Partition, rp.ErrorCode, rp.AcknowledgeErrorCode = part.tp.partition, part.code, part.ackCode
+		if part.p != nil {
+			f.acquire(part, &rp, &remaining, &read)
+		}
+		if rp.ErrorCode != 0 || part.acked || len(rp.AcquiredRecords) > 0 {
+			addSharePartition(f.resp, part.tp.topic, rp)
+		}
+	}
+	f.r.Respond(f.resp)
+}
+
+// acquire acquires records of part for the member, up to *remaining, and
+// puts them and the batches that hold them in rp.
+func (f *delayedShareFetch) acquire(part *shareFetchPart, rp *kmsg.ShareFetchResponseTopicPartition, remaining, read *int) {
+	if !f.s.replicas.LeadsAt(part.p, part.epoch) {
+		rp.ErrorCode = kerr.NotLeaderForPartition.Code
+		return
+	}
+	rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = f.s.cfg.NodeID, part.epoch
+	if *remaining <= 0 {
+		return
+	}
+	offs, err := part.p.Offsets()
+	if err != nil {
+		rp.ErrorCode = errorCode(err)
+		return
+	}
+	ranges := part.sp.Acquire(f.member, *remaining, offs.LogStart, offs.HighWatermark, f.lockFor)
+	if len(ranges) == 0 {
+		return
+	}
+	records, err := readShareRecords(part.p, ranges[0].First, ranges[len(ranges)-1].Last)
+	if err != nil {
+		// The records cannot be handed out: give them back at once,
+		// delivery counted, rather than after the lock's duration.
+		for _, rg := range ranges {
+			_ = part.sp.Acknowledge(f.member, rg.First, rg.Last, []int8{int8(share.AckRelease)}, f.lockFor)
+		}
+		rp.ErrorCode = errorCode(err)
+		return
+	}
+	for _, rg := range ranges {
+		rp.AcquiredRecords = append(rp.AcquiredRecords, kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{
+			FirstOffset: rg.First, LastOffset: rg.Last, DeliveryCount: rg.DeliveryCount})
+		*remaining -= int(rg.Last - rg.First + 1)
+	}
+	rp.Records = records
+	*read += len(records)
+}
+
+// readShareRecords returns the whole batches of p that hold the offsets
+// first to last, read below the high watermark (share groups read
+// uncommitted, share.isolation.level's default): one Read may stop short
+// of last, at its byte bound, and the next goes on from where it ended.
+func readShareRecords(p *storage.Partition, first, last int64) ([]byte, error) {
+	const chunk = 1 << 20
+	var out []byte
+	for off := first; off <= last; {
+		res, err := p.Read(off, storage.ReadUncommitted, chunk, true)
+		if err != nil {
+			return nil, err
+		}
+		next := batchesEnd(res.Records)
+		if len(res.Records) == 0 || next <= off {
+			break
+		}
+		out = append(out, res.Records...)
+		off = next
+	}
+	return out, nil
+}
+
+// batchesEnd returns the offset after the last of raw's whole batches, -1
+// when raw holds none. Each batch's length is read from its header, as
+// the log frames them, and its offsets by kmsg.
+func batchesEnd(raw []byte) int64 {
+	end := int64(-1)
+	for len(raw) >= 12 {
+		size := 12 + int(int32(binary.BigEndian.Uint32(raw[8:12])))
+		if size < 12 || size > len(raw) {
+			break
+		}
+		var b kmsg.RecordBatch
+		if b.ReadFrom(raw[:size]) != nil {
+			break
+		}
+		end = b.FirstOffset + int64(b.LastOffsetDelta) + 1
+		raw = raw[size:]
+	}
+	return end
+}
+
+// addSharePartition puts rp in resp under its topic, the topic's entry
+// made on its first partition.
+func addSharePartition(resp *kmsg.ShareFetchResponse, topic [16]byte, rp kmsg.ShareFetchResponseTopicPartition) {
+	for i := range resp.Topics {
+		if resp.Topics[i].TopicID == topic {
+			resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, rp)
+			return
+		}
+	}
+	t := kmsg.NewShareFetchResponseTopic()
+	t.TopicID, t.Partitions = topic, []kmsg.ShareFetchResponseTopicPartition{rp}
+	resp.Topics = append(resp.Topics, t)
+}

@@ -1,0 +1,58 @@
+// Package share is the broker's share-partition state (KIP-932; Apache
+// Kafka's SharePartition and SharePartitionManager): for each share group
+// and partition it consumes, which records are in flight, with whom, and
+// how often each was delivered. It knows nothing of the wire or the log:
+// package server reads the records a member acquires and answers the
+// ShareFetch and ShareAcknowledge requests.
+//
+// # The window
+//
+// A Partition keeps a window of offsets [start, end): the share-partition
+// start offset (SPSO) and end offset (SPEO). Below start every record is
+// done with; from end on none has been delivered yet. Each record of the
+// window is in one of Kafka's states:
+//
+//	AVAILABLE ──acquire──▶ ACQUIRED ──accept──▶ ACKNOWLEDGED
+//	    ▲                     │
+//	    └─release, lock expiry┤ (delivery count below the limit)
+//	                          └─reject, or the limit reached──▶ ARCHIVED
+//
+// Acquiring a record counts a delivery. A record released (by the member,
+// by the expiry of its acquisition lock, or by its member leaving) whose
+// delivery count has reached share.delivery.count.limit is archived
+// instead of made available again. The start moves past every
+// acknowledged or archived record at the head of the window; the window
+// never holds more than group.share.partition.max.record.locks records,
+// so a member that acquires nothing new until the head is acknowledged
+// holds the partition back, as in Kafka.
+//
+// # Acquisition locks
+//
+// Every acquisition (a run of records acquired by one member in one call)
+// holds one lock: a task of the library's timing wheel (timer.Timer) due
+// after share.record.lock.duration.ms. Acknowledging the last record it
+// still holds cancels it in O(1); its expiry releases the records it still
+// holds. Millions of locks cost a timer task each and almost all are
+// cancelled before they fire: the wheel's best case.
+//
+// # Wake-ups
+//
+// Whatever makes records acquirable (a release, an expiry, the start
+// moving so that the window may grow) calls the Manager's wake function
+// with the partition's key, after the Partition's lock is released, so
+// that share fetches waiting on it in a purgatory are tried again.
+//
+// # Lock order
+//
+// Manager.mu, then a Partition's mu. The timer is called with a
+// Partition's mu held (Schedule, Cancel and Reschedule take only the
+// timer's own locks); an expiring lock takes the Partition's mu on a timer
+// worker. The wake function is called with no lock held.
+//
+// # Not durable
+//
+// The state lives in memory only: Kafka's share coordinator keeps it in
+// __share_group_state and a new coordinator recovers it; here a broker
+// that restarts, or loses a partition's leadership, starts the window
+// again at share.auto.offset.reset (records in flight are delivered again).
+package share

@@ -1,0 +1,215 @@
+package sharegroup
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gopurgatory/purgatory/timer"
+)
+
+// Kafka's defaults.
+const (
+	DefaultSessionTimeout    = 45 * time.Second // group.share.session.timeout.ms
+	DefaultHeartbeatInterval = 5 * time.Second  // group.share.heartbeat.interval.ms
+	DefaultMaxSize           = 200              // group.share.max.size
+)
+
+// TopicInfo is what the assignor needs of a subscribed topic.
+type TopicInfo struct {
+	ID         [16]byte
+	Partitions int32
+}
+
+// Config is what a Coordinator runs with.
+type Config struct {
+	// Timer holds the members' sessions; required, not closed by the
+	// Coordinator.
+	Timer *timer.Timer
+	// Topic resolves a subscribed topic's id and partition count; false
+	// for a topic that does not exist (yet), which is assigned nothing.
+	Topic func(name string) (TopicInfo, bool)
+	// Left is told of each member that leaves its group or whose session
+	// expires (nil: nobody listens).
+	Left func(group, member string)
+	// SessionTimeout, HeartbeatInterval and MaxSize default to Kafka's.
+	SessionTimeout    time.Duration
+	HeartbeatInterval time.Duration
+	MaxSize           int
+}
+
+// Coordinator holds the share groups. Its methods are safe for concurrent
+// use.
+type Coordinator struct {
+	cfg Config // immutable
+
+	mu     sync.Mutex // guards the following
+	groups map[string]*group
+	nextID uint64 // for members of version 0, which make no id
+}
+
+// New returns a Coordinator with cfg's settings.
+func New(cfg Config) (*Coordinator, error) {
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = DefaultSessionTimeout
+	}
+	if cfg.HeartbeatInterval == 0 {
+		cfg.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if cfg.MaxSize == 0 {
+		cfg.MaxSize = DefaultMaxSize
+	}
+	if cfg.Timer == nil || cfg.Topic == nil {
+		return nil, fmt.Errorf("%w: a timer and a topic resolver are required", ErrInvalidConfig)
+	}
+	if cfg.HeartbeatInterval >= cfg.SessionTimeout {
+		return nil, fmt.Errorf("%w: heartbeat interval %v not below session timeout %v", ErrInvalidConfig,
+			cfg.HeartbeatInterval, cfg.SessionTimeout)
+	}
+	return &Coordinator{cfg: cfg, groups: make(map[string]*group)}, nil
+}
+
+// HeartbeatInterval is the interval members are told to heartbeat at.
+func (c *Coordinator) HeartbeatInterval() time.Duration { return c.cfg.HeartbeatInterval }
+
+// group is one share group.
+type group struct {
+	id      string
+	epoch   int32 // the group epoch, bumped by each change of members, subscriptions or topics
+	members map[string]*member
+	// topics are the subscribed topics as last assigned: a change of
+	// their ids or partition counts bumps the epoch.
+	topics map[string]TopicInfo
+	// target is each member's assignment at epoch targetEpoch.
+	targetEpoch int32
+	target      map[string]Assignment
+}
+
+// Assignment is a member's partitions, by topic id.
+type Assignment map[[16]byte][]int32
+
+// member is one member of a share group.
+type member struct {
+	task       timer.Task // its session
+	c          *Coordinator
+	group      string
+	id         string
+	epoch      int32
+	rack       string
+	clientID   string
+	clientHost string
+	topics     []string // subscribed, sorted
+	assigned   Assignment
+}
+
+// Run expires the member's session, on a timer worker.
+func (m *member) Run() { m.c.expire(m) }
+
+// Member describes one member (ShareGroupDescribe).
+type Member struct {
+	ID, Rack, ClientID, ClientHost string
+	Epoch                          int32
+	Topics                         []string
+	Assignment                     Assignment
+}
+
+// Description describes one share group.
+type Description struct {
+	ID          string
+	State       string // Empty or Stable
+	Epoch       int32
+	TargetEpoch int32
+	Members     []Member
+}
+
+// Exists reports whether group is a share group.
+func (c *Coordinator) Exists(group string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.groups[group] != nil
+}
+
+// Groups returns the share groups' ids, sorted.
+func (c *Coordinator) Groups() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]string, 0, len(c.groups))
+	for id := range c.groups {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Describe describes group; false when it is not a share group.
+func (c *Coordinator) Describe(id string) (Description, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[id]
+	if g == nil {
+		return Description{}, false
+	}
+	d := Description{ID: id, State: "Empty", Epoch: g.epoch, TargetEpoch: g.targetEpoch}
+	if len(g.members) > 0 {
+		d.State = "Stable"
+	}
+	for _, m := range g.members {
+		d.Members = append(d.Members, Member{ID: m.id, Rack: m.rack, ClientID: m.clientID, ClientHost: m.clientHost,
+			Epoch: m.epoch, Topics: slices.Clone(m.topics), Assignment: m.assigned})
+	}
+	slices.SortFunc(d.Members, func(a, b Member) int { return cmpString(a.ID, b.ID) })
+	return d, true
+}
+
+// Delete deletes group, which must have no members: false when it has
+// some (NON_EMPTY_GROUP), or is not a share group (found false).
+func (c *Coordinator) Delete(id string) (found, deleted bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[id]
+	if g == nil {
+		return false, false
+	}
+	if len(g.members) > 0 {
+		return true, false
+	}
+	delete(c.groups, id)
+	return true, true
+}
+
+// Close cancels every member's session; the Coordinator answers nothing
+// afterwards that would schedule one.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range c.groups {
+		for _, m := range g.members {
+			c.cfg.Timer.Cancel(&m.task)
+		}
+	}
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Ensure makes group, empty, if it is not a share group yet (Kafka's
+// AlterShareGroupOffsets does, so that offsets can be set before any
+// member joins), and reports whether it has no member.
+func (c *Coordinator) Ensure(id string) (empty bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[id]
+	if g == nil {
+		g = &group{id: id, members: make(map[string]*member), topics: make(map[string]TopicInfo)}
+		c.groups[id] = g
+	}
+	return len(g.members) == 0
+}
