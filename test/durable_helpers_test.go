@@ -128,10 +128,16 @@ func tryEndOffsets(cl *kgo.Client, topic string, partitions int32) (map[int32]in
 }
 
 // consumeTo reads topic from its start until every partition reaches its
-// offset in ends, and returns the records by partition, in order.
+// offset in ends, and returns the records by partition, in order. It
+// allows 20s, and a second more for every 200,000 records: a 5-minute
+// chaos run (make chaos) acknowledges some 40 million.
 func consumeTo(t *testing.T, cl *kgo.Client, ends map[int32]int64) map[int32][]*kgo.Record {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	var total int64
+	for _, end := range ends {
+		total += end
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second+time.Duration(total/200_000)*time.Second)
 	defer cancel()
 	got := make(map[int32][]*kgo.Record)
 	done := func() bool {
