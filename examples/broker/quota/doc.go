@@ -1,8 +1,9 @@
 // Package quota enforces the client quotas of the metadata image
 // (package metadata's, set by AlterClientQuotas) as Kafka's
 // ClientQuotaManager does: a Manager per quota type (producer_byte_rate
-// on Produce requests, consumer_byte_rate on Fetch responses) keeps each
-// client's credit and says, of each request, how long its client must be
+// on Produce requests, consumer_byte_rate on Fetch responses,
+// request_percentage on the time requests take, Kafka's
+// ClientRequestQuotaManager) keeps each client's credit and says, of each request, how long its client must be
 // throttled to fall back within its quota.
 //
 // # Whose rate

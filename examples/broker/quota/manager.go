@@ -16,9 +16,16 @@ import (
 const (
 	Produce = "produce" // metadata.QuotaProducerByteRate, on Produce request bytes
 	Fetch   = "fetch"   // metadata.QuotaConsumerByteRate, on Fetch response bytes
+	Request = "request" // metadata.QuotaRequestPercentage, on the time spent on requests
 )
 
-var keys = map[string]string{Produce: metadata.QuotaProducerByteRate, Fetch: metadata.QuotaConsumerByteRate}
+var keys = map[string]string{Produce: metadata.QuotaProducerByteRate, Fetch: metadata.QuotaConsumerByteRate,
+	Request: metadata.QuotaRequestPercentage}
+
+// Percent is the value a request quota records for d spent on a request
+// (Kafka's nanosToPercentage): percent of one thread for a second, so
+// that a rate of them is the percentage request_percentage bounds.
+func Percent(d time.Duration) float64 { return d.Seconds() * 100 }
 
 // Manager enforces one quota type (Kafka's ClientQuotaManager): it keeps
 // a token bucket for each client a quota applies to, and gives the
@@ -34,7 +41,7 @@ type Manager struct {
 	lastSweep time.Duration
 }
 
-// New returns the Manager of quota type typ (Produce or Fetch).
+// New returns the Manager of quota type typ (Produce, Fetch or Request).
 func New(typ string, opts ...Option) (*Manager, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -75,7 +82,7 @@ func (m *Manager) Quota(im *metadata.Image, user, clientID string) (q metadata.C
 	return im.ClientQuota(m.key, user, clientID)
 }
 
-// Record spends value (bytes) from the bucket q bounds, now, and returns
+// Record spends value (bytes; for a request quota, Percent) from the bucket q bounds, now, and returns
 // the throttle time it takes the refill to pay the client's debt (0 if it
 // owes nothing), capped at all the windows' span (see the package
 // documentation); a throttle is observed in the metric. O(1).

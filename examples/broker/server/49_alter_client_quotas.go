@@ -23,14 +23,14 @@ package server
 // checks without committing. A response entry per request entry, naming
 // its entity as asked.
 //
-// Enforced (quotas.go, package quota): producer_byte_rate on Produce
-// requests' bytes and consumer_byte_rate on Fetch responses' records, per
-// user and client id with Kafka's precedence. request_percentage,
-// controller_mutation_rate and connection_creation_rate are accepted,
-// stored and described, and not enforced: the broker has no request
-// handler threads whose time a percentage would bound, and creates and
-// deletes no partitions fast enough, nor accepts connections at a rate,
-// that a client could abuse beyond max.connections.per.ip.
+// Enforced (quotas.go, request_quota.go, package quota): producer_byte_rate
+// on Produce requests' bytes, consumer_byte_rate on Fetch responses'
+// records, and request_percentage on the time requests take, per user and
+// client id with Kafka's precedence. controller_mutation_rate and
+// connection_creation_rate are accepted, stored and described, and not
+// enforced: the broker creates and deletes no partitions fast enough, nor
+// accepts connections at a rate, that a client could abuse beyond
+// max.connections.per.ip.
 //
 // Authorization (authz.go): ALTER_CONFIGS on the cluster, else
 // CLUSTER_AUTHORIZATION_FAILED for every entry.

@@ -36,7 +36,11 @@ func (h handler) ServeKafka(r *kafkanet.Request) {
 	if h.s.checkStrings(r) || h.s.gate(r) {
 		return // refused: a string past Kafka's limits, or not authorized (authz.go)
 	}
+	rm := h.s.meterRequest(r) // request_quota.go
 	apis.Lookup(r.Msg.Key()).Handler(h.s, r)
+	if rm != nil {
+		rm.returned()
+	}
 	if kmsg.Key(r.Msg.Key()) != kmsg.Produce {
 		// The request is decoded and handled: what waits for an answer
 		// (a long poll, a join through a rebalance) holds no more of

@@ -29,7 +29,10 @@ import (
 
 // quotas are the broker's quota managers, one per type enforced.
 type quotas struct {
-	produce, fetch *quota.Manager
+	produce, fetch, request *quota.Manager
+	// now is the clock a request's time is measured by (request_quota.go):
+	// time.Now, but in tests.
+	now func() time.Time
 }
 
 func newQuotas(cfg Config, s *Server) (quotas, error) {
@@ -42,7 +45,11 @@ func newQuotas(cfg Config, s *Server) (quotas, error) {
 	if err != nil {
 		return quotas{}, err
 	}
-	return quotas{produce: produce, fetch: fetch}, nil
+	request, err := quota.New(quota.Request, opts...)
+	if err != nil {
+		return quotas{}, err
+	}
+	return quotas{produce: produce, fetch: fetch, request: request, now: time.Now}, nil
 }
 
 // quotaUser is the user a principal's quotas are set on: its name,

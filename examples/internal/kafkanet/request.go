@@ -46,6 +46,8 @@ type Request struct {
 	// is written. Used by the goroutine that answers, only.
 	held memCharge
 	once sync.Once
+	// onAnswer, if set, sees the answer before it is queued (OnAnswer).
+	onAnswer func(kmsg.Response) time.Duration
 }
 
 // slot is a request's place in its connection's response queue.
@@ -124,10 +126,12 @@ func (r *Request) respond(resp kmsg.Response, charge *memCharge) {
 	answered := false
 	r.once.Do(func() {
 		answered = true
+		mute := r.answering(resp)
 		resp.SetVersion(r.Msg.GetVersion())
 		r.conn.s.metrics.observe(r.Msg.Key(), time.Since(r.Received))
 		r.ReleaseBody()
 		r.conn.fill(r.slot, resp, false, charge)
+		r.conn.throttle(mute)
 	})
 	if !answered {
 		r.conn.s.mem.releaseAll(charge)
@@ -155,10 +159,29 @@ func (r *Request) Principal() string { return r.conn.Principal() }
 // responses after it still go out in order.
 func (r *Request) NoResponse() {
 	r.once.Do(func() {
+		mute := r.answering(nil)
 		r.conn.s.metrics.observe(r.Msg.Key(), time.Since(r.Received))
 		r.ReleaseBody()
 		r.conn.fill(r.slot, nil, true, nil)
+		r.conn.throttle(mute)
 	})
+}
+
+// OnAnswer has f called once r is answered, with its answer (nil for
+// NoResponse; not for HangUp), on the answering goroutine before the
+// answer is queued: f may set the answer's throttle time, and returns how
+// long to mute r's connection for after it (Throttle), 0 for not at all.
+// A request quota measures the time spent on r this way (the broker's
+// request_percentage). It must be called before r is answered: by the
+// dispatcher, before the handler runs.
+func (r *Request) OnAnswer(f func(kmsg.Response) time.Duration) { r.onAnswer = f }
+
+// answering runs the OnAnswer hook, if any, on resp.
+func (r *Request) answering(resp kmsg.Response) time.Duration {
+	if r.onAnswer == nil {
+		return 0
+	}
+	return r.onAnswer(resp)
 }
 
 // HangUp ends r without a response and closes the connection once the
