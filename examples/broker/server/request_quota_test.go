@@ -38,7 +38,7 @@ func (c *steppingClock) now() time.Time {
 // handler's time, not for its wait.
 func TestRequestQuotaThrottles(t *testing.T) {
 	s := newTestServer(t, func(c *Config) { c.QuotaWindowNum = 2 })
-	createTopic(t, s, "rq", 1)
+	topic := createTopic(t, s, "rq", 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var alts []metadata.QuotaAlteration
@@ -74,15 +74,7 @@ func TestRequestQuotaThrottles(t *testing.T) {
 	// A long poll: its handler returns while it waits (one step), then
 	// the clock runs on for a minute before an append answers it. Charged
 	// for the wait, its throttle would be capped at the two windows.
-	fetch := kmsg.NewPtrFetchRequest()
-	fetch.SetVersion(12)
-	fetch.MaxBytes, fetch.MaxWaitMillis, fetch.MinBytes = 1<<20, 5000, 1
-	ft := kmsg.NewFetchRequestTopic()
-	ft.Topic = "rq"
-	fp := kmsg.NewFetchRequestTopicPartition()
-	fp.PartitionMaxBytes = 1 << 20
-	ft.Partitions = append(ft.Partitions, fp)
-	fetch.Topics = append(fetch.Topics, ft)
+	fetch := fetchRequest(12, 5*time.Second, 1, fetchFrom{topic: topic})
 	poll := newTestConn(t, s)
 	r := poll.request(fetch)
 	r.ClientID = "poller"
