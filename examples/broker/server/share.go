@@ -219,6 +219,7 @@ func (s *Server) deleteShareGroup(id string) (share bool, err *kerr.Error) {
 // create, for an id of no group; with create it is made, empty, as
 // AlterShareGroupOffsets makes it) with no member (NON_EMPTY_GROUP).
 func (s *Server) emptyShareGroupCode(c access, id string, op kmsg.ACLOperation, create bool) int16 {
+	defer s.groupTypes.lock(id)() // Ensure may create it (group_types.go)
 	switch err := s.offsets.KeyError(id); {
 	case err != nil:
 		return err.Code
