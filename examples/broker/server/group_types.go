@@ -17,8 +17,9 @@ import (
 //
 //   - JoinGroup: INCONSISTENT_GROUP_PROTOCOL, with no member id
 //     (classicGroupJoin);
-//   - SyncGroup, Heartbeat, LeaveGroup: UNKNOWN_MEMBER_ID, which the
-//     classic coordinator answers as no classic group has the id;
+//   - SyncGroup, Heartbeat: UNKNOWN_MEMBER_ID, and LeaveGroup the same
+//     for each member (Kafka: for the request), which the classic
+//     coordinator answers as no classic group has the id;
 //   - OffsetCommit, TxnOffsetCommit: GROUP_ID_NOT_FOUND for every
 //     partition, whatever the generation (ShareGroup.validateOffsetCommit);
 //   - ConsumerGroupHeartbeat: GROUP_ID_NOT_FOUND, "Group <id> is not a
