@@ -77,7 +77,7 @@ func (s *Server) handleShareFetch(r *request) {
 		add := func(tp shareTP) {
 			p := kmsg.NewShareFetchRequestTopicPartition()
 			p.Partition, p.PartitionMaxBytes = tp.partition, maxBytes[tp]
-			if leg.epoch > 0 && leg.owns[tp] { // an opening request carries none
+			if leg.epoch != 0 && leg.owns[tp] { // an opening request carries none; a closing one does
 				p.AcknowledgementBatches, carried[tp] = acks[tp], acks[tp] != nil
 			}
 			sub.Topics = appendShareFetchPartition(sub.Topics, tp.topic, p)

@@ -87,3 +87,27 @@ func mustStep(t *testing.T, ss *shareSessions, k shareMember, epoch int32, add, 
 	require.Nil(t, err)
 	return legs
 }
+
+// TestShareFetchClosingCarriesAcks checks that a request closing the
+// session (-1) is planned as a leg at -1 for each upstream session, each
+// owning its partitions, so that their acknowledgements reach them.
+func TestShareFetchClosingCarriesAcks(t *testing.T) {
+	var topic [16]byte
+	a, b := shareTP{topic, 0}, shareTP{topic, 1}
+	leaders := map[shareTP]int32{a: 1, b: 2}
+	leader := func(tp shareTP) int32 { return leaders[tp] }
+	ss := newShareSessions()
+	k := shareMember{"g", "m"}
+	ss.open(k, []shareTP{a, b}, nil, leader)
+	mustStep(t, ss, k, 1, nil, nil, leader)
+	legs, err := ss.step(k, -1, nil, nil, nil, leader)
+	require.Nil(t, err)
+	byNode := legsByNode(legs)
+	require.Len(t, byNode, 2)
+	for node, tp := range map[int32]shareTP{1: a, 2: b} {
+		assert.Equal(t, int32(-1), byNode[node].epoch, "%d's session closes", node)
+		assert.True(t, byNode[node].owns[tp], "%d's acknowledgements go in its closing leg", node)
+	}
+	_, err = ss.step(k, 2, nil, nil, nil, leader)
+	assert.Equal(t, kerr.ShareSessionNotFound, err, "closed")
+}
