@@ -96,6 +96,14 @@ func (c *Coordinator) dropLocked(g *group) {
 	c.mu.Unlock()
 }
 
+// emptied runs WithOnEmpty's hook for group, which has just been left
+// without members. REQUIRES: no lock held.
+func (c *Coordinator) emptied(group string) {
+	if c.cfg.onEmpty != nil && !c.closed.Load() {
+		c.cfg.onEmpty(group)
+	}
+}
+
 // newMemberID returns a member id for a v0 member that asked the
 // coordinator for one: 16 random bytes as Kafka's Uuid prints them.
 func newMemberID() string {

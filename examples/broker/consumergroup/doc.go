@@ -55,6 +55,16 @@
 // tasks are only ever (re)scheduled with a positive delay under it, which
 // never runs them at once.
 //
+// # The end of a group
+//
+// A group left without members (its last member left, its session
+// expired, it was fenced) is handed to WithOnEmpty's hook, with no lock
+// held. The broker's starts the expiry of its offsets, which the classic
+// coordinator keeps and does not expire while the group has members
+// (package group's WithHeld), and deletes the group at once if it has
+// none, or when the last of them expires, as Kafka deletes an Empty
+// consumer group whose offsets are gone.
+//
 // # Not implemented
 //
 // The groups' records in __consumer_offsets (Kafka's
@@ -65,6 +75,5 @@
 // their committed offsets. Classic members in a consumer group (Kafka's
 // upgrade and downgrade of a group between the protocols), rack-aware
 // assignment, group.consumer.max.size and the client-side assignors of
-// KIP-848 are not served. An Empty group stays until DeleteGroups deletes
-// it (Kafka deletes it once its offsets expire).
+// KIP-848 are not served.
 package consumergroup

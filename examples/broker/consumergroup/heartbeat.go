@@ -71,7 +71,11 @@ func (c *Coordinator) Heartbeat(req HeartbeatRequest) (HeartbeatResponse, *kerr.
 			continue // deleted meanwhile: look again
 		}
 		resp, err, msg := c.heartbeatLocked(g, &req)
+		empty := len(g.members) == 0
 		g.mu.Unlock()
+		if empty {
+			c.emptied(g.id) // left, or a join that made the group failed
+		}
 		return resp, err, msg
 	}
 }

@@ -48,6 +48,7 @@ type config struct {
 	assignors []string
 	topics    func() Topics
 	owns      func(group string) bool // nil: every group
+	onEmpty   func(group string)      // nil: nothing
 }
 
 func defaultConfig() config {
@@ -111,4 +112,16 @@ func WithTopics(f func() Topics) Option { return optionFunc(func(c *config) { c.
 // group.
 func WithOwner(owns func(group string) bool) Option {
 	return optionFunc(func(c *config) { c.owns = owns })
+}
+
+// WithOnEmpty sets what is called, with no lock held, when a group is
+// left without members: its last member left, its session expired or it
+// was fenced, or a join that made the group failed. A member may join
+// again before it runs: f asks the Coordinator (HasMembers, Delete)
+// rather than trust the call. In the broker it starts the expiry of the
+// group's offsets, and deletes the group if it has none, as Kafka deletes
+// an Empty consumer group without offsets. Default: nothing, and an Empty
+// group stays until Delete.
+func WithOnEmpty(f func(group string)) Option {
+	return optionFunc(func(c *config) { c.onEmpty = f })
 }

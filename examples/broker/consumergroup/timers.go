@@ -31,11 +31,19 @@ type memberTimer struct {
 // has passed: its session expired, or it still has not revoked what it
 // was told to at the epoch its rebalance timeout was set.
 func (r memberTimer) Run() {
+	if r.expire() {
+		r.c.emptied(r.m.g.id)
+	}
+}
+
+// expire is Run under the group's mutex, which it takes: it reports
+// whether it removed the group's last member.
+func (r memberTimer) expire() (empty bool) {
 	m, g := r.m, r.m.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.gone || g.members[m.id] != m {
-		return // removed or replaced
+		return false // removed or replaced
 	}
 	now := r.c.clk.Now()
 	switch {
@@ -47,9 +55,10 @@ func (r memberTimer) Run() {
 		r.c.log.Info("consumer group member did not revoke its partitions within its rebalance timeout; fenced",
 			zap.String("group", g.id), zap.String("member", m.id), zap.Int32("member_epoch", m.epoch))
 	default:
-		return // heartbeating again, or revoked
+		return false // heartbeating again, or revoked
 	}
 	g.removeLocked(m, r.c.tm)
+	return len(g.members) == 0
 }
 
 // armRebalanceLocked starts m's rebalance timeout when it has just been

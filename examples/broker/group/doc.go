@@ -49,7 +49,9 @@
 //     removes the member and starts a rebalance.
 //   - OffsetExpiration purgatory: one operation per Empty group, due when
 //     its earliest committed offset passes offsets.retention.minutes (Kafka
-//     sweeps every offsets.retention.check.interval.ms instead).
+//     sweeps every offsets.retention.check.interval.ms instead); none for
+//     a group another protocol holds (a KIP-848 consumer group with
+//     members, whose offsets it keeps: held.go).
 //
 // A follower's SyncGroup waits for the leader's as in Kafka: its response
 // callback is parked on the member, no goroutine blocks, and every path

@@ -461,6 +461,10 @@ func (g *group) armExpiryLocked(a *after) {
 	if g.st != Empty {
 		return
 	}
+	if g.heldLocked() {
+		g.disarmExpiryLocked(a) // until Release
+		return
+	}
 	at, ok := satAdd(g.at, g.c.cfg.emptyGrace), len(g.txns) == 0
 	if len(g.offsets) > 0 {
 		at, ok = maxDuration, false
@@ -516,6 +520,9 @@ func (e *offsetExpiry) OnExpiration() {
 	g, c := e.g, e.g.c
 	var a after
 	g.mu.Lock()
+	if g.expiry == e && g.st == Empty && !c.closed.Load() && g.heldLocked() {
+		g.expiry = nil // held since it was armed: Release arms it again
+	}
 	if g.expiry == e && g.st == Empty && !c.closed.Load() {
 		g.expiry = nil
 		now := c.clk.Now()
@@ -531,6 +538,9 @@ func (e *offsetExpiry) OnExpiration() {
 			_ = g.storeGoneLocked()
 			c.log.Info("deleting empty group without offsets", zap.String("group", g.id), zap.Int("expired", len(expired)))
 			c.killLocked(g, &a)
+			if c.cfg.onExpired != nil {
+				a.do(func() { c.cfg.onExpired(g.id) })
+			}
 		} else {
 			sortPartitions(expired)
 			_ = g.storeDeleteLocked(expired)

@@ -46,6 +46,8 @@ type config struct {
 	store         OffsetStore             // nil: offsets live in memory
 	wall          func() time.Time        // wall clock, for the times a store keeps
 	owns          func(group string) bool // nil: every group
+	held          func(group string) bool // nil: none (held.go)
+	onExpired     func(group string)      // nil: none (held.go)
 }
 
 func defaultConfig() config {
@@ -171,3 +173,21 @@ func WithOffsetStore(s OffsetStore) Option { return optionFunc(func(c *config) {
 // OffsetStore are read from (default: time.Now). It is read once, by New:
 // later times are the coordinator's clock's, counted from then.
 func WithWallClock(now func() time.Time) Option { return optionFunc(func(c *config) { c.wall = now }) }
+
+// WithHeld sets which groups another protocol holds (in the broker, the
+// KIP-848 consumer groups with members, whose offsets this coordinator
+// keeps in an Empty group of their id): a held group's offsets do not
+// expire, nor is it deleted for want of them, until Release (held.go).
+// held is called with a group's mutex held: it must not call back into
+// the Coordinator. Default: none is.
+func WithHeld(held func(group string) bool) Option {
+	return optionFunc(func(c *config) { c.held = held })
+}
+
+// WithOnExpired sets what is called, with no lock held, after an Empty
+// group is deleted because its offsets all expired (not by DeleteGroups):
+// in the broker, the KIP-848 consumer group of its id, Empty, goes with
+// it. Default: nothing.
+func WithOnExpired(f func(group string)) Option {
+	return optionFunc(func(c *config) { c.onExpired = f })
+}

@@ -14,7 +14,9 @@ package server
 // UNKNOWN_MEMBER_ID for a member the group does not have; at an epoch
 // older than its current one, STALE_MEMBER_EPOCH for the partitions it
 // did not hold then (KIP-1251, Kafka 4.3), at a newer one for all; a
-// commit without a member is taken while the group has none.
+// commit without a member is taken while the group has none. A share
+// group's id is GROUP_ID_NOT_FOUND for every partition, as in Kafka
+// (group_types.go).
 // v0 (offsets in ZooKeeper) and v10 (topic ids instead of names) are not
 // served; v10 needs the data path's topic ids.
 //
@@ -55,6 +57,14 @@ func (s *Server) handleOffsetCommit(r *kafkanet.Request) {
 	// coordinator's as a simple consumer's are, since it has no
 	// generation there.
 	isConsumer, refused, check := s.consumers.ValidateCommit(req.Group, req.MemberID, req.Generation)
+	// A commit may create the group (a simple consumer's): checked
+	// against a share group of the id and made in one step
+	// (group_types.go); a share group's id is GROUP_ID_NOT_FOUND, as
+	// Kafka's ShareGroup.validateOffsetCommit answers.
+	defer s.groupTypes.lock(req.Group)()
+	if err := s.notShareGroup(req.Group); err != nil {
+		refused = err
+	}
 	if isConsumer {
 		cr.MemberID, cr.InstanceID, cr.Generation = "", "", -1
 	}

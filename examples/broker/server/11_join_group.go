@@ -14,7 +14,9 @@ package server
 // removed). A group that is a KIP-848 consumer group with members is
 // answered INCONSISTENT_GROUP_PROTOCOL (a classic member does not join
 // it: Kafka's conversion between protocols is not served); an empty one
-// becomes a classic group. group.max.size is not implemented.
+// becomes a classic group. A share group's id is
+// INCONSISTENT_GROUP_PROTOCOL too, with no member id, as Kafka answers
+// (group_types.go). group.max.size is not implemented.
 //
 // Authorization (authz.go): READ on the group, else
 // GROUP_AUTHORIZATION_FAILED, before the group's coordinator is looked
@@ -32,10 +34,14 @@ func init() { serve(kmsg.JoinGroup, 0, 9, groupRouted((*Server).handleJoinGroup)
 
 func (s *Server) handleJoinGroup(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.JoinGroupRequest)
-	if s.consumers.HasMembers(req.Group) {
+	// The check and the join, which may create the group, are one step
+	// (group_types.go).
+	defer s.groupTypes.lock(req.Group)()
+	if s.consumers.HasMembers(req.Group) || s.share.groups.Exists(req.Group) {
 		// A KIP-848 group's members are all of the consumer protocol
 		// here: Kafka would convert the group (its upgrade and
-		// downgrade), which is not served.
+		// downgrade), which is not served. A share group is never
+		// joined by a classic member (Kafka's classicGroupJoin).
 		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 		resp.ErrorCode = kerr.InconsistentGroupProtocol.Code
 		r.Respond(resp)

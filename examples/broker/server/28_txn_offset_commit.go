@@ -16,7 +16,8 @@ package server
 // UNKNOWN_TOPIC_OR_PARTITION, as for OffsetCommit. v2 carries each
 // partition's leader epoch; before v2, COORDINATOR_LOAD_IN_PROGRESS is
 // answered COORDINATOR_NOT_AVAILABLE, as Kafka answers clients older than
-// 2.0, which do not retry it.
+// 2.0, which do not retry it. A share group's id is GROUP_ID_NOT_FOUND
+// for every partition, as in Kafka (group_types.go).
 //
 // Authorization (authz.go): WRITE on the transactional id, then READ on
 // the group (else TRANSACTIONAL_ID_ or GROUP_AUTHORIZATION_FAILED for
@@ -48,6 +49,14 @@ func (s *Server) handleTxnOffsetCommit(r *kafkanet.Request) {
 	// A KIP-848 consumer group's member is checked by its coordinator;
 	// the offsets are then the classic coordinator's, as OffsetCommit's.
 	isConsumer, refused, check := s.consumers.ValidateTxnCommit(req.Group, tr.MemberID, tr.InstanceID, tr.Generation)
+	// A commit may create the group (a simple consumer's): checked
+	// against a share group of the id and made in one step
+	// (group_types.go); a share group's id is GROUP_ID_NOT_FOUND, as
+	// Kafka's ShareGroup.validateOffsetCommit answers.
+	defer s.groupTypes.lock(req.Group)()
+	if err := s.notShareGroup(req.Group); err != nil {
+		refused = err
+	}
 	if isConsumer {
 		tr.MemberID, tr.InstanceID, tr.Generation = "", "", -1
 	}

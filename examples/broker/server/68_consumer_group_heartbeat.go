@@ -11,7 +11,8 @@ package server
 // A group that is a classic group with members is answered
 // GROUP_ID_NOT_FOUND, as Kafka answers when it does not convert a group
 // between protocols; a client's classic and consumer members do not share
-// a group here.
+// a group here. A share group's id is GROUP_ID_NOT_FOUND too, as Kafka's
+// getOrMaybeCreateConsumerGroup answers (group_types.go).
 //
 // Authorization (authz.go): READ on the group, else
 // GROUP_AUTHORIZATION_FAILED. The topics of a subscription are not
@@ -33,7 +34,10 @@ func init() {
 func (s *Server) handleConsumerGroupHeartbeat(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.ConsumerGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	if s.classicGroupActive(req.Group) {
+	// The checks and a join, which may create the group, are one step
+	// (group_types.go).
+	defer s.groupTypes.lock(req.Group)()
+	if s.classicGroupActive(req.Group) || s.share.groups.Exists(req.Group) {
 		resp.ErrorCode = kerr.GroupIDNotFound.Code
 		resp.ErrorMessage = nilIfEmpty("Group " + req.Group + " is not a consumer group.")
 		r.Respond(resp)

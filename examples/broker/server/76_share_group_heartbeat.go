@@ -58,12 +58,18 @@ func (s *Server) handleShareGroupHeartbeat(r *kafkanet.Request) {
 			return
 		}
 	}
+	// The check of the other types and a join, which may create the
+	// group, are one step (group_types.go).
+	defer s.groupTypes.lock(req.GroupID)()
 	switch {
 	case req.Version >= 1 && req.MemberID == "":
 		fail(errors.Join(errInvalidRequest, errors.New("MemberId can't be empty.")))
 		return
 	case s.groupExists(req.GroupID):
-		fail(errors.Join(kerr.GroupIDNotFound, errors.New("Group "+req.GroupID+" is not a share group.")))
+		// Kafka's message alone, as getOrMaybeCreateShareGroup's.
+		resp.ErrorCode = kerr.GroupIDNotFound.Code
+		resp.ErrorMessage = nilIfEmpty("Group " + req.GroupID + " is not a share group.")
+		r.Respond(resp)
 		return
 	}
 	hb, err := s.share.groups.Heartbeat(sharegroup.HeartbeatRequest{Group: req.GroupID, MemberID: req.MemberID,

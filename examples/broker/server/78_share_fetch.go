@@ -110,6 +110,7 @@ func (s *Server) handleShareFetch(r *kafkanet.Request) {
 		f.answer()
 		return
 	}
+	s.share.armWake() // before the first try: see armWake
 	if err := wait(r, s.share.fetches, f, time.Duration(req.MaxWaitMillis)*time.Millisecond, f.keys()); err != nil {
 		s.log.Debug("share fetch not delayed", zap.Error(err))
 		f.answer()

@@ -30,7 +30,24 @@ func (s *Server) newConsumerGroups(cfg Config, log *zap.Logger) (*consumergroup.
 		// s.offsets is set once the classic coordinator is hosted,
 		// before the metadata log opens, so before any request.
 		consumergroup.WithOwner(func(group string) bool { return s.offsets.Owns(group) }),
+		consumergroup.WithOnEmpty(s.consumerGroupEmptied),
 	)
+}
+
+// consumerGroupEmptied follows a consumer group's last member out: its
+// offsets, which the classic coordinator keeps, start expiring
+// (group.Coordinator.Release: offsets.retention.minutes after each
+// commit, as Kafka's consumer groups' do once they no longer subscribe to
+// the topic), and a group without offsets is deleted, gone from
+// ListGroups and ConsumerGroupDescribe, as Kafka deletes an Empty
+// consumer group whose offsets are gone (at its next
+// offsets.retention.check.interval.ms there; here at once). A group with
+// offsets goes when they expire (group.WithOnExpired, groups.go). Delete
+// keeps a group a member joined again meanwhile.
+func (s *Server) consumerGroupEmptied(id string) {
+	if !s.groups.Release(id) {
+		_ = s.consumers.Delete([]string{id})
+	}
 }
 
 // memberCode is a committed partition's error code: code, the

@@ -43,6 +43,11 @@ func newGroupCoordinator(rt *coordinator.Runtime, cfg Config, log *zap.Logger, r
 		group.WithSessionTimeouts(cfg.GroupMinSessionTimeout, cfg.GroupMaxSessionTimeout),
 		group.WithOffsetsRetention(cfg.OffsetsRetention),
 		group.WithSubscriptions(consumerSubscription),
+		// A consumer group's offsets are kept here, in an Empty
+		// group of its id: they expire only while it has no members,
+		// and the consumer group goes when they have (consumer_groups.go).
+		group.WithHeld(consumers.HasMembers),
+		group.WithOnExpired(func(id string) { _ = consumers.Delete([]string{id}) }),
 	)
 }
 

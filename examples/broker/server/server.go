@@ -76,6 +76,9 @@ type Server struct {
 	// share is the broker's share groups (share.go): their membership,
 	// share partitions, sessions and "ShareFetch" purgatory.
 	share *shareBroker
+	// groupTypes keeps one group id one group type across the three
+	// coordinators above (group_types.go).
+	groupTypes groupTypes
 	// authz is the authorizer (authz.go), nil without
 	// authorizer.class.name: its bindings follow the metadata log's.
 	authz *acl.Authorizer

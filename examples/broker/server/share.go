@@ -30,6 +30,8 @@ import (
 	"bytes"
 	"maps"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -55,6 +57,13 @@ type shareBroker struct {
 	fetches  *purgatory.Purgatory[shareWaitKey]
 	sessions shareSessions
 	configs  groupConfigs
+
+	// waking is set once the partition wake hook is installed
+	// (armWake): until a share fetch first waits, an append costs the
+	// share purgatory nothing.
+	waking atomic.Bool
+	wakeMu sync.Mutex // guards the following; a leaf
+	closed bool       // close ran: the hook is never installed again
 }
 
 func newShareBroker(s *Server) (_ *shareBroker, err error) {
@@ -85,10 +94,32 @@ func newShareBroker(s *Server) (_ *shareBroker, err error) {
 		Left: b.memberLeft}); err != nil {
 		return nil, err
 	}
-	// An append, a high watermark that moved or a leadership change wakes
-	// the share fetches waiting on the partition, as it wakes the fetches.
-	s.replicas.OnWake(b.wakePartition)
+	// The partition wake hook is installed by the first share fetch that
+	// waits (armWake), not here: a broker no share consumer reads from
+	// pays no CheckAndComplete on every append.
 	return b, nil
+}
+
+// armWake installs the partition wake hook, once, so that an append, a
+// high watermark that moved or a leadership change wakes the share
+// fetches waiting on the partition, as it wakes the fetches. A share
+// fetch calls it before it is first tried and watched
+// (TryCompleteElseWatch), which keeps the no-lost-wake-up promise: an
+// append whose Wake found no hook happened before the hook was stored
+// (replica.Manager.Wake loads it after the append), so before the
+// fetch's first try, which sees its records. O(1): an atomic load once
+// armed.
+func (b *shareBroker) armWake() {
+	if b.waking.Load() {
+		return
+	}
+	b.wakeMu.Lock()
+	defer b.wakeMu.Unlock()
+	if b.closed || b.waking.Load() {
+		return
+	}
+	b.s.replicas.OnWake(b.wakePartition)
+	b.waking.Store(true)
 }
 
 // close answers the waiting share fetches and stops the timer: 1. the
@@ -96,7 +127,10 @@ func newShareBroker(s *Server) (_ *shareBroker, err error) {
 // once the timer is closed: see share.Partition.Acquire); 2. the members'
 // sessions; 3. the timer, dropping the locks still pending.
 func (b *shareBroker) close() {
+	b.wakeMu.Lock()
+	b.closed = true
 	b.s.replicas.OnWake(nil)
+	b.wakeMu.Unlock()
 	if b.fetches != nil {
 		_ = b.fetches.Close()
 	}
@@ -185,6 +219,7 @@ func (s *Server) deleteShareGroup(id string) (share bool, err *kerr.Error) {
 // create, for an id of no group; with create it is made, empty, as
 // AlterShareGroupOffsets makes it) with no member (NON_EMPTY_GROUP).
 func (s *Server) emptyShareGroupCode(c access, id string, op kmsg.ACLOperation, create bool) int16 {
+	defer s.groupTypes.lock(id)() // Ensure may create it (group_types.go)
 	switch err := s.offsets.KeyError(id); {
 	case err != nil:
 		return err.Code

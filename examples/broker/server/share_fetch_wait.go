@@ -18,7 +18,8 @@ import (
 // under two keys for each of its partitions: the share partition's, which
 // a release, a lock expiry or an acknowledgement moving the start wakes,
 // and the partition's, which an append, a high watermark moving or a
-// leadership change wakes (replica.Manager.OnWake). It acquires nothing
+// leadership change wakes (replica.Manager.OnWake, a hook the first
+// share fetch that waits installs: shareBroker.armWake). It acquires nothing
 // until it completes: TryComplete only asks whether a partition has
 // records to acquire (share.Partition.Acquirable), and OnComplete
 // acquires and reads. Two fetches woken together may both complete, and

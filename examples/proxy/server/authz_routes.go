@@ -15,6 +15,8 @@ package server
 //	DeleteTopics                          DELETE CLUSTER, else DESCRIBE and
 //	                                      DELETE TOPIC per topic
 //	CreatePartitions                      ALTER TOPIC per topic
+//	AlterShareGroupOffsets,               share_authz.go
+//	DeleteShareGroupOffsets
 //	AddPartitionsToTxn (v0-v3)            the gate, then WRITE TOPIC per topic:
 //	                                      one denied, nothing is added (the
 //	                                      others OPERATION_NOT_ATTEMPTED)
@@ -47,6 +49,9 @@ var routeChecks = map[kmsg.Key]check{
 
 	// KIP-848's heartbeat names its group, as Heartbeat does.
 	kmsg.ConsumerGroupHeartbeat: whole,
+	// KIP-932's group offsets: share_authz.go.
+	kmsg.AlterShareGroupOffsets:  authorizeAlterShareGroupOffsets,
+	kmsg.DeleteShareGroupOffsets: authorizeDeleteShareGroupOffsets,
 }
 
 func authorizeOffsetCommit(_ *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {

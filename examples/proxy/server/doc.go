@@ -114,17 +114,26 @@
 // session's lifetime (a broker with connections.max.reauth.ms closes the
 // connection, and the proxy dials again).
 //
+// Share groups (KIP-932) are forwarded: their heartbeats and offset
+// administration to the group's coordinator, ShareGroupDescribe and
+// DescribeShareGroupOffsets split by coordinator, and ShareFetch and
+// ShareAcknowledge to the partitions' leaders, the client's one share
+// session with the proxy kept as one share session per upstream leader
+// (share_sessions.go). KIP-848's heartbeats go to the coordinator too.
+//
 // Not served: replica fetches, fetch sessions (clients fall back to full
-// fetches), and the APIs routes.go does not list (OffsetForLeaderEpoch,
-// DeleteRecords, ACLs (which upstream would apply as the proxy's
-// principal), configs alteration, share groups, KIP-848 groups):
-// ApiVersions does not offer them, and clients do without or fail as with
-// a broker that lacks them.
+// fetches), and the APIs neither routes.go nor an API file lists
+// (OffsetForLeaderEpoch, DeleteRecords, ACLs (which upstream would apply
+// as the proxy's principal), configs alteration): ApiVersions does not
+// offer them, and clients do without or fail as with a broker that lacks
+// them.
 //
 // # Lock order
 //
 // An operation's lock (around TryComplete), then a cache's (a leaf). The
-// tail manager's lock, then the upstream cluster's. A connection's lock
+// tail manager's lock, then the upstream cluster's. shareSessions.mu,
+// then the upstream cluster's (a share request's leaders are looked up
+// under it); it is released before the request is sent. A connection's lock
 // (kafkanet.Conn's), its clientSession's (session.go) and an upstream
 // connection's are leaves. No lock is held while calling
 // CheckAndComplete, while an upstream callback or an OnComplete runs, or

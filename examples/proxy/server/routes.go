@@ -7,7 +7,9 @@ package server
 //	OffsetCommit, JoinGroup, Heartbeat,    the group's coordinator
 //	LeaveGroup, SyncGroup, OffsetDelete,
 //	TxnOffsetCommit,
-//	ConsumerGroupHeartbeat (KIP-848)
+//	ConsumerGroupHeartbeat (KIP-848),
+//	AlterShareGroupOffsets,
+//	DeleteShareGroupOffsets (KIP-932)
 //	CreateTopics, DeleteTopics,            the controller
 //	CreatePartitions
 //	InitProducerID                         the transaction's coordinator,
@@ -52,6 +54,8 @@ func init() {
 	serve(kmsg.SyncGroup, 0, all, group(func(q kmsg.Request) string { return q.(*kmsg.SyncGroupRequest).Group }))
 	serve(kmsg.OffsetDelete, 0, all, group(func(q kmsg.Request) string { return q.(*kmsg.OffsetDeleteRequest).Group }))
 	serve(kmsg.TxnOffsetCommit, 0, all, group(func(q kmsg.Request) string { return q.(*kmsg.TxnOffsetCommitRequest).Group }))
+	serve(kmsg.AlterShareGroupOffsets, 0, all, group(func(q kmsg.Request) string { return q.(*kmsg.AlterShareGroupOffsetsRequest).GroupID }))
+	serve(kmsg.DeleteShareGroupOffsets, 0, all, group(func(q kmsg.Request) string { return q.(*kmsg.DeleteShareGroupOffsetsRequest).GroupID }))
 	serve(kmsg.CreateTopics, 0, all, (*Server).toController)
 	serve(kmsg.DeleteTopics, 0, all, (*Server).toController)
 	serve(kmsg.CreatePartitions, 0, all, (*Server).toController)
@@ -95,6 +99,12 @@ func coordinatorError(resp kmsg.Response) int16 {
 	case *kmsg.HeartbeatResponse:
 		return m.ErrorCode
 	case *kmsg.ConsumerGroupHeartbeatResponse:
+		return m.ErrorCode
+	case *kmsg.ShareGroupHeartbeatResponse:
+		return m.ErrorCode
+	case *kmsg.AlterShareGroupOffsetsResponse:
+		return m.ErrorCode
+	case *kmsg.DeleteShareGroupOffsetsResponse:
 		return m.ErrorCode
 	case *kmsg.LeaveGroupResponse:
 		return m.ErrorCode

@@ -30,6 +30,7 @@ type Server struct {
 	cl      *upstream.Cluster
 	tails   *tail.Manager
 	fetches *purgatory.Purgatory[tail.TP] // client fetches waiting for a tail
+	shares  *shareSessions                // clients' share sessions, upstream (share_sessions.go)
 
 	// acls authorizes each client with the upstream's bindings (acls.go);
 	// nil without authorizer.class.name. aclStop and aclDone stop its
@@ -57,7 +58,7 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), shares: newShareSessions()}
 	var err error
 	if s.metrics, err = newMetrics(s.reg); err != nil {
 		return nil, err

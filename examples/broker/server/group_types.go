@@ -1,0 +1,75 @@
+package server
+
+import (
+	"hash/maphash"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// One group id names one group type at a time: a classic group (package
+// group), a KIP-848 consumer group (package consumergroup) or a share
+// group (package sharegroup), as in Kafka's GroupMetadataManager, where
+// the three share one map of groups. Here each type has its coordinator,
+// so the requests that may create a group check, before they do, that no
+// group of another type has the id, and answer as Kafka does when one has.
+// A share group's id is:
+//
+//   - JoinGroup: INCONSISTENT_GROUP_PROTOCOL, with no member id
+//     (classicGroupJoin);
+//   - SyncGroup, Heartbeat: UNKNOWN_MEMBER_ID, and LeaveGroup the same
+//     for each member (Kafka: for the request), which the classic
+//     coordinator answers as no classic group has the id;
+//   - OffsetCommit, TxnOffsetCommit: GROUP_ID_NOT_FOUND for every
+//     partition, whatever the generation (ShareGroup.validateOffsetCommit);
+//   - ConsumerGroupHeartbeat: GROUP_ID_NOT_FOUND, "Group <id> is not a
+//     consumer group." (getOrMaybeCreateConsumerGroup).
+//
+// A classic or consumer group's id is GROUP_ID_NOT_FOUND to
+// ShareGroupHeartbeat ("Group <id> is not a share group.",
+// getOrMaybeCreateShareGroup) and to the share-group offset APIs.
+//
+// A classic member joining an Empty consumer group converts it, and a
+// consumer member joining a classic group without members takes its id
+// over, as Kafka converts empty groups between the two protocols; the
+// consumer group's offsets stay in the classic coordinator's Empty group
+// of its id either way (package consumergroup). A consumer group with
+// members refuses classic members (11_join_group.go), a classic group
+// with members consumer ones (68_consumer_group_heartbeat.go).
+//
+// The check and the creation are one step under groupTypes' lock of the
+// id, which every request that may create a group takes first: two
+// requests of different types racing for a new id cannot both create
+// their group. Lock order: a groupTypes stripe, then any coordinator's
+// locks; nothing takes a stripe with a coordinator's lock held.
+
+// groupTypeStripes is the number of groupTypes' mutexes: requests that
+// create groups are rare (a join, a first commit), so few stripes keep
+// unrelated ids from waiting on each other.
+const groupTypeStripes = 64
+
+// groupTypes serializes, per group id, the requests that may create a
+// group with their check of the other types. The zero value is ready.
+type groupTypes struct {
+	seed    maphash.Seed // set once by lock's first call, under once
+	once    sync.Once
+	stripes [groupTypeStripes]sync.Mutex
+}
+
+// lock locks id's stripe and returns its unlock. O(len(id)).
+func (g *groupTypes) lock(id string) (unlock func()) {
+	g.once.Do(func() { g.seed = maphash.MakeSeed() })
+	mu := &g.stripes[maphash.String(g.seed, id)%groupTypeStripes]
+	mu.Lock()
+	return mu.Unlock
+}
+
+// notShareGroup is the refusal of a classic or consumer group request
+// naming a share group's id: GROUP_ID_NOT_FOUND, nil when id is no share
+// group's.
+func (s *Server) notShareGroup(id string) *kerr.Error {
+	if s.share.groups.Exists(id) {
+		return kerr.GroupIDNotFound
+	}
+	return nil
+}

@@ -1,0 +1,216 @@
+package server
+
+// ShareFetch: v1-v2 (KIP-932), as upstream serves it.
+//
+// The client's share session with the proxy becomes one share session
+// per upstream leader of its partitions (share_sessions.go): each
+// ShareFetch is split into a request per leader, at that leader's
+// session epoch, naming the partitions new to that session, forgetting
+// those that left it (or whose leader moved) and carrying the
+// acknowledgements of the partitions it holds; the answers are merged,
+// each partition's leader hint naming the proxy. A request that spans
+// several leaders is answered once every one has answered: a leader with
+// nothing to acquire holds the answer for up to max_wait_ms. The
+// client's epoch is checked here: SHARE_SESSION_NOT_FOUND,
+// INVALID_SHARE_SESSION_EPOCH, as a broker answers; an upstream answer of
+// either drops the member's state, so that the client's new session opens
+// new ones upstream. Acknowledgements of a partition no upstream session
+// can take (one that just moved to a leader with no session yet) answer
+// NOT_LEADER_OR_FOLLOWER in acknowledge_error_code: the records come
+// back when their locks expire. A forward that fails in transport closes
+// the client's connection (route.go).
+//
+// Authorization (share_authz.go): READ on the group, then READ on each
+// topic; a denial answers the whole request.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	serve(kmsg.ShareFetch, 1, 2, (*Server).handleShareFetch).Handler.check = authorizeShareFetch
+}
+
+func (s *Server) handleShareFetch(r *request) {
+	req := r.Msg.(*kmsg.ShareFetchRequest)
+	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
+	k := shareMember{orEmpty(req.GroupID), orEmpty(req.MemberID)}
+	var parts, forgotten []shareTP
+	maxBytes := map[shareTP]int32{}
+	acks := map[shareTP][]kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{}
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			tp := shareTP{t.TopicID, p.Partition}
+			parts = append(parts, tp)
+			maxBytes[tp] = p.PartitionMaxBytes
+			if len(p.AcknowledgementBatches) > 0 {
+				acks[tp] = p.AcknowledgementBatches
+			}
+		}
+	}
+	for _, t := range req.ForgottenTopicsData {
+		for _, p := range t.Partitions {
+			forgotten = append(forgotten, shareTP{t.TopicID, p})
+		}
+	}
+	var legs []*shareLeg
+	if req.ShareSessionEpoch == 0 {
+		legs = s.shares.open(k, parts, maxBytes, s.shareLeader)
+	} else {
+		var err *kerr.Error
+		if legs, err = s.shares.step(k, req.ShareSessionEpoch, parts, forgotten, maxBytes, s.shareLeader); err != nil {
+			resp.ErrorCode = err.Code
+			r.Respond(resp)
+			return
+		}
+	}
+	shards := make([]*shard, len(legs))
+	carried := map[shareTP]bool{}
+	for i, leg := range legs {
+		sub := *req
+		sub.ShareSessionEpoch, sub.Topics, sub.ForgottenTopicsData = leg.epoch, nil, nil
+		named := map[shareTP]bool{}
+		for _, tp := range leg.name {
+			named[tp] = true
+		}
+		add := func(tp shareTP) {
+			p := kmsg.NewShareFetchRequestTopicPartition()
+			p.Partition, p.PartitionMaxBytes = tp.partition, maxBytes[tp]
+			if leg.epoch != 0 && leg.owns[tp] { // an opening request carries none; a closing one does
+				p.AcknowledgementBatches, carried[tp] = acks[tp], acks[tp] != nil
+			}
+			sub.Topics = appendShareFetchPartition(sub.Topics, tp.topic, p)
+		}
+		for _, tp := range leg.name {
+			add(tp)
+		}
+		for _, tp := range parts { // the client's order
+			if !named[tp] && leg.owns[tp] && acks[tp] != nil {
+				add(tp)
+			}
+		}
+		for _, tp := range leg.forget {
+			sub.ForgottenTopicsData = appendShareForgotten(sub.ForgottenTopicsData, tp)
+		}
+		shards[i] = &shard{node: leg.node, req: &sub}
+	}
+	r.fanout(shards, func(done []*shard) {
+		if sh := firstFailure(done); sh != nil {
+			s.shares.drop(k) // its upstream sessions' state is unknown now
+			r.failed(sh.node, sh.err)
+			return
+		}
+		for _, sh := range done {
+			s.mergeShareFetch(k, resp, sh.resp.(*kmsg.ShareFetchResponse))
+		}
+		for _, tp := range parts {
+			if acks[tp] != nil && !carried[tp] && resp.ErrorCode == 0 {
+				rp := kmsg.NewShareFetchResponseTopicPartition()
+				rp.Partition, rp.AcknowledgeErrorCode = tp.partition, kerr.NotLeaderForPartition.Code
+				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
+				resp.Topics = appendShareFetchResult(resp.Topics, tp.topic, rp)
+			}
+		}
+		r.Respond(resp)
+	})
+}
+
+// shareLeader is a share partition's upstream leader, or any broker (which
+// answers NOT_LEADER_OR_FOLLOWER or UNKNOWN_TOPIC_ID) when the metadata
+// does not know it; see leaderOf.
+func (s *Server) shareLeader(tp shareTP) int32 {
+	name, ok := s.cl.TopicName(tp.topic)
+	if !ok {
+		s.cl.Refresh()
+		return s.cl.Any()
+	}
+	return s.leaderOf(name, tp.partition)
+}
+
+// mergeShareFetch adds an upstream leader's answer to resp: its
+// partitions, each leader hint naming the proxy; its error, the first
+// one kept, and a session error drops the member's state (see
+// share_sessions.go); the largest throttle.
+func (s *Server) mergeShareFetch(k shareMember, resp, m *kmsg.ShareFetchResponse) {
+	resp.ThrottleMillis = max(resp.ThrottleMillis, m.ThrottleMillis)
+	if m.ErrorCode != 0 {
+		if sessionError(m.ErrorCode) {
+			s.shares.drop(k)
+		}
+		if resp.ErrorCode == 0 {
+			resp.ErrorCode, resp.ErrorMessage = m.ErrorCode, m.ErrorMessage
+		}
+	}
+	if resp.AcquisitionLockTimeoutMillis == 0 {
+		resp.AcquisitionLockTimeoutMillis = m.AcquisitionLockTimeoutMillis
+	}
+	for _, t := range m.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode == kerr.NotLeaderForPartition.Code {
+				s.cl.Refresh() // the next request moves it to its new leader
+			}
+			if p.CurrentLeader.LeaderID >= 0 {
+				p.CurrentLeader.LeaderID = s.cfg.NodeID
+			}
+			resp.Topics = appendShareFetchResult(resp.Topics, t.TopicID, p)
+		}
+	}
+	if len(m.NodeEndpoints) > 0 && len(resp.NodeEndpoints) == 0 {
+		resp.NodeEndpoints = []kmsg.ShareFetchResponseNodeEndpoint{{NodeID: s.cfg.NodeID, Host: s.host, Port: s.port}}
+	}
+}
+
+// sessionError reports whether an upstream answer says the member's share
+// session there is not the one the proxy keeps.
+func sessionError(code int16) bool {
+	return code == kerr.ShareSessionNotFound.Code || code == kerr.InvalidShareSessionEpoch.Code
+}
+
+// appendShareFetchPartition puts p in topics under topic, the topic's
+// entry made on its first partition.
+func appendShareFetchPartition(topics []kmsg.ShareFetchRequestTopic, topic [16]byte, p kmsg.ShareFetchRequestTopicPartition) []kmsg.ShareFetchRequestTopic {
+	for i := range topics {
+		if topics[i].TopicID == topic {
+			topics[i].Partitions = append(topics[i].Partitions, p)
+			return topics
+		}
+	}
+	t := kmsg.NewShareFetchRequestTopic()
+	t.TopicID, t.Partitions = topic, []kmsg.ShareFetchRequestTopicPartition{p}
+	return append(topics, t)
+}
+
+// appendShareForgotten puts tp in a ShareFetch's forgotten topics.
+func appendShareForgotten(topics []kmsg.ShareFetchRequestForgottenTopicsData, tp shareTP) []kmsg.ShareFetchRequestForgottenTopicsData {
+	for i := range topics {
+		if topics[i].TopicID == tp.topic {
+			topics[i].Partitions = append(topics[i].Partitions, tp.partition)
+			return topics
+		}
+	}
+	t := kmsg.NewShareFetchRequestForgottenTopicsData()
+	t.TopicID, t.Partitions = tp.topic, []int32{tp.partition}
+	return append(topics, t)
+}
+
+// appendShareFetchResult puts p in an answer's topics under topic.
+func appendShareFetchResult(topics []kmsg.ShareFetchResponseTopic, topic [16]byte, p kmsg.ShareFetchResponseTopicPartition) []kmsg.ShareFetchResponseTopic {
+	for i := range topics {
+		if topics[i].TopicID == topic {
+			topics[i].Partitions = append(topics[i].Partitions, p)
+			return topics
+		}
+	}
+	t := kmsg.NewShareFetchResponseTopic()
+	t.TopicID, t.Partitions = topic, []kmsg.ShareFetchResponseTopicPartition{p}
+	return append(topics, t)
+}
+
+// orEmpty returns *p, or "" for nil.
+func orEmpty(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

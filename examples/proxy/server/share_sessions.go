@@ -1,0 +1,291 @@
+package server
+
+import (
+	"bytes"
+	"cmp"
+	"maps"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// A share consumer (KIP-932) keeps one share session with each broker it
+// fetches from, keyed there by its group and member id: the session
+// holds the partitions it fetches, so that each ShareFetch names only
+// what changed (new partitions, forgotten ones, acknowledgements), and
+// each request carries the session's epoch, 0 to open it, -1 to close
+// it, one more than the last otherwise. Through the proxy, which leads
+// every partition, the consumer has one session, with the proxy, and
+// its partitions may have several upstream leaders: the proxy keeps, per
+// member, the client's session (its partitions, the epoch it expects
+// next) and one upstream session per leader, with the partitions that
+// leader has and an epoch of its own, and translates every ShareFetch
+// and ShareAcknowledge into one request per leader (78_share_fetch.go,
+// 79_share_acknowledge.go).
+//
+// A partition whose leader moved is forgotten in its old leader's session
+// and named in its new one's: its acknowledgements still pending at the
+// old leader are dropped (the records come back when their acquisition
+// locks expire, as Kafka's do when leadership moves). An upstream answer
+// that says a session is out of step (SHARE_SESSION_NOT_FOUND,
+// INVALID_SHARE_SESSION_EPOCH), and a forward that fails, drop the
+// member's state here: the error reaches the client, which opens a new
+// session at epoch 0, and that opens new ones upstream.
+//
+// The state of a member is dropped when it closes its session, when it
+// leaves its group (ShareGroupHeartbeat at epoch -1), or when it opens a
+// new one. A member that vanishes without either leaves its state until
+// the proxy closes: a few bytes per partition.
+//
+// Lock order: shareSessions.mu, then the upstream cluster's (the
+// leaders are looked up under it). A member's requests are planned under
+// it, in the order the client sent them (a connection's requests
+// are dispatched in order, and a client's share session sends one at a
+// time), and sent after it is released.
+
+// shareTP is a partition of a share session, by topic id.
+type shareTP struct {
+	topic     [16]byte
+	partition int32
+}
+
+// shareMember keys a share session: Kafka's ShareSessionKey.
+type shareMember struct{ group, member string }
+
+// shareSessions is the proxy's side of its clients' share sessions.
+type shareSessions struct {
+	mu sync.Mutex // guards the following; before the upstream cluster's
+	m  map[shareMember]*shareSession
+}
+
+// shareSession is one member's session with the proxy and its sessions
+// upstream.
+type shareSession struct {
+	next  int32             // the epoch the client's next request carries
+	parts map[shareTP]int32 // the client's session: each partition's upstream leader
+	nodes map[int32]*upstreamShare
+}
+
+// upstreamShare is a member's share session with one upstream broker.
+type upstreamShare struct {
+	epoch     int32             // the next request's: 0 opens the session
+	parts     map[shareTP]bool  // the partitions it holds
+	added     map[shareTP]bool  // to name in the next request
+	forgotten map[shareTP]bool  // to forget in the next request
+	maxBytes  map[shareTP]int32 // the client's partition_max_bytes of each
+}
+
+func newShareSessions() *shareSessions {
+	return &shareSessions{m: make(map[shareMember]*shareSession)}
+}
+
+// nextShareEpoch is the epoch after e: MaxInt32 wraps to 1, as in Kafka.
+func nextShareEpoch(e int32) int32 {
+	if e == math.MaxInt32 {
+		return 1
+	}
+	return e + 1
+}
+
+// shareLeg is the part of a client's request bound for one upstream
+// broker: its epoch there, the partitions new to the upstream session
+// (to name) and those to forget, and the partitions it holds (whose
+// acknowledgements it carries). It is the planners' own copy: the
+// handlers read it with no lock held.
+type shareLeg struct {
+	node     int32
+	epoch    int32
+	name     []shareTP // new to the upstream session
+	forget   []shareTP
+	owns     map[shareTP]bool
+	maxBytes map[shareTP]int32 // the client's partition_max_bytes of name's partitions
+}
+
+// open starts the client's session anew (epoch 0): the upstream sessions
+// open anew too, each with the partitions its broker leads.
+func (ss *shareSessions) open(k shareMember, parts []shareTP, maxBytes map[shareTP]int32, leader func(shareTP) int32) []*shareLeg {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	sess := &shareSession{next: 1, parts: make(map[shareTP]int32), nodes: make(map[int32]*upstreamShare)}
+	ss.m[k] = sess
+	for _, tp := range parts {
+		sess.addLocked(tp, leader(tp), maxBytes[tp])
+	}
+	return sess.legsLocked(false)
+}
+
+// step applies an incremental request at epoch to the client's session:
+// forgotten partitions leave it, new ones join it, partitions whose leader
+// moved change upstream sessions. It returns the legs to send, or the
+// error the client gets: SHARE_SESSION_NOT_FOUND for no session,
+// INVALID_SHARE_SESSION_EPOCH for an epoch out of turn. A closing request
+// (-1) drops the member's state and closes every upstream session.
+func (ss *shareSessions) step(k shareMember, epoch int32, parts []shareTP, forgotten []shareTP,
+	maxBytes map[shareTP]int32, leader func(shareTP) int32) ([]*shareLeg, *kerr.Error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	sess := ss.m[k]
+	switch {
+	case sess == nil:
+		return nil, kerr.ShareSessionNotFound
+	case epoch == -1:
+		delete(ss.m, k)
+		return sess.legsLocked(true), nil
+	case epoch != sess.next:
+		return nil, kerr.InvalidShareSessionEpoch
+	}
+	sess.next = nextShareEpoch(sess.next)
+	for _, tp := range forgotten {
+		if node, ok := sess.parts[tp]; ok {
+			sess.nodes[node].drop(tp)
+			delete(sess.parts, tp)
+		}
+	}
+	for _, tp := range parts {
+		if _, ok := sess.parts[tp]; !ok {
+			sess.addLocked(tp, leader(tp), maxBytes[tp])
+		}
+	}
+	for tp, node := range sess.parts {
+		if now := leader(tp); now != node {
+			sess.nodes[node].drop(tp)
+			sess.addLocked(tp, now, sess.nodes[node].maxBytes[tp])
+		}
+	}
+	return sess.legsLocked(false), nil
+}
+
+// drop forgets the member's state: its upstream sessions are out of step,
+// or it left its group.
+func (ss *shareSessions) drop(k shareMember) {
+	ss.mu.Lock()
+	delete(ss.m, k)
+	ss.mu.Unlock()
+}
+
+// dropMember forgets every session of member in group, whatever its
+// state: it left the group.
+func (ss *shareSessions) dropMember(group, member string) { ss.drop(shareMember{group, member}) }
+
+// addLocked puts tp in the client's session, in node's upstream session.
+//
+// REQUIRES: ss.mu held.
+func (sess *shareSession) addLocked(tp shareTP, node, maxBytes int32) {
+	sess.parts[tp] = node
+	u := sess.nodes[node]
+	if u == nil {
+		u = &upstreamShare{parts: map[shareTP]bool{}, added: map[shareTP]bool{}, forgotten: map[shareTP]bool{},
+			maxBytes: map[shareTP]int32{}}
+		sess.nodes[node] = u
+	}
+	u.parts[tp], u.added[tp], u.maxBytes[tp] = true, true, maxBytes
+	delete(u.forgotten, tp)
+}
+
+// drop takes tp out of the upstream session: forgotten in its next
+// request, unless it was never named there.
+func (u *upstreamShare) drop(tp shareTP) {
+	delete(u.parts, tp)
+	if u.added[tp] {
+		delete(u.added, tp) // never sent: nothing to forget
+	} else {
+		u.forgotten[tp] = true
+	}
+}
+
+// legsLocked returns a leg per upstream session that has partitions or
+// something to forget, each at its epoch, which moves on (closing: every
+// opened session's leg at -1, and the member's sessions are done). An
+// upstream session left with nothing is dropped once its forgets are
+// sent. O(the session's partitions).
+//
+// REQUIRES: ss.mu held.
+func (sess *shareSession) legsLocked(closing bool) []*shareLeg {
+	var legs []*shareLeg
+	for node, u := range sess.nodes {
+		switch {
+		case len(u.parts) == 0 && len(u.forgotten) == 0,
+			closing && u.epoch == 0: // never opened upstream: nothing to close
+			delete(sess.nodes, node)
+			continue
+		}
+		leg := &shareLeg{node: node, epoch: u.epoch, owns: maps.Clone(u.parts), maxBytes: map[shareTP]int32{}}
+		if closing {
+			leg.epoch = -1
+		}
+		for tp := range u.added {
+			leg.name = append(leg.name, tp)
+			leg.maxBytes[tp] = u.maxBytes[tp]
+		}
+		for tp := range u.forgotten {
+			leg.forget = append(leg.forget, tp)
+			delete(u.maxBytes, tp)
+		}
+		sortShareTPs(leg.name)
+		sortShareTPs(leg.forget)
+		clear(u.added)
+		clear(u.forgotten)
+		u.epoch = nextShareEpoch(u.epoch)
+		if len(u.parts) == 0 {
+			delete(sess.nodes, node) // its forgets go in this leg
+		}
+		legs = append(legs, leg)
+	}
+	slices.SortFunc(legs, func(a, b *shareLeg) int { return cmp.Compare(a.node, b.node) })
+	return legs
+}
+
+// ack plans a ShareAcknowledge at epoch of the partitions tps: a leg per
+// upstream session that holds some of them, each at its epoch, which
+// moves on; the upstream sessions it does not concern keep theirs. A
+// partition no opened upstream session holds is returned in orphans: its
+// records were not acquired through this session. -1 closes the client's
+// session and every upstream one. The error is step's.
+func (ss *shareSessions) ack(k shareMember, epoch int32, tps []shareTP) (legs []*shareLeg, orphans []shareTP, err *kerr.Error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	sess := ss.m[k]
+	switch {
+	case sess == nil:
+		return nil, nil, kerr.ShareSessionNotFound
+	case epoch == -1:
+		delete(ss.m, k)
+		legs = sess.legsLocked(true)
+	case epoch != sess.next:
+		return nil, nil, kerr.InvalidShareSessionEpoch
+	default:
+		sess.next = nextShareEpoch(sess.next)
+		byNode := map[int32]*shareLeg{}
+		for _, tp := range tps {
+			node, ok := sess.parts[tp]
+			u := sess.nodes[node]
+			if !ok || u.epoch == 0 {
+				continue // an orphan: see below
+			}
+			if byNode[node] == nil {
+				byNode[node] = &shareLeg{node: node, epoch: u.epoch, owns: maps.Clone(u.parts)}
+				u.epoch = nextShareEpoch(u.epoch)
+				legs = append(legs, byNode[node])
+			}
+		}
+	}
+	for _, tp := range tps {
+		if !slices.ContainsFunc(legs, func(l *shareLeg) bool { return l.owns[tp] }) {
+			orphans = append(orphans, tp)
+		}
+	}
+	return legs, orphans, nil
+}
+
+// sortShareTPs sorts tps by topic id, then partition, so that the
+// requests built from them do not depend on map order.
+func sortShareTPs(tps []shareTP) {
+	slices.SortFunc(tps, func(a, b shareTP) int {
+		if c := bytes.Compare(a.topic[:], b.topic[:]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.partition, b.partition)
+	})
+}
