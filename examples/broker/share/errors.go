@@ -16,3 +16,8 @@ var (
 	// with.
 	ErrInvalidConfig = errors.New("share: invalid config")
 )
+
+// ErrFenced is wrapped by a Persister's errors when a newer leader of the
+// partition, or a newer state epoch, took its state
+// (FENCED_LEADER_EPOCH, FENCED_STATE_EPOCH): the partition is dropped.
+var ErrFenced = errors.New("share: state fenced")
