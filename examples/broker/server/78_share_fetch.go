@@ -93,27 +93,45 @@ func (s *Server) handleShareFetch(r *kafkanet.Request) {
 	if f.maxRecords <= 0 {
 		f.maxRecords = 500 // KIP-1206's default
 	}
+	acked := make([]*share.Partition, 0, len(acks))
 	for _, tp := range tps {
 		part := shareFetchPart{tp: tp}
 		if a, ok := acks[tp]; ok {
-			part.acked, part.ackCode = true, s.acknowledge(group, member, tp, a)
-		}
-		if req.ShareSessionEpoch != -1 { // a closing session fetches nothing
-			s.resolveSharePart(c, group, &part)
+			var sp *share.Partition
+			part.acked = true
+			part.ackCode, sp = s.acknowledge(group, member, tp, a)
+			acked = append(acked, sp)
 		}
 		f.parts = append(f.parts, part)
 	}
-	if req.ShareSessionEpoch == -1 {
-		s.releaseShare(group, member, tps)
-	}
-	if f.immediate() {
-		f.answer()
-		return
-	}
-	if err := wait(r, s.share.fetches, f, time.Duration(req.MaxWaitMillis)*time.Millisecond, f.keys()); err != nil {
-		s.log.Debug("share fetch not delayed", zap.Error(err))
-		f.answer()
-	}
+	// The acknowledgements are answered once durable: the fetch goes on
+	// then (at once without any).
+	persistAll(acked, func(codes []int16) {
+		i := 0
+		for j := range f.parts {
+			part := &f.parts[j]
+			if part.acked {
+				if part.ackCode == 0 {
+					part.ackCode = codes[i]
+				}
+				i++
+			}
+			if req.ShareSessionEpoch != -1 { // a closing session fetches nothing
+				s.resolveSharePart(c, group, part)
+			}
+		}
+		if req.ShareSessionEpoch == -1 {
+			s.releaseShare(group, member, tps)
+		}
+		if f.immediate() {
+			f.answer()
+			return
+		}
+		if err := wait(r, s.share.fetches, f, time.Duration(req.MaxWaitMillis)*time.Millisecond, f.keys()); err != nil {
+			s.log.Debug("share fetch not delayed", zap.Error(err))
+			f.answer()
+		}
+	})
 }
 
 // resolveSharePart finds part's partition and share partition, or sets
@@ -139,7 +157,7 @@ func (s *Server) resolveSharePart(c access, group string, part *shareFetchPart) 
 		return
 	}
 	earliest := s.share.configs.get(group, cfgShareAutoOffsetReset) == "earliest"
-	sp := s.share.parts.GetOrInit(share.Key{Group: group, Topic: part.tp.topic, Partition: part.tp.partition}, func() int64 {
+	sp := s.share.parts.Lead(share.Key{Group: group, Topic: part.tp.topic, Partition: part.tp.partition}, st.LeaderEpoch, func() int64 {
 		offs, err := p.Offsets()
 		if err != nil {
 			return 0

@@ -45,10 +45,13 @@ import (
 
 // shareBroker holds the broker's share-group state.
 type shareBroker struct {
-	s      *Server
-	timer  *timer.Timer // the acquisition locks and the members' sessions
-	parts  *share.Manager
-	groups *sharegroup.Coordinator
+	s     *Server
+	timer *timer.Timer // the acquisition locks and the members' sessions
+	parts *share.Manager
+	// persister keeps parts' state at the share coordinator
+	// (share_state.go).
+	persister *sharePersister
+	groups    *sharegroup.Coordinator
 	// fetches is the "ShareFetch" purgatory: share fetches waiting for
 	// acquirable records, each watched under its share partitions' keys
 	// and its partitions' keys (shareWaitKey).
@@ -78,7 +81,10 @@ func newShareBroker(s *Server) (_ *shareBroker, err error) {
 		purgatory.WithRegisterer(s.reg), purgatory.WithPurgeInterval(0)); err != nil {
 		return nil, err
 	}
-	if b.parts, err = share.NewManager(share.Config{Timer: b.timer, Wake: b.wakeShare}); err != nil {
+	// The share partitions' state is read from and written to the share
+	// coordinator (share_state.go).
+	b.persister = &sharePersister{s: s, timer: b.timer}
+	if b.parts, err = share.NewManager(share.Config{Timer: b.timer, Wake: b.wakeShare, Persister: b.persister}); err != nil {
 		return nil, err
 	}
 	if b.groups, err = sharegroup.New(sharegroup.Config{Timer: b.timer, Topic: b.topicInfo,
@@ -174,6 +180,10 @@ func (s *Server) deleteShareGroup(id string) (share bool, err *kerr.Error) {
 	}
 	for _, sp := range s.share.parts.Of(id) {
 		s.share.parts.Delete(sp.Key())
+		// Not waited for: a state left behind (the write failed, or a
+		// partition led elsewhere) is read by the group's next share
+		// partition leader, if the group comes back.
+		s.share.persister.Delete(sp.Key(), func(error) {})
 	}
 	return true, nil
 }
