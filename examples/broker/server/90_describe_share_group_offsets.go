@@ -9,8 +9,8 @@ package server
 // acknowledged past the start). A partition the group never consumed is answered start offset
 // -1. The coordinator answers from its own share partitions (package
 // share): with one broker, every partition's; in a cluster, those of the
-// partitions it leads (the state is not kept in __share_group_state, see
-// share.go).
+// partitions it leads (it does not yet ask the share coordinator,
+// ReadShareGroupStateSummary, for the others).
 //
 // Authorization (authz.go): DESCRIBE on the group, else
 // GROUP_AUTHORIZATION_FAILED; DESCRIBE on each topic, else

@@ -22,9 +22,10 @@ package server
 // sharegroup.Coordinator's mu are leaves: nothing else is taken with them
 // held but the timer's. The ShareFetch purgatory is only called with none
 // of these held: a Partition wakes it after releasing its lock, the
-// replica manager from Wake, the coordinator's Left after its own. Everything is kept in memory only (see package share's and
-// package sharegroup's docs): a broker that restarts forgets its share
-// groups and its share partitions' windows.
+// replica manager from Wake, the coordinator's Left after its own. The
+// share partitions' windows are kept by the share coordinator
+// (share_state.go): a broker that restarts goes on from them; the share
+// groups' membership is kept in memory only (package sharegroup's doc).
 
 import (
 	"bytes"
