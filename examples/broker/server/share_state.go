@@ -273,24 +273,17 @@ func persistCode(err error) int16 {
 // then once every write is durable or failed, with each one's code.
 func persistAll(sps []*share.Partition, then func(codes []int16)) {
 	codes := make([]int16, len(sps))
-	left := atomic.Int32{}
-	left.Store(int32(len(sps)) + 1)
-	finish := func() {
-		if left.Add(-1) == 0 {
-			then(codes)
-		}
-	}
+	done := countdown(len(sps), func() { then(codes) })
 	for i, sp := range sps {
 		if sp == nil {
-			finish()
+			done()
 			continue
 		}
 		sp.Persist(func(err error) {
 			codes[i] = persistCode(err)
-			finish()
+			done()
 		})
 	}
-	finish()
 }
 
 // Summary reads k's state epoch and start offset

@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
@@ -60,4 +63,78 @@ func TestShareStateSurvivesRestart(t *testing.T) {
 	after := acquired(t, tc.await(tc.serve(s, shareFetchReq(topic.ID, "b", 0, 30000))))
 	assert.Equal(t, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{{FirstOffset: 2, LastOffset: 4, DeliveryCount: 2}},
 		after.AcquiredRecords, "after the restart: the unacknowledged records, delivered a second time; none skipped, none acknowledged")
+}
+
+// TestShareStateRPCsFence serves the share coordinator's RPCs as another
+// broker sends them: a write by an older leader, or at an older state
+// epoch, is fenced; a read by a newer leader stores its epoch.
+func TestShareStateRPCsFence(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "share-rpc", 1)
+	tc := newTestConn(t, s)
+	code := func(resp kmsg.Response) int16 {
+		switch r := resp.(type) {
+		case *kmsg.InitializeShareGroupStateResponse:
+			return r.Topics[0].Partitions[0].ErrorCode
+		case *kmsg.ReadShareGroupStateResponse:
+			return r.Topics[0].Partitions[0].ErrorCode
+		case *kmsg.WriteShareGroupStateResponse:
+			return r.Topics[0].Partitions[0].ErrorCode
+		case *kmsg.DeleteShareGroupStateResponse:
+			return r.Topics[0].Partitions[0].ErrorCode
+		}
+		t.Fatalf("%T", resp)
+		return 0
+	}
+	// Until the topic is created and its partition loaded, the key is
+	// COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS.
+	initReq := kmsg.NewPtrInitializeShareGroupStateRequest()
+	initReq.GroupID = "g"
+	initReq.Topics = []kmsg.InitializeShareGroupStateRequestTopic{{TopicID: topic.ID,
+		Partitions: []kmsg.InitializeShareGroupStateRequestTopicPartition{{Partition: 0, StateEpoch: 1, StartOffset: 7}}}}
+	require.Eventually(t, func() bool { return code(tc.await(tc.serve(s, initReq))) == 0 },
+		10*time.Second, 10*time.Millisecond, "initialized once the coordinator is loaded")
+
+	read := func(leaderEpoch int32) *kmsg.ReadShareGroupStateResponse {
+		req := kmsg.NewPtrReadShareGroupStateRequest()
+		req.GroupID = "g"
+		req.Topics = []kmsg.ReadShareGroupStateRequestTopic{{TopicID: topic.ID,
+			Partitions: []kmsg.ReadShareGroupStateRequestTopicPartition{{Partition: 0, LeaderEpoch: leaderEpoch}}}}
+		return tc.await(tc.serve(s, req)).(*kmsg.ReadShareGroupStateResponse)
+	}
+	write := func(stateEpoch, leaderEpoch int32) int16 {
+		req := kmsg.NewPtrWriteShareGroupStateRequest()
+		req.GroupID = "g"
+		p := kmsg.NewWriteShareGroupStateRequestTopicPartition()
+		p.Partition, p.StateEpoch, p.LeaderEpoch, p.StartOffset = 0, stateEpoch, leaderEpoch, 9
+		p.StateBatches = []kmsg.WriteShareGroupStateRequestTopicPartitionStateBatch{{FirstOffset: 9, LastOffset: 10, DeliveryState: 1, DeliveryCount: 3}}
+		req.Topics = []kmsg.WriteShareGroupStateRequestTopic{{TopicID: topic.ID, Partitions: []kmsg.WriteShareGroupStateRequestTopicPartition{p}}}
+		return code(tc.await(tc.serve(s, req)))
+	}
+	got := read(5)
+	require.Zero(t, code(got))
+	assert.Equal(t, int64(7), got.Topics[0].Partitions[0].StartOffset)
+	assert.Equal(t, kerr.FencedLeaderEpoch.Code, code(read(4)), "a read by an older leader")
+	assert.Equal(t, kerr.FencedLeaderEpoch.Code, write(1, 4), "a write by an older leader")
+	assert.Equal(t, kerr.FencedStateEpoch.Code, write(0, 5), "a write at an older state epoch")
+	require.Zero(t, write(1, 5))
+	got = read(5)
+	assert.Equal(t, []kmsg.ReadShareGroupStateResponseTopicPartitionStateBatch{{FirstOffset: 9, LastOffset: 10, DeliveryState: 1, DeliveryCount: 3}},
+		got.Topics[0].Partitions[0].StateBatches)
+
+	del := kmsg.NewPtrDeleteShareGroupStateRequest()
+	del.GroupID = "g"
+	del.Topics = []kmsg.DeleteShareGroupStateRequestTopic{{TopicID: topic.ID,
+		Partitions: []kmsg.DeleteShareGroupStateRequestTopicPartition{{Partition: 0}}}}
+	require.Zero(t, code(tc.await(tc.serve(s, del))))
+	assert.Equal(t, int64(-1), read(5).Topics[0].Partitions[0].StartOffset, "deleted: never initialized")
+
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.SetVersion(6)
+	fc.CoordinatorType = 2
+	fc.CoordinatorKeys = []string{"g:" + base64.RawURLEncoding.EncodeToString(topic.ID[:]) + ":0"}
+	fr := tc.await(tc.serve(s, fc)).(*kmsg.FindCoordinatorResponse)
+	require.Len(t, fr.Coordinators, 1)
+	assert.Zero(t, fr.Coordinators[0].ErrorCode, "a SHARE key is found")
+	assert.Equal(t, s.cfg.NodeID, fr.Coordinators[0].NodeID)
 }
