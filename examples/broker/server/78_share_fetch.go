@@ -9,14 +9,17 @@ package server
 // share.record.lock.duration.ms (answered as acquisition_lock_timeout_ms),
 // and answers the batches that hold them with the acquired ranges and
 // their delivery counts; the client keeps the acquired records of those
-// batches. A share partition's window starts, the first time the group
-// fetches it, at share.auto.offset.reset (latest by default: the high
-// watermark; earliest: the log start), a group config
+// batches. A share partition's window is read from the share coordinator
+// the first time the group fetches it on this leader (at this leader
+// epoch: share_state.go), and records are acquired once it is; a state
+// never initialized starts at share.auto.offset.reset (latest by default:
+// the high watermark; earliest: the log start), a group config
 // (share_configs.go).
 //
 // Acknowledgements ride along (acknowledgement_batches, from session
-// epoch 1): applied before anything is acquired, answered per partition in
-// acknowledge_error_code. Epoch -1 closes the session: the member's
+// epoch 1): applied, and their new state written durably at the share
+// coordinator, before anything is acquired; answered per partition in
+// acknowledge_error_code (COORDINATOR_NOT_AVAILABLE if the write failed). Epoch -1 closes the session: the member's
 // acknowledgements are applied, the records it still holds released, and
 // nothing is fetched.
 //

@@ -60,6 +60,13 @@ func TestShareStateSurvivesRestart(t *testing.T) {
 
 	s = newTestServer(t, withDir)
 	tc = newTestConn(t, s)
+	describe := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	describe.SetVersion(1)
+	describe.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "g",
+		Topics: []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{{Topic: "share-restart", Partitions: []int32{0}}}}}
+	dr := tc.await(tc.serve(s, describe)).(*kmsg.DescribeShareGroupOffsetsResponse)
+	assert.Equal(t, int64(2), dr.Groups[0].Topics[0].Partitions[0].StartOffset,
+		"described from the share coordinator before any share fetch")
 	after := acquired(t, tc.await(tc.serve(s, shareFetchReq(topic.ID, "b", 0, 30000))))
 	assert.Equal(t, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{{FirstOffset: 2, LastOffset: 4, DeliveryCount: 2}},
 		after.AcquiredRecords, "after the restart: the unacknowledged records, delivered a second time; none skipped, none acknowledged")
