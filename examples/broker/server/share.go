@@ -101,7 +101,8 @@ func newShareBroker(s *Server) (_ *shareBroker, err error) {
 // close answers the waiting share fetches and stops the timer: 1. the
 // purgatory, whose fetches answer with what they can acquire (nothing,
 // once the timer is closed: see share.Partition.Acquire); 2. the members'
-// sessions; 3. the timer, dropping the locks still pending.
+// sessions; 3. the timer, dropping the locks still pending; 4. the
+// share-state calls that waited on it to be tried again.
 func (b *shareBroker) close() {
 	b.s.replicas.OnWake(nil)
 	if b.fetches != nil {
@@ -111,6 +112,9 @@ func (b *shareBroker) close() {
 		b.groups.Close()
 	}
 	b.timer.Close()
+	if b.persister != nil {
+		b.persister.close() // the share-state calls whose retries the timer dropped
+	}
 }
 
 // memberLeft releases what a member that left its group (or whose session

@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -58,6 +59,21 @@ func (s *Server) newShareStateCoordinator() (*sharestate.Coordinator, *coordinat
 type sharePersister struct {
 	s     *Server
 	timer *timer.Timer // the retries' backoff
+
+	mu      sync.Mutex // guards the following; a leaf
+	waiting map[*stateCall]struct{}
+}
+
+// close answers the calls waiting to be tried again, whose tasks the
+// share timer dropped as it closed: COORDINATOR_NOT_AVAILABLE.
+func (ps *sharePersister) close() {
+	ps.mu.Lock()
+	calls := ps.waiting
+	ps.waiting = nil
+	ps.mu.Unlock()
+	for c := range calls {
+		c.done(fmt.Errorf("%w: the broker is closing", kerr.CoordinatorNotAvailable))
+	}
 }
 
 var _ share.Persister = (*sharePersister)(nil)
@@ -171,7 +187,10 @@ type stateCall struct {
 
 // Run tries the call once.
 func (c *stateCall) Run() {
-	s := c.ps.s
+	ps, s := c.ps, c.ps.s
+	ps.mu.Lock()
+	delete(ps.waiting, c)
+	ps.mu.Unlock()
 	kerrErr := s.shareStateTopic.KeyError(c.key)
 	switch {
 	case kerrErr == nil:
@@ -209,11 +228,27 @@ func (c *stateCall) answer(err error) {
 		return
 	case ke == kerr.NotCoordinator, ke == kerr.CoordinatorLoadInProgress, ke == kerr.CoordinatorNotAvailable,
 		ke == kerr.RequestTimedOut:
-		if c.ps.timer.Now() < c.deadline && c.ps.timer.Schedule(&c.task, shareStateBackoff) == nil {
+		if c.ps.timer.Now() < c.deadline && c.retry() {
 			return
 		}
 	}
 	c.done(err)
+}
+
+// retry schedules the call's next try, and reports whether it did (not
+// once the timer is closed).
+func (c *stateCall) retry() bool {
+	ps := c.ps
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.waiting == nil {
+		ps.waiting = make(map[*stateCall]struct{})
+	}
+	if ps.timer.Schedule(&c.task, shareStateBackoff) != nil {
+		return false
+	}
+	ps.waiting[c] = struct{}{}
+	return true
 }
 
 // shareStateLeader returns the leader of key's partition of
