@@ -1,6 +1,7 @@
 package share
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -152,4 +153,29 @@ func TestLockExpiryIsPersisted(t *testing.T) {
 	f.release()
 	assert.Equal(t, Snapshot{StartOffset: 0, Batches: []Batch{{First: 0, Last: 1, State: Available, DeliveryCount: 1}}},
 		f.states[testKey])
+}
+
+// failingPersister fails every call.
+type failingPersister struct{}
+
+var errUnavailable = errors.New("coordinator not available")
+
+func (failingPersister) Read(_ Key, _ int32, done func(Snapshot, error)) {
+	done(Snapshot{}, errUnavailable)
+}
+func (failingPersister) Initialize(_ Key, _ int32, _ int64, done func(error)) {
+	done(errUnavailable)
+}
+func (failingPersister) Write(_ Key, _ int32, _ Snapshot, done func(error)) { done(errUnavailable) }
+
+// TestFailedLoadIsTriedAgain: a partition whose state cannot be read
+// hands nothing out and is dropped, so that its next use reads again.
+func TestFailedLoadIsTriedAgain(t *testing.T) {
+	h := newHarness(t, Config{Persister: failingPersister{}})
+	p := h.m.Lead(testKey, 0, func() int64 { return 0 })
+	assert.False(t, p.Acquirable(10))
+	assert.Empty(t, p.Acquire("a", 10, 0, 10, testLock))
+	assert.Nil(t, h.m.Get(testKey), "dropped")
+	assert.Equal(t, 1, h.wakes(testKey), "its waiting fetches are told")
+	assert.NotSame(t, p, h.m.Lead(testKey, 0, func() int64 { return 0 }), "made again")
 }
