@@ -3,8 +3,9 @@
 // on the partitions of an internal topic, so that the group coordinator
 // (package group, hosted by package group/service on __consumer_offsets),
 // the transaction coordinator (package txn, hosted by txn.Host on
-// __transaction_state), and later a share coordinator on a topic of its
-// own, are state machines beside it and nothing more.
+// __transaction_state), and the share coordinator (package sharestate,
+// hosted by sharestate.Host on __share_group_state), are state machines
+// beside it and nothing more.
 //
 // # What it does for a coordinator
 //

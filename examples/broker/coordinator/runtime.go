@@ -15,8 +15,8 @@ import (
 // a state machine whose state of each partition of its topic is replayed
 // from the partition's records, and handed to it when this broker comes to
 // lead the partition. The group coordinator is one (package group, hosted
-// by package group/service); a transaction or share coordinator would be
-// another, with a topic of its own.
+// by package group/service); the transaction and share coordinators
+// (packages txn and sharestate) are others, each with a topic of its own.
 type Shard interface {
 	// NewState returns an empty state, to replay a partition into.
 	NewState() State

@@ -13,10 +13,14 @@ package server
 // (package coordinator), and any other broker answers them
 // NOT_COORDINATOR. A transactional id (type 1) is answered alike from
 // __transaction_state, the transaction coordinator's topic (package txn).
-// v4+ batches keys (KIP-699), each answered on its own. Share groups
-// (type 2, KIP-932) and unknown types are answered INVALID_REQUEST, as
-// Kafka answers unknown types. A key the client may not DESCRIBE (a
-// group, a transactional id) is GROUP_AUTHORIZATION_FAILED or
+// A share key (type 2, KIP-932: "groupId:topicId:partition", which share
+// partitions' leaders look up) is answered alike from
+// __share_group_state, the share coordinator's topic (package
+// sharestate); it needs CLUSTER_ACTION, as Kafka checks it
+// (CLUSTER_AUTHORIZATION_FAILED). v4+ batches keys (KIP-699), each
+// answered on its own. Unknown types are answered INVALID_REQUEST, as
+// Kafka answers them. A key the client may not DESCRIBE (a group, a
+// transactional id) is GROUP_AUTHORIZATION_FAILED or
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED (authz.go).
 
 import (
@@ -27,6 +31,7 @@ import (
 
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -35,6 +40,7 @@ func init() { serve(kmsg.FindCoordinator, 0, 6, (*Server).handleFindCoordinator)
 const (
 	coordinatorGroup       = 0
 	coordinatorTransaction = 1
+	coordinatorShare       = 2
 )
 
 func (s *Server) handleFindCoordinator(r *kafkanet.Request) {
@@ -54,6 +60,8 @@ func (s *Server) handleFindCoordinator(r *kafkanet.Request) {
 		state = s.offsets
 	case coordinatorTransaction:
 		state = s.txnTopic
+	case coordinatorShare:
+		state = s.shareStateTopic
 	}
 	if state != nil {
 		if topicErr = state.Ensure(); topicErr == nil {
@@ -69,6 +77,8 @@ func (s *Server) handleFindCoordinator(r *kafkanet.Request) {
 			c.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		case req.CoordinatorType == coordinatorTransaction && !acc.Allows(opDescribe, txnResource, key):
 			c.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		case req.CoordinatorType == coordinatorShare && !acc.Allows(opClusterAction, clusterRes, acl.ClusterName):
+			c.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		case state != nil && topicErr != nil:
 			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
 			c.ErrorMessage = errorMessage(topicErr)

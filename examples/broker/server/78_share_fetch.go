@@ -9,14 +9,17 @@ package server
 // share.record.lock.duration.ms (answered as acquisition_lock_timeout_ms),
 // and answers the batches that hold them with the acquired ranges and
 // their delivery counts; the client keeps the acquired records of those
-// batches. A share partition's window starts, the first time the group
-// fetches it, at share.auto.offset.reset (latest by default: the high
-// watermark; earliest: the log start), a group config
+// batches. A share partition's window is read from the share coordinator
+// the first time the group fetches it on this leader (at this leader
+// epoch: share_state.go), and records are acquired once it is; a state
+// never initialized starts at share.auto.offset.reset (latest by default:
+// the high watermark; earliest: the log start), a group config
 // (share_configs.go).
 //
 // Acknowledgements ride along (acknowledgement_batches, from session
-// epoch 1): applied before anything is acquired, answered per partition in
-// acknowledge_error_code. Epoch -1 closes the session: the member's
+// epoch 1): applied, and their new state written durably at the share
+// coordinator, before anything is acquired; answered per partition in
+// acknowledge_error_code (COORDINATOR_NOT_AVAILABLE if the write failed). Epoch -1 closes the session: the member's
 // acknowledgements are applied, the records it still holds released, and
 // nothing is fetched.
 //
@@ -93,28 +96,46 @@ func (s *Server) handleShareFetch(r *kafkanet.Request) {
 	if f.maxRecords <= 0 {
 		f.maxRecords = 500 // KIP-1206's default
 	}
+	acked := make([]*share.Partition, 0, len(acks))
 	for _, tp := range tps {
 		part := shareFetchPart{tp: tp}
 		if a, ok := acks[tp]; ok {
-			part.acked, part.ackCode = true, s.acknowledge(group, member, tp, a)
-		}
-		if req.ShareSessionEpoch != -1 { // a closing session fetches nothing
-			s.resolveSharePart(c, group, &part)
+			var sp *share.Partition
+			part.acked = true
+			part.ackCode, sp = s.acknowledge(group, member, tp, a)
+			acked = append(acked, sp)
 		}
 		f.parts = append(f.parts, part)
 	}
-	if req.ShareSessionEpoch == -1 {
-		s.releaseShare(group, member, tps)
-	}
-	if f.immediate() {
-		f.answer()
-		return
-	}
-	s.share.armWake() // before the first try: see armWake
-	if err := wait(r, s.share.fetches, f, time.Duration(req.MaxWaitMillis)*time.Millisecond, f.keys()); err != nil {
-		s.log.Debug("share fetch not delayed", zap.Error(err))
-		f.answer()
-	}
+	// The acknowledgements are answered once durable: the fetch goes on
+	// then (at once without any).
+	persistAll(acked, func(codes []int16) {
+		i := 0
+		for j := range f.parts {
+			part := &f.parts[j]
+			if part.acked {
+				if part.ackCode == 0 {
+					part.ackCode = codes[i]
+				}
+				i++
+			}
+			if req.ShareSessionEpoch != -1 { // a closing session fetches nothing
+				s.resolveSharePart(c, group, part)
+			}
+		}
+		if req.ShareSessionEpoch == -1 {
+			s.releaseShare(group, member, tps)
+		}
+		if f.immediate() {
+			f.answer()
+			return
+		}
+		s.share.armWake() // before the first try: see armWake
+		if err := wait(r, s.share.fetches, f, time.Duration(req.MaxWaitMillis)*time.Millisecond, f.keys()); err != nil {
+			s.log.Debug("share fetch not delayed", zap.Error(err))
+			f.answer()
+		}
+	})
 }
 
 // resolveSharePart finds part's partition and share partition, or sets
@@ -140,7 +161,7 @@ func (s *Server) resolveSharePart(c access, group string, part *shareFetchPart) 
 		return
 	}
 	earliest := s.share.configs.get(group, cfgShareAutoOffsetReset) == "earliest"
-	sp := s.share.parts.GetOrInit(share.Key{Group: group, Topic: part.tp.topic, Partition: part.tp.partition}, func() int64 {
+	sp := s.share.parts.Lead(share.Key{Group: group, Topic: part.tp.topic, Partition: part.tp.partition}, st.LeaderEpoch, func() int64 {
 		offs, err := p.Offsets()
 		if err != nil {
 			return 0

@@ -16,6 +16,11 @@ package server
 // closes the session, and the records the member still holds are
 // released.
 //
+// The answer waits until the new state of every partition acknowledged is
+// durable at the share coordinator (share_state.go): a partition whose
+// state could not be written is answered COORDINATOR_NOT_AVAILABLE (its
+// records stay acknowledged here, and the next write carries them).
+//
 // Authorization (authz.go): READ on the group (GROUP_AUTHORIZATION_FAILED
 // for the request) and READ on each topic (TOPIC_AUTHORIZATION_FAILED for
 // its partitions).
@@ -24,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/share"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
@@ -49,6 +55,12 @@ func (s *Server) handleShareAcknowledge(r *kafkanet.Request) {
 		resp.AcquisitionLockTimeoutMillis = int32(s.share.configs.lockDuration(group).Milliseconds())
 	}
 	im := s.image()
+	// written are the partitions acknowledged, at where (topic and
+	// partition index) their answer is; those refused have none.
+	var (
+		written []*share.Partition
+		where   [][2]int
+	)
 	for _, t := range req.Topics {
 		rt := kmsg.NewShareAcknowledgeResponseTopic()
 		rt.TopicID = t.TopicID
@@ -67,17 +79,31 @@ func (s *Server) handleShareAcknowledge(r *kafkanet.Request) {
 				for _, b := range p.AcknowledgementBatches {
 					acks = append(acks, shareAck{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes})
 				}
-				rp.ErrorCode = s.acknowledge(group, member, tp, acks)
-			}
-			if rp.ErrorCode == 0 {
-				rp.CurrentLeader.LeaderID = s.cfg.NodeID
+				var sp *share.Partition
+				rp.ErrorCode, sp = s.acknowledge(group, member, tp, acks)
+				written = append(written, sp)
+				where = append(where, [2]int{len(resp.Topics), len(rt.Partitions)})
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	if req.ShareSessionEpoch == -1 {
-		s.releaseShare(group, member, tps)
-	}
-	r.Respond(resp)
+	persistAll(written, func(codes []int16) {
+		for i, code := range codes {
+			if rp := &resp.Topics[where[i][0]].Partitions[where[i][1]]; rp.ErrorCode == 0 {
+				rp.ErrorCode = code
+			}
+		}
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				if rp := &resp.Topics[i].Partitions[j]; rp.ErrorCode == 0 {
+					rp.CurrentLeader.LeaderID = s.cfg.NodeID
+				}
+			}
+		}
+		if req.ShareSessionEpoch == -1 {
+			s.releaseShare(group, member, tps)
+		}
+		r.Respond(resp)
+	})
 }

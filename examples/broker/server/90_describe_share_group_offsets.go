@@ -8,9 +8,11 @@ package server
 // offset, the records in flight included; Kafka leaves out those
 // acknowledged past the start). A partition the group never consumed is answered start offset
 // -1. The coordinator answers from its own share partitions (package
-// share): with one broker, every partition's; in a cluster, those of the
-// partitions it leads (the state is not kept in __share_group_state, see
-// share.go).
+// share) and, for a partition named that it does not hold, from the share
+// coordinator (ReadShareGroupStateSummary, share_state.go): the state a
+// restart or a leader elsewhere left there. A group that names no topics
+// gets only the partitions held here (the group coordinator does not keep
+// which partitions its share groups initialized, as Kafka's does).
 //
 // Authorization (authz.go): DESCRIBE on the group, else
 // GROUP_AUTHORIZATION_FAILED; DESCRIBE on each topic, else
@@ -84,7 +86,40 @@ func (s *Server) handleDescribeShareGroupOffsets(r *kafkanet.Request) {
 		}
 		resp.Groups = append(resp.Groups, g)
 	}
-	r.Respond(resp)
+	s.describeFromShareStates(resp, func() { r.Respond(resp) })
+}
+
+// describeFromShareStates asks the share coordinator for the start offset
+// of each partition of resp not held here (start offset -1, no error), and
+// calls then once every answer is in; a partition the coordinator cannot
+// answer for stays -1.
+func (s *Server) describeFromShareStates(resp *kmsg.DescribeShareGroupOffsetsResponse, then func()) {
+	type missing struct {
+		k  share.Key
+		rp *kmsg.DescribeShareGroupOffsetsResponseGroupTopicPartition
+	}
+	var ms []missing
+	for gi := range resp.Groups {
+		g := &resp.Groups[gi]
+		for ti := range g.Topics {
+			rt := &g.Topics[ti]
+			for pi := range rt.Partitions {
+				if rp := &rt.Partitions[pi]; rp.ErrorCode == 0 && rp.StartOffset < 0 && rt.TopicID != ([16]byte{}) {
+					ms = append(ms, missing{share.Key{Group: g.GroupID, Topic: rt.TopicID, Partition: rp.Partition}, rp})
+				}
+			}
+		}
+	}
+	done := countdown(len(ms), then)
+	for _, m := range ms {
+		s.share.persister.Summary(m.k, func(_ int32, start int64, err error) {
+			if err == nil && start >= 0 {
+				m.rp.StartOffset = start
+				s.describeLag(m.k.Topic, m.rp)
+			}
+			done()
+		})
+	}
 }
 
 // describeSharePartition fills rp with group's state of a partition.
@@ -94,6 +129,12 @@ func (s *Server) describeSharePartition(group string, topic [16]byte, rp *kmsg.D
 		return
 	}
 	rp.StartOffset = sp.Start()
+	s.describeLag(topic, rp)
+}
+
+// describeLag fills rp's leader epoch and lag, from its start offset and
+// the partition's high watermark as this broker knows it.
+func (s *Server) describeLag(topic [16]byte, rp *kmsg.DescribeShareGroupOffsetsResponseGroupTopicPartition) {
 	t, err := s.replicas.Store().TopicByID(topic)
 	if err != nil {
 		return

@@ -8,7 +8,11 @@ package server
 // as Kafka makes it, so that a group's offsets can be set before it is
 // first consumed. An id a classic or consumer group has is
 // GROUP_ID_NOT_FOUND. Each partition must exist
-// (UNKNOWN_TOPIC_OR_PARTITION).
+// (UNKNOWN_TOPIC_OR_PARTITION). The new start offset is written at the
+// share coordinator at the partition's next state epoch (share_state.go),
+// which fences the writes of the old window, and answered once durable;
+// a share partition a leader elsewhere holds in memory keeps its window
+// until its next write is fenced.
 //
 // Authorization (authz.go): READ on the group, else
 // GROUP_AUTHORIZATION_FAILED; READ on each topic, else
@@ -34,6 +38,12 @@ func (s *Server) handleAlterShareGroupOffsets(r *kafkanet.Request) {
 		return
 	}
 	im := s.image()
+	type reset struct {
+		k     share.Key
+		start int64
+		code  *int16
+	}
+	var resets []reset
 	for _, at := range req.Topics {
 		rt := kmsg.NewAlterShareGroupOffsetsResponseTopic()
 		rt.Topic = at.Topic
@@ -50,11 +60,29 @@ func (s *Server) handleAlterShareGroupOffsets(r *kafkanet.Request) {
 			case err != nil || ap.Partition < 0 || int(ap.Partition) >= len(t.Partitions):
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
-				s.share.parts.Set(share.Key{Group: req.GroupID, Topic: t.ID, Partition: ap.Partition}, ap.StartOffset)
+				k := share.Key{Group: req.GroupID, Topic: t.ID, Partition: ap.Partition}
+				s.share.parts.Set(k, ap.StartOffset)
+				resets = append(resets, reset{k: k, start: ap.StartOffset})
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	r.Respond(resp)
+	// The answers' codes are placed now that the slices no longer grow.
+	i := 0
+	for ti := range resp.Topics {
+		for pi := range resp.Topics[ti].Partitions {
+			if i < len(resets) && resp.Topics[ti].Partitions[pi].ErrorCode == 0 {
+				resets[i].code = &resp.Topics[ti].Partitions[pi].ErrorCode
+				i++
+			}
+		}
+	}
+	done := countdown(len(resets), func() { r.Respond(resp) })
+	for _, rs := range resets {
+		s.share.persister.Reset(rs.k, rs.start, func(err error) {
+			*rs.code = persistCode(err)
+			done()
+		})
+	}
 }

@@ -12,6 +12,8 @@ package server
 // TOPIC_AUTHORIZATION_FAILED.
 
 import (
+	"sync"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -31,6 +33,14 @@ func (s *Server) handleDeleteShareGroupOffsets(r *kafkanet.Request) {
 		return
 	}
 	im := s.image()
+	type deleted struct {
+		k     share.Key
+		topic int // its answer's index
+	}
+	var (
+		deletes []deleted
+		mu      sync.Mutex // guards the topics' codes as deletes complete
+	)
 	for _, at := range req.Topics {
 		rt := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
 		rt.Topic = at.Topic
@@ -43,10 +53,26 @@ func (s *Server) handleDeleteShareGroupOffsets(r *kafkanet.Request) {
 		default:
 			rt.TopicID = t.ID
 			for i := range t.Partitions {
-				s.share.parts.Delete(share.Key{Group: req.GroupID, Topic: t.ID, Partition: int32(i)})
+				k := share.Key{Group: req.GroupID, Topic: t.ID, Partition: int32(i)}
+				s.share.parts.Delete(k)
+				deletes = append(deletes, deleted{k, len(resp.Topics)})
 			}
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	r.Respond(resp)
+	// Answered once every state is deleted at the share coordinator: a
+	// topic whose state could not be is answered with the first error.
+	done := countdown(len(deletes), func() { r.Respond(resp) })
+	for _, d := range deletes {
+		s.share.persister.Delete(d.k, func(err error) {
+			if code := persistCode(err); code != 0 {
+				mu.Lock()
+				if rt := &resp.Topics[d.topic]; rt.ErrorCode == 0 {
+					rt.ErrorCode = code
+				}
+				mu.Unlock()
+			}
+			done()
+		})
+	}
 }

@@ -78,6 +78,11 @@ type Config struct {
 	TransactionTopicPartitions int32         // transaction.state.log.num.partitions
 	TransactionTopicRF         int16         // transaction.state.log.replication.factor, capped at the cluster's size
 	TransactionTopicMinISR     int16         // transaction.state.log.min.isr, capped at the replication factor
+	// The share coordinator's (package sharestate): its state topic,
+	// __share_group_state.
+	ShareStateTopicPartitions int32 // share.coordinator.state.topic.num.partitions
+	ShareStateTopicRF         int16 // share.coordinator.state.topic.replication.factor, capped at the cluster's size
+	ShareStateTopicMinISR     int16 // share.coordinator.state.topic.min.isr, capped at the replication factor
 	// TransactionMarkerTimeout bounds a marker write's wait for its
 	// replication, and a WriteTxnMarkers request to another broker
 	// (Kafka's request.timeout.ms for its marker channel).
@@ -246,6 +251,9 @@ func Default() Config {
 		TransactionTopicPartitions:   50,
 		TransactionTopicRF:           3,
 		TransactionTopicMinISR:       2,
+		ShareStateTopicPartitions:    50,
+		ShareStateTopicRF:            3,
+		ShareStateTopicMinISR:        2,
 		TransactionMarkerTimeout:     30 * time.Second,
 		TransactionCompletionWait:    time.Second,
 		MaxIdempotentInFlight:        5,
@@ -303,6 +311,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("transaction.state.log.num.partitions: %d, must be at least 1", c.TransactionTopicPartitions)
 	case c.TransactionTopicRF < 1 || c.TransactionTopicMinISR < 1:
 		return errors.New("transaction.state.log.replication.factor and transaction.state.log.min.isr must be at least 1")
+	case c.ShareStateTopicPartitions < 1 || c.ShareStateTopicRF < 1 || c.ShareStateTopicMinISR < 1:
+		return errors.New("share.coordinator.state.topic.num.partitions, .replication.factor and .min.isr must be at least 1")
 	case c.TransactionMaxTimeout < time.Millisecond || c.TransactionMarkerTimeout < time.Millisecond:
 		return errors.New("transaction.max.timeout.ms and transaction.marker.timeout.ms must be at least 1ms")
 	case c.TransactionCompletionWait < 0:
@@ -471,6 +481,9 @@ func (c *Config) settings() []setting {
 		intSetting("transaction.state.log.num.partitions", "partitions of the transaction state topic, __transaction_state", &c.TransactionTopicPartitions),
 		intSetting("transaction.state.log.replication.factor", "replication factor of the transaction state topic, capped at the cluster's size", &c.TransactionTopicRF),
 		intSetting("transaction.state.log.min.isr", "min.insync.replicas of the transaction state topic, capped at its replication factor", &c.TransactionTopicMinISR),
+		intSetting("share.coordinator.state.topic.num.partitions", "partitions of the share coordinator's state topic, __share_group_state", &c.ShareStateTopicPartitions),
+		intSetting("share.coordinator.state.topic.replication.factor", "replication factor of the share state topic, capped at the cluster's size", &c.ShareStateTopicRF),
+		intSetting("share.coordinator.state.topic.min.isr", "min.insync.replicas of the share state topic, capped at its replication factor", &c.ShareStateTopicMinISR),
 		durationSetting("transaction.completion.wait.ms", "how long an AddPartitionsToTxn waits for its producer's previous transaction to complete before it is answered CONCURRENT_TRANSACTIONS (0: at once, as Kafka)", &c.TransactionCompletionWait, ms),
 		durationSetting("transaction.marker.timeout.ms", "how long a transaction marker's write, or a WriteTxnMarkers request to another broker, may take before it is retried", &c.TransactionMarkerTimeout, ms),
 		intSetting("max.idempotent.in.flight", "batches a producer may have in flight per partition (Kafka: 5)", &c.MaxIdempotentInFlight),

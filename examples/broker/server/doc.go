@@ -25,7 +25,9 @@
 //   - packages share and sharegroup, the share groups of KIP-932: the
 //     share partitions' records in flight and their acquisition locks,
 //     and the groups' membership; this package keeps their sessions and
-//     the ShareFetch purgatory (share.go).
+//     the ShareFetch purgatory (share.go);
+//   - package sharestate, the share coordinator, which keeps the share
+//     partitions' state in __share_group_state (share_state.go).
 //
 // # Requests
 //

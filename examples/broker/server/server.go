@@ -18,6 +18,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
+	"github.com/gopurgatory/purgatory/examples/broker/sharestate"
 	"github.com/gopurgatory/purgatory/examples/broker/txn"
 	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
@@ -73,6 +74,10 @@ type Server struct {
 	// __transaction_state (txnTopic), which routes its requests.
 	txns     *txn.Coordinator
 	txnTopic *coordinator.Topic
+	// shareStates is the share coordinator (package sharestate), hosted
+	// on __share_group_state (shareStateTopic), which routes its RPCs.
+	shareStates     *sharestate.Coordinator
+	shareStateTopic *coordinator.Topic
 	// share is the broker's share groups (share.go): their membership,
 	// share partitions, sessions and "ShareFetch" purgatory.
 	share *shareBroker
@@ -213,6 +218,9 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 		return nil, err
 	}
 	if s.txns, s.txnTopic, err = s.newTxnCoordinator(); err != nil {
+		return nil, err
+	}
+	if s.shareStates, s.shareStateTopic, err = s.newShareStateCoordinator(); err != nil {
 		return nil, err
 	}
 	if s.share, err = newShareBroker(s); err != nil {

@@ -22,9 +22,10 @@ package server
 // sharegroup.Coordinator's mu are leaves: nothing else is taken with them
 // held but the timer's. The ShareFetch purgatory is only called with none
 // of these held: a Partition wakes it after releasing its lock, the
-// replica manager from Wake, the coordinator's Left after its own. Everything is kept in memory only (see package share's and
-// package sharegroup's docs): a broker that restarts forgets its share
-// groups and its share partitions' windows.
+// replica manager from Wake, the coordinator's Left after its own. The
+// share partitions' windows are kept by the share coordinator
+// (share_state.go): a broker that restarts goes on from them; the share
+// groups' membership is kept in memory only (package sharegroup's doc).
 
 import (
 	"bytes"
@@ -47,10 +48,13 @@ import (
 
 // shareBroker holds the broker's share-group state.
 type shareBroker struct {
-	s      *Server
-	timer  *timer.Timer // the acquisition locks and the members' sessions
-	parts  *share.Manager
-	groups *sharegroup.Coordinator
+	s     *Server
+	timer *timer.Timer // the acquisition locks and the members' sessions
+	parts *share.Manager
+	// persister keeps parts' state at the share coordinator
+	// (share_state.go).
+	persister *sharePersister
+	groups    *sharegroup.Coordinator
 	// fetches is the "ShareFetch" purgatory: share fetches waiting for
 	// acquirable records, each watched under its share partitions' keys
 	// and its partitions' keys (shareWaitKey).
@@ -87,7 +91,10 @@ func newShareBroker(s *Server) (_ *shareBroker, err error) {
 		purgatory.WithRegisterer(s.reg), purgatory.WithPurgeInterval(0)); err != nil {
 		return nil, err
 	}
-	if b.parts, err = share.NewManager(share.Config{Timer: b.timer, Wake: b.wakeShare}); err != nil {
+	// The share partitions' state is read from and written to the share
+	// coordinator (share_state.go).
+	b.persister = &sharePersister{s: s, timer: b.timer}
+	if b.parts, err = share.NewManager(share.Config{Timer: b.timer, Wake: b.wakeShare, Persister: b.persister}); err != nil {
 		return nil, err
 	}
 	if b.groups, err = sharegroup.New(sharegroup.Config{Timer: b.timer, Topic: b.topicInfo,
@@ -125,7 +132,8 @@ func (b *shareBroker) armWake() {
 // close answers the waiting share fetches and stops the timer: 1. the
 // purgatory, whose fetches answer with what they can acquire (nothing,
 // once the timer is closed: see share.Partition.Acquire); 2. the members'
-// sessions; 3. the timer, dropping the locks still pending.
+// sessions; 3. the timer, dropping the locks still pending; 4. the
+// share-state calls that waited on it to be tried again.
 func (b *shareBroker) close() {
 	b.wakeMu.Lock()
 	b.closed = true
@@ -138,6 +146,9 @@ func (b *shareBroker) close() {
 		b.groups.Close()
 	}
 	b.timer.Close()
+	if b.persister != nil {
+		b.persister.close() // the share-state calls whose retries the timer dropped
+	}
 }
 
 // memberLeft releases what a member that left its group (or whose session
@@ -208,6 +219,10 @@ func (s *Server) deleteShareGroup(id string) (share bool, err *kerr.Error) {
 	}
 	for _, sp := range s.share.parts.Of(id) {
 		s.share.parts.Delete(sp.Key())
+		// Not waited for: a state left behind (the write failed, or a
+		// partition led elsewhere) is read by the group's next share
+		// partition leader, if the group comes back.
+		s.share.persister.Delete(sp.Key(), func(error) {})
 	}
 	return true, nil
 }

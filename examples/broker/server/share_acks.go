@@ -21,14 +21,16 @@ type shareAck struct {
 // hold, INVALID_REQUEST for a malformed batch), the later batches still
 // applied as Kafka applies them. A partition this broker does not lead is
 // NOT_LEADER_OR_FOLLOWER, and one the group never fetched here
-// INVALID_RECORD_STATE (it holds nothing).
-func (s *Server) acknowledge(group, member string, tp shareTP, acks []shareAck) int16 {
+// INVALID_RECORD_STATE (it holds nothing). The partition is returned
+// (nil with a code) for the caller to write its new state (Persist) and
+// answer once it is durable.
+func (s *Server) acknowledge(group, member string, tp shareTP, acks []shareAck) (int16, *share.Partition) {
 	if code := s.shareLeaderCode(tp); code != 0 {
-		return code
+		return code, nil
 	}
 	sp := s.share.parts.Get(share.Key{Group: group, Topic: tp.topic, Partition: tp.partition})
 	if sp == nil {
-		return kerr.InvalidRecordState.Code
+		return kerr.InvalidRecordState.Code, nil
 	}
 	lockFor := s.share.configs.lockDuration(group)
 	var first error
@@ -39,11 +41,11 @@ func (s *Server) acknowledge(group, member string, tp shareTP, acks []shareAck) 
 	}
 	switch {
 	case first == nil:
-		return 0
+		return 0, sp
 	case errors.Is(first, share.ErrInvalidAcknowledgement):
-		return kerr.InvalidRequest.Code
+		return kerr.InvalidRequest.Code, sp
 	}
-	return kerr.InvalidRecordState.Code
+	return kerr.InvalidRecordState.Code, sp
 }
 
 // shareLeaderCode returns the error a share request gets for tp here:

@@ -44,15 +44,23 @@
 //
 // # Lock order
 //
-// Manager.mu, then a Partition's mu. The timer is called with a
+// Manager.mu, then a Partition's mu. The Persister is called with no lock
+// held, and its callbacks take a Partition's mu. The timer is called with a
 // Partition's mu held (Schedule, Cancel and Reschedule take only the
 // timer's own locks); an expiring lock takes the Partition's mu on a timer
 // worker. The wake function is called with no lock held.
 //
-// # Not durable
+// # Durable
 //
-// The state lives in memory only: Kafka's share coordinator keeps it in
-// __share_group_state and a new coordinator recovers it; here a broker
-// that restarts, or loses a partition's leadership, starts the window
-// again at share.auto.offset.reset (records in flight are delivered again).
+// With a Persister (Config.Persister; the broker's is the share
+// coordinator, package sharestate, on __share_group_state) the state
+// outlives its leader: a partition reads its state before it serves, and
+// every acknowledgement, lock expiry and release is written, the caller
+// of Persist told once it is durable (persist.go). A broker that
+// restarts, or a partition's new leader, goes on from the last write:
+// acknowledged records stay done, none is skipped, and records acquired
+// but not acknowledged come back available with their delivery counts.
+// Acquisitions are not written (as in Kafka): the delivery counts of those
+// since the last write are lost with their leader. Without a Persister
+// the state lives in memory only.
 package share

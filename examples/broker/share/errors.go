@@ -15,4 +15,8 @@ var (
 	// ErrInvalidConfig is wrapped by NewManager for a Config it cannot run
 	// with.
 	ErrInvalidConfig = errors.New("share: invalid config")
+	// ErrFenced is wrapped by a Persister's errors when a newer leader of
+	// the partition, or a newer state epoch, took its state
+	// (FENCED_LEADER_EPOCH, FENCED_STATE_EPOCH): the partition is dropped.
+	ErrFenced = errors.New("share: state fenced")
 )

@@ -34,6 +34,9 @@ type Config struct {
 	// Wake is called, with no lock held, with the key of a partition whose
 	// records became acquirable (nil: nobody waits).
 	Wake func(Key)
+	// Persister keeps the partitions' state (persist.go); nil keeps it in
+	// memory only, each partition ready at once.
+	Persister Persister
 }
 
 // Manager holds the share partitions of every share group (Kafka's
@@ -78,18 +81,35 @@ func (m *Manager) Get(k Key) *Partition {
 	return m.parts[k]
 }
 
-// GetOrInit returns k's partition, made now with its window starting at
-// start() (share.auto.offset.reset's offset) if it has none yet. start is
-// called with the Manager's lock held: it must not call back into the
-// Manager.
-func (m *Manager) GetOrInit(k Key, start func() int64) *Partition {
+// GetOrInit is Lead at no leader epoch (-1: the persister checks none).
+func (m *Manager) GetOrInit(k Key, start func() int64) *Partition { return m.Lead(k, -1, start) }
+
+// Lead returns k's partition, led here at leaderEpoch, made now if it has
+// none yet or had one at another leader epoch (a leadership lost and
+// taken again: what it held in memory is dropped). A new partition's
+// window starts at start() (share.auto.offset.reset's offset) unless the
+// persister has its state: it is not ready until that is read
+// (persist.go). start is called with the Manager's lock held: it must not
+// call back into the Manager.
+func (m *Manager) Lead(k Key, leaderEpoch int32, start func() int64) *Partition {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	p := m.parts[k]
-	if p == nil {
-		off := start()
-		p = &Partition{key: k, m: m, start: off, end: off}
-		m.parts[k] = p
+	if p != nil && p.leaderEpoch == leaderEpoch {
+		m.mu.Unlock()
+		return p
+	}
+	if p != nil {
+		p.mu.Lock()
+		p.gone = true
+		p.skipToLocked(p.end) // settles every lock
+		p.mu.Unlock()
+	}
+	off := start()
+	p = &Partition{key: k, m: m, leaderEpoch: leaderEpoch, start: off, end: off, ready: m.cfg.Persister == nil}
+	m.parts[k] = p
+	m.mu.Unlock()
+	if m.cfg.Persister != nil {
+		m.load(p, off)
 	}
 	return p
 }
@@ -105,7 +125,7 @@ func (m *Manager) Set(k Key, offset int64) {
 		old.skipToLocked(old.end) // settles every lock
 		old.mu.Unlock()
 	}
-	m.parts[k] = &Partition{key: k, m: m, start: offset, end: offset}
+	m.parts[k] = &Partition{key: k, m: m, leaderEpoch: -1, start: offset, end: offset, ready: true}
 }
 
 // Of returns the partitions of group, in no order.

@@ -69,6 +69,9 @@ func (l *lock) Run() { l.p.expire(l) }
 type Partition struct {
 	key Key      // immutable
 	m   *Manager // immutable
+	// leaderEpoch is the partition's leader epoch this broker leads it
+	// at, which its writes to the persister carry; immutable.
+	leaderEpoch int32
 
 	mu    sync.Mutex // guards the following
 	start int64      // SPSO
@@ -78,6 +81,12 @@ type Partition struct {
 	// looks for them only when there are some: a window of acquired
 	// records costs nothing to pass over.
 	avail int
+	// ready is set once the state is read from the persister (at once
+	// without one): until then nothing is acquired or acknowledged.
+	// gone is set when the partition is dropped (its load failed, or its
+	// writes were fenced): a new one takes its place on the next use.
+	ready, gone bool
+	w           writes // persist.go
 }
 
 // Key returns the partition's group, topic and partition.
@@ -121,6 +130,9 @@ func (p *Partition) StateOf(offset int64) (State, int16) {
 func (p *Partition) Acquirable(logEnd int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.ready || p.gone {
+		return false
+	}
 	if p.end < logEnd && p.end-p.start < int64(p.m.cfg.MaxLocks) {
 		return true
 	}
@@ -139,6 +151,10 @@ func (p *Partition) Acquire(member string, max int, logStart, logEnd int64, lock
 		return nil
 	}
 	p.mu.Lock()
+	if !p.ready || p.gone {
+		p.mu.Unlock()
+		return nil
+	}
 	p.skipToLocked(logStart)
 	l := &lock{p: p, member: member, first: -1}
 	var out []Range
@@ -173,7 +189,7 @@ func (p *Partition) Acquire(member string, max int, logStart, logEnd int64, lock
 			// The timer is closed: the broker is shutting down, and
 			// nothing will be fetched again. Hand nothing out rather
 			// than records no lock will ever release.
-			p.releaseLocked(l, l.member)
+			_, _ = p.releaseLocked(l, l.member)
 			out = nil
 		}
 	}
@@ -265,7 +281,7 @@ func (p *Partition) Acknowledge(member string, first, last int64, types []int8, 
 		return AckType(types[off-first])
 	}
 	p.mu.Lock()
-	if first < p.start || last >= p.end {
+	if !p.ready || p.gone || first < p.start || last >= p.end {
 		p.mu.Unlock()
 		return ErrInvalidRecordState
 	}
@@ -306,11 +322,16 @@ func (p *Partition) Acknowledge(member string, first, last int64, types []int8, 
 	return nil
 }
 
-// expire releases what l still holds, on a timer worker.
+// expire releases what l still holds, on a timer worker, and writes the
+// new state (released records are available, or archived at the
+// delivery limit) to the persister.
 func (p *Partition) expire(l *lock) {
 	p.mu.Lock()
-	wake := p.releaseLocked(l, l.member)
+	wake, settled := p.releaseLocked(l, l.member)
 	p.mu.Unlock()
+	if settled > 0 {
+		p.Persist(nil)
+	}
 	if wake {
 		p.m.wake(p.key)
 	}
@@ -318,13 +339,14 @@ func (p *Partition) expire(l *lock) {
 
 // releaseLocked releases the records of the window acquired by member,
 // those of lock l alone when l is not nil, keeping their delivery counts,
-// and reports whether any record became acquirable. REQUIRES: p.mu held.
-func (p *Partition) releaseLocked(l *lock, member string) bool {
+// and reports whether any record became acquirable and how many it
+// released. REQUIRES: p.mu held.
+func (p *Partition) releaseLocked(l *lock, member string) (bool, int) {
 	from, to := p.start, p.end-1
 	if l != nil {
 		from, to = max(l.first, p.start), min(l.last, p.end-1)
 	}
-	released := false
+	released, settled := false, 0
 	for off := from; off <= to; off++ {
 		r := &p.recs[off-p.start]
 		if r.state != Acquired || r.lock.member != member || (l != nil && r.lock != l) {
@@ -333,16 +355,21 @@ func (p *Partition) releaseLocked(l *lock, member string) bool {
 		st := p.releasedState(r.deliveries)
 		p.settleLocked(r, st)
 		released = released || st == Available
+		settled++
 	}
-	return p.advanceLocked() || released
+	return p.advanceLocked() || released, settled
 }
 
 // Release releases every record member holds in the partition, as when its
-// share session closes or it leaves the group. O(window).
+// share session closes or it leaves the group, and writes the new state to
+// the persister (without waiting for it). O(window).
 func (p *Partition) Release(member string) {
 	p.mu.Lock()
-	wake := p.releaseLocked(nil, member)
+	wake, settled := p.releaseLocked(nil, member)
 	p.mu.Unlock()
+	if settled > 0 {
+		p.Persist(nil)
+	}
 	if wake {
 		p.m.wake(p.key)
 	}

@@ -94,6 +94,9 @@
 //	ConsumerGroupDescribe (69) DESCRIBE GROUP                       GROUP_AUTHORIZATION_FAILED, per group
 //	DescribeTopicPartitions    DESCRIBE TOPIC                       all topics: hidden; named: TOPIC_AUTHORIZATION_FAILED
 //	(75)
+//	InitializeShareGroupState  CLUSTER_ACTION CLUSTER               CLUSTER_AUTHORIZATION_FAILED, every partition
+//	(83) to ReadShareGroup-
+//	StateSummary (87)
 //	ApiVersions, SaslHandshake, SaslAuthenticate: none.
 //
 // An unauthorized topic is answered TOPIC_AUTHORIZATION_FAILED whether it

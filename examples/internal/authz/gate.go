@@ -115,6 +115,12 @@ var gates = map[kmsg.Key]func(c Access, req kmsg.Request) int16{
 	kmsg.AlterPartition:               clusterGate(kmsg.ACLOperationClusterAction),
 	kmsg.BrokerRegistration:           clusterGate(kmsg.ACLOperationClusterAction),
 	kmsg.BrokerHeartbeat:              clusterGate(kmsg.ACLOperationClusterAction),
+	// The share coordinator's RPCs, which share partitions' leaders send.
+	kmsg.InitializeShareGroupState:  clusterGate(kmsg.ACLOperationClusterAction),
+	kmsg.ReadShareGroupState:        clusterGate(kmsg.ACLOperationClusterAction),
+	kmsg.WriteShareGroupState:       clusterGate(kmsg.ACLOperationClusterAction),
+	kmsg.DeleteShareGroupState:      clusterGate(kmsg.ACLOperationClusterAction),
+	kmsg.ReadShareGroupStateSummary: clusterGate(kmsg.ACLOperationClusterAction),
 }
 
 // clusterGate is the check of op on the cluster.

@@ -159,6 +159,9 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 			resp.Results = append(resp.Results, res)
 		}
 	default:
+		if resp, ok := shareStateErrorResponse(req, code); ok {
+			return resp
+		}
 		return groupErrorResponse(req, code)
 	}
 	return resp
