@@ -33,12 +33,14 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -59,19 +61,19 @@ func (s *Server) handleDescribeConfigs(r *kafkanet.Request) {
 				sr.ErrorCode = code
 				break
 			}
-			err = s.describeTopicConfigs(rr, &sr)
+			err = s.describeTopicConfigs(rr, &sr, req.IncludeSynonyms)
 		case kmsg.ConfigResourceTypeBroker:
 			if code := c.ClusterCode(opDescribeConfigs); code != 0 {
 				sr.ErrorCode = code
 				break
 			}
-			err = s.describeBrokerConfigs(rr, &sr)
+			err = s.describeBrokerConfigs(rr, &sr, req.IncludeSynonyms)
 		case kmsg.ConfigResourceTypeGroupConfig:
 			if !c.Allows(opDescribeConfigs, groupResource, rr.ResourceName) {
 				sr.ErrorCode = kerr.GroupAuthorizationFailed.Code
 				break
 			}
-			s.share.configs.describe(rr, &sr) // share_configs.go
+			s.describeGroupConfigs(rr, &sr) // share_configs.go
 		default:
 			err = fmt.Errorf("%w: resource type %d", errInvalidRequest, rr.ResourceType)
 		}
@@ -84,33 +86,84 @@ func (s *Server) handleDescribeConfigs(r *kafkanet.Request) {
 	r.Respond(resp)
 }
 
-func (s *Server) describeTopicConfigs(rr kmsg.DescribeConfigsRequestResource, sr *kmsg.DescribeConfigsResponseResource) error {
+// describeTopicConfigs adds topic rr's configs to sr, each with the
+// source that gave its value: the topic's own (DYNAMIC_TOPIC_CONFIG), its
+// broker-level default's dynamic value on this broker
+// (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG), or the
+// broker's static default (DEFAULT_CONFIG: a flag given cannot be told
+// from its default); with synonyms, the levels under it.
+func (s *Server) describeTopicConfigs(rr kmsg.DescribeConfigsRequestResource, sr *kmsg.DescribeConfigsResponseResource, synonyms bool) error {
 	t, err := s.data.store.Topic(rr.ResourceName)
 	if err != nil {
 		return err
 	}
+	im := s.image()
 	var own map[string]string // the topic's own configs, by the image
-	if mt, err := s.image().Topic(rr.ResourceName); err == nil && storage.TopicID(mt.ID) == t.ID {
+	if mt, err := im.Topic(rr.ResourceName); err == nil && storage.TopicID(mt.ID) == t.ID {
 		own = mt.Configs
 	}
+	levels := s.newConfigLevels(im)
 	for _, v := range t.Config().Values() {
-		_, dynamic := own[v.Name]
-		source := kmsg.ConfigSourceDefaultConfig
-		if dynamic {
-			source = kmsg.ConfigSourceDynamicTopicConfig
+		var syn []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
+		if _, ok := own[v.Name]; ok {
+			syn = append(syn, synonym(v.Name, own[v.Name], kmsg.ConfigSourceDynamicTopicConfig))
 		}
-		addConfig(rr, sr, v, false, !dynamic, source)
+		if b, ok := brokerSynonyms[v.Name]; ok {
+			syn = append(syn, levels.of(b)...)
+		}
+		source := kmsg.ConfigSourceDefaultConfig
+		if len(syn) > 0 && syn[0].Source != kmsg.ConfigSourceStaticBrokerConfig {
+			source = syn[0].Source
+		}
+		c := configEntry(v, false, source)
+		if synonyms {
+			c.ConfigSynonyms = syn
+		}
+		addEntry(rr, sr, c)
 	}
 	return nil
 }
 
-func (s *Server) describeBrokerConfigs(rr kmsg.DescribeConfigsRequestResource, sr *kmsg.DescribeConfigsResponseResource) error {
-	if rr.ResourceName != "" && rr.ResourceName != strconv.Itoa(int(s.cfg.NodeID)) {
+// describeBrokerConfigs adds broker rr's configs to sr: this broker's
+// (its id), each with the source that gave its value
+// (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
+// STATIC_BROKER_CONFIG, DEFAULT_CONFIG for a dynamic config without a
+// flag), read-only unless dynamic here (broker_configs.go); or, for the
+// cluster default (""), the dynamic defaults set, as Kafka lists them.
+// With synonyms, each lists its levels, the winner first.
+func (s *Server) describeBrokerConfigs(rr kmsg.DescribeConfigsRequestResource, sr *kmsg.DescribeConfigsResponseResource, synonyms bool) error {
+	im := s.image()
+	if rr.ResourceName == "" {
+		defaults := im.Configs(metadata.ClusterDefault)
+		for _, name := range slices.Sorted(maps.Keys(defaults)) {
+			v := storage.ConfigValue{Name: name, Value: defaults[name]}
+			c := configEntry(v, false, kmsg.ConfigSourceDynamicDefaultBrokerConfig)
+			if synonyms {
+				c.ConfigSynonyms = append(c.ConfigSynonyms, synonym(name, v.Value, c.Source))
+			}
+			addEntry(rr, sr, c)
+		}
+		return nil
+	}
+	if rr.ResourceName != strconv.Itoa(int(s.cfg.NodeID)) {
 		return fmt.Errorf("%w: broker %s is not this broker (%d)", errInvalidRequest, rr.ResourceName, s.cfg.NodeID)
 	}
-	cfg := s.cfg
-	for _, st := range cfg.settings() {
-		addConfig(rr, sr, storage.ConfigValue{Name: st.name, Value: st.get()}, true, false, kmsg.ConfigSourceStaticBrokerConfig)
+	levels := s.newConfigLevels(im)
+	names := slices.Collect(maps.Keys(levels.static))
+	for name := range topicSynonyms {
+		if _, ok := levels.static[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		syn := levels.of(name)
+		_, dynamic := topicSynonyms[name]
+		c := configEntry(storage.ConfigValue{Name: name, Value: *syn[0].Value}, !dynamic, syn[0].Source)
+		if synonyms {
+			c.ConfigSynonyms = syn
+		}
+		addEntry(rr, sr, c)
 	}
 	return nil
 }
@@ -119,11 +172,25 @@ func (s *Server) describeBrokerConfigs(rr kmsg.DescribeConfigsRequestResource, s
 // names none).
 func addConfig(rr kmsg.DescribeConfigsRequestResource, sr *kmsg.DescribeConfigsResponseResource, v storage.ConfigValue,
 	readOnly, isDefault bool, source kmsg.ConfigSource) {
-	if rr.ConfigNames != nil && !slices.Contains(rr.ConfigNames, v.Name) {
-		return
-	}
+	c := configEntry(v, readOnly, source)
+	c.IsDefault = isDefault
+	addEntry(rr, sr, c)
+}
+
+// configEntry returns v's entry from source, the default (v0's
+// is_default) when source is DEFAULT_CONFIG.
+func configEntry(v storage.ConfigValue, readOnly bool, source kmsg.ConfigSource) kmsg.DescribeConfigsResponseResourceConfig {
 	c := kmsg.NewDescribeConfigsResponseResourceConfig()
 	c.Name, c.Value = v.Name, kmsg.StringPtr(v.Value)
-	c.ReadOnly, c.IsDefault, c.Source = readOnly, isDefault, source
+	c.ReadOnly, c.IsDefault, c.Source = readOnly, source == kmsg.ConfigSourceDefaultConfig, source
+	return c
+}
+
+// addEntry adds c to sr if the request asks for it (every config when it
+// names none).
+func addEntry(rr kmsg.DescribeConfigsRequestResource, sr *kmsg.DescribeConfigsResponseResource, c kmsg.DescribeConfigsResponseResourceConfig) {
+	if rr.ConfigNames != nil && !slices.Contains(rr.ConfigNames, c.Name) {
+		return
+	}
 	sr.Configs = append(sr.Configs, c)
 }

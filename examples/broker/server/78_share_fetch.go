@@ -58,7 +58,7 @@ func (s *Server) handleShareFetch(r *kafkanet.Request) {
 		r.Respond(resp)
 		return
 	}
-	lockFor := s.share.configs.lockDuration(group)
+	lockFor := s.lockDuration(group)
 	resp.AcquisitionLockTimeoutMillis = int32(lockFor.Milliseconds())
 
 	var add, forget []shareTP
@@ -138,7 +138,7 @@ func (s *Server) resolveSharePart(c access, group string, part *shareFetchPart) 
 		part.code = kerr.NotLeaderForPartition.Code
 		return
 	}
-	earliest := s.share.configs.get(group, cfgShareAutoOffsetReset) == "earliest"
+	earliest := s.groupConfig(group, cfgShareAutoOffsetReset) == "earliest"
 	sp := s.share.parts.GetOrInit(share.Key{Group: group, Topic: part.tp.topic, Partition: part.tp.partition}, func() int64 {
 		offs, err := p.Offsets()
 		if err != nil {

@@ -46,7 +46,7 @@ func (s *Server) handleShareAcknowledge(r *kafkanet.Request) {
 		return
 	}
 	if req.Version >= 2 {
-		resp.AcquisitionLockTimeoutMillis = int32(s.share.configs.lockDuration(group).Milliseconds())
+		resp.AcquisitionLockTimeoutMillis = int32(s.lockDuration(group).Milliseconds())
 	}
 	im := s.image()
 	for _, t := range req.Topics {

@@ -54,11 +54,10 @@ type shareBroker struct {
 	// and its partitions' keys (shareWaitKey).
 	fetches  *purgatory.Purgatory[shareWaitKey]
 	sessions shareSessions
-	configs  groupConfigs
 }
 
 func newShareBroker(s *Server) (_ *shareBroker, err error) {
-	b := &shareBroker{s: s, sessions: newShareSessions(), configs: newGroupConfigs()}
+	b := &shareBroker{s: s, sessions: newShareSessions()}
 	if b.timer, err = timer.New(timer.WithLogger(s.log.Named("share"))); err != nil {
 		return nil, err
 	}
