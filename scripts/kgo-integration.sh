@@ -60,11 +60,10 @@
 # kgo.ServerSideBalancer against the broker's ConsumerGroupHeartbeat v1;
 # the share-group tests run: TestShareGroup*, and
 # TestConsumeRegexShareSkipsInternal, against the broker's ShareFetch and
-# ShareAcknowledge v2, and pass against one broker:
+# ShareAcknowledge v2, and pass against one broker and, with CLUSTER=1,
+# against three (a group's configs, share.auto.offset.reset earliest, are
+# in the metadata log, which the partitions' leaders read):
 #   make kgo-integration RUN='TestShareGroup|TestConsumeRegexShareSkipsInternal'
-# With CLUSTER=1 the TestShareGroup* tests are not run (see the -skip
-# below): a group's configs (share.auto.offset.reset earliest) are kept by
-# the broker they were sent to, not by the partitions' leaders).
 # Tests that skip themselves, and why:
 #   TestSCRAMAuth, TestSCRAMAuthBadCredentials
 #               run against one broker (its second listener,
@@ -299,17 +298,6 @@ fi
 args=(-count=1 -timeout "$TIMEOUT")
 if [[ -n "$RUN" ]]; then
 	args+=(-run "$RUN")
-fi
-if [[ -n "${CLUSTER:-}" ]]; then
-	# The share-group tests set share.auto.offset.reset=earliest on their
-	# groups through one broker and read from the start; a group's
-	# configs are kept by the broker they were sent to, not in the
-	# metadata log as Kafka keeps them, so the partitions' leaders start
-	# the share partitions at latest: TestShareGroup and TestShareGroupETL
-	# wait for records they never get, and TestShareGroupAckOnClose could
-	# not delete its group (NON_EMPTY_GROUP) in CI's first run. Not run
-	# with CLUSTER=1 until group configs are replicated.
-	args+=(-skip '^TestShareGroup')
 fi
 # TESTFLAGS is split on spaces on purpose: it holds flags.
 # shellcheck disable=SC2206
