@@ -4,32 +4,49 @@ package server
 //
 // A topic resource (type 2) lists the topic configs this broker enforces
 // (max.message.bytes, min.insync.replicas, retention.bytes, retention.ms,
-// unclean.leader.election.enable)
+// unclean.leader.election.enable, and those of compaction and segments)
 // with their values as the storage applies them now (AlterConfigs and
 // IncrementalAlterConfigs change them live); each is DYNAMIC_TOPIC_CONFIG
 // when the topic has it of its own (set at creation or by those APIs, as
-// the metadata log holds it, even at the default's value) and
-// DEFAULT_CONFIG otherwise (v1+; v0's is_default says the same). A broker
-// alone's log.dirs catalog keeps values, not which were set: after its
-// restart, a topic's own config equal to the broker's default shows as
-// DEFAULT_CONFIG. An unknown topic is UNKNOWN_TOPIC_OR_PARTITION. A broker
-// resource (type 4) named by this broker's id lists its settings, under
-// their Kafka names, as STATIC_BROKER_CONFIG, read-only; another broker's
-// id is INVALID_REQUEST, as Kafka answers a broker resource sent to the
-// wrong broker. A group resource (type 32) lists the share-group configs,
-// the group's own as GROUP_CONFIG and the others as DEFAULT_CONFIG
-// (share_configs.go). configuration_keys, when given, narrows the list.
-// Other resource types are INVALID_REQUEST.
+// the metadata log holds it, even at the default's value); otherwise the
+// source of its broker-level default (broker_configs.go):
+// DYNAMIC_BROKER_CONFIG or DYNAMIC_DEFAULT_BROKER_CONFIG when set
+// dynamically, DEFAULT_CONFIG for the static setting (v1+; v0's
+// is_default says whether it is DEFAULT_CONFIG). A broker alone's log.dirs
+// catalog keeps values, not which were set: after its restart, a topic's
+// own config equal to the broker's default shows as DEFAULT_CONFIG. An
+// unknown topic is UNKNOWN_TOPIC_OR_PARTITION.
 //
-// In a cluster, a topic's own configs are in the metadata log, so every
-// broker answers the same (package replica applies them).
+// A broker resource (type 4) named by this broker's id lists its
+// settings under their Kafka names, and the dynamic configs it has no
+// flag of, each from the source that gave its value: DYNAMIC_BROKER_CONFIG
+// (its own), DYNAMIC_DEFAULT_BROKER_CONFIG (the cluster's), else
+// STATIC_BROKER_CONFIG (a flag), or DEFAULT_CONFIG (Kafka's default, for
+// a dynamic config without a flag); read-only unless dynamic here. The
+// resource named "" (the cluster-wide default) lists the dynamic defaults
+// set, as Kafka lists them. Another broker's id is INVALID_REQUEST, as
+// Kafka answers a broker resource sent to the wrong broker.
+//
+// With include_synonyms (v1+), a topic's config and a broker's list every
+// level that has a value, the one that won first: the topic's own, this
+// broker's dynamic value, the cluster's dynamic default, the static
+// setting or Kafka's default, each under its own name (retention.ms,
+// then log.retention.ms), as Kafka's DescribeConfigs does.
+//
+// A group resource (type 32) lists the share-group configs, the group's
+// own (in the metadata log) as GROUP_CONFIG and the others as
+// DEFAULT_CONFIG (share_configs.go). configuration_keys, when given,
+// narrows the list. Other resource types are INVALID_REQUEST.
+//
+// In a cluster, topic, broker and group configs are in the metadata log,
+// so every broker answers from its image (package replica applies the
+// topics').
 //
 // Authorization (authz.go): DESCRIBE_CONFIGS on the topic, or on the
 // cluster for a broker; else TOPIC_AUTHORIZATION_FAILED or
 // CLUSTER_AUTHORIZATION_FAILED for the resource, as Kafka answers.
 //
-// Not implemented: synonyms (include_synonyms is ignored) and
-// documentation.
+// Not implemented: documentation, and sensitive configs' masking.
 
 import (
 	"fmt"
