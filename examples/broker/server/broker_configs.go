@@ -41,12 +41,10 @@ package server
 // the others under it (describe_synonyms.go).
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
@@ -88,13 +86,13 @@ var kafkaDynamic = map[string]bool{
 	"log.flush.interval.messages": true, "log.flush.interval.ms": true, "log.index.interval.bytes": true,
 	"max.connections": true, "max.connections.per.ip": true, "sasl.enabled.mechanisms": true,
 	"ssl.keystore.location": true, "ssl.truststore.location": true, "ssl.client.auth": true,
-	"transaction.partition.verification.enable": true, "producer.id.expiration.ms": true,
+	"listener.security.protocol.map": true,
 }
 
 // errBrokerConfig is wrapped by a broker config change this broker
 // refuses, with Kafka's message (INVALID_REQUEST: ConfigAdminManager
 // answers a broker config that fails its validation so, KAFKA-13609).
-var errBrokerConfig = kerr.InvalidRequest
+var errBrokerConfig = errInvalidRequest
 
 // checkBrokerNames refuses the configs a broker resource's changes set
 // (or append to, or subtract from) that this broker cannot change: those
@@ -124,12 +122,12 @@ func (s *Server) checkBrokerNames(changes []metadata.ConfigChange) error {
 	}
 	switch {
 	case len(static) > 0:
-		return fmt.Errorf("%w: Cannot update these configs dynamically: %s", errBrokerConfig, set(static))
+		return kafkaErrorf(errBrokerConfig, "Cannot update these configs dynamically: %s", set(static))
 	case len(notHere) > 0:
-		return fmt.Errorf("%w: Cannot update these configs dynamically: %s: Kafka can, this broker reads them only at start "+
-			"(set its flag --%s and restart it)", errBrokerConfig, set(notHere), notHere[0])
+		return kafkaErrorf(errBrokerConfig, "Cannot update these configs dynamically: %s: Kafka can, this broker reads them only at start "+
+			"(set its flag --%s and restart it)", set(notHere), notHere[0])
 	case len(unknown) > 0:
-		return fmt.Errorf("%w: Unknown broker configs: %s: this broker does not have them", errBrokerConfig, set(unknown))
+		return kafkaErrorf(errBrokerConfig, "Unknown broker configs: %s: this broker does not have them", set(unknown))
 	}
 	return nil
 }
@@ -149,7 +147,7 @@ func (s *Server) checkBrokerValues(configs map[string]string) error {
 		v := configs[name]
 		if _, err := cfg.With(topic, &v); err != nil {
 			reason := strings.TrimPrefix(err.Error(), storage.ErrInvalidConfig.Error()+": ")
-			return fmt.Errorf("%w: Invalid value %s for configuration %s: %s", errBrokerConfig, v, name, reason)
+			return kafkaErrorf(errBrokerConfig, "Invalid value %s for configuration %s: %s", v, name, reason)
 		}
 	}
 	return nil

@@ -206,3 +206,27 @@ func TestDynamicConfigsKeptInLogDir(t *testing.T) {
 	assert.Equal(t, "1000", values["retention.ms"])
 	assert.Empty(t, own, "the default's value is not the topic's own")
 }
+
+// TestDynamicConfigTables: every config refused as "dynamic in Kafka, not
+// here" is a flag of this broker (its message names the flag), and every
+// dynamic broker config is the default of a topic config the storage
+// has.
+func TestDynamicConfigTables(t *testing.T) {
+	cfg := Default()
+	flags := make(map[string]bool)
+	for _, st := range cfg.settings() {
+		flags[st.name] = true
+	}
+	for name := range kafkaDynamic {
+		assert.True(t, flags[name], "%s is a flag", name)
+		assert.NotContains(t, topicSynonyms, name)
+	}
+	topics := make(map[string]bool)
+	for _, v := range staticTopicDefaults(cfg).Values() {
+		topics[v.Name] = true
+	}
+	for broker, topic := range topicSynonyms {
+		assert.True(t, topics[topic], "%s's topic config %s", broker, topic)
+		assert.Equal(t, broker, brokerSynonyms[topic])
+	}
+}
