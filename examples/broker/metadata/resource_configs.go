@@ -167,10 +167,12 @@ func SetConfigs(im *Image, res ConfigResource, configs map[string]string, static
 	return rec
 }
 
-// CheckConfigResource refuses a resource name Kafka's controller refuses
-// (ControllerConfigurationValidator), with its message: a broker's must
-// be its id or "" (ErrInvalidRequest); a group's must not be empty. A
-// topic's is checked by its existence (ErrUnknownTopic).
+// CheckConfigResource refuses a resource name that cannot be one, with
+// ErrInvalidRequest: a broker's must be its id or "", as Kafka's
+// controller checks (ControllerConfigurationValidator, its message); a
+// group's must not be empty (this broker's check: a group has an id); a
+// type other than a topic, a broker or a group. A topic's is checked by
+// its existence (ErrUnknownTopic).
 func CheckConfigResource(res ConfigResource) error {
 	switch res.Type {
 	case ConfigResourceBroker:
