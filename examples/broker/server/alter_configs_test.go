@@ -217,6 +217,8 @@ func TestAlterConfigsErrors(t *testing.T) {
 			"Cannot update these configs dynamically: Set(log.dirs, num.partitions)"},
 		{"broker config dynamic in Kafka only", true, broker("", setOp("max.connections", "1")), kerr.InvalidRequest,
 			"--max.connections"},
+		{"broker config dynamic in Kafka, absent here", true, broker("3", setOp("num.io.threads", "4")), kerr.InvalidRequest,
+			"Cannot update these configs dynamically: Set(num.io.threads): Kafka can, this broker does not have them"},
 		{"unknown broker config", true, broker("", setOp("no.such.config", "1")), kerr.InvalidRequest,
 			"Unknown broker configs: Set(no.such.config)"},
 		{"bad broker config value", true, broker("3", setOp("log.retention.ms", "x")), kerr.InvalidRequest,

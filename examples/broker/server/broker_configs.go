@@ -28,8 +28,9 @@ package server
 // ...); this broker reads those only at start, and refuses a change to
 // one it has with a message that says so, INVALID_REQUEST, as Kafka
 // refuses a config that is not dynamic ("Cannot update these configs
-// dynamically: Set(log.dirs)"); a name it does not have at all is refused
-// too, rather than kept and never applied.
+// dynamically: Set(log.dirs)"); one Kafka changes dynamically that this
+// broker does not have, and a name it does not know, are refused too,
+// rather than kept and never applied.
 //
 // # Precedence
 //
@@ -89,6 +90,23 @@ var kafkaDynamic = map[string]bool{
 	"listener.security.protocol.map": true,
 }
 
+// kafkaDynamicAbsent are broker configs Kafka changes dynamically that
+// this broker does not have at all (its thread pools, throttles, the
+// cleaner's I/O, the synonyms in other units), named so that a change to
+// one is refused as what it is, not as an unknown name.
+var kafkaDynamicAbsent = map[string]bool{
+	"background.threads": true, "compression.type": true, "follower.replication.throttled.rate": true,
+	"leader.replication.throttled.rate": true, "log.cleaner.dedupe.buffer.size": true,
+	"log.cleaner.io.buffer.load.factor": true, "log.cleaner.io.buffer.size": true,
+	"log.cleaner.io.max.bytes.per.second": true, "log.cleaner.threads": true, "log.index.size.max.bytes": true,
+	"log.message.timestamp.type": true, "log.preallocate": true, "log.retention.hours": true,
+	"log.retention.minutes": true, "log.roll.hours": true, "log.roll.jitter.ms": true,
+	"log.segment.delete.delay.ms": true, "max.connection.creation.rate": true,
+	"max.connections.per.ip.overrides": true, "metric.reporters": true, "num.io.threads": true,
+	"num.network.threads": true, "num.recovery.threads.per.data.dir": true, "num.replica.fetchers": true,
+	"producer.id.expiration.ms": true, "sasl.jaas.config": true, "transaction.partition.verification.enable": true,
+}
+
 // errBrokerConfig is wrapped by a broker config change this broker
 // refuses, with Kafka's message (INVALID_REQUEST: ConfigAdminManager
 // answers a broker config that fails its validation so, KAFKA-13609).
@@ -104,12 +122,14 @@ func (s *Server) checkBrokerNames(changes []metadata.ConfigChange) error {
 	for _, st := range s.cfg.settings() {
 		flags[st.name] = true
 	}
-	var static, notHere, unknown []string
+	var static, notHere, absent, unknown []string
 	for _, c := range changes {
 		switch {
 		case c.Op == metadata.ConfigDelete || topicSynonyms[c.Name] != "":
 		case kafkaDynamic[c.Name]:
 			notHere = append(notHere, c.Name)
+		case kafkaDynamicAbsent[c.Name]:
+			absent = append(absent, c.Name)
 		case flags[c.Name]:
 			static = append(static, c.Name)
 		default:
@@ -126,6 +146,9 @@ func (s *Server) checkBrokerNames(changes []metadata.ConfigChange) error {
 	case len(notHere) > 0:
 		return kafkaErrorf(errBrokerConfig, "Cannot update these configs dynamically: %s: Kafka can, this broker reads them only at start "+
 			"(set its flag --%s and restart it)", set(notHere), notHere[0])
+	case len(absent) > 0:
+		return kafkaErrorf(errBrokerConfig, "Cannot update these configs dynamically: %s: Kafka can, this broker does not have them",
+			set(absent))
 	case len(unknown) > 0:
 		return kafkaErrorf(errBrokerConfig, "Unknown broker configs: %s: this broker does not have them", set(unknown))
 	}

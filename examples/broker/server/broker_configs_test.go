@@ -221,6 +221,10 @@ func TestDynamicConfigTables(t *testing.T) {
 		assert.True(t, flags[name], "%s is a flag", name)
 		assert.NotContains(t, topicSynonyms, name)
 	}
+	for name := range kafkaDynamicAbsent {
+		assert.False(t, flags[name], "%s is no flag", name)
+		assert.NotContains(t, topicSynonyms, name)
+	}
 	topics := make(map[string]bool)
 	for _, v := range staticTopicDefaults(cfg).Values() {
 		topics[v.Name] = true
