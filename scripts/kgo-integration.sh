@@ -60,11 +60,11 @@
 # kgo.ServerSideBalancer against the broker's ConsumerGroupHeartbeat v1;
 # the share-group tests run: TestShareGroup*, and
 # TestConsumeRegexShareSkipsInternal, against the broker's ShareFetch and
-# ShareAcknowledge v2, and pass against one broker:
+# ShareAcknowledge v2, and pass against one broker and, with CLUSTER=1,
+# against three (a group's configs, share.auto.offset.reset earliest, are
+# in the metadata log, which the partitions' leaders read; with the whole
+# suite, TestShareGroupETL is left out, see the -skip below):
 #   make kgo-integration RUN='TestShareGroup|TestConsumeRegexShareSkipsInternal'
-# With CLUSTER=1 the TestShareGroup* tests are not run (see the -skip
-# below): a group's configs (share.auto.offset.reset earliest) are kept by
-# the broker they were sent to, not by the partitions' leaders).
 # Tests that skip themselves, and why:
 #   TestSCRAMAuth, TestSCRAMAuthBadCredentials
 #               run against one broker (its second listener,
@@ -300,16 +300,18 @@ args=(-count=1 -timeout "$TIMEOUT")
 if [[ -n "$RUN" ]]; then
 	args+=(-run "$RUN")
 fi
-if [[ -n "${CLUSTER:-}" ]]; then
-	# The share-group tests set share.auto.offset.reset=earliest on their
-	# groups through one broker and read from the start; a group's
-	# configs are kept by the broker they were sent to, not in the
-	# metadata log as Kafka keeps them, so the partitions' leaders start
-	# the share partitions at latest: TestShareGroup and TestShareGroupETL
-	# wait for records they never get, and TestShareGroupAckOnClose could
-	# not delete its group (NON_EMPTY_GROUP) in CI's first run. Not run
-	# with CLUSTER=1 until group configs are replicated.
-	args+=(-skip '^TestShareGroup')
+if [[ -n "${CLUSTER:-}" && -z "$RUN" ]]; then
+	# TestShareGroupETL passes against three brokers when run alone
+	# (CLUSTER=1 RUN='^TestShareGroupETL$': about 2 minutes here, against
+	# 75s on one broker), but not within the whole suite on a 2-core
+	# machine: its 500000 records through two levels of share groups,
+	# replicated three times beside the suite's other ETL chains, are not
+	# all accepted within the test's own 4-minute deadline (a run saw
+	# level 1 at 414582 and level 2 at 272396 of 499950, still moving),
+	# and its cleanup then cannot delete the group its consumers are
+	# still in (NON_EMPTY_GROUP). Not run with the whole suite and
+	# CLUSTER=1; a RUN pattern that names it runs it.
+	args+=(-skip '^TestShareGroupETL$')
 fi
 # TESTFLAGS is split on spaces on purpose: it holds flags.
 # shellcheck disable=SC2206

@@ -144,7 +144,7 @@ func describeAt(t *testing.T, cl *kgo.Client, id int32, topic, name string) stri
 // with kadm refuses a larger batch at every partition's leader, each
 // broker applying the record itself; raised again through a broker that
 // is not the controller (which forwards it, after answering the resource
-// it refuses itself), it accepts it everywhere.
+// it refuses itself: a static broker config), it accepts it everywhere.
 func TestAlterConfigsCluster(t *testing.T) {
 	c := startCluster(t, 3)
 	cl := c.client()
@@ -178,15 +178,17 @@ func TestAlterConfigsCluster(t *testing.T) {
 	req.Resources[1].ResourceName = ""
 	cfg := kmsg.NewAlterConfigsRequestResourceConfig()
 	cfg.Name, cfg.Value = "max.message.bytes", kmsg.StringPtr("1000000")
+	static := kmsg.NewAlterConfigsRequestResourceConfig()
+	static.Name, static.Value = "num.partitions", kmsg.StringPtr("3")
 	req.Resources[0].Configs = []kmsg.AlterConfigsRequestResourceConfig{cfg}
-	req.Resources[1].Configs = []kmsg.AlterConfigsRequestResourceConfig{cfg}
+	req.Resources[1].Configs = []kmsg.AlterConfigsRequestResourceConfig{static}
 	resp, err := req.RequestWith(testCtx(t), cl.Broker(int(other)))
 	require.NoError(t, err)
 	require.Len(t, resp.Resources, 2)
 	assert.Equal(t, "cfg", resp.Resources[0].ResourceName)
 	assert.Zero(t, resp.Resources[0].ErrorCode, "the topic, decided by the controller")
 	assert.Equal(t, kmsg.ConfigResourceTypeBroker, resp.Resources[1].ResourceType)
-	assert.Equal(t, kerr.InvalidRequest.Code, resp.Resources[1].ErrorCode, "a broker config: answered by the broker asked")
+	assert.Equal(t, kerr.InvalidRequest.Code, resp.Resources[1].ErrorCode, "a static broker config: refused by the broker asked")
 
 	everyBroker("1000000")
 	for p := int32(0); p < 3; p++ {

@@ -11,13 +11,13 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 )
 
-// TestAlterTopicConfigs: the topics that pass get their new own configs
+// TestAlterConfigsTopics: the topics that pass get their new own configs
 // in one record, the others (the caller's check, an unknown topic, an
 // operation on a list) are left as they were; validate_only commits
 // nothing; a value is checked before the topic's existence, as Kafka's
 // controller checks; unclean.leader.election.enable turned on elects the
 // topic's offline partition in the same record.
-func TestAlterTopicConfigs(t *testing.T) {
+func TestAlterConfigsTopics(t *testing.T) {
 	c, log, _ := newActive(t)
 	ctx := context.Background()
 	for id := int32(1); id <= 3; id++ {
@@ -39,7 +39,7 @@ func TestAlterTopicConfigs(t *testing.T) {
 	require.True(t, leaderOf(t, log, u.ID, 0).Offline())
 
 	bad := errors.New("bad value")
-	check := func(topic string, configs map[string]string) error {
+	check := func(_ metadata.ConfigResource, configs map[string]string) error {
 		if configs["max.message.bytes"] == "bad" {
 			return bad
 		}
@@ -47,23 +47,23 @@ func TestAlterTopicConfigs(t *testing.T) {
 	}
 	set := func(v string) *string { return &v }
 	specs := []ConfigsSpec{
-		{Topic: "u", Configs: map[string]string{metadata.ConfigUncleanLeaderElection: "true"}},
-		{Topic: "a", Incremental: true, Changes: []metadata.ConfigChange{
+		{Resource: topicResource("u"), Configs: map[string]string{metadata.ConfigUncleanLeaderElection: "true"}},
+		{Resource: topicResource("a"), Incremental: true, Changes: []metadata.ConfigChange{
 			{Name: "retention.ms", Op: metadata.ConfigDelete}, {Name: "min.insync.replicas", Op: metadata.ConfigSet, Value: set("1")}}},
-		{Topic: "b", Configs: map[string]string{"max.message.bytes": "bad"}},
-		{Topic: "c", Incremental: true, Changes: []metadata.ConfigChange{{Name: "retention.ms", Op: metadata.ConfigAppend, Value: set("2")}}},
-		{Topic: "nope", Configs: map[string]string{"retention.ms": "1"}},
-		{Topic: "nope2", Configs: map[string]string{"max.message.bytes": "bad"}},
+		{Resource: topicResource("b"), Configs: map[string]string{"max.message.bytes": "bad"}},
+		{Resource: topicResource("c"), Incremental: true, Changes: []metadata.ConfigChange{{Name: "retention.ms", Op: metadata.ConfigAppend, Value: set("2")}}},
+		{Resource: topicResource("nope"), Configs: map[string]string{"retention.ms": "1"}},
+		{Resource: topicResource("nope2"), Configs: map[string]string{"max.message.bytes": "bad"}},
 	}
 	index := log.Image().Index
-	results, err := c.AlterTopicConfigs(ctx, specs, true, check)
+	results, err := c.AlterConfigs(ctx, specs, true, check)
 	require.NoError(t, err)
 	assert.NoError(t, results[0])
 	assert.ErrorIs(t, results[2], bad, "validate_only checks as the real thing")
 	assert.Equal(t, index, log.Image().Index, "validate_only commits nothing")
 	assert.True(t, leaderOf(t, log, u.ID, 0).Offline(), "and elects nothing")
 
-	results, err = c.AlterTopicConfigs(ctx, specs, false, check)
+	results, err = c.AlterConfigs(ctx, specs, false, check)
 	require.NoError(t, err)
 	require.Len(t, results, len(specs))
 	assert.NoError(t, results[0])
@@ -89,6 +89,11 @@ func TestAlterTopicConfigs(t *testing.T) {
 	assert.Equal(t, []int32{2}, p.ISR)
 
 	c.LeaderChanged(2, false)
-	_, err = c.AlterTopicConfigs(ctx, specs[:1], false, nil)
+	_, err = c.AlterConfigs(ctx, specs[:1], false, nil)
 	assert.ErrorIs(t, err, ErrNotController)
+}
+
+// topicResource names topic name's configs.
+func topicResource(name string) metadata.ConfigResource {
+	return metadata.ConfigResource{Type: metadata.ConfigResourceTopic, Name: name}
 }

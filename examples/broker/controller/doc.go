@@ -46,8 +46,12 @@
 // # Elections on request and the leader imbalance check
 //
 // A topic whose unclean.leader.election.enable is turned on
-// (AlterTopicConfigs) has its offline partitions elected uncleanly in the
-// record that sets it, as Kafka's controller acts on that config at once.
+// (AlterConfigs) has its offline partitions elected uncleanly in the
+// record that sets it, as Kafka's controller acts on that config at once;
+// so does the cluster-wide dynamic default of it (the broker resource
+// named ""), for every topic without its own, and that default, when set,
+// replaces the controller's unclean.leader.election.enable in every later
+// decision (fencing, registration, reassignment).
 // ElectLeaders commits the preferred or unclean elections of the
 // partitions asked for in one record (package metadata, Elect). While
 // active, the controller also runs Kafka's auto leader rebalance every

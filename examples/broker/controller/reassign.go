@@ -20,7 +20,7 @@ func (c *Controller) AlterPartitionReassignments(ctx context.Context, reqs []met
 	var results []error
 	_, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
 		var rec metadata.Record
-		rec, results = metadata.Reassign(im, c.brokers, reqs, allowRF, c.cfg.unclean)
+		rec, results = metadata.Reassign(im, c.brokers, reqs, allowRF, c.uncleanDefault(im))
 		return rec, nil
 	})
 	if err != nil {

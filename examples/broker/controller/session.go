@@ -72,7 +72,7 @@ func (c *Controller) fence(broker int32) {
 		if renewed {
 			return metadata.Record{}, nil
 		}
-		rec := metadata.Fence(im, broker, c.cfg.unclean)
+		rec := metadata.Fence(im, broker, c.uncleanDefault(im))
 		moved = len(rec.Partitions)
 		return rec, nil
 	})
@@ -112,7 +112,7 @@ func (c *Controller) HeartbeatAt(ctx context.Context, broker int32, epoch int64)
 	}
 	registered := false
 	im, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
-		rec := metadata.Register(im, broker, epoch, c.cfg.unclean)
+		rec := metadata.Register(im, broker, epoch, c.uncleanDefault(im))
 		registered = !rec.Empty()
 		return rec, nil
 	})
@@ -251,7 +251,7 @@ func (c *Controller) Shutdown(ctx context.Context, broker int32, epoch int64) er
 		if b, ok := im.Broker(broker); ok && b.Epoch != epoch {
 			return metadata.Record{}, nil
 		}
-		rec := metadata.Fence(im, broker, c.cfg.unclean)
+		rec := metadata.Fence(im, broker, c.uncleanDefault(im))
 		moved = len(rec.Partitions)
 		return rec, nil
 	})

@@ -54,10 +54,11 @@ type ConfigChange struct {
 	Value *string // nil for DELETE
 }
 
-// listConfigs are the topic configs of Kafka's LIST type, each with the
-// default a list operation starts from when a topic has none of its own:
-// cleanup.policy alone (the broker has no log.cleanup.policy setting).
-var listConfigs = map[string]string{"cleanup.policy": "delete"}
+// listConfigs are the configs of Kafka's LIST type, each with the
+// default a list operation starts from when a resource has none of its
+// own: a topic's cleanup.policy, and its broker-level default,
+// log.cleanup.policy (the broker has no flag of it: Kafka's default).
+var listConfigs = map[string]string{"cleanup.policy": "delete", "log.cleanup.policy": "delete"}
 
 // IncrementalConfigs returns current, a topic's own configs, after changes,
 // in order (KIP-339): SET sets a value, DELETE removes one. APPEND and

@@ -33,7 +33,11 @@
 // current ones; turning unclean.leader.election.enable on elects the
 // topic's offline partitions uncleanly in the same record) and
 // [Reassign] (KIP-455's reassignments, started, completed by the AlterISR
-// that brings the last target replica in sync, or cancelled: reassign.go).
+// that brings the last target replica in sync, or cancelled: reassign.go)
+// and [SetConfigs] (a broker's, the cluster default's or a group's
+// configs replaced, whole: resource_configs.go; the cluster default of
+// unclean.leader.election.enable turned on elects every offline partition
+// that then allows it, in the same record).
 // Each returns a [Record] for the controller to commit; nothing is changed
 // until it is applied.
 //

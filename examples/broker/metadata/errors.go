@@ -39,6 +39,9 @@ var (
 	// made: an operation on a list config applied to one that is not
 	// (INVALID_CONFIG).
 	ErrInvalidConfig = errors.New("metadata: invalid config")
+	// ErrInvalidRequest is returned for a config resource whose name
+	// cannot be one (a broker's that is no id: INVALID_REQUEST).
+	ErrInvalidRequest = errors.New("metadata: invalid request")
 )
 
 // kafkaError is one of the errors above whose text is Kafka's own message

@@ -100,6 +100,9 @@ type Image struct {
 	// quotas are the client quotas (quota.go), by entity and key,
 	// shared likewise.
 	quotas map[QuotaEntity]map[string]float64
+	// configs are the broker and group resources' configs
+	// (resource_configs.go), shared likewise.
+	configs map[ConfigResource]map[string]string
 }
 
 // Empty returns the image before any record.
@@ -179,5 +182,5 @@ func (im *Image) TopicCount() int { return len(im.topics) }
 func (im *Image) clone() *Image {
 	return &Image{Index: im.Index, ClusterID: im.ClusterID, brokers: maps.Clone(im.brokers),
 		topics: maps.Clone(im.topics), names: maps.Clone(im.names), scram: im.scram,
-		endpoints: im.endpoints, acls: im.acls, quotas: im.quotas}
+		endpoints: im.endpoints, acls: im.acls, quotas: im.quotas, configs: im.configs}
 }

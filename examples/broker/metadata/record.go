@@ -9,7 +9,8 @@ import (
 // controller changes, applied as a whole (KRaft writes such a decision as
 // a batch of records, atomically). Its parts are applied in field order:
 // the cluster id, the brokers, the deleted topics, the created topics,
-// the partitions added, the topics' own configs, the partition changes,
+// the partitions added, the topics' own configs, the broker and group
+// configs, the partition changes,
 // the SCRAM credentials, the endpoints, the ACL bindings, the client
 // quotas. A field added since an older record was written is absent from
 // it, and decodes empty.
@@ -29,6 +30,10 @@ type Record struct {
 	// TopicConfigs sets topics' own configs (AlterConfigs,
 	// IncrementalAlterConfigs), each replacing the topic's.
 	TopicConfigs []TopicConfigs `json:"topic_configs,omitempty"`
+	// Configs sets broker and group resources' configs (AlterConfigs,
+	// IncrementalAlterConfigs), each replacing the resource's
+	// (resource_configs.go).
+	Configs []ResourceConfigs `json:"configs,omitempty"`
 	// Partitions are partitions' new states (leader, ISR, epochs).
 	Partitions []PartitionChange `json:"partitions,omitempty"`
 	// Scram sets and removes users' SCRAM credentials.
@@ -52,7 +57,7 @@ type PartitionChange struct {
 func (r Record) Empty() bool {
 	return r.ClusterID == "" && len(r.Brokers) == 0 && len(r.DeleteTopics) == 0 &&
 		len(r.CreateTopics) == 0 && len(r.AddPartitions) == 0 && len(r.Partitions) == 0 && len(r.Scram) == 0 &&
-		len(r.TopicConfigs) == 0 &&
+		len(r.TopicConfigs) == 0 && len(r.Configs) == 0 &&
 		len(r.Endpoints) == 0 && len(r.ACLs) == 0 && len(r.Quotas) == 0
 }
 
@@ -112,6 +117,7 @@ func (im *Image) Apply(index uint64, r *Record) *Image {
 	for _, tc := range r.TopicConfigs {
 		next.setTopicConfigs(tc, copied)
 	}
+	next.applyConfigs(r.Configs)
 	for _, c := range r.Partitions {
 		t, ok := next.topics[c.Topic]
 		if !ok || c.Index < 0 || int(c.Index) >= len(t.Partitions) {
@@ -141,12 +147,14 @@ type snapshot struct {
 	Endpoints []BrokerEndpoints `json:"endpoints,omitempty"`
 	ACLs      []ACLChange       `json:"acls,omitempty"`
 	Quotas    []QuotaChange     `json:"quotas,omitempty"`
+	Configs   []ResourceConfigs `json:"configs,omitempty"`
 }
 
 // MarshalImage returns im as the bytes of a snapshot.
 func MarshalImage(im *Image) ([]byte, error) {
 	return json.Marshal(snapshot{Index: im.Index, ClusterID: im.ClusterID, Brokers: im.Brokers(), Topics: im.Topics(),
-		Scram: im.scramEntries(), Endpoints: im.endpointEntries(), ACLs: im.aclEntries(), Quotas: im.QuotaChanges()})
+		Scram: im.scramEntries(), Endpoints: im.endpointEntries(), ACLs: im.aclEntries(), Quotas: im.QuotaChanges(),
+		Configs: im.ConfigEntries()})
 }
 
 // UnmarshalImage reads a snapshot written by MarshalImage.
@@ -168,5 +176,6 @@ func UnmarshalImage(b []byte) (*Image, error) {
 	im.applyEndpoints(s.Endpoints)
 	im.applyACLs(s.ACLs)
 	im.applyQuotas(s.Quotas)
+	im.applyConfigs(s.Configs)
 	return im, nil
 }

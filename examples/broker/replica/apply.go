@@ -263,6 +263,22 @@ func (m *Manager) alterLocalConfig(t *metadata.Topic, cfg storage.TopicConfig) {
 	m.log.Info("changed a topic's config", zap.String("topic", t.Name), zap.Any("configs", t.Configs))
 }
 
+// RefreshConfigs gives every local topic of im the config the store's
+// defaults and its own configs resolve to now, live, where it changed:
+// the defaults were replaced (the dynamic broker configs changed), and a
+// topic without its own value takes the new one at once. O(topics).
+func (m *Manager) RefreshConfigs(im *metadata.Image) {
+	for _, t := range im.Topics() {
+		local, err := m.store.TopicByID(storage.TopicID(t.ID))
+		if err != nil {
+			continue
+		}
+		if cfg := m.localConfig(t); local.Config() != cfg {
+			m.alterLocalConfig(t, cfg)
+		}
+	}
+}
+
 // deleteLocalTopic deletes the logs of topic id, if here, and answers what
 // waits on them.
 func (m *Manager) deleteLocalTopic(id storage.TopicID) {

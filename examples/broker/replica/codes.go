@@ -48,6 +48,7 @@ var storageCodes = []struct {
 	{metadata.ErrNoReassignmentInProgress, kerr.NoReassignmentInProgress},
 	{metadata.ErrInvalidReplicationFactor, kerr.InvalidReplicationFactor},
 	{metadata.ErrInvalidConfig, kerr.InvalidConfig},
+	{metadata.ErrInvalidRequest, kerr.InvalidRequest},
 	{controller.ErrNotController, kerr.NotController},
 	{controller.ErrClosed, kerr.NotController},
 	{metalog.ErrClosed, kerr.NotController},

@@ -17,31 +17,43 @@ package server
 // ("Each resource must appear at most once.", every listing), as are a
 // config named twice in one resource and a null value (Kafka's messages).
 //
-// A broker resource (type 4) is refused INVALID_REQUEST when it names a
-// config: this broker has no dynamic broker configs, every setting is a
-// flag read at start (DescribeConfigs shows them STATIC_BROKER_CONFIG,
-// read-only), and Kafka answers INVALID_REQUEST for a config that cannot
-// be updated dynamically; the message names the flags. One that names
-// none is answered without an error, there being nothing dynamic to
-// replace. It must name this broker's id, or be empty (INVALID_REQUEST,
-// with Kafka's message). Other resource types are INVALID_REQUEST.
+// A broker resource (type 4), by id or "" for the cluster-wide default,
+// takes the dynamic broker configs (broker_configs.go): the broker-level
+// defaults of the topic configs, applied live by every broker (a broker's
+// own value over the cluster's default over the static flag). A config
+// Kafka reads only at start is refused INVALID_REQUEST with Kafka's
+// message ("Cannot update these configs dynamically: Set(log.dirs)"), as
+// are one Kafka changes dynamically but this broker does not (the message
+// names its flag), one it does not know, and a value out of range
+// ("Invalid value x for configuration log.retention.ms: ..."): Kafka's
+// broker answers its own validation so (KAFKA-13609). The resource must
+// name this broker's id, or be empty (INVALID_REQUEST, with Kafka's
+// message). A GROUP resource (type 32) takes the share-group configs
+// (share_configs.go), INVALID_CONFIG for an unknown one or a bad value.
+// Other resource types are INVALID_REQUEST.
 //
-// Only the active controller decides the topics (a broker that is not
+// Only the active controller decides the resources (a broker that is not
 // forwards them to it, as Kafka 4's brokers do, once it has answered the
-// rest itself): the request's topics are decided against one image and
-// their new configs are one record of the metadata log, which every
-// broker applies (package replica): the storage topic's config changes
-// live, for all its partitions, so that the next produce sees a new
+// rest itself): the request's resources are decided against one image,
+// and their new configs are one record of the metadata log, which every
+// broker applies. A topic's storage config changes live, for all its
+// partitions (package replica), so that the next produce sees a new
 // max.message.bytes, the next retention sweep a new retention, the next
 // acks=all a new min.insync.replicas, and a broker alone with log.dirs
-// keeps it in its catalog. unclean.leader.election.enable turned on
-// elects the topic's offline partitions uncleanly in the same record. The
-// answer comes once the record is applied here; DescribeConfigs then
+// keeps it in its catalog; a broker resource's configs change the
+// defaults of every topic without its own value, likewise; a group's are
+// read by the share fetch path from the image. As a topic's, a broker
+// resource's whole set is replaced: one that names no config loses its
+// dynamic values. unclean.leader.election.enable turned on elects the
+// topic's offline partitions uncleanly in the same record, and its
+// cluster-wide default turned on those of every topic without its own.
+// The answer comes once the record is applied here; DescribeConfigs then
 // shows each config the topic has of its own as DYNAMIC_TOPIC_CONFIG.
 //
 // Authorization (authz.go): ALTER_CONFIGS on the topic, else
 // TOPIC_AUTHORIZATION_FAILED whether it exists or not; on the cluster for
-// a broker resource, else CLUSTER_AUTHORIZATION_FAILED; checked by the
+// a broker resource, else CLUSTER_AUTHORIZATION_FAILED; on the group
+// for a group resource, else GROUP_AUTHORIZATION_FAILED; checked by the
 // broker the client sent the request to, before it forwards the rest.
 //
 // Not implemented: alter-config policies, sensitive configs, and

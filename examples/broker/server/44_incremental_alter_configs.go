@@ -18,20 +18,20 @@ package server
 // configs the changes leave, before the topic's existence;
 // UNKNOWN_TOPIC_OR_PARTITION), a resource listed twice, a config named
 // twice and a null value but for a DELETE (INVALID_REQUEST, Kafka's
-// messages), a broker resource refused INVALID_REQUEST when it changes a
-// config (this broker has no dynamic broker configs: every setting is a
-// flag read at start), the decision by the active controller in one
+// messages), the dynamic broker configs of a broker resource (its own or
+// the cluster's default; a DELETE takes any name, removing nothing that
+// is not there; log.cleanup.policy is a list) and the share-group configs
+// of a GROUP resource, the decision by the active controller in one
 // record, forwarded from any other broker, applied live by every broker
-// and kept in a broker alone's catalog, unclean.leader.election.enable
+// and kept in a broker alone's log.dirs, unclean.leader.election.enable
 // acted on at once, and the answer once the record is applied here.
 // BROKER_LOGGER resources (KIP-412's log levels) are INVALID_REQUEST:
-// this broker's logger has no runtime levels. GROUP resources set the
-// share-group configs (share_configs.go), kept by the broker that is sent
-// them, authorized by ALTER_CONFIGS on the group.
+// this broker's logger has no runtime levels.
 //
 // Authorization (authz.go): ALTER_CONFIGS on the topic, else
 // TOPIC_AUTHORIZATION_FAILED whether it exists or not; on the cluster for
-// a broker resource, else CLUSTER_AUTHORIZATION_FAILED.
+// a broker resource, else CLUSTER_AUTHORIZATION_FAILED; on the group
+// for a group resource, else GROUP_AUTHORIZATION_FAILED.
 //
 // Not implemented: alter-config policies, sensitive configs, and
 // throttling.

@@ -61,7 +61,7 @@ func (s *Server) handleShareFetch(r *kafkanet.Request) {
 		r.Respond(resp)
 		return
 	}
-	lockFor := s.share.configs.lockDuration(group)
+	lockFor := s.lockDuration(group)
 	resp.AcquisitionLockTimeoutMillis = int32(lockFor.Milliseconds())
 
 	var add, forget []shareTP
@@ -160,7 +160,7 @@ func (s *Server) resolveSharePart(c access, group string, part *shareFetchPart) 
 		part.code = kerr.NotLeaderForPartition.Code
 		return
 	}
-	earliest := s.share.configs.get(group, cfgShareAutoOffsetReset) == "earliest"
+	earliest := s.groupConfig(group, cfgShareAutoOffsetReset) == "earliest"
 	sp := s.share.parts.Lead(share.Key{Group: group, Topic: part.tp.topic, Partition: part.tp.partition}, st.LeaderEpoch, func() int64 {
 		offs, err := p.Offsets()
 		if err != nil {

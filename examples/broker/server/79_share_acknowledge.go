@@ -52,7 +52,7 @@ func (s *Server) handleShareAcknowledge(r *kafkanet.Request) {
 		return
 	}
 	if req.Version >= 2 {
-		resp.AcquisitionLockTimeoutMillis = int32(s.share.configs.lockDuration(group).Milliseconds())
+		resp.AcquisitionLockTimeoutMillis = int32(s.lockDuration(group).Milliseconds())
 	}
 	im := s.image()
 	// written are the partitions acknowledged, at where (topic and

@@ -128,10 +128,12 @@ func (s *Server) followACLs(after *metadata.Image, rec *metadata.Record) {
 // client quotas in log.dirs (durable.go) after a record that changes
 // them: its metadata log is in memory. On the log's apply goroutine.
 func (s *Server) keepSecurity(after *metadata.Image, rec *metadata.Record) {
-	if rec == nil || (len(rec.ACLs) == 0 && len(rec.Scram) == 0 && len(rec.Quotas) == 0) || !s.member.Alone() || s.durable == nil {
+	if rec == nil || (len(rec.ACLs) == 0 && len(rec.Scram) == 0 && len(rec.Quotas) == 0 && len(rec.Configs) == 0) ||
+		!s.member.Alone() || s.durable == nil {
 		return
 	}
 	if err := s.durable.saveSecurity(after); err != nil {
-		s.log.Error("the ACL bindings, SCRAM credentials and client quotas could not be kept in log.dirs: a restart will not have this change", zap.Error(err))
+		s.log.Error("the ACL bindings, SCRAM credentials, client quotas and broker and group configs could not be kept in log.dirs: "+
+			"a restart will not have this change", zap.Error(err))
 	}
 }

@@ -68,7 +68,11 @@ func (s *Server) ctrl() *controller.Controller { return s.member.Controller() }
 func (s *Server) applied(before, after *metadata.Image, rec *metadata.Record) {
 	s.followACLs(after, rec)
 	s.keepSecurity(after, rec)
+	defaults := s.followBrokerConfigs(after, rec) // before the topics: one created now takes the new defaults
 	s.replicas.Apply(before, after, rec)
+	if defaults {
+		s.replicas.RefreshConfigs(after)
+	}
 	s.coords.Follow(after)
 }
 

@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"math"
 
 	"go.uber.org/zap"
 
@@ -26,20 +25,10 @@ type data struct {
 // creations that would take it past maxPartitions are refused.
 func newData(cfg Config, log *zap.Logger, dur *durable, maxPartitions int32) (*data, error) {
 	// Kafka's defaults for the configs the broker has no log.* setting
-	// of (the compaction configs), the broker's for the others.
-	defaults := storage.DefaultTopicConfig()
-	defaults.Retention, defaults.RetentionBytes = cfg.LogRetention, cfg.LogRetentionBytes
-	defaults.MaxMessageBytes, defaults.MinInsyncReplicas = cfg.MessageMaxBytes, cfg.MinInsyncReplicas
-	defaults.UncleanLeaderElection = cfg.UncleanLeaderElection
-	// A topic's segment.bytes and segment.ms default to the broker's
-	// log.segment.bytes and log.roll.ms, as in Kafka; a topic's own roll
-	// its segments in log.dirs (the log cleaner cleans sealed ones).
-	if cfg.LogSegmentBytes > 0 && cfg.LogSegmentBytes <= math.MaxInt32 {
-		defaults.SegmentBytes = int32(cfg.LogSegmentBytes)
-	}
-	if cfg.LogRoll > 0 {
-		defaults.SegmentMs = cfg.LogRoll
-	}
+	// of (the compaction configs), the broker's for the others; the
+	// dynamic broker configs replace them once the metadata log is
+	// applied (broker_configs.go).
+	defaults := staticTopicDefaults(cfg)
 	opts := []storage.Option{
 		storage.WithLogger(log),
 		storage.WithTopicDefaults(defaults),

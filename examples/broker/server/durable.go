@@ -74,7 +74,8 @@ func (d *durable) close() error {
 }
 
 // securityName is the file in log.dirs that keeps a broker alone's ACL
-// bindings, SCRAM credentials and client quotas: a metadata record adding each
+// bindings, SCRAM credentials, client quotas and broker and group configs
+// (the records of its metadata log that are not topics): a metadata record adding each
 // (metadata.Record's encoding), replaced atomically at each change. A
 // broker of a cluster keeps them in its quorum's log instead
 // (__cluster_metadata), as every record.
@@ -96,6 +97,7 @@ func (d *durable) saveSecurity(im *metadata.Image) error {
 		}
 	}
 	rec.Quotas = im.QuotaChanges()
+	rec.Configs = im.ConfigEntries()
 	return atomicfile.Write((*os.File).Sync, filepath.Join(d.dir.Path(), securityName), rec.Encode())
 }
 
@@ -114,7 +116,7 @@ func (d *durable) loadSecurity() (metadata.Record, error) {
 	if err != nil {
 		return metadata.Record{}, fmt.Errorf("log.dirs: %s: %w", securityName, err)
 	}
-	return metadata.Record{ACLs: rec.ACLs, Scram: rec.Scram, Quotas: rec.Quotas}, nil
+	return metadata.Record{ACLs: rec.ACLs, Scram: rec.Scram, Quotas: rec.Quotas, Configs: rec.Configs}, nil
 }
 
 // producerIDBlock is how many producer ids the broker reserves on disk at

@@ -3,14 +3,14 @@ package server
 // What AlterConfigs (33) and IncrementalAlterConfigs (44) share: the
 // checks this broker makes itself, with the client's principal (Kafka's
 // ConfigAdminManager.preprocess, then the authorization Kafka's
-// controller makes), and the decision of the topics that pass, made by
-// the active controller, to which any other broker forwards them.
+// controller makes), and the decision of the resources that pass
+// (topics, brokers, groups), made by the active controller, to which any
+// other broker forwards them, in one record of the metadata log.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
@@ -77,11 +78,11 @@ func pick[T any](all []T, kept []int) []T {
 }
 
 // serveConfigs answers r, whose resources are res: the checks this broker
-// makes (checkConfigs), then the topics that passed, decided by the
+// makes (checkConfigs), then the resources that passed, decided by the
 // active controller, here or where this broker forwards them, and every
 // resource answered in request order.
 func (s *Server) serveConfigs(r *kafkanet.Request, res []configResource, incremental, validateOnly bool, api configsAPI) {
-	results, topics := s.checkConfigs(r, res, incremental)
+	results, decided := s.checkConfigs(r, res, incremental)
 	answer := func(resp kmsg.Response) {
 		rs := make([]kmsg.AlterConfigsResponseResource, len(res))
 		for i, rr := range res {
@@ -96,7 +97,7 @@ func (s *Server) serveConfigs(r *kafkanet.Request, res []configResource, increme
 		for _, sr := range api.get(resp) {
 			got[configKey{sr.ResourceType, sr.ResourceName}] = configResult{sr.ErrorCode, sr.ErrorMessage}
 		}
-		for _, i := range topics {
+		for _, i := range decided {
 			a, ok := got[res[i].key()]
 			if !ok { // as Kafka's broker answers a resource its controller left out
 				a = configResult{code: kerr.UnknownServerError.Code}
@@ -105,11 +106,11 @@ func (s *Server) serveConfigs(r *kafkanet.Request, res []configResource, increme
 		}
 		answer(resp)
 	}
-	if len(topics) > 0 && s.forwardToController(r, api.forward(topics), finish) {
+	if len(decided) > 0 && s.forwardToController(r, api.forward(decided), finish) {
 		return
 	}
-	if len(topics) > 0 {
-		s.decideTopicConfigs(r, res, topics, incremental, validateOnly, results)
+	if len(decided) > 0 {
+		s.decideConfigs(r, res, decided, incremental, validateOnly, results)
 	}
 	resp := r.Msg.ResponseKind()
 	answer(resp)
@@ -120,12 +121,14 @@ func (s *Server) serveConfigs(r *kafkanet.Request, res []configResource, increme
 // Kafka's order: a resource listed twice (every listing
 // INVALID_REQUEST), a config named twice in one resource, a null value
 // but for a DELETE, an unknown operation, a resource type other than a
-// topic or a broker (INVALID_REQUEST each); then ALTER_CONFIGS on the
-// topic (TOPIC_AUTHORIZATION_FAILED, whether it exists or not) or on the
-// cluster for a broker (CLUSTER_AUTHORIZATION_FAILED); a broker resource
-// is then answered here (brokerConfigs). It returns every resource's
-// answer so far, and the topics that passed, by index, which the
-// controller decides.
+// topic, a broker or a group (INVALID_REQUEST each); then ALTER_CONFIGS
+// on the topic (TOPIC_AUTHORIZATION_FAILED, whether it exists or not), on
+// the cluster for a broker (CLUSTER_AUTHORIZATION_FAILED) or on the group
+// (GROUP_AUTHORIZATION_FAILED); a broker resource must then name this
+// broker, or none, and change only what is dynamic here, with values its
+// configs take (checkBrokerResource). It returns every resource's answer
+// so far, and the resources that passed, by index, which the controller
+// decides.
 func (s *Server) checkConfigs(r *kafkanet.Request, res []configResource, incremental bool) ([]configResult, []int) {
 	count := make(map[configKey]int, len(res))
 	for _, rr := range res {
@@ -133,38 +136,37 @@ func (s *Server) checkConfigs(r *kafkanet.Request, res []configResource, increme
 	}
 	c := s.access(r)
 	results := make([]configResult, len(res))
-	var topics []int
+	var decided []int
 	for i, rr := range res {
 		err := checkConfigChanges(rr, incremental)
+		code := int16(0)
 		switch {
 		case count[rr.key()] > 1:
 			err = fmt.Errorf("%w: Each resource must appear at most once.", errInvalidRequest)
 		case err != nil:
 		case rr.typ == kmsg.ConfigResourceTypeTopic:
-			if code := c.TopicCode(opAlterConfigs, rr.name); code != 0 {
-				results[i].code = code
-				continue
-			}
-			topics = append(topics, i)
-			continue
+			code = c.TopicCode(opAlterConfigs, rr.name)
 		case rr.typ == kmsg.ConfigResourceTypeBroker:
-			if code := c.ClusterCode(opAlterConfigs); code != 0 {
-				results[i].code = code
-				continue
+			if code = c.ClusterCode(opAlterConfigs); code == 0 {
+				err = s.checkBrokerResource(r, rr)
 			}
-			err = s.brokerConfigs(rr)
 		case rr.typ == kmsg.ConfigResourceTypeGroupConfig:
 			if !c.Allows(opAlterConfigs, groupResource, rr.name) {
-				results[i].code = kerr.GroupAuthorizationFailed.Code
-				continue
+				code = kerr.GroupAuthorizationFailed.Code
 			}
-			err = s.share.configs.alter(rr, incremental) // share_configs.go
 		default:
 			err = fmt.Errorf("%w: Unknown resource type %d", errInvalidRequest, rr.typ)
 		}
-		results[i] = configResultOf(err)
+		switch {
+		case code != 0:
+			results[i].code = code
+		case err != nil:
+			results[i] = configResultOf(err)
+		default:
+			decided = append(decided, i)
+		}
 	}
-	return results, topics
+	return results, decided
 }
 
 // checkConfigChanges refuses a resource that names a config twice, that
@@ -192,16 +194,15 @@ func checkConfigChanges(rr configResource, incremental bool) error {
 	return nil
 }
 
-// brokerConfigs answers a broker resource. This broker has no dynamic
-// broker configs: every setting is a flag read at start (DescribeConfigs
-// lists them STATIC_BROKER_CONFIG, read-only), so a change to any is
-// refused, INVALID_REQUEST, as Kafka refuses a config that cannot be
-// updated dynamically (KAFKA-13609 keeps that code); a resource that
-// changes nothing is answered without an error, there being nothing
-// dynamic to replace. The resource must name this broker, or be empty
-// (the cluster's default), as Kafka checks.
-func (s *Server) brokerConfigs(rr configResource) error {
-	if rr.name != "" {
+// checkBrokerResource makes the checks of a broker resource Kafka's
+// broker makes (ConfigAdminManager.preprocess): it names this broker, or
+// is empty (the cluster's default); a request another broker forwarded
+// may name any, which the controller checks is an id. Then the configs it
+// sets are dynamic here (checkBrokerNames) and their values are good
+// (checkBrokerValues), INVALID_REQUEST otherwise (KAFKA-13609 keeps that
+// code).
+func (s *Server) checkBrokerResource(r *kafkanet.Request, rr configResource) error {
+	if rr.name != "" && !cluster.FromPeer(r.ClientID) {
 		id, err := strconv.ParseInt(rr.name, 10, 32)
 		switch {
 		case err != nil:
@@ -210,27 +211,27 @@ func (s *Server) brokerConfigs(rr configResource) error {
 			return fmt.Errorf("%w: Unexpected broker id, expected %d, but received %s", errInvalidRequest, s.cfg.NodeID, rr.name)
 		}
 	}
-	if len(rr.changes) == 0 {
-		return nil
+	if err := s.checkBrokerNames(rr.changes); err != nil {
+		return err
 	}
-	names := make([]string, 0, len(rr.changes))
+	set := make(map[string]string)
 	for _, c := range rr.changes {
-		names = append(names, c.Name)
+		if c.Op == metadata.ConfigSet {
+			set[c.Name] = *c.Value // checkConfigChanges refused nulls
+		}
 	}
-	slices.Sort(names)
-	return fmt.Errorf("%w: Cannot update these configs dynamically: %s: this broker has no dynamic broker configs; "+
-		"set them with its flags of the same names (--%s ...) and restart it", errInvalidRequest, strings.Join(names, ", "), names[0])
+	return s.checkBrokerValues(set)
 }
 
-// decideTopicConfigs has the active controller decide the topics of res
-// listed in topics (each listed once: checkConfigs refused duplicates),
-// their values checked against this broker's storage (TopicConfig.With:
-// an unknown name or a bad value is INVALID_CONFIG with its message),
-// and answers each in results.
-func (s *Server) decideTopicConfigs(r *kafkanet.Request, res []configResource, topics []int, incremental, validateOnly bool, results []configResult) {
-	specs := make([]controller.ConfigsSpec, len(topics))
-	for j, i := range topics {
-		spec := controller.ConfigsSpec{Topic: res[i].name, Incremental: incremental}
+// decideConfigs has the active controller decide the resources of res
+// listed in decided (each listed once: checkConfigs refused duplicates),
+// in one record, their values checked (checkResourceConfigs), and
+// answers each in results.
+func (s *Server) decideConfigs(r *kafkanet.Request, res []configResource, decided []int, incremental, validateOnly bool, results []configResult) {
+	specs := make([]controller.ConfigsSpec, len(decided))
+	for j, i := range decided {
+		spec := controller.ConfigsSpec{Resource: metadata.ConfigResource{Type: metadata.ConfigResourceType(res[i].typ), Name: res[i].name},
+			Incremental: incremental}
 		if incremental {
 			spec.Changes = res[i].changes
 		} else {
@@ -241,25 +242,40 @@ func (s *Server) decideTopicConfigs(r *kafkanet.Request, res []configResource, t
 		}
 		specs[j] = spec
 	}
-	defaults := s.data.store.TopicDefaults()
-	check := func(_ string, configs map[string]string) error {
-		_, err := defaults.WithConfigs(configs)
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 	defer cancel()
-	errs, err := s.ctrl().AlterTopicConfigs(ctx, specs, validateOnly, check)
-	for j, i := range topics {
+	errs, err := s.ctrl().AlterConfigs(ctx, specs, validateOnly, s.checkResourceConfigs)
+	for j, i := range decided {
 		e := err
 		if e == nil {
 			e = errs[j]
 		}
+		kind := zap.Stringer("type", kmsg.ConfigResourceType(res[i].typ))
 		switch {
 		case e != nil && !errors.Is(e, metadata.ErrUnknownTopic):
-			r.Logger().Info("topic configs not changed", zap.String("topic", res[i].name), zap.Error(e))
+			r.Logger().Info("configs not changed", kind, zap.String("resource", res[i].name), zap.Error(e))
 		case e == nil && !validateOnly:
-			r.Logger().Info("changed topic configs", zap.String("topic", res[i].name), zap.Bool("incremental", incremental))
+			r.Logger().Info("changed configs", kind, zap.String("resource", res[i].name), zap.Bool("incremental", incremental))
 		}
 		results[i] = configResultOf(e)
 	}
+}
+
+// checkResourceConfigs checks the configs a resource would have, for the
+// controller: a topic's against this broker's storage (TopicConfig.With:
+// an unknown name or a bad value is INVALID_CONFIG with its message), a
+// broker's as its broker checks them (checkBrokerValues:
+// INVALID_REQUEST), a group's as Kafka's GroupConfig does
+// (checkGroupConfigs: INVALID_CONFIG).
+func (s *Server) checkResourceConfigs(res metadata.ConfigResource, configs map[string]string) error {
+	switch res.Type {
+	case metadata.ConfigResourceTopic:
+		_, err := s.data.store.TopicDefaults().WithConfigs(configs)
+		return err
+	case metadata.ConfigResourceBroker:
+		return s.checkBrokerValues(configs)
+	case metadata.ConfigResourceGroup:
+		return checkGroupConfigs(configs)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -57,3 +58,18 @@ const maxErrorMessage = replica.MaxErrorMessage
 
 // truncate cuts s to at most n bytes, marking the cut, at a rune boundary.
 func truncate(s string, n int) string { return replica.Truncate(s, n) }
+
+// kafkaError is a handler's error whose text is Kafka's own message, as
+// clients show it (an error_message field), without the sentinel's prefix.
+type kafkaError struct {
+	err error // the sentinel, for errors.Is and errorCode
+	msg string
+}
+
+func (e *kafkaError) Error() string { return e.msg }
+func (e *kafkaError) Unwrap() error { return e.err }
+
+// kafkaErrorf returns err with Kafka's message, formatted.
+func kafkaErrorf(err error, format string, args ...any) error {
+	return &kafkaError{err: err, msg: fmt.Sprintf(format, args...)}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/sharestate"
 	"github.com/gopurgatory/purgatory/examples/broker/txn"
@@ -238,15 +239,19 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	// The metadata log last: applying it creates topics in the store and
 	// wakes the purgatories, and its leadership callback reaches the
 	// peers. A broker alone seeds its log with its log dir's topics, ACL
-	// bindings and SCRAM credentials.
-	seed := s.replicas.Seed()
+	// bindings, SCRAM credentials, quotas and broker and group configs;
+	// its dynamic broker configs are the storage's defaults first, so
+	// that its topics' own configs are told from them (a topic's value
+	// equal to a dynamic default is not its own).
+	var kept metadata.Record
 	if s.member.Alone() && s.durable != nil {
-		kept, err := s.durable.loadSecurity()
-		if err != nil {
+		if kept, err = s.durable.loadSecurity(); err != nil {
 			return nil, err
 		}
-		seed.ACLs, seed.Scram, seed.Quotas = kept.ACLs, kept.Scram, kept.Quotas
+		s.data.store.SetTopicDefaults(s.topicDefaults(metadata.Empty().Apply(0, &kept)))
 	}
+	seed := s.replicas.Seed()
+	seed.ACLs, seed.Scram, seed.Quotas, seed.Configs = kept.ACLs, kept.Scram, kept.Quotas, kept.Configs
 	if err = s.member.Open(s.applied, seed); err != nil {
 		return nil, err
 	}

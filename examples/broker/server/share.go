@@ -60,8 +60,6 @@ type shareBroker struct {
 	// and its partitions' keys (shareWaitKey).
 	fetches  *purgatory.Purgatory[shareWaitKey]
 	sessions shareSessions
-	configs  groupConfigs
-
 	// waking is set once the partition wake hook is installed
 	// (armWake): until a share fetch first waits, an append costs the
 	// share purgatory nothing.
@@ -71,7 +69,7 @@ type shareBroker struct {
 }
 
 func newShareBroker(s *Server) (_ *shareBroker, err error) {
-	b := &shareBroker{s: s, sessions: newShareSessions(), configs: newGroupConfigs()}
+	b := &shareBroker{s: s, sessions: newShareSessions()}
 	if b.timer, err = timer.New(timer.WithLogger(s.log.Named("share"))); err != nil {
 		return nil, err
 	}

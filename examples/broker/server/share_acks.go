@@ -32,7 +32,7 @@ func (s *Server) acknowledge(group, member string, tp shareTP, acks []shareAck) 
 	if sp == nil {
 		return kerr.InvalidRecordState.Code, nil
 	}
-	lockFor := s.share.configs.lockDuration(group)
+	lockFor := s.lockDuration(group)
 	var first error
 	for _, a := range acks {
 		if err := sp.Acknowledge(member, a.first, a.last, a.types, lockFor); err != nil && first == nil {

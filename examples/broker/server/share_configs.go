@@ -7,17 +7,18 @@ package server
 // share.auto.offset.reset to earliest this way before their consumers
 // join, and shorten share.record.lock.duration.ms.
 //
-// Kafka keeps them in the metadata log (ConfigRecord of a GROUP
-// resource), so that every broker sees them; here each broker keeps the
-// ones it was sent, in memory: with one broker that is the same, in a
-// cluster a partition's leader sees only the settings it was itself sent.
+// As Kafka keeps them, they are in the metadata log (a GROUP resource's
+// metadata.ResourceConfigs), decided by the active controller, which
+// checks them (checkGroupConfigs, Kafka's GroupConfig.validate): every
+// broker reads them from its image, so the leader of the partitions a
+// share group reads sees the group's settings wherever they were sent,
+// as soon as it has applied the record.
 
 import (
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -60,71 +61,41 @@ func checkGroupConfig(name, value string) error {
 	return nil
 }
 
-// groupConfigs are the groups' own configs.
-type groupConfigs struct {
-	mu sync.Mutex // guards the following
-	m  map[string]map[string]string
+// checkGroupConfigs checks a group's configs, as a whole, for the
+// controller (checkGroupConfig, in name order).
+func checkGroupConfigs(configs map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(configs)) {
+		if err := checkGroupConfig(name, configs[name]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func newGroupConfigs() groupConfigs { return groupConfigs{m: make(map[string]map[string]string)} }
-
-// get returns group's value of name, its own or the default.
-func (g *groupConfigs) get(group, name string) string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if v, ok := g.m[group][name]; ok {
+// groupConfig returns group's value of name, its own or the default, as
+// this broker's image holds it. O(1), without a lock.
+func (s *Server) groupConfig(group, name string) string {
+	if v, ok := s.image().Configs(groupConfigResource(group))[name]; ok {
 		return v
 	}
 	return shareGroupDefaults[name]
 }
 
+// groupConfigResource names group's configs in the metadata log.
+func groupConfigResource(group string) metadata.ConfigResource {
+	return metadata.ConfigResource{Type: metadata.ConfigResourceGroup, Name: group}
+}
+
 // lockDuration is group's share.record.lock.duration.ms.
-func (g *groupConfigs) lockDuration(group string) time.Duration {
-	ms, _ := strconv.Atoi(g.get(group, cfgShareLockDuration)) // checked when set
+func (s *Server) lockDuration(group string) time.Duration {
+	ms, _ := strconv.Atoi(s.groupConfig(group, cfgShareLockDuration)) // checked when set
 	return time.Duration(ms) * time.Millisecond
 }
 
-// alter applies a resource's changes, all or none. SET and DELETE are
-// served; these configs are no lists, so APPEND and SUBTRACT are
-// INVALID_CONFIG, as Kafka answers them.
-func (g *groupConfigs) alter(rr configResource, incremental bool) error {
-	for _, c := range rr.changes {
-		switch {
-		case c.Op == metadata.ConfigDelete:
-			if _, ok := shareGroupDefaults[c.Name]; !ok {
-				return checkGroupConfig(c.Name, "")
-			}
-		case c.Op != metadata.ConfigSet:
-			return fmt.Errorf("%w: Can't APPEND or SUBTRACT to key %s because its type is not LIST.", kerr.InvalidConfig, c.Name)
-		default:
-			if err := checkGroupConfig(c.Name, *c.Value); err != nil {
-				return err
-			}
-		}
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	own := g.m[rr.name]
-	if own == nil || !incremental { // AlterConfigs replaces the whole set
-		own = make(map[string]string)
-	}
-	for _, c := range rr.changes {
-		if c.Op == metadata.ConfigDelete {
-			delete(own, c.Name)
-		} else {
-			own[c.Name] = *c.Value
-		}
-	}
-	g.m[rr.name] = own
-	return nil
-}
-
-// describe adds group's configs to sr: its own (GROUP_CONFIG) and the
-// defaults (DEFAULT_CONFIG).
-func (g *groupConfigs) describe(rr kmsg.DescribeConfigsRequestResource, sr *kmsg.DescribeConfigsResponseResource) {
-	g.mu.Lock()
-	own := maps.Clone(g.m[rr.ResourceName])
-	g.mu.Unlock()
+// describeGroupConfigs adds group's configs to sr: its own (GROUP_CONFIG)
+// and the defaults (DEFAULT_CONFIG).
+func (s *Server) describeGroupConfigs(rr kmsg.DescribeConfigsRequestResource, sr *kmsg.DescribeConfigsResponseResource) {
+	own := s.image().Configs(groupConfigResource(rr.ResourceName))
 	for _, name := range slices.Sorted(maps.Keys(shareGroupDefaults)) {
 		if v, ok := own[name]; ok {
 			addConfig(rr, sr, storage.ConfigValue{Name: name, Value: v}, false, false, kmsg.ConfigSourceGroupConfig)

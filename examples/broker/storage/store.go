@@ -15,6 +15,10 @@ import (
 // safe for concurrent use.
 type Store struct {
 	cfg config // immutable
+	// defaults are the configs a topic takes unless it has its own: the
+	// cfg's at first, replaced by SetTopicDefaults (the broker's dynamic
+	// configs, set by AlterConfigs). Never written once stored.
+	defaults atomic.Pointer[TopicConfig]
 
 	mu       sync.RWMutex // guards the following; see Partition for the lock order
 	byName   map[string]*Topic
@@ -51,6 +55,7 @@ func New(opts ...Option) (*Store, error) {
 	cfg.inflating = make(chan struct{}, runtime.GOMAXPROCS(0))
 	s := &Store{cfg: cfg, byName: make(map[string]*Topic), byID: make(map[TopicID]*Topic),
 		creating: make(map[string]TopicID), stop: make(chan struct{}), done: make(chan struct{})}
+	s.defaults.Store(&cfg.defaults)
 	if cfg.catalog != nil {
 		if err := s.load(); err != nil {
 			return nil, err
@@ -69,8 +74,23 @@ func New(opts ...Option) (*Store, error) {
 }
 
 // TopicDefaults returns the configs a topic is created with unless told
-// otherwise.
-func (s *Store) TopicDefaults() TopicConfig { return s.cfg.defaults }
+// otherwise: WithTopicDefaults', or the last SetTopicDefaults gave. O(1),
+// without a lock.
+func (s *Store) TopicDefaults() TopicConfig { return *s.defaults.Load() }
+
+// SetTopicDefaults makes c the configs a topic takes unless it has its
+// own (a min.insync.replicas of zero is 1, as WithTopicDefaults makes it):
+// the broker's dynamic configs changed (Kafka's DynamicLogConfig). It
+// changes no existing topic: whoever resolves a topic's config from its
+// own configs (package replica) applies the new defaults to each with
+// AlterTopicConfig. A durable log's segments keep rolling at the static
+// default's size unless a topic's config differs from it
+// (setRollLocked), so that a new log.segment.bytes reaches the logs
+// through their topics' configs. The caller validates c. O(1).
+func (s *Store) SetTopicDefaults(c TopicConfig) {
+	c.MinInsyncReplicas = c.MinISR()
+	s.defaults.Store(&c)
+}
 
 // MaxPartitions bounds a topic's partitions. Kafka sets no such bound, but
 // here every partition lives in memory from its creation, and one request
