@@ -2,6 +2,7 @@ package share
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +21,7 @@ func checkLocksLocked(t *testing.T, p *Partition, step int) {
 		free[i-1] = true
 		require.Less(t, len(free), int(p.locks.used)+1, "step %d: the free list loops", step)
 	}
-	held := make(map[int32]int32)
+	held := make(map[int32]int16)
 	for i, r := range p.recs {
 		off := p.start + int64(i)
 		if off < p.availFrom {
@@ -35,6 +36,7 @@ func checkLocksLocked(t *testing.T, p *Partition, step int) {
 		require.True(t, off >= l.first && off <= l.last(), "step %d: offset %d outside its lock's [%d, %d]", step, off, l.first, l.last())
 		held[r.lock]++
 	}
+	refs := make([]int32, len(p.holders.names))
 	for i := range p.locks.used {
 		if free[i] {
 			continue
@@ -42,7 +44,17 @@ func checkLocksLocked(t *testing.T, p *Partition, step int) {
 		l := p.locks.at(i)
 		require.Equal(t, held[i], l.held, "step %d: lock %d's count of the records it holds", step, i)
 		require.Positive(t, l.held, "step %d: lock %d holds nothing but is not free", step, i)
-		require.Equal(t, int32(1), l.runs, "step %d: lock %d's task, pending, runs once", step, i)
+		require.Equal(t, int16(1), l.runs, "step %d: lock %d's task, pending, runs once", step, i)
+		refs[l.member]++
+	}
+	require.Len(t, p.holders.locks, len(refs))
+	for i, n := range refs {
+		require.Equal(t, n, p.holders.locks[i], "step %d: member entry %d counts the locks naming it", step, i)
+	}
+	for i, n := range refs {
+		if n == 0 {
+			require.Empty(t, p.holders.names[i], "step %d: a free entry keeps no member", step)
+		}
 	}
 }
 
@@ -57,7 +69,7 @@ func TestLockWithARunToComeIsNotReused(t *testing.T) {
 	l := p.locks.at(0)
 	require.True(t, h.tm.Cancel(&l.task), "the task leaves the wheel as if it had expired")
 	require.NoError(t, p.Acknowledge("a", 0, 0, []int8{int8(AckAccept)}, testLock))
-	assert.Equal(t, int32(1), l.runs, "its run is still to come")
+	assert.Equal(t, int16(1), l.runs, "its run is still to come")
 
 	assert.Equal(t, []Range{{1, 1, 1}}, p.Acquire("b", 1, 0, 10, testLock))
 	assert.Equal(t, int32(2), p.locks.used, "a new lock, not the one whose run is to come")
@@ -83,7 +95,7 @@ func TestRenewalOfAnExpiringLock(t *testing.T) {
 	l := p.locks.at(0)
 	require.True(t, h.tm.Cancel(&l.task), "the task leaves the wheel as if it had expired")
 	require.NoError(t, p.Acknowledge("a", 0, 1, []int8{int8(AckRenew)}, testLock))
-	assert.Equal(t, int32(2), l.runs, "the run under way and the renewed one")
+	assert.Equal(t, int16(2), l.runs, "the run under way and the renewed one")
 	assert.Equal(t, int64(1), h.tm.Stats().Pending)
 
 	l.Run()
@@ -152,4 +164,32 @@ func TestAcquireAndAcknowledgeAllocateNothing(t *testing.T) {
 	cycle()
 	assert.Zero(t, testing.AllocsPerRun(1000, cycle))
 	assert.Zero(t, h.tm.Stats().Pending)
+}
+
+// TestMemberEntriesAreReused has a member's locks all go: its entry in
+// the partition's holders is free, and the next member takes it.
+func TestMemberEntriesAreReused(t *testing.T) {
+	h := newHarness(t, Config{})
+	p := h.part(0)
+	require.Len(t, p.Acquire("a", 2, 0, 10, testLock), 1)
+	require.Len(t, p.Acquire("b", 2, 0, 10, testLock), 1)
+	require.Len(t, p.Acquire("a", 2, 0, 10, testLock), 1)
+	assert.Equal(t, []int32{2, 1}, p.holders.locks, "a's two locks, b's one")
+	require.NoError(t, p.Acknowledge("a", 0, 1, []int8{int8(AckAccept)}, testLock))
+	p.Release("a")
+	assert.Equal(t, []string{"", "b"}, p.holders.names, "a holds nothing: its entry is free")
+	assert.ErrorIs(t, p.Acknowledge("a", 4, 4, []int8{int8(AckAccept)}, testLock), ErrInvalidRecordState,
+		"a member holding nothing acknowledges nothing")
+	assert.Equal(t, []Range{{4, 5, 2}}, p.Acquire("c", 2, 0, 10, testLock), "a's released records")
+	assert.Equal(t, []string{"c", "b"}, p.holders.names, "c takes the free entry")
+	require.NoError(t, p.Acknowledge("c", 4, 5, []int8{int8(AckAccept)}, testLock))
+	require.NoError(t, p.Acknowledge("b", 2, 3, []int8{int8(AckAccept)}, testLock))
+	assert.Equal(t, []int32{0, 0}, p.holders.locks)
+	assert.Equal(t, int64(6), p.Start())
+}
+
+// TestLockSize pins a lock's size: it is most of the heap a held lock
+// takes (BenchmarkAcquisitionLocks).
+func TestLockSize(t *testing.T) {
+	assert.Equal(t, uintptr(80), unsafe.Sizeof(lock{}))
 }

@@ -67,7 +67,8 @@ type Partition struct {
 	// Available: an acquisition looks from there, not from the start.
 	avail     int
 	availFrom int64
-	locks     locks // lock.go
+	locks     locks   // lock.go
+	holders   holders // the members of locks (lock.go)
 	// ready is set once the state is read from the persister (at once
 	// without one): until then nothing is acquired or acknowledged.
 	// gone is set when the partition is dropped (its load failed, or its
@@ -150,7 +151,7 @@ func (p *Partition) AcquireAppend(dst []Range, member string, max int, logStart,
 		return dst
 	}
 	p.skipToLocked(logStart)
-	l := p.locks.get(p, member)
+	l := p.locks.get(p, p.holders.ref(member))
 	out := dst
 	if p.avail > 0 {
 		i := max64(p.availFrom, p.start) - p.start
@@ -275,8 +276,9 @@ func (p *Partition) advanceLocked() bool {
 	return true
 }
 
-// heldByLocked reports whether member holds r. REQUIRES: p.mu held.
-func (p *Partition) heldByLocked(r *record, member string) bool {
+// heldByLocked reports whether member (its entry in p.holders) holds r.
+// REQUIRES: p.mu held.
+func (p *Partition) heldByLocked(r *record, member int32) bool {
 	return r.state == Acquired && p.locks.at(r.lock).member == member
 }
 
@@ -300,9 +302,9 @@ func (p *Partition) Acknowledge(member string, first, last int64, types []int8, 
 		p.mu.Unlock()
 		return ErrInvalidRecordState
 	}
-	recs := p.recs[first-p.start : last-p.start+1]
+	recs, m := p.recs[first-p.start:last-p.start+1], p.holders.find(member)
 	for i := range recs {
-		if !p.heldByLocked(&recs[i], member) {
+		if !p.heldByLocked(&recs[i], m) {
 			p.mu.Unlock()
 			return ErrInvalidRecordState
 		}
@@ -361,11 +363,11 @@ func (p *Partition) expire(l *lock) {
 	}
 }
 
-// releaseLocked releases the records of the window acquired by member,
-// those of lock l alone when l is not nil, keeping their delivery counts,
-// and reports whether any record became acquirable and how many it
-// released. REQUIRES: p.mu held.
-func (p *Partition) releaseLocked(l *lock, member string) (bool, int) {
+// releaseLocked releases the records of the window acquired by member (its
+// entry in p.holders, -1 for none), those of lock l alone when l is not
+// nil, keeping their delivery counts, and reports whether any record
+// became acquirable and how many it released. REQUIRES: p.mu held.
+func (p *Partition) releaseLocked(l *lock, member int32) (bool, int) {
 	from, to, idx := p.start, p.end-1, int32(-1)
 	if l != nil {
 		// Read before settling: l is freed with its last record.
@@ -390,7 +392,10 @@ func (p *Partition) releaseLocked(l *lock, member string) (bool, int) {
 // the persister (without waiting for it). O(window).
 func (p *Partition) Release(member string) {
 	p.mu.Lock()
-	wake, settled := p.releaseLocked(nil, member)
+	wake, settled := false, 0
+	if m := p.holders.find(member); m >= 0 {
+		wake, settled = p.releaseLocked(nil, m)
+	}
 	p.mu.Unlock()
 	if settled > 0 {
 		p.Persist(nil)
