@@ -201,6 +201,7 @@ func (p *Partition) takeLocked(out []Range, l *lock, off int64, r *record) []Ran
 	return out
 }
 
+// max64 is the builtin max, which AcquireAppend's parameter hides.
 func max64(a, b int64) int64 {
 	if a > b {
 		return a
