@@ -63,6 +63,11 @@
 // killed -9 and restarted or frozen and resumed every few seconds
 // (PURGATORY_CHAOS_DURATION). Each ends by reading every acknowledged
 // record back once, at its offset. BenchmarkFailover times failovers.
+// TestShareCoordinatorKill9 (share_kill9_test.go) runs a share group of
+// three kgo consumers under load, cuts one off mid-batch and kills the
+// share coordinator's broker -9: every record delivered and acknowledged,
+// none past the delivery count limit, the cut consumer's records back
+// after the lock duration.
 //
 // # Proxy
 //

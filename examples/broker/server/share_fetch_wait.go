@@ -36,6 +36,9 @@ type delayedShareFetch struct {
 	maxRecords int
 	lockFor    time.Duration
 	parts      []shareFetchPart // in session order
+	// ranges is the runs acquired of the partition answered last, its
+	// array reused from partition to partition.
+	ranges []share.Range
 }
 
 // shareFetchPart is one partition of a share fetch.
@@ -135,7 +138,8 @@ func (f *delayedShareFetch) acquire(part *shareFetchPart, rp *kmsg.ShareFetchRes
 		rp.ErrorCode = errorCode(err)
 		return
 	}
-	ranges := part.sp.Acquire(f.member, *remaining, offs.LogStart, offs.HighWatermark, f.lockFor)
+	f.ranges = part.sp.AcquireAppend(f.ranges[:0], f.member, *remaining, offs.LogStart, offs.HighWatermark, f.lockFor)
+	ranges := f.ranges
 	if len(ranges) == 0 {
 		return
 	}

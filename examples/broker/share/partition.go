@@ -3,8 +3,6 @@ package share
 import (
 	"sync"
 	"time"
-
-	"github.com/gopurgatory/purgatory/timer"
 )
 
 // State is a record's state in a share partition's window.
@@ -41,27 +39,13 @@ type Range struct {
 	DeliveryCount int16
 }
 
-// record is one offset of the window.
+// record is one offset of the window: 8 bytes, no pointer, so that the
+// collector never scans the window.
 type record struct {
 	state      State
 	deliveries int16
-	lock       *lock // the acquisition holding it, while Acquired
+	lock       int32 // the index of the lock holding it (lock.go), while Acquired
 }
-
-// lock is one acquisition's lock: a timer task that releases what the
-// acquisition still holds when it expires. first and last bound the
-// offsets it acquired; held counts those still acquired under it, and
-// the lock is cancelled when that reaches zero.
-type lock struct {
-	task        timer.Task
-	p           *Partition
-	member      string
-	first, last int64 // immutable
-	held        int   // guarded by p.mu
-}
-
-// Run expires the lock, on a timer worker.
-func (l *lock) Run() { l.p.expire(l) }
 
 // Partition is one share group's state of one partition: the window of
 // records in flight, from the share-partition start offset (Start) to its
@@ -79,8 +63,12 @@ type Partition struct {
 	recs  []record
 	// avail counts the Available records of recs, so that an acquisition
 	// looks for them only when there are some: a window of acquired
-	// records costs nothing to pass over.
-	avail int
+	// records costs nothing to pass over. No record below availFrom is
+	// Available: an acquisition looks from there, not from the start.
+	avail     int
+	availFrom int64
+	locks     locks   // lock.go
+	holders   holders // the members of locks (lock.go)
 	// ready is set once the state is read from the persister (at once
 	// without one): until then nothing is acquired or acknowledged.
 	// gone is set when the partition is dropped (its load failed, or its
@@ -145,56 +133,80 @@ func (p *Partition) Acquirable(logEnd int64) bool {
 // records below logStart are gone from the log: they leave the window
 // first. The acquisition holds one lock, due after lockFor. It returns the
 // acquired offsets in increasing runs of one delivery count; none when
-// there is nothing to acquire. O(window).
+// there is nothing to acquire. O(records acquired), plus the records
+// passed over looking for those made available again.
 func (p *Partition) Acquire(member string, max int, logStart, logEnd int64, lockFor time.Duration) []Range {
+	return p.AcquireAppend(nil, member, max, logStart, logEnd, lockFor)
+}
+
+// AcquireAppend is Acquire appending the runs to dst, which it returns:
+// with a dst of room enough, acquiring allocates nothing.
+func (p *Partition) AcquireAppend(dst []Range, member string, max int, logStart, logEnd int64, lockFor time.Duration) []Range {
 	if max <= 0 {
-		return nil
+		return dst
 	}
 	p.mu.Lock()
 	if !p.ready || p.gone {
 		p.mu.Unlock()
-		return nil
+		return dst
 	}
 	p.skipToLocked(logStart)
-	l := &lock{p: p, member: member, first: -1}
-	var out []Range
-	take := func(off int64, r *record) {
-		r.state, r.lock = Acquired, l
-		r.deliveries++
-		if l.first < 0 {
-			l.first = off
+	l := p.locks.get(p, p.holders.ref(member))
+	out := dst
+	if p.avail > 0 {
+		i := max64(p.availFrom, p.start) - p.start
+		for ; i < int64(len(p.recs)) && p.avail > 0 && int(l.n) < max; i++ {
+			if r := &p.recs[i]; r.state == Available {
+				p.avail--
+				out = p.takeLocked(out, l, p.start+i, r)
+			}
 		}
-		l.last = off
-		l.held++
-		if n := len(out); n > 0 && out[n-1].Last == off-1 && out[n-1].DeliveryCount == r.deliveries {
-			out[n-1].Last = off
-		} else {
-			out = append(out, Range{First: off, Last: off, DeliveryCount: r.deliveries})
-		}
+		p.availFrom = p.start + i
 	}
-	for i := 0; i < len(p.recs) && p.avail > 0 && l.held < max; i++ {
-		if p.recs[i].state == Available {
-			p.avail--
-			take(p.start+int64(i), &p.recs[i])
-		}
-	}
-	for l.held < max && p.end < logEnd && p.end-p.start < int64(p.m.cfg.MaxLocks) {
+	for int(l.n) < max && p.end < logEnd && p.end-p.start < int64(p.m.cfg.MaxLocks) {
 		p.recs = append(p.recs, record{})
 		p.end++
-		take(p.end-1, &p.recs[len(p.recs)-1])
+		out = p.takeLocked(out, l, p.end-1, &p.recs[len(p.recs)-1])
 	}
-	if l.held > 0 {
-		l.task.Init(l)
-		if err := p.m.cfg.Timer.Schedule(&l.task, lockFor); err != nil {
-			// The timer is closed: the broker is shutting down, and
-			// nothing will be fetched again. Hand nothing out rather
-			// than records no lock will ever release.
-			_, _ = p.releaseLocked(l, l.member)
-			out = nil
-		}
+	if l.n == 0 {
+		p.locks.put(l)
+	} else if err := p.m.cfg.Timer.Schedule(&l.task, lockFor); err != nil {
+		// The timer is closed: the broker is shutting down, and
+		// nothing will be fetched again. Hand nothing out rather
+		// than records no lock will ever release.
+		_, _ = p.releaseLocked(l, l.member)
+		out = dst
+	} else {
+		l.runs = 1
 	}
 	p.mu.Unlock()
 	return out
+}
+
+// takeLocked acquires r, at off, under l, and appends it to out's runs.
+// REQUIRES: p.mu held.
+func (p *Partition) takeLocked(out []Range, l *lock, off int64, r *record) []Range {
+	r.state, r.lock = Acquired, l.idx
+	r.deliveries++
+	if l.n == 0 {
+		l.first = off
+	}
+	l.n = int32(off-l.first) + 1
+	l.held++
+	if n := len(out); n > 0 && out[n-1].Last == off-1 && out[n-1].DeliveryCount == r.deliveries {
+		out[n-1].Last = off
+	} else {
+		out = append(out, Range{First: off, Last: off, DeliveryCount: r.deliveries})
+	}
+	return out
+}
+
+// max64 is the builtin max, which AcquireAppend's parameter hides.
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 // skipToLocked moves the start to logStart when the log no longer holds
@@ -205,7 +217,7 @@ func (p *Partition) skipToLocked(logStart int64) {
 		return
 	}
 	for off := p.start; off < logStart && off < p.end; off++ {
-		p.settleLocked(&p.recs[off-p.start], Archived)
+		p.settleLocked(off, &p.recs[off-p.start], Archived)
 	}
 	if logStart >= p.end {
 		p.recs, p.end = p.recs[:0], logStart
@@ -215,24 +227,24 @@ func (p *Partition) skipToLocked(logStart int64) {
 	p.start = logStart
 }
 
-// settleLocked ends r's acquisition, if it is acquired, leaving it in st;
-// the lock goes when it holds nothing more. REQUIRES: p.mu held.
-func (p *Partition) settleLocked(r *record, st State) {
+// settleLocked ends r's acquisition, if it is acquired, leaving it (at
+// off) in st; the lock goes when it holds nothing more. O(1).
+// REQUIRES: p.mu held.
+func (p *Partition) settleLocked(off int64, r *record, st State) {
 	if r.state == Available {
 		p.avail--
 	}
 	if st == Available {
 		p.avail++
+		p.availFrom = min(p.availFrom, off)
 	}
 	if r.state == Acquired {
-		if l := r.lock; l != nil {
-			l.held--
-			if l.held == 0 {
-				p.m.cfg.Timer.Cancel(&l.task) // O(1); false when it is expiring, which then finds nothing held
-			}
+		l := p.locks.at(r.lock)
+		if l.held--; l.held == 0 {
+			p.cancelLocked(l) // lock.go
 		}
 	}
-	r.state, r.lock = st, nil
+	r.state = st
 }
 
 // releasedState is the state a released record with deliveries takes:
@@ -254,9 +266,21 @@ func (p *Partition) advanceLocked() bool {
 	if n == 0 {
 		return false
 	}
-	p.recs = p.recs[n:]
+	if n == len(p.recs) {
+		// An empty window starts again at the front of its array: a
+		// window acknowledged as fast as it is acquired never grows it.
+		p.recs = p.recs[:0]
+	} else {
+		p.recs = p.recs[n:]
+	}
 	p.start += int64(n)
 	return true
+}
+
+// heldByLocked reports whether member (its entry in p.holders) holds r.
+// REQUIRES: p.mu held.
+func (p *Partition) heldByLocked(r *record, member int32) bool {
+	return r.state == Acquired && p.locks.at(r.lock).member == member
 }
 
 // Acknowledge applies one acknowledgement batch of member to the offsets
@@ -274,43 +298,38 @@ func (p *Partition) Acknowledge(member string, first, last int64, types []int8, 
 			return ErrInvalidAcknowledgement
 		}
 	}
-	typeOf := func(off int64) AckType {
-		if len(types) == 1 {
-			return AckType(types[0])
-		}
-		return AckType(types[off-first])
-	}
 	p.mu.Lock()
 	if !p.ready || p.gone || first < p.start || last >= p.end {
 		p.mu.Unlock()
 		return ErrInvalidRecordState
 	}
-	for off := first; off <= last; off++ {
-		r := &p.recs[off-p.start]
-		if r.state != Acquired || r.lock.member != member {
+	recs, m := p.recs[first-p.start:last-p.start+1], p.holders.find(member)
+	for i := range recs {
+		if !p.heldByLocked(&recs[i], m) {
 			p.mu.Unlock()
 			return ErrInvalidRecordState
 		}
 	}
 	wake := false
-	var renewed *lock
-	for off := first; off <= last; off++ {
-		r := &p.recs[off-p.start]
-		switch typeOf(off) {
+	renewed := int32(-1)
+	for i := range recs {
+		r, t := &recs[i], AckType(types[0])
+		if len(types) > 1 {
+			t = AckType(types[i])
+		}
+		switch t {
 		case AckAccept:
-			p.settleLocked(r, Acknowledged)
+			p.settleLocked(first+int64(i), r, Acknowledged)
 		case AckGap, AckReject:
-			p.settleLocked(r, Archived)
+			p.settleLocked(first+int64(i), r, Archived)
 		case AckRelease:
 			st := p.releasedState(r.deliveries)
-			p.settleLocked(r, st)
+			p.settleLocked(first+int64(i), r, st)
 			wake = wake || st == Available
 		case AckRenew:
 			if r.lock != renewed {
 				renewed = r.lock
-				// A lock already expiring is scheduled again, and its second
-				// run finds nothing held: the release wins either way.
-				_, _ = p.m.cfg.Timer.Reschedule(&renewed.task, lockFor)
+				p.renewLocked(p.locks.at(renewed), lockFor) // lock.go
 			}
 		}
 	}
@@ -327,7 +346,15 @@ func (p *Partition) Acknowledge(member string, first, last int64, types []int8, 
 // delivery limit) to the persister.
 func (p *Partition) expire(l *lock) {
 	p.mu.Lock()
-	wake, settled := p.releaseLocked(l, l.member)
+	l.runs--
+	wake, settled := false, 0
+	if l.held > 0 {
+		wake, settled = p.releaseLocked(l, l.member)
+	} else {
+		// Nothing left to release: its records were acknowledged as it
+		// expired, or this is a renewed lock's second run.
+		p.cancelLocked(l)
+	}
 	p.mu.Unlock()
 	if settled > 0 {
 		p.Persist(nil)
@@ -337,23 +364,24 @@ func (p *Partition) expire(l *lock) {
 	}
 }
 
-// releaseLocked releases the records of the window acquired by member,
-// those of lock l alone when l is not nil, keeping their delivery counts,
-// and reports whether any record became acquirable and how many it
-// released. REQUIRES: p.mu held.
-func (p *Partition) releaseLocked(l *lock, member string) (bool, int) {
-	from, to := p.start, p.end-1
+// releaseLocked releases the records of the window acquired by member (its
+// entry in p.holders, -1 for none), those of lock l alone when l is not
+// nil, keeping their delivery counts, and reports whether any record
+// became acquirable and how many it released. REQUIRES: p.mu held.
+func (p *Partition) releaseLocked(l *lock, member int32) (bool, int) {
+	from, to, idx := p.start, p.end-1, int32(-1)
 	if l != nil {
-		from, to = max(l.first, p.start), min(l.last, p.end-1)
+		// Read before settling: l is freed with its last record.
+		from, to, idx = max(l.first, p.start), min(l.last(), p.end-1), l.idx
 	}
 	released, settled := false, 0
 	for off := from; off <= to; off++ {
 		r := &p.recs[off-p.start]
-		if r.state != Acquired || r.lock.member != member || (l != nil && r.lock != l) {
+		if !p.heldByLocked(r, member) || (idx >= 0 && r.lock != idx) {
 			continue
 		}
 		st := p.releasedState(r.deliveries)
-		p.settleLocked(r, st)
+		p.settleLocked(off, r, st)
 		released = released || st == Available
 		settled++
 	}
@@ -365,7 +393,10 @@ func (p *Partition) releaseLocked(l *lock, member string) (bool, int) {
 // the persister (without waiting for it). O(window).
 func (p *Partition) Release(member string) {
 	p.mu.Lock()
-	wake, settled := p.releaseLocked(nil, member)
+	wake, settled := false, 0
+	if m := p.holders.find(member); m >= 0 {
+		wake, settled = p.releaseLocked(nil, m)
+	}
 	p.mu.Unlock()
 	if settled > 0 {
 		p.Persist(nil)

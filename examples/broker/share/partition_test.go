@@ -202,8 +202,9 @@ func TestManyLocksAllCancelled(t *testing.T) {
 // fixed random mix of acquisitions, acknowledgements of every type, member
 // releases, lock expiries and log-start moves, checking after each step
 // that the count of available records the acquisitions rely on is the
-// window's, that the start is never past an unsettled record, and that
-// the timer holds no more locks than acquisitions hold records.
+// window's, that the start is never past an unsettled record, that the
+// timer holds no more locks than acquisitions hold records, and that the
+// lock slab agrees with the window (checkLocksLocked).
 func TestRandomOperationsKeepTheWindowConsistent(t *testing.T) {
 	h := newHarness(t, Config{DeliveryLimit: 3, MaxLocks: 100})
 	p := h.part(0)
@@ -219,7 +220,7 @@ func TestRandomOperationsKeepTheWindowConsistent(t *testing.T) {
 			p.Acquire(m, 1+rng.IntN(30), logStart, logEnd, testLock)
 		case 2:
 			first := p.Start() + int64(rng.IntN(20))
-			_ = p.Acknowledge(m, first, first+int64(rng.IntN(5)), []int8{int8(rng.IntN(4))}, testLock)
+			_ = p.Acknowledge(m, first, first+int64(rng.IntN(5)), []int8{int8(rng.IntN(5))}, testLock)
 		case 3:
 			p.Release(m)
 		case 4:
@@ -246,6 +247,7 @@ func TestRandomOperationsKeepTheWindowConsistent(t *testing.T) {
 			require.True(t, st == Available || st == Acquired, "step %d: the start stops at the first unsettled record", step)
 		}
 		require.LessOrEqual(t, len(p.recs), 100, "step %d: the window is bounded", step)
+		checkLocksLocked(t, p, step)
 		p.mu.Unlock()
 	}
 }

@@ -113,7 +113,7 @@ func (p *Partition) restore(s Snapshot) {
 		return
 	}
 	p.w.stateEpoch = s.StateEpoch
-	p.start, p.end, p.recs, p.avail = s.StartOffset, s.StartOffset, nil, 0
+	p.start, p.end, p.recs, p.avail, p.availFrom = s.StartOffset, s.StartOffset, nil, 0, s.StartOffset
 	for _, b := range s.Batches {
 		if b.Last < p.end || b.First > b.Last {
 			continue // before the start, or a run out of order: nothing to place
