@@ -15,12 +15,19 @@ import (
 
 // describe848Kadm returns the group as kadm's DescribeConsumerGroups
 // shows it (ConsumerGroupDescribe at the coordinator kadm finds); false
-// while it cannot. Each call is a new client's: kgo's sharded requests
-// keep a coordinator that refuses connections cached (a refused dial is
-// not retried, and does not drop it), so a long-lived client would go on
-// asking the dead one.
-func (c *processCluster) describe848Kadm(group string) (kadm.DescribedConsumerGroup, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...))
+// while it cannot. Each call is a new client's, seeded with the brokers
+// but dead's (0: none): kgo's sharded requests keep a coordinator that
+// refuses connections cached (a refused dial is not retried, and does not
+// drop it), so a long-lived client would go on asking the dead one, and
+// a seed that refuses fails the request.
+func (c *processCluster) describe848Kadm(group string, dead int32) (kadm.DescribedConsumerGroup, error) {
+	var seeds []string
+	for id := int32(1); id <= 3; id++ {
+		if id != dead {
+			seeds = append(seeds, c.addrs[id])
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
 	if err != nil {
 		return kadm.DescribedConsumerGroup{}, err
 	}
@@ -93,7 +100,7 @@ func TestConsumerGroup848SurvivesCoordinatorKill9(t *testing.T) {
 			}
 		}
 		var err error
-		before, err = c.describe848Kadm(group)
+		before, err = c.describe848Kadm(group, 0)
 		return err == nil && before.State == "Stable" && len(before.Members) == 3 && before.Coordinator.NodeID == coordinator
 	}, 30*time.Second, 10*time.Millisecond, "every partition's commit moved on since the group was Stable")
 
@@ -113,7 +120,7 @@ func TestConsumerGroup848SurvivesCoordinatorKill9(t *testing.T) {
 	var after kadm.DescribedConsumerGroup
 	var err error
 	if !assert.Eventually(t, func() bool {
-		after, err = c.describe848Kadm(group)
+		after, err = c.describe848Kadm(group, coordinator)
 		return err == nil && after.Coordinator.NodeID != coordinator && after.State == "Stable" && len(after.Members) == 3
 	}, 30*time.Second, 100*time.Millisecond, "the group is Stable at a new coordinator") {
 		t.Fatalf("before the kill: %+v\nafter: %+v (%v)", before, after, err)
@@ -124,8 +131,12 @@ func TestConsumerGroup848SurvivesCoordinatorKill9(t *testing.T) {
 	assert.Equal(t, before.AssignmentEpoch, after.AssignmentEpoch, "the same target assignment")
 	assert.Equal(t, members848(before), members848(after), "the same members, at their epochs, with their partitions")
 
-	committed, ok := c.fetchCommitted(admin, after.Coordinator.NodeID, group, topic, partitions)
-	require.True(t, ok, "the new coordinator answers OffsetFetch")
+	var committed map[int32]int64
+	c.eventually(func() bool {
+		var ok bool
+		committed, ok = c.fetchCommitted(admin, after.Coordinator.NodeID, group, topic, partitions)
+		return ok
+	}, 10*time.Second, 50*time.Millisecond, "the new coordinator answers OffsetFetch")
 	for p, o := range acked {
 		assert.GreaterOrEqual(t, committed[p], o, "partition %d: the commit acknowledged before the kill is kept", p)
 	}
@@ -139,7 +150,7 @@ func TestConsumerGroup848SurvivesCoordinatorKill9(t *testing.T) {
 	assert.Empty(t, missing, "no record was skipped")
 	assert.LessOrEqual(t, dups, uncommitted, "nothing consumed twice beyond what was uncommitted at the kill")
 	t.Logf("%d records consumed more than once", dups)
-	final, err := c.describe848Kadm(group)
+	final, err := c.describe848Kadm(group, coordinator)
 	require.NoError(t, err)
 	assert.Equal(t, before.Epoch, final.Epoch, "still no rebalance once the load is consumed")
 }
