@@ -207,8 +207,8 @@ func (c *Coordinator) storeLocked(g *group, all bool, ms ...*member) (Pending, e
 //
 // REQUIRES: g.mu held.
 func (c *Coordinator) storeGoneLocked(g *group) {
-	if c.cfg.store == nil {
-		return
+	if c.cfg.store == nil || g.stored == nil && len(g.members) == 0 && len(g.removed) == 0 {
+		return // nothing of it was stored: a join that made it failed
 	}
 	removed := append(slices.Collect(maps.Keys(g.members)), g.removed...)
 	slices.Sort(removed)
