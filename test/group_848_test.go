@@ -201,10 +201,9 @@ func stable848With(d kmsg.ConsumerGroupDescribeResponseGroup, n int, topic strin
 // is killed with SIGKILL. The group is Stable again at the new leader of
 // its offsets partition with every partition assigned, every commit
 // acknowledged before the kill is there, and once the producer stops the
-// members have consumed every offset at least once. The group's state is not kept in
-// __consumer_offsets yet (its offsets are): the members are told
-// UNKNOWN_MEMBER_ID by the new coordinator and join again, at a new
-// epoch, from their committed offsets.
+// members have consumed every offset at least once. (That the group comes
+// back at the same epoch, from its records in __consumer_offsets, is
+// TestConsumerGroup848SurvivesCoordinatorKill9's.)
 func TestConsumerGroup848CoordinatorKill9(t *testing.T) {
 	const (
 		topic      = "group-848-failover"

@@ -119,6 +119,7 @@ func (c *Coordinator) Delete(groups []string) []*kerr.Error {
 			if len(g.members) > 0 {
 				out[i] = kerr.NonEmptyGroup
 			} else {
+				c.storeGoneLocked(g)
 				c.dropLocked(g)
 			}
 		}
@@ -129,7 +130,10 @@ func (c *Coordinator) Delete(groups []string) []*kerr.Error {
 
 // Unload forgets the groups for which belongs is true (those of an
 // offsets partition this broker no longer leads), cancelling their
-// members' timers. It returns how many it forgot.
+// members' timers; nothing is stored: the partition's new leader loads
+// them (Load). Their members' heartbeats here are then NOT_COORDINATOR
+// (the broker routes them by partition), and the clients find the new
+// coordinator. It returns how many it forgot.
 func (c *Coordinator) Unload(belongs func(group string) bool) int {
 	c.mu.Lock()
 	var gs []*group

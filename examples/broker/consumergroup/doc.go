@@ -50,7 +50,11 @@
 //
 // # Lock order
 //
-// A group's mutex, then Coordinator.mu (the map of groups), a leaf. A
+// A group's mutex, then Coordinator.mu (the map of groups), a leaf; a
+// Store's Append runs under the group's mutex (in the broker, the
+// runtime's compaction lock and the storage partition's come after it),
+// and a change's wait with no lock held. Load runs under the runtime's
+// Topic.mu, before both. A
 // timer task runs with no lock held and takes its group's mutex; the
 // tasks are only ever (re)scheduled with a positive delay under it, which
 // never runs them at once.
@@ -65,15 +69,48 @@
 // none, or when the last of them expires, as Kafka deletes an Empty
 // consumer group whose offsets are gone.
 //
+// # Kept in __consumer_offsets
+//
+// With a Store (WithStore; the broker's is package group/service's, in
+// the format of package group/records) each change of a group is
+// appended to the group's partition of __consumer_offsets, beside its
+// committed offsets, as Kafka writes its consumer group records: the
+// group's epoch, target epoch, assignor and subscribed topics' hash; each
+// member's ids, client, subscription, server assignor, rebalance timeout,
+// epoch and previous epoch, partitions assigned and pending revocation
+// (its reconciliation state follows from them), assignment epochs and
+// target; a tombstone when a member goes, and when the group does
+// (store.go). What changed is found by comparing each member the step
+// touched (every member, when the target was computed again) with what
+// was last stored: a heartbeat that changes nothing writes nothing. A
+// heartbeat that changes something is answered once its batch is durable
+// (the high watermark passed it), as Kafka's runtime answers; a change
+// nobody waits for (a session expired, a member fenced) is appended all
+// the same.
+//
+// When a broker comes to lead a partition, its replay hands the groups
+// to Load before the classic coordinator loads the partition's offsets:
+// each group comes back at its epochs with its members, targets and
+// static members, each member's session started afresh (Kafka gives
+// loaded members a new session timeout) and its rebalance timeout running
+// again if it must revoke partitions; the group's subscribed topics are
+// compared at its next heartbeat with the hash stored, so the epoch moves
+// only if they changed meanwhile. Members that keep heartbeating go on at
+// the same epochs, without a rebalance. Unload forgets the groups of a
+// partition no longer led here; their members are NOT_COORDINATOR there
+// and find the new coordinator.
+//
+// Unlike Kafka's runtime, a change the store refuses or that is not
+// replicated is not rolled back in memory: the heartbeat is answered the
+// error (NOT_COORDINATOR, REQUEST_TIMED_OUT, COORDINATOR_NOT_AVAILABLE),
+// and a group whose partition moved is reloaded from what the log has by
+// the new leader. What was not stored is tried again with the group's
+// next change.
+//
 // # Not implemented
 //
-// The groups' records in __consumer_offsets (Kafka's
-// ConsumerGroupMetadata, ConsumerGroupMemberMetadata, target and current
-// assignment records): a group lives in its coordinator's memory, and a
-// coordinator that moves, or a broker that restarts, loses it; members
-// are then told UNKNOWN_MEMBER_ID and join again, at a new epoch, from
-// their committed offsets. Classic members in a consumer group (Kafka's
-// upgrade and downgrade of a group between the protocols), rack-aware
-// assignment, group.consumer.max.size and the client-side assignors of
-// KIP-848 are not served.
+// Classic members in a consumer group (Kafka's upgrade and downgrade of a
+// group between the protocols), rack-aware assignment,
+// group.consumer.max.size and the client-side assignors of KIP-848 are
+// not served.
 package consumergroup

@@ -34,6 +34,7 @@ type member struct {
 	rebalance      timer.Task
 	rebalanceDue   time.Duration // 0: no rebalance timeout running
 	rebalanceEpoch int32         // the epoch the rebalance timeout was set at
+	stored         *StoredMember // as last appended to the store; nil: never
 
 	g *group
 }
@@ -64,6 +65,10 @@ type group struct {
 	resolved      map[string][]string
 	topicsHash    uint64
 	gone          bool // deleted or unloaded: a caller that found it looks again
+	// stored is the metadata last appended to the store (nil: never),
+	// removed the members removed since (store.go).
+	stored  *StoredGroup
+	removed []string
 }
 
 func newGroup(id string) *group {
@@ -262,6 +267,7 @@ func (g *group) removeLocked(m *member, tm *timer.Timer) {
 	if m.instanceID != "" && g.static[m.instanceID] == m.id {
 		delete(g.static, m.instanceID)
 	}
+	g.removed = append(g.removed, m.id)
 	g.epoch++
 }
 

@@ -45,38 +45,57 @@ type HeartbeatResponse struct {
 
 // Heartbeat runs a member's heartbeat (Kafka's consumerGroupHeartbeat):
 // it joins, leaves, or keeps its session and takes the next step towards
-// its target assignment. The error is a Kafka error; its message, if any,
-// is the string. O(the group's members and subscribed partitions) when
-// the target assignment is computed again, O(the member's partitions)
-// otherwise.
-func (c *Coordinator) Heartbeat(req HeartbeatRequest) (HeartbeatResponse, *kerr.Error, string) {
+// its target assignment, and calls done with the answer once what it
+// changed is durable in the store (WithStore), as Kafka's runtime answers
+// a heartbeat once its records are replicated; at once without a store
+// or a change. The error is a Kafka error; its message, if any, is the
+// string. done is called exactly once, with no lock held, perhaps before
+// Heartbeat returns, perhaps from another goroutine. O(the group's
+// members and subscribed partitions) when the target assignment is
+// computed again, O(the member's partitions) otherwise.
+func (c *Coordinator) Heartbeat(req HeartbeatRequest, done func(HeartbeatResponse, *kerr.Error, string)) {
 	if err, msg := c.validate(&req); err != nil {
-		return HeartbeatResponse{}, err, msg
+		done(HeartbeatResponse{}, err, msg)
+		return
 	}
 	for {
 		join := req.MemberEpoch == JoinEpoch
 		if join && c.cfg.owns != nil && !c.cfg.owns(req.Group) {
-			return HeartbeatResponse{}, kerr.NotCoordinator, ""
+			done(HeartbeatResponse{}, kerr.NotCoordinator, "")
+			return
 		}
 		g := c.lookup(req.Group, join)
 		if g == nil {
 			if req.MemberEpoch < 0 {
-				return HeartbeatResponse{}, kerr.GroupIDNotFound, ""
+				done(HeartbeatResponse{}, kerr.GroupIDNotFound, "")
+			} else {
+				done(HeartbeatResponse{}, kerr.UnknownMemberID, "")
 			}
-			return HeartbeatResponse{}, kerr.UnknownMemberID, ""
+			return
 		}
 		g.mu.Lock()
 		if g.gone {
 			g.mu.Unlock()
 			continue // deleted meanwhile: look again
 		}
-		resp, err, msg := c.heartbeatLocked(g, &req)
+		resp, err, msg, wait := c.heartbeatLocked(g, &req)
 		empty := len(g.members) == 0
 		g.mu.Unlock()
 		if empty {
 			c.emptied(g.id) // left, or a join that made the group failed
 		}
-		return resp, err, msg
+		if wait == nil {
+			done(resp, err, msg)
+			return
+		}
+		wait(func(werr error) {
+			if werr != nil {
+				done(HeartbeatResponse{}, kafkaError(werr), "")
+				return
+			}
+			done(resp, nil, "")
+		})
+		return
 	}
 }
 
@@ -115,16 +134,48 @@ func (c *Coordinator) validate(req *HeartbeatRequest) (*kerr.Error, string) {
 	return nil, ""
 }
 
-// heartbeatLocked is Heartbeat with the group's mutex held.
+// heartbeatLocked is Heartbeat with the group's mutex held: it returns
+// the answer and, if the heartbeat changed the group, the wait for the
+// change to be durable, before which it must not be sent. A change the
+// store refuses is answered its error.
 //
 // REQUIRES: g.mu held.
-func (c *Coordinator) heartbeatLocked(g *group, req *HeartbeatRequest) (HeartbeatResponse, *kerr.Error, string) {
+func (c *Coordinator) heartbeatLocked(g *group, req *HeartbeatRequest) (HeartbeatResponse, *kerr.Error, string, Pending) {
+	var (
+		resp HeartbeatResponse
+		err  *kerr.Error
+		msg  string
+		m    *member
+		all  bool
+	)
 	if req.MemberEpoch < 0 {
-		return c.leaveLocked(g, req)
+		resp, err, msg, m = c.leaveLocked(g, req)
+	} else {
+		resp, err, msg, m, all = c.beatLocked(g, req)
 	}
+	if err != nil {
+		return resp, err, msg, nil
+	}
+	var ms []*member
+	if m != nil {
+		ms = append(ms, m)
+	}
+	wait, serr := c.storeLocked(g, all, ms...)
+	if serr != nil {
+		return HeartbeatResponse{}, kafkaError(serr), "", nil
+	}
+	return resp, nil, "", wait
+}
+
+// beatLocked is a heartbeat at epoch 0 or above: it returns the answer,
+// the member, and whether the target assignment was computed again (every
+// member's target may have changed).
+//
+// REQUIRES: g.mu held.
+func (c *Coordinator) beatLocked(g *group, req *HeartbeatRequest) (HeartbeatResponse, *kerr.Error, string, *member, bool) {
 	m, joined, err := c.memberLocked(g, req)
 	if err != nil {
-		return HeartbeatResponse{}, err, ""
+		return HeartbeatResponse{}, err, "", nil, false
 	}
 	// Every heartbeat restarts the member's session: its one task is
 	// moved in O(1), never a new one (Kafka's CoordinatorTimer keyed by
@@ -132,7 +183,7 @@ func (c *Coordinator) heartbeatLocked(g *group, req *HeartbeatRequest) (Heartbea
 	// here, under the group's mutex, which the task takes.
 	m.sessionDue = c.clk.Now() + c.cfg.session
 	if _, err := c.tm.Reschedule(&m.session, c.cfg.session); err != nil {
-		return HeartbeatResponse{}, kerr.CoordinatorNotAvailable, ""
+		return HeartbeatResponse{}, kerr.CoordinatorNotAvailable, "", nil, false
 	}
 	prevAssigned := m.assigned.clone()
 	prevEpoch := m.epoch
@@ -143,7 +194,8 @@ func (c *Coordinator) heartbeatLocked(g *group, req *HeartbeatRequest) (Heartbea
 	if g.refreshTopicsLocked(ts, subscribed) || subscribed {
 		g.epoch++
 	}
-	if g.epoch != g.targetEpoch {
+	retarget := g.epoch != g.targetEpoch
+	if retarget {
 		g.computeTargetLocked(ts, c.cfg.assignors)
 	}
 	next := reconcile(m.current, g.targetEpoch, g.target[m.id], req.Owned, g.freeLocked(m.id))
@@ -157,7 +209,7 @@ func (c *Coordinator) heartbeatLocked(g *group, req *HeartbeatRequest) (Heartbea
 	if req.Owned != nil || req.MemberEpoch == JoinEpoch || m.epoch != prevEpoch || !m.assigned.equal(prevAssigned) {
 		resp.Assignment = m.assigned.clone()
 	}
-	return resp, nil, ""
+	return resp, nil, "", m, retarget
 }
 
 // memberLocked returns the member a heartbeat is from: joining (epoch 0),
@@ -236,6 +288,7 @@ func (c *Coordinator) replaceStaticLocked(g *group, prev *member, id string) *me
 	g.releaseLocked(prev)
 	m.since = prev.since
 	delete(g.members, prev.id)
+	g.removed = append(g.removed, prev.id)
 	g.members[id] = m
 	g.static[m.instanceID] = id
 	if t, ok := g.target[prev.id]; ok {
@@ -284,21 +337,23 @@ func (c *Coordinator) subscribeLocked(g *group, m *member, req *HeartbeatRequest
 // now (epoch -2): it keeps its partitions and target until its session
 // expires or its instance joins again.
 //
+// It returns the member if it stays (a static member that left for now).
+//
 // REQUIRES: g.mu held.
-func (c *Coordinator) leaveLocked(g *group, req *HeartbeatRequest) (HeartbeatResponse, *kerr.Error, string) {
+func (c *Coordinator) leaveLocked(g *group, req *HeartbeatRequest) (HeartbeatResponse, *kerr.Error, string, *member) {
 	m := g.members[req.MemberID]
 	if req.InstanceID != "" {
 		sm := g.members[g.static[req.InstanceID]]
 		switch {
 		case sm == nil:
-			return HeartbeatResponse{}, kerr.UnknownMemberID, ""
+			return HeartbeatResponse{}, kerr.UnknownMemberID, "", nil
 		case sm.id != req.MemberID:
-			return HeartbeatResponse{}, kerr.FencedInstanceID, ""
+			return HeartbeatResponse{}, kerr.FencedInstanceID, "", nil
 		}
 		m = sm
 	}
 	if m == nil {
-		return HeartbeatResponse{}, kerr.UnknownMemberID, ""
+		return HeartbeatResponse{}, kerr.UnknownMemberID, "", nil
 	}
 	resp := HeartbeatResponse{MemberID: m.id, MemberEpoch: req.MemberEpoch, HeartbeatInterval: c.cfg.heartbeat}
 	if req.MemberEpoch == StaticLeaveEpoch {
@@ -306,11 +361,11 @@ func (c *Coordinator) leaveLocked(g *group, req *HeartbeatRequest) (HeartbeatRes
 		c.tm.Cancel(&m.rebalance)
 		m.rebalanceDue = 0
 		c.log.Debug("static consumer group member left for now", zap.String("group", g.id), zap.String("member", m.id))
-		return resp, nil, ""
+		return resp, nil, "", m
 	}
 	g.removeLocked(m, c.tm)
 	c.log.Debug("consumer group member left", zap.String("group", g.id), zap.String("member", m.id), zap.Int32("group_epoch", g.epoch))
-	return resp, nil, ""
+	return resp, nil, "", nil
 }
 
 func joinNames(names []string) string {

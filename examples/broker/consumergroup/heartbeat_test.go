@@ -127,7 +127,7 @@ func TestLeaveAndStaticMembers(t *testing.T) {
 		if epoch == JoinEpoch {
 			req.SubscribedNames, req.RebalanceTimeout = []string{"t"}, 1000
 		}
-		resp, err, _ := c.Heartbeat(req)
+		resp, err, _ := heartbeat(c, req)
 		return resp, err
 	}
 	r, err := static("s1", JoinEpoch, Assignment{})
@@ -165,7 +165,7 @@ func TestLeaveAndStaticMembers(t *testing.T) {
 
 // heartbeatLeave is a dynamic member's leave.
 func (c *Coordinator) heartbeatLeave(group, member string) (HeartbeatResponse, *kerr.Error) {
-	resp, err, _ := c.Heartbeat(HeartbeatRequest{Version: 1, Group: group, MemberID: member, MemberEpoch: LeaveEpoch, RebalanceTimeout: -1})
+	resp, err, _ := heartbeat(c, HeartbeatRequest{Version: 1, Group: group, MemberID: member, MemberEpoch: LeaveEpoch, RebalanceTimeout: -1})
 	return resp, err
 }
 
@@ -210,7 +210,7 @@ func TestRegexAndTopicChanges(t *testing.T) {
 	topics.set("bar", 1)
 	c, _ := newTestCoordinator(t, topics)
 	re := "foo.*"
-	resp, err, msg := c.Heartbeat(HeartbeatRequest{Version: 1, Group: "g", MemberID: "m1", MemberEpoch: JoinEpoch,
+	resp, err, msg := heartbeat(c, HeartbeatRequest{Version: 1, Group: "g", MemberID: "m1", MemberEpoch: JoinEpoch,
 		RebalanceTimeout: 1000, SubscribedRegex: &re, Owned: Assignment{}})
 	require.Nil(t, err, msg)
 	assert.Equal(t, parts(foo1, 0), resp.Assignment, "the regex matches whole names: foo1, not bar")
@@ -227,7 +227,7 @@ func TestRegexAndTopicChanges(t *testing.T) {
 	assert.Equal(t, Assignment{foo1.ID: {0, 1, 2}, foo2.ID: {0, 1}}, r.Assignment, "new partitions are assigned")
 
 	bad := "("
-	_, err, _ = c.Heartbeat(HeartbeatRequest{Version: 1, Group: "g", MemberID: "m2", MemberEpoch: JoinEpoch,
+	_, err, _ = heartbeat(c, HeartbeatRequest{Version: 1, Group: "g", MemberID: "m2", MemberEpoch: JoinEpoch,
 		RebalanceTimeout: 1000, SubscribedRegex: &bad, Owned: Assignment{}})
 	assert.Equal(t, kerr.InvalidRegularExpression, err)
 }
@@ -252,11 +252,11 @@ func TestInvalidHeartbeats(t *testing.T) {
 		{"a heartbeat to an unknown group", HeartbeatRequest{Version: 1, Group: "g", MemberID: "m", MemberEpoch: 3}, kerr.UnknownMemberID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err, _ := c.Heartbeat(tc.req)
+			_, err, _ := heartbeat(c, tc.req)
 			assert.Equal(t, tc.want, err)
 		})
 	}
-	resp, err, _ := c.Heartbeat(HeartbeatRequest{Version: 0, Group: "g", RebalanceTimeout: 1, SubscribedNames: []string{}, ServerAssignor: &uniform})
+	resp, err, _ := heartbeat(c, HeartbeatRequest{Version: 0, Group: "g", RebalanceTimeout: 1, SubscribedNames: []string{}, ServerAssignor: &uniform})
 	require.Nil(t, err)
 	assert.NotEmpty(t, resp.MemberID, "v0: the coordinator names the member")
 }
@@ -321,7 +321,7 @@ func TestOwnerAndUnload(t *testing.T) {
 	assert.Equal(t, 1, c.Unload(func(g string) bool { return g == "g" }))
 	assert.False(t, c.Has("g"), "unloaded")
 	owned = false
-	_, err, _ := c.Heartbeat(HeartbeatRequest{Version: 1, Group: "g", MemberID: "m1", MemberEpoch: JoinEpoch,
+	_, err, _ := heartbeat(c, HeartbeatRequest{Version: 1, Group: "g", MemberID: "m1", MemberEpoch: JoinEpoch,
 		RebalanceTimeout: 1000, SubscribedNames: []string{"t"}, Owned: Assignment{}})
 	assert.Equal(t, kerr.NotCoordinator, err)
 	clk.Advance(2 * testSession) // the unloaded member's session task runs without effect

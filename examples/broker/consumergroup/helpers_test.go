@@ -98,7 +98,7 @@ func newTestCoordinator(t *testing.T, topics *fakeTopics, opts ...Option) (*Coor
 // join is a member's first heartbeat, subscribing to topics.
 func join(t *testing.T, c *Coordinator, group, member string, topics ...string) HeartbeatResponse {
 	t.Helper()
-	resp, err, msg := c.Heartbeat(HeartbeatRequest{Version: 1, Group: group, MemberID: member, MemberEpoch: JoinEpoch,
+	resp, err, msg := heartbeat(c, HeartbeatRequest{Version: 1, Group: group, MemberID: member, MemberEpoch: JoinEpoch,
 		RebalanceTimeout: int32(testRebalance / time.Millisecond), SubscribedNames: topics, Owned: Assignment{}})
 	require.Nil(t, err, msg)
 	return resp
@@ -110,7 +110,7 @@ func beat(t *testing.T, c *Coordinator, group, member string, epoch int32, owned
 	if owned == nil {
 		owned = Assignment{}
 	}
-	resp, err, _ := c.Heartbeat(HeartbeatRequest{Version: 1, Group: group, MemberID: member, MemberEpoch: epoch,
+	resp, err, _ := heartbeat(c, HeartbeatRequest{Version: 1, Group: group, MemberID: member, MemberEpoch: epoch,
 		RebalanceTimeout: -1, Owned: owned})
 	return resp, err
 }
@@ -118,7 +118,7 @@ func beat(t *testing.T, c *Coordinator, group, member string, epoch int32, owned
 // keepAlive is a heartbeat that says nothing but the member's epoch.
 func keepAlive(t *testing.T, c *Coordinator, group, member string, epoch int32) (HeartbeatResponse, *kerr.Error) {
 	t.Helper()
-	resp, err, _ := c.Heartbeat(HeartbeatRequest{Version: 1, Group: group, MemberID: member, MemberEpoch: epoch, RebalanceTimeout: -1})
+	resp, err, _ := heartbeat(c, HeartbeatRequest{Version: 1, Group: group, MemberID: member, MemberEpoch: epoch, RebalanceTimeout: -1})
 	return resp, err
 }
 
@@ -128,4 +128,21 @@ func parts(t TopicMeta, ps ...int32) Assignment {
 		return Assignment{}
 	}
 	return Assignment{t.ID: ps}
+}
+
+// heartbeat runs req and returns its answer, which a coordinator whose
+// store completes its waits at once (or that has none) gives before
+// Heartbeat returns.
+func heartbeat(c *Coordinator, req HeartbeatRequest) (HeartbeatResponse, *kerr.Error, string) {
+	var (
+		resp     HeartbeatResponse
+		err      *kerr.Error
+		msg      string
+		answered bool
+	)
+	c.Heartbeat(req, func(r HeartbeatResponse, e *kerr.Error, m string) { resp, err, msg, answered = r, e, m, true })
+	if !answered {
+		panic("heartbeat not answered at once")
+	}
+	return resp, err, msg
 }

@@ -49,6 +49,7 @@ type config struct {
 	topics    func() Topics
 	owns      func(group string) bool // nil: every group
 	onEmpty   func(group string)      // nil: nothing
+	store     Store                   // nil: none, the groups live in memory alone
 }
 
 func defaultConfig() config {
@@ -125,3 +126,10 @@ func WithOwner(owns func(group string) bool) Option {
 func WithOnEmpty(f func(group string)) Option {
 	return optionFunc(func(c *config) { c.onEmpty = f })
 }
+
+// WithStore sets where the coordinator keeps its groups (store.go): every
+// change of a group is appended to it, and a heartbeat answered once its
+// change is durable. The broker's appends to __consumer_offsets, and a
+// coordinator that takes the groups over loads them (Load). Default: none,
+// and a group lives in this coordinator's memory alone.
+func WithStore(s Store) Option { return optionFunc(func(c *config) { c.store = s }) }

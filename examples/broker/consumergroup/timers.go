@@ -58,6 +58,7 @@ func (r memberTimer) expire() (empty bool) {
 		return false // heartbeating again, or revoked
 	}
 	g.removeLocked(m, r.c.tm)
+	r.c.storeQuietlyLocked(g)
 	return len(g.members) == 0
 }
 

@@ -8,6 +8,9 @@ package server
 // said what it owns, its assignment (package consumergroup computes and
 // reconciles it). v1 brings SubscribedTopicRegex, resolved by the
 // coordinator against every topic, and requires the member to name itself.
+// A heartbeat that changes the group is answered once the change is
+// durable in the group's __consumer_offsets partition, where a coordinator
+// that takes the group over finds it (package consumergroup/records).
 // A group that is a classic group with members is answered
 // GROUP_ID_NOT_FOUND, as Kafka answers when it does not convert a group
 // between protocols; a client's classic and consumer members do not share
@@ -55,24 +58,28 @@ func (s *Server) handleConsumerGroupHeartbeat(r *kafkanet.Request) {
 			hr.Owned[t.TopicID] = append(hr.Owned[t.TopicID], t.Partitions...)
 		}
 	}
-	out, err, msg := s.consumers.Heartbeat(hr)
-	if err != nil {
-		resp.ErrorCode, resp.ErrorMessage = err.Code, nilIfEmpty(msg)
-		r.Respond(resp)
-		return
-	}
-	resp.MemberID, resp.MemberEpoch = &out.MemberID, out.MemberEpoch
-	resp.HeartbeatIntervalMillis = int32(out.HeartbeatInterval.Milliseconds())
-	if out.Assignment != nil {
-		a := kmsg.NewConsumerGroupHeartbeatResponseAssignment()
-		for _, id := range out.Assignment.Topics() {
-			t := kmsg.NewConsumerGroupHeartbeatResponseAssignmentTopic()
-			t.TopicID, t.Partitions = id, out.Assignment[id]
-			a.Topics = append(a.Topics, t)
+	// Answered once the heartbeat's change of the group is durable in
+	// __consumer_offsets (consumergroup.WithStore), from the goroutine
+	// that ends its wait.
+	s.consumers.Heartbeat(hr, func(out consumergroup.HeartbeatResponse, err *kerr.Error, msg string) {
+		if err != nil {
+			resp.ErrorCode, resp.ErrorMessage = err.Code, nilIfEmpty(msg)
+			r.Respond(resp)
+			return
 		}
-		resp.Assignment = &a
-	}
-	r.Respond(resp)
+		resp.MemberID, resp.MemberEpoch = &out.MemberID, out.MemberEpoch
+		resp.HeartbeatIntervalMillis = int32(out.HeartbeatInterval.Milliseconds())
+		if out.Assignment != nil {
+			a := kmsg.NewConsumerGroupHeartbeatResponseAssignment()
+			for _, id := range out.Assignment.Topics() {
+				t := kmsg.NewConsumerGroupHeartbeatResponseAssignmentTopic()
+				t.TopicID, t.Partitions = id, out.Assignment[id]
+				a.Topics = append(a.Topics, t)
+			}
+			resp.Assignment = &a
+		}
+		r.Respond(resp)
+	})
 }
 
 // classicGroupActive reports whether group is a classic group with

@@ -7,7 +7,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/broker/group/service"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 )
 
@@ -15,8 +17,10 @@ import (
 // consumergroup) to the broker; the API files 68 and 69 serve it, and the
 // classic group APIs that name a group (08, 09, 11, 15, 16, 42) ask it
 // first whether the group is a consumer group. Its groups are routed as
-// the classic ones are, to the leader of their offsets partition, and
-// forgotten when that partition is unloaded here.
+// the classic ones are, to the leader of their offsets partition, kept in
+// that partition's records (group/service's ConsumerStore), loaded from
+// them when this broker comes to lead it, and forgotten when it is
+// unloaded here.
 
 // newConsumerGroups builds the consumer group coordinator from the
 // broker's configs, reading the topics from the metadata image.
@@ -31,6 +35,9 @@ func (s *Server) newConsumerGroups(cfg Config, log *zap.Logger) (*consumergroup.
 		// before the metadata log opens, so before any request.
 		consumergroup.WithOwner(func(group string) bool { return s.offsets.Owns(group) }),
 		consumergroup.WithOnEmpty(s.consumerGroupEmptied),
+		// Its groups' records go to their offsets partitions, as the
+		// classic coordinator's (s.offsets, set likewise).
+		consumergroup.WithStore(service.ConsumerStore(func() *coordinator.Topic { return s.offsets })),
 	)
 }
 

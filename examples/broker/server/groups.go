@@ -29,13 +29,19 @@ const offsetsTopic = coordinator.OffsetsTopic
 // newGroupCoordinator builds the group coordinator from the broker's
 // configs, with its purgatories' metrics on the broker's registry, hosted
 // by rt on the offsets topic, which it returns too. The consumer groups of
-// a partition unloaded are forgotten with its classic groups.
+// a partition loaded are loaded before its classic groups, those of a
+// partition unloaded forgotten with them.
 func newGroupCoordinator(rt *coordinator.Runtime, cfg Config, log *zap.Logger, reg prometheus.Registerer,
 	consumers *consumergroup.Coordinator) (*group.Coordinator, *coordinator.Topic, error) {
 	return service.New(rt, service.Config{
 		Partitions: cfg.OffsetsTopicPartitions, ReplicationFactor: cfg.OffsetsTopicRF,
 		CommitTimeout: cfg.OffsetsCommitTimeout, CompactionDeadRecords: cfg.OffsetsCompactionDeadRecords,
 		OnUnload: func(inPartition func(string) bool) { consumers.Unload(inPartition) },
+		OnLoad: func(groups []consumergroup.StoredGroup) {
+			if _, err := consumers.Load(groups); err != nil {
+				log.Warn("loading consumer groups", zap.Error(err))
+			}
+		},
 	},
 		group.WithLogger(log.Named("group")),
 		group.WithRegisterer(reg),

@@ -25,6 +25,12 @@
 //     written yet writes one with the protocol type alone. Versions 0 to
 //     4 are read. A tombstone: the group is gone.
 //
+// Key versions 848 and 849 are this broker's own: a KIP-848 consumer
+// group and one of its members (consumer.go), made of kmsg's consumer
+// group RPC messages because kmsg has no type for Kafka's ConsumerGroup*
+// records (key versions 3 to 8, refused here). A Replay hands them over
+// (ConsumerGroups) and compacts them with the rest.
+//
 // The latest record of a key wins; times are wall-clock milliseconds.
 // Each change is one batch (Batch): uncompressed, from no producer, so
 // that a change is whole or absent in the partition.
@@ -47,7 +53,7 @@
 // # Replay
 //
 // A Replay applies batches in log order and returns the groups that are
-// left (Groups), each offset with its record's position in the log, and
+// left (Groups, and the consumer groups, ConsumerGroups), each offset with its record's position in the log, and
 // the offsets still pending, by producer: a group with neither offsets,
 // pending ones nor live metadata is gone. A batch that holds a record
 // this package does not write (nor a transaction's marker) fails the

@@ -131,6 +131,16 @@ type change struct {
 	producer int64
 }
 
+// consumerKeyVersion returns the version of key if it is a consumer
+// group's (consumer.go).
+func consumerKeyVersion(key []byte) (int16, bool) {
+	if len(key) < 2 {
+		return 0, false
+	}
+	v := int16(binary.BigEndian.Uint16(key))
+	return v, v == consumerGroupKeyVersion || v == consumerMemberKeyVersion
+}
+
 // decode reads one record, at position pos of the log.
 func decode(r kmsg.Record, pos int64) (change, error) {
 	if len(r.Key) < 2 {
@@ -216,10 +226,12 @@ type Replay struct {
 	// open holds, by producer id, the groups with offsets pending in the
 	// producer's transaction (Kafka's openTransactionsByGroup, the other
 	// way round): its marker ends them.
-	open    map[int64]map[string]struct{}
-	next    int64 // the offset after the last batch applied
-	records int64 // records applied, control records included
-	live    int64 // records Rewrite would write: live keys
+	open map[int64]map[string]struct{}
+	// consumers are the KIP-848 consumer groups, by name (consumer.go).
+	consumers map[string]*consumerState
+	next      int64 // the offset after the last batch applied
+	records   int64 // records applied, control records included
+	live      int64 // records Rewrite would write: live keys
 }
 
 type groupState struct {
@@ -248,6 +260,12 @@ func (r *Replay) Apply(raw []byte) (next int64, err error) {
 				return err
 			}
 			r.endTxn(b.ProducerID, commit)
+		} else if v, ok := consumerKeyVersion(rec.Key); ok {
+			// A consumer group's record (consumer.go): never in a
+			// transaction, it applies at once.
+			if err := r.applyConsumer(*rec, v); err != nil {
+				return err
+			}
 		} else {
 			c, err := decode(*rec, b.FirstOffset+int64(rec.OffsetDelta))
 			if err != nil {

@@ -22,7 +22,8 @@ func (r *Replay) Records() int64 { return r.records }
 func (r *Replay) Live() int64 { return r.live }
 
 // Rewrite returns the live records as batches (Batch), timestamped now,
-// group by group in name order, each group's metadata before its offsets:
+// group by group in name order, each group's metadata before its offsets,
+// then the consumer groups' (consumer.go):
 // a compaction of what was applied. Replayed after the records applied,
 // or instead of them, they give the same groups, and so does any prefix
 // of them after those records (each record holds its key's latest
@@ -45,6 +46,9 @@ func (r *Replay) Rewrite(now time.Time, maxRecords, maxBytes int) [][]byte {
 	}
 	add := func(rec kmsg.Record) {
 		n := len(rec.Key) + len(rec.Value) + 16 // the record's framing, at most
+		for _, h := range rec.Headers {
+			n += len(h.Key) + len(h.Value) + 10
+		}
 		if len(recs) == maxRecords || (len(recs) > 0 && size+n > maxBytes) {
 			flush()
 		}
@@ -63,6 +67,7 @@ func (r *Replay) Rewrite(now time.Time, maxRecords, maxBytes int) [][]byte {
 			add(Offset(name, gs.offsets[tp]))
 		}
 	}
+	r.consumerRecords(add)
 	flush()
 	return out
 }

@@ -3,6 +3,7 @@ package service
 import (
 	"time"
 
+	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/group/records"
@@ -23,6 +24,13 @@ type Config struct {
 	// group coordinator: the KIP-848 coordinator forgets its groups
 	// there too, since the partition's new leader coordinates them.
 	OnUnload func(inPartition func(group string) bool)
+	// OnLoad, if set, is handed the KIP-848 consumer groups of each
+	// partition loaded (records.Replay.ConsumerGroups), before the group
+	// coordinator its classic groups and offsets: the KIP-848 coordinator
+	// loads them (consumergroup.Coordinator.Load), so that the offsets
+	// of a group with members are held when the classic coordinator
+	// arms their expiry.
+	OnLoad func(groups []consumergroup.StoredGroup)
 }
 
 // topicConfigs are the offsets topic's own configs: no retention, since a
@@ -49,7 +57,7 @@ func New(rt *coordinator.Runtime, cfg Config, opts ...group.Option) (*group.Coor
 		if c, err = group.New(opts...); err != nil {
 			return nil, err
 		}
-		return shard{c, cfg.OnUnload}, nil
+		return shard{c, cfg.OnUnload, cfg.OnLoad}, nil
 	})
 	if err != nil {
 		return nil, nil, err
@@ -61,6 +69,7 @@ func New(rt *coordinator.Runtime, cfg Config, opts ...group.Option) (*group.Coor
 type shard struct {
 	c        *group.Coordinator
 	onUnload func(inPartition func(string) bool) // nil: none
+	onLoad   func([]consumergroup.StoredGroup)   // nil: none
 }
 
 var _ coordinator.Shard = shard{}
@@ -68,11 +77,16 @@ var _ coordinator.Shard = shard{}
 // NewState returns an empty replay of an offsets partition.
 func (shard) NewState() coordinator.State { return &records.Replay{} }
 
-// Load brings back the groups of a partition just led, replayed: each
+// Load brings back the groups of a partition just led, replayed: the
+// KIP-848 consumer groups first (OnLoad), then the classic ones, each
 // with its committed offsets and its last stored metadata, a group with
 // members Stable with them (group.Coordinator.Load).
 func (s shard) Load(_, _ int32, st coordinator.State) (int, error) {
-	return s.c.Load(st.(*records.Replay).Groups())
+	r := st.(*records.Replay)
+	if s.onLoad != nil {
+		s.onLoad(r.ConsumerGroups())
+	}
+	return s.c.Load(r.Groups())
 }
 
 // Unload forgets the groups of a partition no longer led here, answering
