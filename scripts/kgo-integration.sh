@@ -17,7 +17,10 @@
 #
 # Environment:
 #   GO            the go command (default: go)
-#   RUN           a -run pattern passed through to go test (default: all)
+#   RUN           a -run pattern passed through to go test (default: all);
+#                 name TestGroupETL whole, not one of its subtests: the
+#                 suite's ETL semaphore is released only by subtests that
+#                 run, so RUN='TestGroupETL/848' waits out its timeout
 #   TIMEOUT       go test -timeout (default: 5m, as franz-go's own CI; the
 #                 suite takes about a minute here)
 #   TESTFLAGS     more go test flags, e.g. "-v" or "-race"
