@@ -34,9 +34,42 @@ func (c *Coordinator) AddPartitions(txnID string, producerID int64, epoch int16,
 		return
 	}
 	var a after
-	c.addLocked(t, producerID, epoch, parts, respond, &a)
+	c.addLocked(t, producerID, epoch, parts, false, respond, &a)
 	t.mu.Unlock()
 	a.run()
+}
+
+// AddPartitionsV2 is AddPartitions for a producer running transaction
+// version 2 (KIP-890 part 2; Kafka's addPartition operation): a
+// partition leader adding the partition of a Produce v12+ batch, or the
+// group's __consumer_offsets partition of a TxnOffsetCommit v5, before it
+// appends; the producer sends no AddPartitionsToTxn. The transaction is
+// marked as the producer's transaction version 2, so that its fences bump
+// its epoch as EndTxnV2 would (end.go). Its errors are AddPartitions'.
+func (c *Coordinator) AddPartitionsV2(txnID string, producerID int64, epoch int16, parts []TopicPartition,
+	respond func(err *kerr.Error)) {
+	if txnID == "" {
+		respond(kerr.InvalidRequest)
+		return
+	}
+	t, err := c.lockTxn(txnID)
+	if t == nil {
+		if err == nil {
+			err = errMapping
+		}
+		respond(err)
+		return
+	}
+	var a after
+	c.addLocked(t, producerID, epoch, parts, true, respond, &a)
+	t.mu.Unlock()
+	a.run()
+}
+
+// OffsetsPartition returns the __consumer_offsets partition that holds
+// group's offsets, which AddOffsets adds (Config.OffsetsPartition).
+func (c *Coordinator) OffsetsPartition(group string) TopicPartition {
+	return TopicPartition{Topic: offsetsTopic, Partition: c.cfg.OffsetsPartition(group)}
 }
 
 // AddOffsets adds group's __consumer_offsets partition
@@ -44,17 +77,17 @@ func (c *Coordinator) AddPartitions(txnID string, producerID int64, epoch int16,
 // TxnOffsetCommit (Kafka's handleAddOffsetsToTxn): AddPartitions of that
 // partition, with its errors.
 func (c *Coordinator) AddOffsets(txnID string, producerID int64, epoch int16, group string, respond func(err *kerr.Error)) {
-	tp := TopicPartition{Topic: offsetsTopic, Partition: c.cfg.OffsetsPartition(group)}
-	c.AddPartitions(txnID, producerID, epoch, []TopicPartition{tp}, respond)
+	c.AddPartitions(txnID, producerID, epoch, []TopicPartition{c.OffsetsPartition(group)}, respond)
 }
 
 // offsetsTopic is the group coordinator's state topic.
 const offsetsTopic = "__consumer_offsets"
 
-// addLocked is AddPartitions on t.
+// addLocked is AddPartitions on t; tv2 for AddPartitionsV2.
 //
 // REQUIRES: t.mu held.
-func (c *Coordinator) addLocked(t *txn, pid int64, epoch int16, parts []TopicPartition, respond func(*kerr.Error), a *after) {
+func (c *Coordinator) addLocked(t *txn, pid int64, epoch int16, parts []TopicPartition, tv2 bool,
+	respond func(*kerr.Error), a *after) {
 	m := &t.meta
 	reply := func(err *kerr.Error) { a.do(func() { respond(err) }) }
 	switch {
@@ -68,7 +101,11 @@ func (c *Coordinator) addLocked(t *txn, pid int64, epoch int16, parts []TopicPar
 		// The previous transaction's markers or completion are being
 		// written: wait for them rather than have the producer back off
 		// and retry (completion.go).
-		c.awaitCompletionLocked(t, func() { c.AddPartitions(t.id, pid, epoch, parts, respond) }, respond, a)
+		retry := c.AddPartitions
+		if tv2 {
+			retry = c.AddPartitionsV2
+		}
+		c.awaitCompletionLocked(t, func() { retry(t.id, pid, epoch, parts, respond) }, respond, a)
 		return
 	case t.pending != nil, m.state == PrepareCommit, m.state == PrepareAbort:
 		reply(errConcurrent)
@@ -94,6 +131,11 @@ func (c *Coordinator) addLocked(t *txn, pid int64, epoch int16, parts []TopicPar
 		n.start, n.parts = now, nil // a new transaction
 	}
 	n.parts = n.parts.with(parts)
+	if tv2 || m.state != Ongoing {
+		// A transaction is the version of the producer that began it
+		// (a version 1 producer never sends AddPartitionsV2's requests).
+		n.tv2 = tv2
+	}
 	t.answer = respond
 	t.writeLocked(n, a, func(err *kerr.Error, a *after) {
 		if err != nil {
