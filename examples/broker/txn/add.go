@@ -90,17 +90,26 @@ func (c *Coordinator) addLocked(t *txn, pid int64, epoch int16, parts []TopicPar
 	respond func(*kerr.Error), a *after) {
 	m := &t.meta
 	reply := func(err *kerr.Error) { a.do(func() { respond(err) }) }
+	// For a producer of transaction version 2, a transition under way
+	// is checked first, as Kafka 4 does: it adds its next transaction's
+	// partitions as soon as its EndTxn is answered, at the epoch (or the
+	// producer id) the end completes to, which the id takes only once
+	// its markers are written. A version 1 producer is told first that it
+	// is fenced, as before.
 	switch {
-	case m.pid != pid:
+	case !tv2 && m.pid != pid:
 		reply(errMapping)
 		return
-	case m.epoch != epoch:
+	case !tv2 && m.epoch != epoch:
 		reply(errFenced)
 		return
-	case t.send != nil && c.cfg.CompletionWait > 0:
+	case (t.send != nil || (tv2 && t.pending != nil)) && c.cfg.CompletionWait > 0:
 		// The previous transaction's markers or completion are being
 		// written: wait for them rather than have the producer back off
-		// and retry (completion.go).
+		// and retry (completion.go). A version 2 producer's partitions
+		// are added by their leaders, each on its own: an add finds
+		// another's write under way whenever the producer writes to
+		// partitions of two brokers, and waits for it too.
 		retry := c.AddPartitions
 		if tv2 {
 			retry = c.AddPartitionsV2
@@ -109,6 +118,12 @@ func (c *Coordinator) addLocked(t *txn, pid int64, epoch int16, parts []TopicPar
 		return
 	case t.pending != nil, m.state == PrepareCommit, m.state == PrepareAbort:
 		reply(errConcurrent)
+		return
+	case m.pid != pid:
+		reply(errMapping)
+		return
+	case m.epoch != epoch:
+		reply(errFenced)
 		return
 	}
 	switch m.state {

@@ -277,8 +277,7 @@ func (t *txn) completeLocked(s *sending, a *after) {
 			t.setAlarmLocked(true, t.c.cfg.RetryBackoff, a)
 			return
 		}
-		t.send = nil
-		t.completedLocked(a)
+		t.send = nil // writeLocked wakes what waits for the completion
 	})
 }
 

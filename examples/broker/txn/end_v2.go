@@ -43,8 +43,10 @@ import (
 //
 // Errors, as Kafka's transaction version 2: INVALID_REQUEST (an empty
 // id), INVALID_PRODUCER_ID_MAPPING (no such id, another producer id),
-// PRODUCER_FENCED (any other epoch: a Prepare or Complete takes only the
-// retry's), CONCURRENT_TRANSACTIONS (a write or markers under way),
+// PRODUCER_FENCED (any other epoch: a Complete takes only its own and the
+// retry's), CONCURRENT_TRANSACTIONS (a write or markers under way, checked
+// first: the producer may already use the epoch, or the producer id, that
+// they complete to),
 // INVALID_TXN_STATE, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE (also
 // when no producer id can be had for a rotation).
 func (c *Coordinator) EndTxnV2(txnID string, producerID int64, epoch int16, commit bool,
@@ -113,14 +115,18 @@ func (c *Coordinator) endV2Locked(t *txn, pid int64, epoch int16, commit bool, f
 		}
 	}
 	switch {
+	case t.pending != nil:
+		// First, as Kafka 4 checks it: while the previous end's markers
+		// are written, the id's epoch (or producer id) is that end's,
+		// which the producer was answered and already uses; it retries
+		// once the end completes.
+		reply(errConcurrent)
+		return false
 	case m.pid != pid && !rotated:
 		reply(errMapping)
 		return false
 	case !valid:
 		reply(errFenced)
-		return false
-	case t.pending != nil:
-		reply(errConcurrent)
 		return false
 	}
 	invalid := func() {

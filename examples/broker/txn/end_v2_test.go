@@ -3,6 +3,7 @@ package txn
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,8 +88,11 @@ func TestEndTxnV2Retries(t *testing.T) {
 	require.Equal(t, endResult{pid, epoch + 1, nil}, e.endV2("tx", pid, epoch, true).one(t))
 
 	assert.Equal(t, kerr.ConcurrentTransactions, e.endV2("tx", pid, epoch, true).one(t).err, "markers under way")
-	assert.Equal(t, kerr.ProducerFenced, e.endV2("tx", pid, epoch+1, true).one(t).err, "a Prepare takes only the retry")
+	assert.Equal(t, kerr.ConcurrentTransactions, e.endV2("tx", pid, epoch+1, false).one(t).err,
+		"the next transaction's end, at the epoch answered, waits")
 	assert.Equal(t, kerr.ConcurrentTransactions, e.addV2("tx", pid, epoch+1, tp("t", 0)).one(t), "the next transaction waits")
+	assert.Equal(t, kerr.ConcurrentTransactions, e.addV2("tx", pid+1, epoch+1, tp("t", 0)).one(t),
+		"checked before the producer id: a rotation's new one may be in use")
 
 	e.markers.answer(written)
 	assert.Equal(t, endResult{pid, epoch + 1, nil}, e.endV2("tx", pid, epoch, true).one(t), "a retry of the commit")
@@ -97,6 +101,8 @@ func TestEndTxnV2Retries(t *testing.T) {
 	assert.Equal(t, kerr.InvalidProducerIDMapping, e.endV2("tx", pid+1, epoch+1, true).one(t).err)
 	assert.Equal(t, kerr.InvalidTxnState, e.endV2("tx", pid, epoch+1, true).one(t).err, "nothing to commit at the new epoch")
 	assert.Len(t, e.log.states(t, "tx"), 4, "nothing written by the retries")
+	assert.Equal(t, kerr.InvalidProducerIDMapping, e.addV2("tx", pid+1, epoch+1, tp("t", 0)).one(t))
+	assert.Equal(t, kerr.ProducerFenced, e.addV2("tx", pid, epoch, tp("t", 0)).one(t))
 }
 
 // TestEndTxnV2RotatesProducerID: ending a transaction at the last epoch
@@ -186,4 +192,24 @@ func TestEndTxnV1AfterV2(t *testing.T) {
 	assert.Equal(t, epoch, last.epoch)
 	assert.False(t, last.tv2)
 	assert.Nil(t, e.end("tx", pid, epoch, true).one(t), "a version 1 retry")
+}
+
+// TestAddPartitionsV2WaitsForAnotherAdd: the leaders of a version 2
+// transaction's partitions add them each on its own, at once: with a
+// CompletionWait, an add that finds another's write under way waits for
+// it, then adds its own, where a version 1 add is answered
+// CONCURRENT_TRANSACTIONS.
+func TestAddPartitionsV2WaitsForAnotherAdd(t *testing.T) {
+	e := newEnv(t, 0, func(cfg *Config) { cfg.CompletionWait = time.Second })
+	pid, epoch := e.initNow(t, "tx")
+	e.log.setHold(true)
+	first := e.addV2("tx", pid, epoch, tp("a", 0))
+	second := e.addV2("tx", pid, epoch, tp("b", 0))
+	assert.Equal(t, kerr.ConcurrentTransactions, e.add("tx", pid, epoch, tp("c", 0)).one(t), "version 1")
+	assert.Zero(t, second.n(), "waits for the first add's write")
+	e.log.setHold(false)
+	e.log.release(nil) // the first add's write; the second's is then written at once
+	require.Nil(t, first.one(t))
+	require.Nil(t, second.one(t))
+	assert.Equal(t, []TopicPartition{tp("a", 0), tp("b", 0)}, e.describe(t, "tx").Partitions)
 }
