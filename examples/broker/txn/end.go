@@ -10,7 +10,8 @@ import (
 )
 
 // EndTxn commits or aborts the producer's transaction (Kafka's
-// handleEndTransaction), and calls respond once, from any goroutine.
+// handleEndTransaction, EndTxn v0-v4: transaction version 1; v5 is
+// EndTxnV2's), and calls respond once, from any goroutine.
 //
 // An Ongoing transaction is answered once its PrepareCommit or
 // PrepareAbort is written: it will complete whatever happens to this
