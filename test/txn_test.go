@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/gopurgatory/purgatory/examples/broker/server"
 )
@@ -454,16 +455,21 @@ func TestTransactionAdminAPIs(t *testing.T) {
 		"no open transaction after the commit marker")
 }
 
-// TestTransactionalProduceVerifiedByARemoteCoordinator: KIP-890 part 1 on
-// three brokers. A transactional batch sent to a partition's leader that
-// is not its transaction's coordinator, for a partition never added to
-// the transaction, is refused INVALID_TXN_STATE after the leader asks the
+// TestTransactionalProduceVerifiedByARemoteCoordinator: KIP-890 on
+// three brokers, where a partition's leader is not its transaction's
+// coordinator. Part 1: a Produce v11 batch for a partition never added to
+// the transaction is refused INVALID_TXN_STATE after the leader asks the
 // coordinator (AddPartitionsToTxn, verify_only); once added, it is
-// appended.
+// appended. Part 2: a Produce v12+ batch has the leader add its partition
+// at the coordinator (AddPartitionsToTxn v5), and is appended without the
+// producer's AddPartitionsToTxn.
 func TestTransactionalProduceVerifiedByARemoteCoordinator(t *testing.T) {
 	c := startCluster(t, 3)
 	admin := c.client()
-	c.createTopic(admin, "verify", 3, 1, nil)
+	v11 := kversion.Stable()
+	v11.SetMaxKeyVersion(int16(kmsg.Produce), 11)
+	admin11 := c.client(kgo.MaxVersions(v11))
+	c.createTopic(admin, "verify", 6, 1, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const id = "verify-id"
@@ -478,35 +484,35 @@ func TestTransactionalProduceVerifiedByARemoteCoordinator(t *testing.T) {
 		return err == nil && ir.ErrorCode == 0
 	}, 10*time.Second, 10*time.Millisecond)
 
-	// A partition led by another broker than the coordinator.
-	part, leader := int32(-1), int32(-1)
-	for p := range int32(3) {
-		if l := c.replica(1, "verify", p).Leader; l != coord {
-			part, leader = p, l
-			break
+	// Two partitions led by other brokers than the coordinator.
+	var parts, leaders []int32
+	for p := range int32(6) {
+		if l := c.replica(1, "verify", p).Leader; l != coord && len(parts) < 2 {
+			parts, leaders = append(parts, p), append(leaders, l)
 		}
 	}
-	require.NotEqual(t, int32(-1), part, "a partition led away from the coordinator")
+	require.Len(t, parts, 2, "partitions led away from the coordinator")
 	topicID := topicMetadata(t, admin, "verify").TopicID // kgo sends Produce v13, by topic id
-	produce := func() int16 {
+	produce := func(cl *kgo.Client, i int) int16 {
 		req := kmsg.NewPtrProduceRequest()
 		req.TransactionID, req.Acks, req.TimeoutMillis = kmsg.StringPtr(id), -1, 5000
 		rt := kmsg.NewProduceRequestTopic()
 		rt.Topic, rt.TopicID = "verify", topicID
 		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition = part
+		rp.Partition = parts[i]
 		rp.Records = txnBatch(ir.ProducerID, ir.ProducerEpoch)
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, admin.Broker(int(leader)))
+		resp, err := req.RequestWith(ctx, cl.Broker(int(leaders[i])))
 		require.NoError(t, err)
 		return resp.Topics[0].Partitions[0].ErrorCode
 	}
-	assert.Equal(t, kerr.InvalidTxnState.Code, produce(), "not in the transaction: refused by broker %d after asking %d", leader, coord)
+	assert.Equal(t, kerr.InvalidTxnState.Code, produce(admin11, 0), "v11, not in the transaction: refused by broker %d after asking %d",
+		leaders[0], coord)
 
 	add := kmsg.NewPtrAddPartitionsToTxnRequest()
 	add.TransactionalID, add.ProducerID, add.ProducerEpoch = id, ir.ProducerID, ir.ProducerEpoch
-	add.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "verify", Partitions: []int32{part}}}
+	add.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "verify", Partitions: []int32{parts[0]}}}
 	add.SetVersion(3)
 	ar, err := add.RequestWith(ctx, admin) // kgo routes it to the coordinator
 	require.NoError(t, err)
@@ -517,7 +523,16 @@ func TestTransactionalProduceVerifiedByARemoteCoordinator(t *testing.T) {
 		code = ar.Topics[0].Partitions[0].ErrorCode
 	}
 	require.Equal(t, int16(0), code)
-	assert.Equal(t, int16(0), produce(), "added: appended")
+	assert.Equal(t, int16(0), produce(admin11, 0), "added: appended")
+
+	assert.Equal(t, int16(0), produce(admin, 1), "v13: added by broker %d at %d, appended", leaders[1], coord)
+	d, err := kadm.NewClient(admin).DescribeTransactions(ctx, id)
+	require.NoError(t, err)
+	var in []int32
+	for p := range d[id].Topics["verify"] {
+		in = append(in, p)
+	}
+	assert.ElementsMatch(t, parts, in, "both partitions are in the transaction")
 }
 
 // txnBatch is a one-record transactional batch of producer pid at epoch,

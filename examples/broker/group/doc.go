@@ -170,7 +170,7 @@
 // group.max.size, and the expiry of a Stable consumer group's offsets for
 // topics it no longer subscribes to. A transactional commit is not
 // checked against its transaction (that the producer added the group with
-// AddOffsetsToTxn: Kafka 3.6+ asks the transaction coordinator, KIP-890),
-// and the group is not added to the transaction implicitly
-// (TxnOffsetCommit v5, KIP-890 part 2).
+// AddOffsetsToTxn: Kafka 3.6+ asks the transaction coordinator, KIP-890);
+// for TxnOffsetCommit v5 (KIP-890 part 2) the handler adds the group's
+// partition to the transaction before the commit reaches this package.
 package group

@@ -51,7 +51,11 @@ package server
 // a transaction is appended only once its transaction's coordinator
 // confirms the partition is in the transaction (KIP-890 part 1): else
 // INVALID_TXN_STATE, or NOT_ENOUGH_REPLICAS, which producers retry, when
-// the coordinator cannot be asked (produce_verify.go).
+// the coordinator cannot be asked (produce_verify.go). From v12 (KIP-890
+// part 2, transaction version 2) the leader adds the partition to the
+// transaction at the coordinator instead, and the producer sends no
+// AddPartitionsToTxn; the epoch bumped by every EndTxn v5 starts at
+// sequence 0 once its marker is written.
 //
 // Quotas (quotas.go): a client's producer_byte_rate bounds its requests'
 // bytes, recorded when answered; one over it is answered at once with

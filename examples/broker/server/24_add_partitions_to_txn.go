@@ -9,7 +9,10 @@ package server
 // client's; v4+ batch several (KIP-890), each answered on its own, and may
 // only verify (verify_only: a partition leader asking whether a partition
 // is in the transaction, KIP-890 part 1, answered from the coordinator's
-// state without a write). kgo sends v4+ in the batched form when a broker
+// state without a write). v5 without verify_only is a partition leader
+// adding the partition of a Produce v12+ to the transaction of a producer
+// running transaction version 2 (KIP-890 part 2; produce_verify.go): the
+// transaction is marked as version 2's (txn.Coordinator.AddPartitionsV2). kgo sends v4+ in the batched form when a broker
 // offers it, as Kafka's admin client may, so both forms are served to
 // anyone. A partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION and
 // the others of its transaction OPERATION_NOT_ATTEMPTED, as in Kafka; the
@@ -180,7 +183,11 @@ func (s *Server) addPartitions(c access, a *addRequest, version int16, answer fu
 		})
 		return
 	}
-	s.txns.AddPartitions(a.id, a.pid, a.epoch, parts, func(err *kerr.Error) {
+	add := s.txns.AddPartitions
+	if version >= 5 {
+		add = s.txns.AddPartitionsV2 // only brokers send v4+ (CLUSTER_ACTION)
+	}
+	add(a.id, a.pid, a.epoch, parts, func(err *kerr.Error) {
 		code := int16(0)
 		if err != nil {
 			code = fencedCode(err.Code, version, 2)

@@ -1,6 +1,6 @@
 package server
 
-// EndTxn: v0-v4.
+// EndTxn: v0-v5.
 //
 // Commits or aborts a producer's ongoing transaction at its transaction
 // coordinator (package txn): answered once PrepareCommit or PrepareAbort
@@ -9,10 +9,17 @@ package server
 // CompleteCommit or CompleteAbort. A retry of an ended transaction's
 // commit (or abort) is answered NONE; the other outcome INVALID_TXN_STATE;
 // an EndTxn while the markers are still being written,
-// CONCURRENT_TRANSACTIONS, which clients retry. v5 (KIP-890 part 2, a new
-// epoch on every EndTxn) is not served: this broker runs transaction
-// version 1, and advertises no transaction.version feature, so clients do
-// not ask for it.
+// CONCURRENT_TRANSACTIONS, which clients retry.
+//
+// v5 is transaction version 2's (KIP-890 part 2; Kafka's EndTxn v5 and
+// its clientTransactionVersion): every end, commit or abort, bumps the
+// producer's epoch (a new producer id once the epochs are exhausted), the
+// markers carry the new epoch, and the answer carries the producer id and
+// epoch of the producer's next transaction; an abort with no transaction
+// under way succeeds and bumps the epoch; a retry, one epoch short of the
+// id's, is answered what the end gave (txn.Coordinator.EndTxnV2). Clients
+// send it when the transaction.version feature is 2 (18_api_versions.go);
+// v0-v4 are version 1's, as before.
 //
 // Authorization (authz.go): WRITE on the transactional id, else
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
@@ -24,7 +31,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
-func init() { serve(kmsg.EndTxn, 0, 4, (*Server).handleEndTxn) }
+func init() { serve(kmsg.EndTxn, 0, 5, (*Server).handleEndTxn) }
 
 func (s *Server) handleEndTxn(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.EndTxnRequest)
@@ -32,6 +39,17 @@ func (s *Server) handleEndTxn(r *kafkanet.Request) {
 	if err := s.txnTopic.KeyError(req.TransactionalID); err != nil {
 		resp.ErrorCode = err.Code
 		r.Respond(resp)
+		return
+	}
+	if req.Version >= 5 {
+		s.txns.EndTxnV2(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit,
+			func(pid int64, epoch int16, err *kerr.Error) {
+				resp.ProducerID, resp.ProducerEpoch = pid, epoch
+				if err != nil {
+					resp.ErrorCode = err.Code
+				}
+				r.Respond(resp)
+			})
 		return
 	}
 	s.txns.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit, func(err *kerr.Error) {

@@ -15,8 +15,12 @@ package server
 // epoch, TRANSACTION_COORDINATOR_FENCED for a coordinator epoch older than
 // the last marker's, NOT_ENOUGH_REPLICAS as an acks=all produce.
 // A marker on a __consumer_offsets partition completes the group's
-// transactional offset commits (see txns.go). v2 (transaction version 2,
-// KIP-890 part 2) is not served: this broker runs transaction version 1.
+// transactional offset commits (see txns.go). A transaction version 2
+// marker needs nothing more: it carries the bumped epoch, which the
+// partition takes as a newer epoch (package storage). v2, whose markers
+// say their transaction version (Kafka 4.1 checks a version 2 marker's
+// epoch more strictly with it), is not needed between this broker's
+// coordinators and leaders, and is not served.
 // Authorization (authz.go): CLUSTER_ACTION on the cluster, the brokers',
 // else CLUSTER_AUTHORIZATION_FAILED for every partition.
 

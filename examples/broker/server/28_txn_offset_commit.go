@@ -1,6 +1,6 @@
 package server
 
-// TxnOffsetCommit: v0-v3.
+// TxnOffsetCommit: v0-v5.
 //
 // Commits a consumer's offsets in a producer's transaction (KIP-98), to
 // the group's coordinator, routed as OffsetCommit is (package group checks
@@ -24,20 +24,36 @@ package server
 // every partition), READ on each topic (else TOPIC_AUTHORIZATION_FAILED
 // for its partitions).
 //
-// Not checked here, as Kafka 3.x does not without KIP-890's verification:
-// that the producer's transaction is open and added the group
-// (AddOffsetsToTxn). v4 and v5 (KIP-890 part 2: the group added to the
-// transaction implicitly) and v6 (topic ids) are not served.
+// v4 is v3 (it adds TRANSACTION_ABORTABLE to the errors, which this
+// broker does not answer). v5 is transaction version 2's (KIP-890 part 2):
+// the producer sends no AddOffsetsToTxn, and the group's
+// __consumer_offsets partition is added to its transaction first, at the
+// transaction's coordinator (the local one, or AddPartitionsToTxn v5 to
+// another broker: produce_verify.go's checkTxn), before the offsets are
+// appended; if the add fails, every partition is answered its error:
+// INVALID_PRODUCER_EPOCH for a fenced producer, INVALID_PRODUCER_ID_MAPPING
+// or INVALID_TXN_STATE as the coordinator answered, and
+// COORDINATOR_NOT_AVAILABLE, which clients retry, when the transaction's
+// coordinator is busy (the previous transaction completing), moved or
+// unreachable.
+//
+// Not checked before v5, as Kafka 3.x does not without KIP-890's
+// verification: that the producer's transaction is open and added the
+// group (AddOffsetsToTxn). A marker of the producer's (a timeout's abort)
+// landing between a v5's add and its append is not guarded against, as
+// a produce's is: the offsets would stay pending until the producer's
+// next marker there. v6 (topic ids) is not served.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/broker/txn"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
 
-func init() { serve(kmsg.TxnOffsetCommit, 0, 3, groupRouted((*Server).handleTxnOffsetCommit)) }
+func init() { serve(kmsg.TxnOffsetCommit, 0, 5, groupRouted((*Server).handleTxnOffsetCommit)) }
 
 func (s *Server) handleTxnOffsetCommit(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.TxnOffsetCommitRequest)
@@ -93,10 +109,46 @@ func (s *Server) handleTxnOffsetCommit(r *kafkanet.Request) {
 	}
 	// Answered once the batch is replicated (group/service), from the
 	// goroutine that ends its wait.
-	s.groups.TxnCommitOffsets(tr, func(errs []*kerr.Error) {
-		for i, err := range errs {
-			committed[i].ErrorCode = group.Code(err)
+	commit := func() {
+		s.groups.TxnCommitOffsets(tr, func(errs []*kerr.Error) {
+			for i, err := range errs {
+				committed[i].ErrorCode = group.Code(err)
+			}
+			r.Respond(resp)
+		})
+	}
+	if req.Version < 5 {
+		commit()
+		return
+	}
+	tp := s.txns.OffsetsPartition(req.Group)
+	v := toVerify{add: true, pid: req.ProducerID, epoch: req.ProducerEpoch, parts: []txn.TopicPartition{tp}}
+	s.checkTxn(req.TransactionalID, v, func(errs map[txn.TopicPartition]*kerr.Error) {
+		err, answered := errs[tp]
+		if answered && err == nil {
+			commit()
+			return
+		}
+		code := addOffsetsCode(err)
+		for _, p := range committed {
+			p.ErrorCode = code
 		}
 		r.Respond(resp)
 	})
+}
+
+// addOffsetsCode is what a TxnOffsetCommit v5 answers for an add of the
+// group's partition to the transaction that failed with err (nil: not
+// answered): the producer's errors as they are, a fence as the stale
+// epoch TxnOffsetCommit answers, and the coordinator's state (busy,
+// moved, unreachable) as COORDINATOR_NOT_AVAILABLE, which clients retry,
+// as Kafka's group coordinator normalizes its verification's errors.
+func addOffsetsCode(err *kerr.Error) int16 {
+	switch err {
+	case kerr.InvalidProducerIDMapping, kerr.InvalidTxnState, kerr.InvalidProducerEpoch:
+		return err.Code
+	case kerr.ProducerFenced:
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return kerr.CoordinatorNotAvailable.Code
 }

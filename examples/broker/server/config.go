@@ -93,8 +93,16 @@ type Config struct {
 	// CONCURRENT_TRANSACTIONS, Kafka's answer at once (this broker's
 	// own setting; 0 answers at once).
 	TransactionCompletionWait time.Duration
-	MaxIdempotentInFlight     int           // batches a producer may have in flight per partition (Kafka: 5)
-	ConnectionsMaxIdle        time.Duration // connections.max.idle.ms
+	// TransactionVersion is the finalized level of Kafka's
+	// transaction.version feature that ApiVersions advertises (2 by
+	// default; Kafka's operators set it with kafka-features): at 2,
+	// clients that know KIP-890 part 2 (kgo) leave out
+	// AddPartitionsToTxn and AddOffsetsToTxn and bump their epoch at
+	// every EndTxn; at 1 they run transaction version 1. Both are served
+	// whatever it is, each to the clients that ask for it.
+	TransactionVersion    int16
+	MaxIdempotentInFlight int           // batches a producer may have in flight per partition (Kafka: 5)
+	ConnectionsMaxIdle    time.Duration // connections.max.idle.ms
 
 	// MaxConnections bounds the connections open at once
 	// (max.connections): a connection past it is closed as soon as it is
@@ -256,6 +264,7 @@ func Default() Config {
 		ShareStateTopicMinISR:        2,
 		TransactionMarkerTimeout:     30 * time.Second,
 		TransactionCompletionWait:    time.Second,
+		TransactionVersion:           2,
 		MaxIdempotentInFlight:        5,
 		ConnectionsMaxIdle:           10 * time.Minute,
 		MaxConnections:               -1,
@@ -317,6 +326,8 @@ func (c *Config) validate() error {
 		return errors.New("transaction.max.timeout.ms and transaction.marker.timeout.ms must be at least 1ms")
 	case c.TransactionCompletionWait < 0:
 		return errors.New("transaction.completion.wait.ms must not be negative")
+	case c.TransactionVersion < 1 || c.TransactionVersion > maxTransactionVersion:
+		return fmt.Errorf("transaction.version: %d, must be 1 or 2", c.TransactionVersion)
 	case c.OffsetsCompactionDeadRecords < 1:
 		return fmt.Errorf("offsets.topic.compaction.dead.records: %d, must be at least 1", c.OffsetsCompactionDeadRecords)
 	case c.DefaultReplication < 1:
@@ -485,6 +496,7 @@ func (c *Config) settings() []setting {
 		intSetting("share.coordinator.state.topic.replication.factor", "replication factor of the share state topic, capped at the cluster's size", &c.ShareStateTopicRF),
 		intSetting("share.coordinator.state.topic.min.isr", "min.insync.replicas of the share state topic, capped at its replication factor", &c.ShareStateTopicMinISR),
 		durationSetting("transaction.completion.wait.ms", "how long an AddPartitionsToTxn waits for its producer's previous transaction to complete before it is answered CONCURRENT_TRANSACTIONS (0: at once, as Kafka)", &c.TransactionCompletionWait, ms),
+		intSetting("transaction.version", "the transaction.version feature level advertised: 2 lets clients use KIP-890 part 2 (no AddPartitionsToTxn, an epoch bump at every EndTxn), 1 keeps them on version 1", &c.TransactionVersion),
 		durationSetting("transaction.marker.timeout.ms", "how long a transaction marker's write, or a WriteTxnMarkers request to another broker, may take before it is retried", &c.TransactionMarkerTimeout, ms),
 		intSetting("max.idempotent.in.flight", "batches a producer may have in flight per partition (Kafka: 5)", &c.MaxIdempotentInFlight),
 		durationSetting("connections.max.idle.ms", "close connections idle this long", &c.ConnectionsMaxIdle, ms),

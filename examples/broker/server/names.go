@@ -48,7 +48,7 @@ func (s *Server) checkStrings(r *kafkanet.Request) bool {
 	}
 	r.Refuse(refuseInvalidString, zap.String("api", kmsg.NameForKey(r.Msg.Key())), zap.String("what", what))
 	if _, ok := r.Msg.(*kmsg.ApiVersionsRequest); ok {
-		resp := apiVersionsResponse()
+		resp := s.apiVersionsResponse()
 		resp.ErrorCode = code // Kafka answers INVALID_REQUEST with the ranges
 		r.Respond(resp)
 		return true

@@ -85,7 +85,7 @@ func TestOffsetForLeaderEpoch(t *testing.T) {
 	assert.Equal(t, []int32{0, 2, 3}, epochsOf(p), "answering recorded the leader's current epoch at its log end")
 
 	var advertised *kmsg.ApiVersionsResponseApiKey
-	for _, k := range apiVersionsResponse().ApiKeys {
+	for _, k := range apiKeysResponse().ApiKeys {
 		if k.ApiKey == int16(kmsg.OffsetForLeaderEpoch) {
 			advertised = &k
 		}

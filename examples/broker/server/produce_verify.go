@@ -37,27 +37,58 @@ import (
 // hands out a guard before the check, and the append under it is refused
 // INVALID_TXN_STATE if a marker of the producer came since (Kafka's
 // verification guard; storage.Partition.VerificationGuard).
+//
+// KIP-890 part 2: a Produce v12+ adds the partition to the transaction
+// instead of asking (txn.Coordinator.AddPartitionsV2 here, else
+// AddPartitionsToTxn v5 without verify_only), as Kafka's addPartition
+// operation does whatever the transaction.version level: a version 2
+// producer sends no AddPartitionsToTxn, and a version 1 producer's add
+// is answered at once, with nothing written, since it added the
+// partition itself. The add waits for the producer's previous
+// transaction to complete, whose marker at the epoch the producer writes
+// at now (its end bumped it) may land meanwhile: the add's guard survives
+// that one, and is voided by a marker at a later epoch only
+// (storage.Partition.AddGuard). Produce v11 and below are verified as
+// above, so that a client of version 1 that forgot a partition is still
+// told INVALID_TXN_STATE.
 
 // verifyThenProduce checks the batches of r that would open a transaction
 // and produces, then calls done.
 func (s *Server) verifyThenProduce(r *kafkanet.Request, done func()) {
 	req := r.Msg.(*kmsg.ProduceRequest)
-	need := s.unverified(s.access(r), req)
+	add := req.Version >= 12
+	need := s.unverified(s.access(r), req, add)
 	if len(need.parts) == 0 {
 		s.produce(r, nil)
 		done()
 		return
 	}
-	txnID := *req.TransactionID
-	if err := s.txnTopic.KeyError(txnID); err == nil {
-		s.produce(r, need.verified(s.txns.VerifyPartitions(txnID, need.pid, need.epoch, need.parts)))
-		done()
-		return
-	}
-	s.member.Go(func(ctx context.Context) {
-		s.produce(r, need.verified(s.verifyRemote(ctx, txnID, need)))
+	s.checkTxn(*req.TransactionID, need, func(errs map[txn.TopicPartition]*kerr.Error) {
+		s.produce(r, need.verified(errs))
 		done()
 	})
+}
+
+// checkTxn verifies v's partitions, or adds them (v.add), at the
+// transaction's coordinator and calls then with what it answered for
+// each, from any goroutine: a partition missing from the answer was not
+// answered for (the coordinator could not be reached).
+func (s *Server) checkTxn(txnID string, v toVerify, then func(map[txn.TopicPartition]*kerr.Error)) {
+	if err := s.txnTopic.KeyError(txnID); err == nil {
+		if !v.add {
+			then(s.txns.VerifyPartitions(txnID, v.pid, v.epoch, v.parts))
+			return
+		}
+		s.txns.AddPartitionsV2(txnID, v.pid, v.epoch, v.parts, func(err *kerr.Error) {
+			errs := make(map[txn.TopicPartition]*kerr.Error, len(v.parts))
+			for _, tp := range v.parts {
+				errs[tp] = err
+			}
+			then(errs)
+		})
+		return
+	}
+	s.member.Go(func(ctx context.Context) { then(s.verifyRemote(ctx, txnID, v)) })
 }
 
 // verified is what a KIP-890 check found for a produce, by topic and
@@ -86,6 +117,7 @@ func (v *verified) guard(at [2]int) uint64 {
 // toVerify is what a produce needs verified: the partitions whose batch
 // would open a transaction of the producer, where they sit in the request.
 type toVerify struct {
+	add    bool // KIP-890 part 2: add them rather than verify
 	pid    int64
 	epoch  int16
 	parts  []txn.TopicPartition
@@ -94,11 +126,11 @@ type toVerify struct {
 }
 
 // unverified returns the batches of req that would open a transaction in
-// a partition this broker leads. A batch that fails otherwise (not led
-// here, malformed, a stale epoch, a topic the client may not write) is
-// left to the append to refuse.
-func (s *Server) unverified(c access, req *kmsg.ProduceRequest) toVerify {
-	var need toVerify
+// a partition this broker leads, to be added to the transaction with add.
+// A batch that fails otherwise (not led here, malformed, a stale epoch, a
+// topic the client may not write) is left to the append to refuse.
+func (s *Server) unverified(c access, req *kmsg.ProduceRequest, add bool) toVerify {
+	need := toVerify{add: add}
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]
 		topic, err := s.data.store.Topic(rt.Topic)
@@ -124,7 +156,12 @@ func (s *Server) unverified(c access, req *kmsg.ProduceRequest) toVerify {
 			need.pid, need.epoch = pid, epoch
 			need.parts = append(need.parts, txn.TopicPartition{Topic: topic.Name, Partition: rp.Partition})
 			need.at = append(need.at, [2]int{ti, pi})
-			need.guards = append(need.guards, p.VerificationGuard(pid)) // before the check: see storage
+			// Taken before the check: see storage.
+			if add {
+				need.guards = append(need.guards, p.AddGuard(pid, epoch))
+			} else {
+				need.guards = append(need.guards, p.VerificationGuard(pid))
+			}
 
 		}
 	}
@@ -155,8 +192,9 @@ func (v toVerify) verified(errs map[txn.TopicPartition]*kerr.Error) *verified {
 }
 
 // verifyRemote asks the transaction's coordinator, on another broker,
-// whether v's partitions are in the transaction (AddPartitionsToTxn with
-// verify_only). An error reaching it is an answer for none.
+// whether v's partitions are in the transaction (AddPartitionsToTxn v4
+// with verify_only), or has it add them (v5 without, for v.add). An error
+// reaching it is an answer for none.
 func (s *Server) verifyRemote(ctx context.Context, txnID string, v toVerify) map[txn.TopicPartition]*kerr.Error {
 	t, err := s.image().Topic(coordinator.TransactionTopic)
 	if err != nil {
@@ -165,8 +203,11 @@ func (s *Server) verifyRemote(ctx context.Context, txnID string, v toVerify) map
 	node := t.Partitions[coordinator.PartitionFor(txnID, len(t.Partitions))].Leader
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.SetVersion(4)
+	if v.add {
+		req.SetVersion(5)
+	}
 	tr := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, tr.VerifyOnly = txnID, v.pid, v.epoch, true
+	tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, tr.VerifyOnly = txnID, v.pid, v.epoch, !v.add
 	byTopic := make(map[string]int)
 	for _, tp := range v.parts {
 		i, ok := byTopic[tp.Topic]

@@ -29,10 +29,17 @@ func initTxnProducer(t *testing.T, c *rawConn, txnID string) (int64, int16) {
 }
 
 // txnProduceCode produces a transactional batch of pid at epoch, sequence
-// seq, to partition 0 of topic, and returns its error code.
+// seq, to partition 0 of topic, with Produce v9, and returns its error
+// code.
 func txnProduceCode(c *rawConn, txnID, topic string, pid int64, epoch int16, seq int32) int16 {
+	return txnProduceCodeAt(c, 9, txnID, topic, pid, epoch, seq)
+}
+
+// txnProduceCodeAt is txnProduceCode with Produce version v (up to 12:
+// by topic name).
+func txnProduceCodeAt(c *rawConn, v int16, txnID, topic string, pid int64, epoch int16, seq int32) int16 {
 	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(9)
+	req.SetVersion(v)
 	req.TransactionID, req.Acks, req.TimeoutMillis = kmsg.StringPtr(txnID), -1, 5000
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic = topic

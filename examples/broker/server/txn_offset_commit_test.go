@@ -90,7 +90,8 @@ func endTxn(t *testing.T, s *Server, p *storage.Partition, producer int64, commi
 	s.groups.CompleteTxn(anyGroup, producer, commit)
 }
 
-// TestTxnOffsetCommitVersions: each version's offsets are appended as
+// TestTxnOffsetCommitVersions: each version's offsets, v5's aside
+// (txn_v2_test.go), are appended as
 // the producer's transactional batch and are pending until the
 // transaction's marker (CompleteTxn, which WriteTxnMarkers calls once the
 // marker is appended): OffsetFetch returns the committed offsets
@@ -99,7 +100,7 @@ func endTxn(t *testing.T, s *Server, p *storage.Partition, producer int64, commi
 func TestTxnOffsetCommitVersions(t *testing.T) {
 	s, c, p := newOffsetsServer(t)
 	committed := []int64{-1, -1}
-	for v := int16(0); v <= 3; v++ {
+	for v := int16(0); v <= 4; v++ {
 		producer, offset := 1000+int64(v), 100*int64(v+1)
 		require.Equal(t, []int16{0, 0}, txnCommitCodes(c.RoundTrip(txnCommitReq(v, "txn", producer, offset))), "v%d", v)
 		assert.Equal(t, committed, fetchOffsets(t, c, 6, "txn", "orders", 0, 1), "v%d: pending, not visible", v)

@@ -99,7 +99,10 @@
 // that is not transactional is refused (ErrInvalidTxnState), and a marker
 // of an older epoch, or from an older coordinator than the producer's
 // last marker's, is refused (ErrInvalidProducerEpoch,
-// ErrCoordinatorFenced). The broker's coordinators write for a
+// ErrCoordinatorFenced). A marker at a newer epoch (transaction version
+// 2 ends every transaction at the producer's epoch+1, KIP-890 part 2)
+// moves the producer to it, and its next transaction starts there at
+// sequence 0. The broker's coordinators write for a
 // producer too (AppendCoordinator: a transaction's offset commits, at
 // sequence -1), checked for its epoch and transaction, not its sequences.
 // An idle producer expires, unless its transaction is open. Producers and

@@ -220,7 +220,7 @@ func (p *Partition) applyLocked(info BatchInfo, now time.Time) {
 	switch {
 	case !info.hasProducer():
 	case info.marker():
-		delete(p.producers.guards, info.ProducerID) // a check before it no longer holds
+		p.producers.voidGuard(info) // a check before it no longer holds
 		if first, ok := p.producers.endTxn(info, now); ok {
 			p.txns.complete(info.ProducerID, first, info.BaseOffset, info.Control == ControlAbort)
 			p.txns.stabilize(p.highWatermark)

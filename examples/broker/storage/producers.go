@@ -21,7 +21,7 @@ type producers struct {
 	byID   map[int64]*producerEntry
 	// guards are the verification guards taken (verification.go), by
 	// producer id; guardSeq numbers them.
-	guards   map[int64]uint64
+	guards   map[int64]guard
 	guardSeq uint64
 }
 
@@ -39,6 +39,11 @@ type producerEntry struct {
 	// txnFirst is the first offset of its transaction open here (Kafka's
 	// currentTxnFirstOffset), -1 when none is.
 	txnFirst int64
+	// fromZero is set when a marker moved the producer to a newer epoch
+	// (transaction version 2 bumps it at every end of a transaction) and
+	// no batch came since: the next must start at sequence 0, as Kafka's
+	// last sequence of -1 then asks.
+	fromZero bool
 }
 
 func newProducers(retain int) producers {
@@ -54,7 +59,8 @@ func newProducers(retain int) producers {
 //   - a batch equal in epoch, first and last sequence to one of the last
 //     retain batches is a duplicate: a retry of a batch already written;
 //   - an epoch older than the producer's is stale;
-//   - a newer epoch must start at sequence 0;
+//   - a newer epoch must start at sequence 0, and so must the epoch a
+//     marker moved the producer to (transaction version 2's bump);
 //   - the same epoch must continue right after the last sequence;
 //   - a producer without state here (new to this partition, or whose
 //     batches retention removed, or that expired) may start at any
@@ -78,7 +84,7 @@ func (ps *producers) check(b BatchInfo) (dup BatchInfo, isDup bool, err error) {
 		return BatchInfo{}, false, err
 	}
 	switch {
-	case b.ProducerEpoch > e.epoch:
+	case b.ProducerEpoch > e.epoch, e.fromZero:
 		if b.FirstSequence != 0 {
 			return BatchInfo{}, false, fmt.Errorf("%w: producer %d starts epoch %d at sequence %d, not 0",
 				ErrOutOfOrderSequence, b.ProducerID, b.ProducerEpoch, b.FirstSequence)
@@ -189,6 +195,7 @@ func (e *producerEntry) touch(ts int64, now time.Time) {
 func (ps *producers) record(b BatchInfo, now time.Time) (started bool) {
 	e := ps.entry(b.ProducerID, b.ProducerEpoch)
 	e.setEpoch(b.ProducerEpoch)
+	e.fromZero = false
 	if b.hasSequence() {
 		if len(e.batches) == ps.retain {
 			copy(e.batches, e.batches[1:])
@@ -206,11 +213,16 @@ func (ps *producers) record(b BatchInfo, now time.Time) (started bool) {
 
 // endTxn applies b, a transaction marker appended at its offset, to its
 // producer (Kafka's appendEndTxnMarker): the producer takes its epoch and
-// its coordinator's, and its open transaction, if any, is complete. It
-// returns that transaction's first offset, with ok false when none was
+// its coordinator's, and its open transaction, if any, is complete. A
+// marker at a newer epoch than the producer's (transaction version 2's
+// bump, or a fence) forgets its sequences: its next batch starts at 0.
+// It returns that transaction's first offset, with ok false when none was
 // open.
 func (ps *producers) endTxn(b BatchInfo, now time.Time) (first int64, ok bool) {
 	e := ps.entry(b.ProducerID, b.ProducerEpoch)
+	if b.ProducerEpoch > e.epoch {
+		e.fromZero = true
+	}
 	e.setEpoch(b.ProducerEpoch)
 	e.coordinatorEpoch = b.CoordinatorEpoch
 	e.touch(b.MaxTimestamp, now)

@@ -34,9 +34,42 @@ func (c *Coordinator) AddPartitions(txnID string, producerID int64, epoch int16,
 		return
 	}
 	var a after
-	c.addLocked(t, producerID, epoch, parts, respond, &a)
+	c.addLocked(t, producerID, epoch, parts, false, respond, &a)
 	t.mu.Unlock()
 	a.run()
+}
+
+// AddPartitionsV2 is AddPartitions for a producer running transaction
+// version 2 (KIP-890 part 2; Kafka's addPartition operation): a
+// partition leader adding the partition of a Produce v12+ batch, or the
+// group's __consumer_offsets partition of a TxnOffsetCommit v5, before it
+// appends; the producer sends no AddPartitionsToTxn. The transaction is
+// marked as the producer's transaction version 2, so that its fences bump
+// its epoch as EndTxnV2 would (end.go). Its errors are AddPartitions'.
+func (c *Coordinator) AddPartitionsV2(txnID string, producerID int64, epoch int16, parts []TopicPartition,
+	respond func(err *kerr.Error)) {
+	if txnID == "" {
+		respond(kerr.InvalidRequest)
+		return
+	}
+	t, err := c.lockTxn(txnID)
+	if t == nil {
+		if err == nil {
+			err = errMapping
+		}
+		respond(err)
+		return
+	}
+	var a after
+	c.addLocked(t, producerID, epoch, parts, true, respond, &a)
+	t.mu.Unlock()
+	a.run()
+}
+
+// OffsetsPartition returns the __consumer_offsets partition that holds
+// group's offsets, which AddOffsets adds (Config.OffsetsPartition).
+func (c *Coordinator) OffsetsPartition(group string) TopicPartition {
+	return TopicPartition{Topic: offsetsTopic, Partition: c.cfg.OffsetsPartition(group)}
 }
 
 // AddOffsets adds group's __consumer_offsets partition
@@ -44,34 +77,53 @@ func (c *Coordinator) AddPartitions(txnID string, producerID int64, epoch int16,
 // TxnOffsetCommit (Kafka's handleAddOffsetsToTxn): AddPartitions of that
 // partition, with its errors.
 func (c *Coordinator) AddOffsets(txnID string, producerID int64, epoch int16, group string, respond func(err *kerr.Error)) {
-	tp := TopicPartition{Topic: offsetsTopic, Partition: c.cfg.OffsetsPartition(group)}
-	c.AddPartitions(txnID, producerID, epoch, []TopicPartition{tp}, respond)
+	c.AddPartitions(txnID, producerID, epoch, []TopicPartition{c.OffsetsPartition(group)}, respond)
 }
 
 // offsetsTopic is the group coordinator's state topic.
 const offsetsTopic = "__consumer_offsets"
 
-// addLocked is AddPartitions on t.
+// addLocked is AddPartitions on t; tv2 for AddPartitionsV2.
 //
 // REQUIRES: t.mu held.
-func (c *Coordinator) addLocked(t *txn, pid int64, epoch int16, parts []TopicPartition, respond func(*kerr.Error), a *after) {
+func (c *Coordinator) addLocked(t *txn, pid int64, epoch int16, parts []TopicPartition, tv2 bool,
+	respond func(*kerr.Error), a *after) {
 	m := &t.meta
 	reply := func(err *kerr.Error) { a.do(func() { respond(err) }) }
+	// For a producer of transaction version 2, a transition under way
+	// is checked first, as Kafka 4 does: it adds its next transaction's
+	// partitions as soon as its EndTxn is answered, at the epoch (or the
+	// producer id) the end completes to, which the id takes only once
+	// its markers are written. A version 1 producer is told first that it
+	// is fenced, as before.
 	switch {
+	case !tv2 && m.pid != pid:
+		reply(errMapping)
+		return
+	case !tv2 && m.epoch != epoch:
+		reply(errFenced)
+		return
+	case (t.send != nil || (tv2 && t.pending != nil)) && c.cfg.CompletionWait > 0:
+		// The previous transaction's markers or completion are being
+		// written: wait for them rather than have the producer back off
+		// and retry (completion.go). A version 2 producer's partitions
+		// are added by their leaders, each on its own: an add finds
+		// another's write under way whenever the producer writes to
+		// partitions of two brokers, and waits for it too.
+		retry := c.AddPartitions
+		if tv2 {
+			retry = c.AddPartitionsV2
+		}
+		c.awaitCompletionLocked(t, func() { retry(t.id, pid, epoch, parts, respond) }, respond, a)
+		return
+	case t.pending != nil, m.state == PrepareCommit, m.state == PrepareAbort:
+		reply(errConcurrent)
+		return
 	case m.pid != pid:
 		reply(errMapping)
 		return
 	case m.epoch != epoch:
 		reply(errFenced)
-		return
-	case t.send != nil && c.cfg.CompletionWait > 0:
-		// The previous transaction's markers or completion are being
-		// written: wait for them rather than have the producer back off
-		// and retry (completion.go).
-		c.awaitCompletionLocked(t, func() { c.AddPartitions(t.id, pid, epoch, parts, respond) }, respond, a)
-		return
-	case t.pending != nil, m.state == PrepareCommit, m.state == PrepareAbort:
-		reply(errConcurrent)
 		return
 	}
 	switch m.state {
@@ -94,6 +146,11 @@ func (c *Coordinator) addLocked(t *txn, pid int64, epoch int16, parts []TopicPar
 		n.start, n.parts = now, nil // a new transaction
 	}
 	n.parts = n.parts.with(parts)
+	if tv2 || m.state != Ongoing {
+		// A transaction is the version of the producer that began it
+		// (a version 1 producer never sends AddPartitionsV2's requests).
+		n.tv2 = tv2
+	}
 	t.answer = respond
 	t.writeLocked(n, a, func(err *kerr.Error, a *after) {
 		if err != nil {

@@ -16,7 +16,9 @@ import (
 // Config.CompletionWait, the request waits instead: a delayedAdd in the
 // TxnCompletion purgatory, keyed by its transactional id, completed when
 // the completion is written (or the id forgotten: unloaded, the
-// coordinator closing) and tried again then; past CompletionWait it is
+// coordinator closing) and tried again then (a version 2 producer's add,
+// which its partition's leader sends, also waits for another add's
+// write: the leaders of a transaction's partitions add them at once); past CompletionWait it is
 // answered CONCURRENT_TRANSACTIONS, as Kafka answers it, so that markers
 // held up by a partition without a leader hold no request for long.
 //
@@ -33,12 +35,13 @@ type delayedAdd struct {
 	respond func(*kerr.Error) // its answer, past the wait
 }
 
-// TryComplete reports whether the previous transaction is complete, or
-// the id forgotten: the request may be tried again.
+// TryComplete reports whether the previous transaction is complete and
+// no write of the id's is under way, or the id forgotten: the request may
+// be tried again.
 func (d *delayedAdd) TryComplete() bool {
 	d.t.mu.Lock()
 	defer d.t.mu.Unlock()
-	return d.t.gone || d.t.send == nil
+	return d.t.gone || (d.t.send == nil && d.t.pending == nil)
 }
 
 // OnComplete tries the request again, or, past the wait, answers it
@@ -68,8 +71,8 @@ func (c *Coordinator) awaitCompletionLocked(t *txn, retry func(), respond func(*
 }
 
 // completedLocked has what waits for t's transaction to complete tried
-// again, once t.mu is released (through a): its completion is written,
-// or t is forgotten.
+// again, once t.mu is released (through a): its completion, or another
+// write of t's, is written, or t is forgotten.
 //
 // REQUIRES: t.mu held.
 func (t *txn) completedLocked(a *after) {

@@ -443,6 +443,12 @@ func (t *txn) writeLocked(next metadata, a *after, then func(err *kerr.Error, a 
 				t.armLocked(soon, &a)
 				then(nil, &a)
 			}
+			if t.pending == nil && !t.gone {
+				// The adds waiting for the write (or for the
+				// completion, this write) may go on
+				// (completion.go).
+				t.completedLocked(&a)
+			}
 			t.mu.Unlock()
 			a.run()
 		})

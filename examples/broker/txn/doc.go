@@ -3,9 +3,11 @@
 // TransactionMetadata; KIP-98): it hands transactional producers their
 // producer ids and epochs, keeps which partitions each transaction
 // wrote to, and ends transactions by having markers written to those
-// partitions. It serves Kafka's transaction version 1: the epoch is bumped
-// by InitProducerID and by fences, not by every EndTxn (KIP-890 part 2 is
-// not served, and clients see no transaction.version feature). It knows
+// partitions. It serves Kafka's transaction versions 1 and 2, each
+// producer the one it speaks: with version 1 the epoch is bumped by
+// InitProducerID and by fences; with version 2 (KIP-890 part 2: EndTxnV2,
+// AddPartitionsV2) by every end of a transaction too, and a producer's
+// partitions are added by the leaders it produces to (end_v2.go). It knows
 // nothing of the wire: package server decodes the requests, routes them
 // with the state topic's KeyError, calls the Coordinator and encodes what
 // it answers; it also writes the markers (a MarkerWriter).
@@ -24,13 +26,19 @@
 //     transaction; more partitions extend it.
 //   - Ongoing → PrepareCommit or PrepareAbort: EndTxn, answered once it is
 //     written. The markers follow, then → CompleteCommit or CompleteAbort.
+//     With version 2 (EndTxnV2) the Prepare is at epoch+1, which the
+//     markers carry and the producer is answered, or, once the epochs are
+//     exhausted, names a new producer id that the Complete moves the id
+//     to; Empty, CompleteCommit, CompleteAbort → PrepareAbort too, an
+//     empty transaction's abort.
 //   - Ongoing → PrepareEpochFence → PrepareAbort: an InitProducerID that
 //     finds a transaction under way, or the transaction's timeout, aborts
 //     it at a bumped epoch, so that its producer is fenced
 //     (PRODUCER_FENCED); the InitProducerID is answered
 //     CONCURRENT_TRANSACTIONS and its retry bumps the epoch again.
 //     PrepareEpochFence is never written: it is the pending state while the
-//     abort is.
+//     abort is. A version 2 transaction's abort bumps the epoch once more,
+//     as every version 2 end does.
 //   - Empty, CompleteCommit, CompleteAbort → Dead: the id was idle for
 //     Config.IDExpiration (transactional.id.expiration.ms); its tombstone
 //     is written and it is forgotten.
@@ -117,8 +125,7 @@
 //
 // # Not here
 //
-// Transaction version 2 (KIP-890 part 2: an epoch bump on every EndTxn,
-// implicit AddPartitions from Produce), KIP-939's two-phase commit, and
+// KIP-939's two-phase commit (the version 1 value's next epoch), and
 // the mapping of PRODUCER_FENCED to INVALID_PRODUCER_EPOCH for old
 // request versions, which is the handlers' (as it is KafkaApis's);
 // TxnOffsetCommit is the group coordinator's, and WriteTxnMarkers the

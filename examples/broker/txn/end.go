@@ -10,7 +10,8 @@ import (
 )
 
 // EndTxn commits or aborts the producer's transaction (Kafka's
-// handleEndTransaction), and calls respond once, from any goroutine.
+// handleEndTransaction, EndTxn v0-v4: transaction version 1; v5 is
+// EndTxnV2's), and calls respond once, from any goroutine.
 //
 // An Ongoing transaction is answered once its PrepareCommit or
 // PrepareAbort is written: it will complete whatever happens to this
@@ -114,6 +115,16 @@ func (c *Coordinator) endLocked(t *txn, pid int64, epoch int16, commit, fromClie
 		m.epoch, m.lastEpoch = epoch, noEpoch
 	}
 	n := m.transition(state, c.nowMs())
+	switch {
+	case fromClient:
+		n.tv2 = false // EndTxn v4 and before: the producer runs version 1
+	case fencing && n.tv2 && n.epoch < math.MaxInt16:
+		// A version 2 transaction's abort bumps the epoch again, as
+		// every end of its does (Kafka's prepareAbortOrCommit after
+		// the fence's bump): its producer's EndTxn, one short of it,
+		// is fenced rather than taken for a retry of this end.
+		n.epoch++
+	}
 	t.answer = answer
 	t.writeLocked(n, a, func(err *kerr.Error, a *after) {
 		if err != nil {
@@ -144,8 +155,10 @@ func (c *Coordinator) fenceLocked(t *txn, answer func(*kerr.Error), a *after) {
 	fence := m.transition(PrepareEpochFence, m.updated)
 	fence.lastEpoch = noEpoch
 	if !t.fenceFailed && m.epoch < math.MaxInt16 {
-		// Never MaxInt16 while Ongoing: an exhausted epoch rotates the
-		// producer id at InitProducerID, one short of it.
+		// Never MaxInt16 while Ongoing but for a version 2 producer
+		// answered a retry of a fenced end (end_v2.go): an exhausted
+		// epoch rotates the producer id at InitProducerID, and at a
+		// version 2 end.
 		fence.epoch++
 	}
 	t.pending = &fence
@@ -184,6 +197,12 @@ func (t *txn) prepareCompleteLocked() *sending {
 		done.state = CompleteCommit
 	}
 	done.parts = nil
+	if m.rotating {
+		// A version 2 end whose epochs were exhausted: the markers
+		// carry the old producer id at its last epoch, and the id moves
+		// to the new one (Kafka's prepareComplete).
+		done.pid, done.epoch = m.nextPID, 0
+	}
 	t.pending = &done
 	s := &sending{marker: Marker{ProducerID: m.pid, ProducerEpoch: m.epoch, CoordinatorEpoch: t.part.epoch,
 		Commit: m.state == PrepareCommit}, left: maps.Clone(m.parts)}
@@ -259,8 +278,7 @@ func (t *txn) completeLocked(s *sending, a *after) {
 			t.setAlarmLocked(true, t.c.cfg.RetryBackoff, a)
 			return
 		}
-		t.send = nil
-		t.completedLocked(a)
+		t.send = nil // writeLocked wakes what waits for the completion
 	})
 }
 

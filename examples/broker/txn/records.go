@@ -7,9 +7,12 @@ package txn
 //   - value TxnMetadataValue version 0: the producer id and epoch, the
 //     timeout, the state, the partitions in the transaction (null when
 //     Empty, grouped by topic), the last update and start times in
-//     wall-clock milliseconds. Version 1 (KIP-890's flexible value, whose
-//     tagged fields transaction version 2 writes) is read too; its tags
-//     are not needed by version 1 and are ignored;
+//     wall-clock milliseconds. A transaction version 2 producer's is
+//     version 1 (KIP-890's flexible value), with its tagged fields as
+//     Kafka writes them: the client's transaction version (2), the
+//     previous producer id (the one before a rotation, which a retried
+//     EndTxn may still name) and the next producer id (-1 but in a
+//     Prepare that rotates it); KIP-939's next epoch stays -1;
 //   - a null value, a tombstone: the id expired.
 //
 // Each change is one batch (encodeBatch): uncompressed, from no producer,
@@ -38,6 +41,14 @@ const (
 func valueRecord(txnID string, m *metadata) kmsg.Record {
 	v := kmsg.NewTxnMetadataValue()
 	v.Version = valueVersion
+	if m.tv2 {
+		v.Version = 1
+		v.ClientTransactionVersion = 2
+		v.PreviousProducerID = m.lastPID
+		if m.rotating {
+			v.NextProducerID = m.nextPID
+		}
+	}
 	v.ProducerID, v.ProducerEpoch, v.TimeoutMillis = m.pid, m.epoch, m.timeoutMs
 	v.State = kmsg.TransactionState(m.state)
 	v.LastUpdateTimestamp, v.StartTimestamp = m.updated, m.start
@@ -96,6 +107,12 @@ func decode(r kmsg.Record) (string, *metadata, error) {
 	}
 	m := &metadata{pid: v.ProducerID, lastPID: noProducerID, epoch: v.ProducerEpoch, lastEpoch: noEpoch,
 		timeoutMs: v.TimeoutMillis, state: st, start: v.StartTimestamp, updated: v.LastUpdateTimestamp}
+	if v.Version >= 1 && v.ClientTransactionVersion >= 2 {
+		m.tv2, m.lastPID = true, v.PreviousProducerID
+		if v.NextProducerID >= 0 && (st == PrepareCommit || st == PrepareAbort) {
+			m.rotating, m.nextPID = true, v.NextProducerID
+		}
+	}
 	for _, vt := range v.Topics {
 		for _, p := range vt.Partitions {
 			if m.parts == nil {

@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -75,7 +76,8 @@ func TestRecordsRoundTrip(t *testing.T) {
 
 // TestRecordsReadVersion1: a flexible value (version 1, with KIP-890's
 // tagged fields, as Kafka 4 writes it under transaction version 2) is
-// read too.
+// read too: the client's transaction version and the previous producer
+// id; the next producer id only in a Prepare, which it completes to.
 func TestRecordsReadVersion1(t *testing.T) {
 	v := kmsg.NewTxnMetadataValue()
 	v.Version, v.ProducerID, v.ProducerEpoch, v.TimeoutMillis = 1, 9, 2, 30000
@@ -86,8 +88,29 @@ func TestRecordsReadVersion1(t *testing.T) {
 	id, m, err := decode(kmsg.Record{Key: key("x"), Value: v.AppendTo(nil)})
 	require.NoError(t, err)
 	assert.Equal(t, "x", id)
-	assert.Equal(t, &metadata{pid: 9, lastPID: -1, epoch: 2, lastEpoch: -1, timeoutMs: 30000, state: Ongoing,
-		parts: set(tp("t", 4)), start: 5, updated: 6}, m)
+	assert.Equal(t, &metadata{pid: 9, lastPID: 8, epoch: 2, lastEpoch: -1, timeoutMs: 30000, state: Ongoing,
+		parts: set(tp("t", 4)), start: 5, updated: 6, tv2: true}, m)
+
+	v.State = kmsg.TransactionState(PrepareCommit)
+	_, m, err = decode(kmsg.Record{Key: key("x"), Value: v.AppendTo(nil)})
+	require.NoError(t, err)
+	assert.True(t, m.rotating)
+	assert.Equal(t, int64(10), m.nextPID)
+}
+
+// TestRecordsVersion2RoundTrip: a transaction version 2 producer's
+// metadata is written as a version 1 value and read back whole.
+func TestRecordsVersion2RoundTrip(t *testing.T) {
+	in := metadata{pid: 7, lastPID: 6, epoch: math.MaxInt16, lastEpoch: -1, timeoutMs: 60000, state: PrepareAbort,
+		parts: set(tp("t", 0)), start: 900, updated: 1000, tv2: true, rotating: true, nextPID: 8}
+	rec := valueRecord("x", &in)
+	var v kmsg.TxnMetadataValue
+	require.NoError(t, v.ReadFrom(rec.Value))
+	assert.Equal(t, int16(1), v.Version)
+	assert.Equal(t, int16(2), v.ClientTransactionVersion)
+	_, out, err := decode(rec)
+	require.NoError(t, err)
+	assert.Equal(t, &in, out)
 }
 
 // TestRecordsRefused: a record this package does not write fails the

@@ -98,10 +98,11 @@ func (ps partitions) with(add []TopicPartition) partitions {
 // holds it, without its lock and pending state (the txn's): what its
 // record says, and, in memory only as in Kafka's transaction version 1,
 // the producer id and epoch before the last transition (KIP-360's retry
-// of an InitProducerID whose answer was lost).
+// of an InitProducerID whose answer was lost). A transaction version 2
+// record keeps the last producer id too (end_v2.go).
 type metadata struct {
 	pid       int64
-	lastPID   int64 // the producer id before the last transition; noProducerID after a load
+	lastPID   int64 // the producer id before the last transition; noProducerID after a load of a version 1 record
 	epoch     int16 // noEpoch until the first InitProducerID is written
 	lastEpoch int16 // the epoch a KIP-360 retry may still name; noEpoch: none
 	timeoutMs int32
@@ -109,15 +110,26 @@ type metadata struct {
 	parts     partitions
 	start     int64 // wall-clock ms the transaction started at; noTimestamp: none
 	updated   int64 // wall-clock ms of the last transition
+	// tv2 is set when the producer runs transaction version 2 (Kafka's
+	// clientTransactionVersion): its partitions were added by its
+	// produces, or it ended its last transaction with EndTxn v5. Every
+	// end of its transactions bumps the epoch.
+	tv2 bool
+	// rotating is set on a transaction version 2 Prepare whose epochs are
+	// exhausted: its Complete moves the id to producer id nextPID at epoch
+	// 0 (Kafka's nextProducerId). Reset by every transition.
+	rotating bool
+	nextPID  int64
 }
 
 // transition returns m moved to state at now (Kafka's
-// prepareTransitionTo): the last producer id is m's, everything else as m
-// unless the caller changes it.
+// prepareTransitionTo): the last producer id is m's, no rotation is under
+// way, everything else as m unless the caller changes it.
 func (m metadata) transition(state State, now int64) metadata {
 	next := m
 	next.lastPID = m.pid
 	next.state = state
 	next.updated = now
+	next.rotating, next.nextPID = false, 0
 	return next
 }
