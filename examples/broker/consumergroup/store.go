@@ -226,14 +226,28 @@ func (c *Coordinator) storeQuietlyLocked(g *group) {
 	_, _ = c.storeLocked(g, false)
 }
 
-// kafkaError is the Kafka error a store's error stands for:
-// NOT_COORDINATOR unless it wraps one.
+// kafkaError is the answer to a heartbeat whose change the store refused
+// with err, or did not make durable, as Kafka's GroupCoordinatorService
+// maps a write's errors (handleOperationException): the partition
+// missing, too few replicas or a write that timed out are
+// COORDINATOR_NOT_AVAILABLE, which a member retries; a record too large
+// is UNKNOWN_SERVER_ERROR; NOT_COORDINATOR for anything that wraps no
+// Kafka error. Answered as they are, a timeout (REQUEST_TIMED_OUT) would
+// end a kgo member's join for good.
 func kafkaError(err error) *kerr.Error {
 	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return ke
+	if !errors.As(err, &ke) {
+		return kerr.NotCoordinator
 	}
-	return kerr.NotCoordinator
+	switch ke {
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
+		return kerr.CoordinatorNotAvailable
+	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
+		return kerr.NotCoordinator
+	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+		return kerr.UnknownServerError
+	}
+	return ke
 }
 
 // Load brings back groups a store kept, as Kafka's coordinator replays
