@@ -196,7 +196,7 @@ if [[ -n "${CLUSTER:-}" ]]; then
 	[[ -n "$base" ]] || { echo "kgo-integration: no three free ports" >&2; exit 1; }
 	echo "kgo-integration: starting a three-broker cluster on ports $base-$((base + 2))"
 	GO="$GO" BASE_PORT=$base LOGS="$work" BUILD_FLAGS="${BROKER_RACE:+-race}" \
-		EXTRA_FLAGS="--default.replication.factor 3 --min.insync.replicas 2 --group.initial.rebalance.delay.ms 0 --num.partitions 1 --log.level $BROKER_LOG_LEVEL" \
+		EXTRA_FLAGS="--default.replication.factor 3 --min.insync.replicas 2 --group.initial.rebalance.delay.ms 0 --num.partitions 1 --log.level $BROKER_LOG_LEVEL ${BROKER_EXTRA_FLAGS:-}" \
 		./scripts/cluster.sh >"$work/cluster.out" 2>&1 &
 	broker_pid=$! # the script: stopping it stops the three
 	addrs=("127.0.0.1:$base" "127.0.0.1:$((base + 1))" "127.0.0.1:$((base + 2))")

@@ -57,15 +57,17 @@ func syncStoreCode(err error) *kerr.Error {
 }
 
 // commitStoreCode is the answer to an OffsetCommit whose offsets the store
-// refused with err, or did not make durable, as Kafka's storeOffsets maps
-// its append's errors: the partition missing or too few replicas are
-// COORDINATOR_NOT_AVAILABLE; a commit too large to store (tens of
+// refused with err, or did not make durable, as Kafka 4's group
+// coordinator maps its append's errors: the partition missing, too few
+// replicas or a write that timed out are COORDINATOR_NOT_AVAILABLE, which
+// clients retry (a timeout answered as it is ends a kgo transactional
+// flush); a commit too large to store (tens of
 // thousands of partitions, or their metadata) is INVALID_COMMIT_OFFSET_SIZE,
 // which a client does not retry as it would NOT_COORDINATOR; anything else
 // is storeCode's.
 func commitStoreCode(err error) *kerr.Error {
 	switch ke := storeCode(err); ke {
-	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend:
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
 		return kerr.CoordinatorNotAvailable
 	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
 		return kerr.InvalidCommitOffsetSize

@@ -29,7 +29,7 @@ func TestPendingCommits(t *testing.T) {
 		next int64 // committed after the wait
 	}{
 		{"durable", nil, nil, 2},
-		{"timed out", kerr.RequestTimedOut, kerr.RequestTimedOut, 1},
+		{"timed out", kerr.RequestTimedOut, kerr.CoordinatorNotAvailable, 1}, // Kafka 4's answer, which clients retry
 		{"leadership lost", kerr.NotCoordinator, kerr.NotCoordinator, 1},
 		{"another error", assert.AnError, kerr.NotCoordinator, 1},
 	} {
@@ -74,7 +74,7 @@ func TestPendingCommitsApplyInLogOrder(t *testing.T) {
 	c.CommitOffsets(simpleCommit(9), fifth.respond)
 	store.release(3, kerr.RequestTimedOut)
 	store.release(2, nil)
-	assert.Equal(t, []*kerr.Error{kerr.RequestTimedOut}, fifth.one(t))
+	assert.Equal(t, []*kerr.Error{kerr.CoordinatorNotAvailable}, fifth.one(t))
 	assert.Equal(t, []*kerr.Error{nil}, fourth.one(t))
 	assert.Equal(t, []int64{8}, fetch(t, c, "g", 1), "what the client was told is committed")
 

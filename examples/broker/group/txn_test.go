@@ -254,7 +254,7 @@ func TestTxnCommitIsStored(t *testing.T) {
 	c.TxnCommitOffsets(txnReq("g", 8, 20), b.respond)
 	assert.Equal(t, []bool{true, true}, unstable(t, fetchStable(t, c, "g", 2)))
 	store.release(1, kerr.RequestTimedOut)
-	assert.Equal(t, []*kerr.Error{kerr.RequestTimedOut}, b.one(t))
+	assert.Equal(t, []*kerr.Error{kerr.CoordinatorNotAvailable}, b.one(t))
 	assert.Equal(t, []bool{true, true}, unstable(t, fetchStable(t, c, "g", 2)), "producer 7's are still pending")
 	c.CompleteTxn(anyPartition, 8, true)
 	assert.Equal(t, []int64{-1, -1}, fetch(t, c, "g", 2), "producer 8's failed commit is not pending")

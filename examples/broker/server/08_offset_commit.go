@@ -23,7 +23,8 @@ package server
 // A commit is a record of the group's partition of __consumer_offsets: it
 // is answered once that record is below the partition's high watermark,
 // waiting in the Produce purgatory as an acks=all produce does, for at
-// most offsets.commit.timeout.ms (REQUEST_TIMED_OUT past it); the
+// most offsets.commit.timeout.ms (COORDINATOR_NOT_AVAILABLE past it, as
+// Kafka 4 answers a write that timed out, which clients retry); the
 // committed offsets are visible to OffsetFetch only then (package
 // group/service, on the coordinator runtime).
 //

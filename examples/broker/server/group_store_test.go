@@ -63,8 +63,9 @@ func TestOffsetCommitWaitsForTheHighWatermark(t *testing.T) {
 }
 
 // TestOffsetCommitTimesOut: a commit whose record is not replicated within
-// offsets.commit.timeout.ms is answered REQUEST_TIMED_OUT, and the
-// committed offsets stay as they were.
+// offsets.commit.timeout.ms is answered COORDINATOR_NOT_AVAILABLE, as
+// Kafka 4's group coordinator answers a write that timed out (clients
+// retry it), and the committed offsets stay as they were.
 func TestOffsetCommitTimesOut(t *testing.T) {
 	s, c, p := newOffsetsServer(t, func(c *Config) { c.OffsetsCommitTimeout = 50 * time.Millisecond })
 	p.SetHighWatermarkManaged(true)
@@ -73,7 +74,7 @@ func TestOffsetCommitTimesOut(t *testing.T) {
 	s.handleOffsetCommit(r)
 	_, answered := tc.answer(r)
 	require.False(t, answered)
-	assert.Equal(t, []int16{kerr.RequestTimedOut.Code, kerr.RequestTimedOut.Code}, commitCodes(tc.await(r)))
+	assert.Equal(t, []int16{kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorNotAvailable.Code}, commitCodes(tc.await(r)))
 	assert.Equal(t, []int64{1, 2}, fetchOffsets(t, c, 8, "g", "orders", 0, 1), "not committed")
 }
 

@@ -129,7 +129,7 @@ func TestOffsetsRewriteWithACommitPending(t *testing.T) {
 		// one, following it, is cut back there, losing the pending
 		// commit and the rewrite.
 		reloadOffsets(t, s, func() { require.NoError(t, p.TruncateTo(hw)) })
-		assert.Equal(t, []int16{kerr.RequestTimedOut.Code, kerr.RequestTimedOut.Code}, commitCodes(tc.await(r)),
+		assert.Equal(t, []int16{kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorNotAvailable.Code}, commitCodes(tc.await(r)),
 			"the pending commit is not acknowledged")
 		o, err := p.Offsets()
 		require.NoError(t, err)
