@@ -70,7 +70,7 @@ func New(log Log, cfg Config) *Coordinator {
 // copied, its states shared (neither changes a State in place).
 // O(states).
 func (c *Coordinator) Load(idx, epoch int32, r *Replay) int {
-	states := maps.Clone(r.states)
+	states := maps.Clone(r.Values())
 	if states == nil {
 		states = make(map[Key]*State)
 	}

@@ -29,7 +29,6 @@ package sharestate
 // Each change is one batch (encodeBatch): uncompressed, from no producer.
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -146,9 +145,7 @@ func encodeBatch(now time.Time, recs ...kmsg.Record) []byte {
 // coordinator runtime's State of the partition (coordinator.State). The
 // zero Replay is empty and ready.
 type Replay struct {
-	states  map[Key]*State
-	next    int64 // the offset after the last batch applied
-	records int64 // records applied
+	statebatch.Latest[Key, State]
 }
 
 // Apply applies raw, whole batches as a partition's Read returns them,
@@ -156,42 +153,8 @@ type Replay struct {
 // package does not write fails it with ErrRecord, rather than forget what
 // a share group was told is acknowledged. O(records).
 func (r *Replay) Apply(raw []byte) (next int64, err error) {
-	r.next, err = statebatch.Walk(raw, r.next, func(_ *kmsg.RecordBatch, rec *kmsg.Record) error {
-		k, st, err := decode(*rec)
-		if err != nil {
-			return err
-		}
-		r.apply(k, st)
-		r.records++
-		return nil
-	})
-	if errors.Is(err, statebatch.ErrMalformed) {
-		err = fmt.Errorf("%w: %v", ErrRecord, err)
-	}
-	return r.next, err
+	return r.Latest.Apply(raw, decode, ErrRecord)
 }
-
-// apply applies one record: st is k's latest state, nil a tombstone.
-func (r *Replay) apply(k Key, st *State) {
-	if st == nil {
-		delete(r.states, k)
-		return
-	}
-	if r.states == nil {
-		r.states = make(map[Key]*State)
-	}
-	r.states[k] = st
-}
-
-// Records returns the number of records applied. O(1).
-func (r *Replay) Records() int64 { return r.records }
-
-// Live returns the number of live records: one per share partition left.
-// O(1).
-func (r *Replay) Live() int64 { return int64(len(r.states)) }
-
-// Len returns the number of share partitions replayed. O(1).
-func (r *Replay) Len() int { return len(r.states) }
 
 // Rewrite returns the live records as batches timestamped now, key by key
 // in order: replayed after the records applied, or instead of them, they
@@ -202,8 +165,8 @@ func (r *Replay) Rewrite(now time.Time, maxRecords, maxBytes int) [][]byte {
 	var out [][]byte
 	var recs []kmsg.Record
 	size := 0
-	for _, k := range slices.SortedFunc(maps.Keys(r.states), compareKeys) {
-		rec := record(k, r.states[k])
+	for _, k := range slices.SortedFunc(maps.Keys(r.Values()), compareKeys) {
+		rec := record(k, r.Values()[k])
 		n := len(rec.Key) + len(rec.Value) + 16 // the record's framing, at most
 		if len(recs) == maxRecords || (len(recs) > 0 && size+n > maxBytes) {
 			out = append(out, encodeBatch(now, recs...))

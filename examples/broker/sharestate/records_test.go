@@ -54,12 +54,12 @@ func TestReplayRewrite(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), r.Records())
 	assert.Equal(t, int64(1), r.Live())
-	assert.Equal(t, &State{StateEpoch: 1, StartOffset: 5}, r.states[keyA])
+	assert.Equal(t, &State{StateEpoch: 1, StartOffset: 5}, r.Values()[keyA])
 
 	var again Replay
 	for _, b := range r.Rewrite(now, 1000, 1<<20) {
 		_, err := again.Apply(b)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, r.states, again.states, "the rewrite replays to the same states")
+	assert.Equal(t, r.Values(), again.Values(), "the rewrite replays to the same states")
 }

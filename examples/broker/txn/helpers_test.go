@@ -130,7 +130,7 @@ func (l *fakeLog) replay(t *testing.T, idx int32) *Replay {
 // or none.
 func (l *fakeLog) last(t *testing.T, txnID string) *metadata {
 	t.Helper()
-	return l.replay(t, coordinator.PartitionFor(txnID, l.n)).txns[txnID]
+	return l.replay(t, coordinator.PartitionFor(txnID, l.n)).Values()[txnID]
 }
 
 // states returns the states txnID's records say, in order ("tombstone"

@@ -30,8 +30,8 @@ func (c *Coordinator) Load(idx, epoch int32, r *Replay) (int, error) {
 	}
 	p := &partition{idx: idx, epoch: epoch}
 	ts := make([]*txn, 0, r.Len())
-	for _, id := range slices.Sorted(maps.Keys(r.txns)) {
-		ts = append(ts, c.newTxn(id, p, *r.txns[id]))
+	for _, id := range slices.Sorted(maps.Keys(r.Values())) {
+		ts = append(ts, c.newTxn(id, p, *r.Values()[id]))
 	}
 	var old []*txn
 	c.mu.Lock()

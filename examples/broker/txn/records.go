@@ -21,7 +21,6 @@ package txn
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -137,9 +136,7 @@ func encodeBatch(now time.Time, recs ...kmsg.Record) []byte {
 // appends with one and writes its live records again (Rewrite). The zero
 // Replay is empty and ready.
 type Replay struct {
-	txns    map[string]*metadata
-	next    int64 // the offset after the last batch applied
-	records int64 // records applied
+	statebatch.Latest[string, metadata]
 }
 
 // Apply applies raw, whole batches as a partition's Read returns them,
@@ -147,39 +144,11 @@ type Replay struct {
 // package does not write fails it with ErrRecord, rather than forget a
 // transaction clients were told is under way. O(records).
 func (r *Replay) Apply(raw []byte) (next int64, err error) {
-	r.next, err = statebatch.Walk(raw, r.next, func(_ *kmsg.RecordBatch, rec *kmsg.Record) error {
-		id, m, err := decode(*rec)
-		if err != nil {
-			return err
-		}
-		r.apply(id, m)
-		r.records++
-		return nil
-	})
-	if errors.Is(err, statebatch.ErrMalformed) {
-		err = fmt.Errorf("%w: %v", ErrRecord, err)
-	}
-	return r.next, err
+	return r.Latest.Apply(raw, decode, ErrRecord)
 }
 
 // apply applies one record: m is id's latest value, nil a tombstone.
-func (r *Replay) apply(id string, m *metadata) {
-	if m == nil {
-		delete(r.txns, id)
-		return
-	}
-	if r.txns == nil {
-		r.txns = make(map[string]*metadata)
-	}
-	r.txns[id] = m
-}
-
-// Records returns the number of records applied. O(1).
-func (r *Replay) Records() int64 { return r.records }
-
-// Live returns the number of live records: one per transactional id left.
-// The others applied (overwritten values, tombstones) are dead. O(1).
-func (r *Replay) Live() int64 { return int64(len(r.txns)) }
+func (r *Replay) apply(id string, m *metadata) { r.Set(id, m) }
 
 // Rewrite returns the live records as batches timestamped now, id by id in
 // name order: a compaction of what was applied. Replayed after the records
@@ -192,8 +161,8 @@ func (r *Replay) Rewrite(now time.Time, maxRecords, maxBytes int) [][]byte {
 	var out [][]byte
 	var recs []kmsg.Record
 	size := 0
-	for _, id := range slices.Sorted(maps.Keys(r.txns)) {
-		rec := valueRecord(id, r.txns[id])
+	for _, id := range slices.Sorted(maps.Keys(r.Values())) {
+		rec := valueRecord(id, r.Values()[id])
 		n := len(rec.Key) + len(rec.Value) + 16 // the record's framing, at most
 		if len(recs) == maxRecords || (len(recs) > 0 && size+n > maxBytes) {
 			out = append(out, encodeBatch(now, recs...))
@@ -209,4 +178,3 @@ func (r *Replay) Rewrite(now time.Time, maxRecords, maxBytes int) [][]byte {
 }
 
 // Len returns the number of transactional ids replayed. O(1).
-func (r *Replay) Len() int { return len(r.txns) }

@@ -158,9 +158,9 @@ func TestReplayLatestWins(t *testing.T) {
 	}
 	assert.Equal(t, int64(5), r.Records())
 	assert.Equal(t, int64(2), r.Live(), "a and b")
-	require.Len(t, r.txns, 2)
-	assert.Equal(t, Ongoing, r.txns["a"].state)
-	assert.Equal(t, CompleteCommit, r.txns["b"].state)
+	require.Len(t, r.Values(), 2)
+	assert.Equal(t, Ongoing, r.Values()["a"].state)
+	assert.Equal(t, CompleteCommit, r.Values()["b"].state)
 
 	batches := r.Rewrite(now, 1, 1<<20)
 	require.Len(t, batches, 2, "one record a batch")
@@ -169,7 +169,7 @@ func TestReplayLatestWins(t *testing.T) {
 		_, err := again.Apply(batch)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, r.txns, again.txns, "the rewrite replays to the same ids")
+	assert.Equal(t, r.Values(), again.Values(), "the rewrite replays to the same ids")
 	assert.Len(t, r.Rewrite(now, 1000, 1<<20), 1, "all in one batch")
 	assert.Len(t, r.Rewrite(now, 1000, 1), 2, "a record larger than maxBytes is alone")
 }

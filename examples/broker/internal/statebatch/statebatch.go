@@ -1,9 +1,11 @@
 // Package statebatch encodes and reads the record batches the broker's
 // coordinators write to their state topics (__consumer_offsets by package
-// group/records, __transaction_state by package txn): uncompressed v2
-// batches of kmsg records, a coordinator's own or a transactional
-// producer's (a TxnOffsetCommit's), and, read back, the control batches
-// of transaction markers among them.
+// group/records, __transaction_state by package txn, __share_group_state
+// by package sharestate): uncompressed v2 batches of kmsg records, a
+// coordinator's own or a transactional producer's (a TxnOffsetCommit's),
+// and, read back, the control batches of transaction markers among them;
+// and the replay of a topic whose records hold their key's whole value
+// (Latest).
 package statebatch
 
 import (
