@@ -95,7 +95,7 @@ func TestProxyIsTheOnlyBrokerClientsSee(t *testing.T) {
 	assert.Equal(t, [2]int16{3, 13}, served[int16(kmsg.Produce)], "the broker's produce range")
 	assert.Equal(t, [2]int16{0, 13}, served[int16(kmsg.Metadata)])
 	assert.Equal(t, [2]int16{0, 4}, served[int16(kmsg.ApiVersions)])
-	assert.Equal(t, [2]int16{0, 4}, served[int16(kmsg.EndTxn)], "the broker's transactions, which the proxy routes")
+	assert.Equal(t, [2]int16{0, 5}, served[int16(kmsg.EndTxn)], "the broker's transactions, which the proxy routes")
 	assert.Equal(t, [2]int16{0, 3}, served[int16(kmsg.AddPartitionsToTxn)], "the proxy routes the client's form of AddPartitionsToTxn")
 	_, epochs := served[int16(kmsg.OffsetForLeaderEpoch)]
 	assert.False(t, epochs, "nor what the proxy does not route")
