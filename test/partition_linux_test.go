@@ -147,6 +147,14 @@ func TestNetworkPartitionAcksOne(t *testing.T) {
 	survivor := survivorOf(leader)
 	p0 := c.awaitPartition0(admin, survivor, topic, 30*time.Second, "the others elect a new leader",
 		func(p kmsg.MetadataResponseTopicPartition) bool { return p.Leader >= 0 && p.Leader != leader })
+	// What the cut-off leader acknowledged before its session lapsed,
+	// which comes before the election: taken a moment after the election
+	// is seen, since an acknowledgement reaches the ledger only once the
+	// producer has read it and run its callback, which on a loaded machine
+	// (CI, -race) came after the metadata poll saw the new leader. A
+	// leader that went on taking records once its session had lapsed would
+	// go on acknowledging for the whole cut, seconds past this.
+	time.Sleep(300 * time.Millisecond)
 	ackedAtElection := load.ledger.snapshot()
 	t.Logf("cut broker %d off at epoch %d; broker %d elected %v later at epoch %d (the active controller now: %d)",
 		leader, epoch, p0.Leader, time.Since(cut), p0.LeaderEpoch, controllerID(t, admin, survivor))
