@@ -154,7 +154,8 @@ func TestNetworkPartitionAcksOne(t *testing.T) {
 	// (CI, -race) came after the metadata poll saw the new leader. A
 	// leader that went on taking records once its session had lapsed would
 	// go on acknowledging for the whole cut, seconds past this.
-	time.Sleep(300 * time.Millisecond)
+	elected := time.Now()
+	poll(func() bool { return time.Since(elected) > 300*time.Millisecond }, "the consumer reads on after the election")
 	ackedAtElection := load.ledger.snapshot()
 	t.Logf("cut broker %d off at epoch %d; broker %d elected %v later at epoch %d (the active controller now: %d)",
 		leader, epoch, p0.Leader, time.Since(cut), p0.LeaderEpoch, controllerID(t, admin, survivor))
