@@ -17,38 +17,47 @@ import (
 )
 
 // peers is this broker's side of the cluster's conversation in the Kafka
-// protocol, through one kgo client per other broker (kmsg requests sent to
-// that broker alone); the metadata quorum talks over Raft's own transport
-// (package metalog). Over them go:
+// protocol, through kgo clients of each other broker (kmsg requests sent
+// to that broker alone); the metadata quorum talks over Raft's own
+// transport (package metalog). A broker answers the requests of a
+// connection in order, so a request whose answer waits (for replication,
+// for a transaction's markers, for an election) holds back everything
+// sent after it on its connection. The requests go over one client of
+// each peer per Channel, so that none waits behind a request that may
+// itself wait for it, as Kafka gives its fetchers, its marker channel,
+// its AddPartitionsToTxnManager and its forwarding manager a network
+// client each:
 //
-//   - the heartbeat to the active controller, every
+//   - Replication: the heartbeat to the active controller, every
 //     broker.heartbeat.interval.ms, and at once when the quorum's leader
-//     changes (heartbeat.go);
-//   - what package replica sends (Member.Request, on goroutines it starts
-//     with Member.Go): a replica fetcher's requests to each broker that
-//     leads partitions this one follows, and the AlterPartition requests
-//     a leader sends the controller;
-//   - topic creations that a Metadata request asks of a broker that is not
-//     the controller, forwarded to it (CreateAtController), and the
-//     CreateAcls and DeleteAcls requests clients send to any broker
-//     (Member.Request, which the broker's handlers call);
-//   - the transaction coordinator's markers (Member.MarkerRequest), over a
-//     client of their own (markerClients): a WriteTxnMarkers is answered
-//     only once its markers are replicated, and a broker answers the
-//     requests of a connection in order, so on the shared connection it
-//     would hold back what comes after it, the OffsetForLeaderEpoch of a
-//     follower's truncation among them, which that very replication may
-//     wait for (Kafka gives its marker channel a network client of its
-//     own, too).
+//     changes (heartbeat.go); a replica fetcher's requests to each broker
+//     that leads partitions this one follows, and the AlterPartition
+//     requests a leader sends the controller (Member.Request, on
+//     goroutines package replica starts with Member.Go);
+//   - Markers: the transaction coordinator's WriteTxnMarkers, answered
+//     only once its markers are replicated, which may wait for the
+//     OffsetForLeaderEpoch of a follower's truncation on Replication; and
+//     the share-state requests sent to a share coordinator, which write
+//     to its state topic;
+//   - Transactions: a partition leader's AddPartitionsToTxn to a
+//     transaction's coordinator (KIP-890), which, adding a partition at
+//     transaction version 2, waits for the producer's previous
+//     transaction's markers: on Replication it held back the very
+//     fetches those markers' replication waited for, until the request
+//     timed out;
+//   - Forwarding: the admin requests a broker forwards to the active
+//     controller for a client (CreateTopics, ElectLeaders, ...), some
+//     answered only when done, and the topic creations a Metadata request
+//     asks of it (CreateAtController).
 //
 // Nothing here exists for a broker alone.
 type peers struct {
-	m       *Member
-	clients map[int32]*kgo.Client // by node id: every broker but this one
-	// markerClients are the transaction markers' clients, by node id.
-	markerClients map[int32]*kgo.Client
-	kick          chan struct{} // a heartbeat now: the controller changed
-	epoch         int64         // this broker's incarnation, its broker epoch; immutable
+	m *Member
+	// clients are the clients of every broker but this one, by channel
+	// and node id.
+	clients [numChannels]map[int32]*kgo.Client
+	kick    chan struct{} // a heartbeat now: the controller changed
+	epoch   int64         // this broker's incarnation, its broker epoch; immutable
 	// stopping is set by a controlled shutdown: no more heartbeats.
 	stopping atomic.Bool
 
@@ -70,15 +79,17 @@ const peerClientIDPrefix = "broker-"
 func FromPeer(clientID string) bool { return strings.HasPrefix(clientID, peerClientIDPrefix) }
 
 func newPeers(m *Member) (*peers, error) {
-	ps := &peers{m: m, clients: make(map[int32]*kgo.Client), markerClients: make(map[int32]*kgo.Client),
-		kick: make(chan struct{}, 1), epoch: time.Now().UnixNano(), started: time.Now()}
+	ps := &peers{m: m, kick: make(chan struct{}, 1), epoch: time.Now().UnixNano(), started: time.Now()}
 	ps.lastRenewed.Store(-int64(m.cfg.SessionTimeout)) // none yet
 	self := m.brokers.self
 	for _, n := range m.brokers.nodes {
 		if n.ID == self {
 			continue
 		}
-		for _, clients := range []map[int32]*kgo.Client{ps.clients, ps.markerClients} {
+		for ch := range ps.clients {
+			if ps.clients[ch] == nil {
+				ps.clients[ch] = make(map[int32]*kgo.Client)
+			}
 			opts := []kgo.Opt{kgo.SeedBrokers(n.Addr()), kgo.ClientID(peerClientIDPrefix + strconv.Itoa(int(self))),
 				kgo.DialTimeout(time.Second),
 				kgo.WithLogger(peerLogger{log: m.log.Named("peer"), closing: &m.closing})}
@@ -90,52 +101,60 @@ func newPeers(m *Member) (*peers, error) {
 				ps.closeClients()
 				return nil, err
 			}
-			clients[n.ID] = cl
+			ps.clients[ch][n.ID] = cl
 		}
 	}
 	return ps, nil
 }
 
 func (ps *peers) closeClients() {
-	for _, cl := range ps.clients {
-		cl.Close()
-	}
-	for _, cl := range ps.markerClients {
-		cl.Close()
+	for _, clients := range ps.clients {
+		for _, cl := range clients {
+			cl.Close()
+		}
 	}
 }
 
-// request sends req to broker id alone.
+// Channel is one of the connections a broker keeps to each peer (see
+// peers): a request waits only behind those sent on its own.
+type Channel int
+
+// The channels, by what goes over them (see peers).
+const (
+	Replication Channel = iota
+	Markers
+	Transactions
+	Forwarding
+	numChannels
+)
+
+// request sends req to broker id alone, on Replication.
 func (ps *peers) request(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
-	cl := ps.clients[id]
+	return ps.requestOn(ctx, Replication, id, req)
+}
+
+func (ps *peers) requestOn(ctx context.Context, ch Channel, id int32, req kmsg.Request) (kmsg.Response, error) {
+	cl := ps.clients[ch][id]
 	if cl == nil {
 		return nil, errors.New("no such broker")
 	}
 	return cl.SeedBrokers()[0].Request(ctx, req)
 }
 
-// MarkerRequest sends req, a WriteTxnMarkers, to broker id alone, over
-// this broker's markers' client of it, whose connection nothing else
-// waits behind (see peers).
-func (m *Member) MarkerRequest(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
-	if m.peers == nil {
-		return nil, errors.New("no such broker")
-	}
-	cl := m.peers.markerClients[id]
-	if cl == nil {
-		return nil, errors.New("no such broker")
-	}
-	return cl.SeedBrokers()[0].Request(ctx, req)
-}
-
-// Request sends req to broker id alone, over this broker's client of it:
-// what a replica fetcher and an ISR change send. A broker alone has no one
-// to send it to.
+// Request sends req to broker id alone, on Replication: what a replica
+// fetcher and an ISR change send. A broker alone has no one to send it
+// to.
 func (m *Member) Request(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
+	return m.RequestOn(ctx, Replication, id, req)
+}
+
+// RequestOn sends req to broker id alone, over this broker's connection
+// to it for ch, which no request of another channel waits behind.
+func (m *Member) RequestOn(ctx context.Context, ch Channel, id int32, req kmsg.Request) (kmsg.Response, error) {
 	if m.peers == nil {
 		return nil, errors.New("no such broker")
 	}
-	return m.peers.request(ctx, id, req)
+	return m.peers.requestOn(ctx, ch, id, req)
 }
 
 // Peers returns the other brokers' ids, ascending.
@@ -184,7 +203,7 @@ func (m *Member) CreateAtController(name string, partitions int32, rf int16, con
 	req.TimeoutMillis = 5000
 	ctx, cancel := context.WithTimeout(m.ctx, 5*time.Second)
 	defer cancel()
-	resp, err := m.peers.request(ctx, leader, req)
+	resp, err := m.peers.requestOn(ctx, Forwarding, leader, req)
 	if err == nil {
 		if ts := resp.(*kmsg.CreateTopicsResponse).Topics; len(ts) == 1 && ts[0].ErrorCode != kerr.TopicAlreadyExists.Code {
 			err = kerr.ErrorForCode(ts[0].ErrorCode)

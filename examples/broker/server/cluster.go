@@ -195,7 +195,7 @@ func (s *Server) forwardToController(r *kafkanet.Request, req kmsg.Request, fini
 			notController() // or this broker just won it, and its controller is not active yet
 			return
 		}
-		resp, err := s.member.Request(ctx, leader, req) // at the version the two brokers agree on
+		resp, err := s.member.RequestOn(ctx, cluster.Forwarding, leader, req) // at the version the two brokers agree on
 		if err != nil {
 			r.Logger().Info("forwarding a request to the controller", zap.Int32("controller", leader), zap.Error(err))
 			notController()

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 	"github.com/gopurgatory/purgatory/examples/broker/txn"
@@ -221,7 +222,7 @@ func (s *Server) verifyRemote(ctx context.Context, txnID string, v toVerify) map
 	req.Transactions = append(req.Transactions, tr)
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.TransactionMarkerTimeout)
 	defer cancel()
-	resp, err := s.member.Request(ctx, node, req)
+	resp, err := s.member.RequestOn(ctx, cluster.Transactions, node, req) // not behind a follower's fetches: see cluster.Channel
 	if err != nil {
 		return nil
 	}

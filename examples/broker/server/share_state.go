@@ -32,6 +32,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/share"
 	"github.com/gopurgatory/purgatory/examples/broker/sharestate"
@@ -208,7 +209,7 @@ func (c *stateCall) Run() {
 	s.member.Go(func(ctx context.Context) {
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.TransactionMarkerTimeout)
 		defer cancel()
-		resp, err := s.member.MarkerRequest(ctx, leader, c.req()) // a connection no replication waits behind
+		resp, err := s.member.RequestOn(ctx, cluster.Markers, leader, c.req()) // a connection no replication waits behind
 		if err != nil {
 			c.answer(fmt.Errorf("%w: a share-state request to broker %d: %v", kerr.CoordinatorNotAvailable, leader, err))
 			return

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
@@ -142,7 +143,7 @@ func (w markerWriter) send(ctx context.Context, leader int32, m txn.Marker, tps 
 	out := make(map[txn.TopicPartition]error, len(tps))
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.TransactionMarkerTimeout)
 	defer cancel()
-	resp, err := s.member.MarkerRequest(ctx, leader, req) // a connection of its own: see cluster's peers
+	resp, err := s.member.RequestOn(ctx, cluster.Markers, leader, req) // a connection of its own: see cluster.Channel
 	if err == nil && len(resp.(*kmsg.WriteTxnMarkersResponse).Markers) != 1 {
 		err = errors.New("WriteTxnMarkers answered without its marker")
 	}
