@@ -30,7 +30,9 @@ package coordinator
 // next lookup creates it again, empty.
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"maps"
 	"strconv"
 	"sync"
@@ -85,6 +87,21 @@ type TopicSpec struct {
 	// outnumber the live (offsets.topic.compaction.dead.records,
 	// compaction.go).
 	CompactionDeadRecords int64
+}
+
+// WithDefaults returns s with its zero Partitions, ReplicationFactor,
+// MinInsyncReplicas and AppendTimeout taken from def, as a coordinator's
+// service fills its settings; an error names a negative one.
+func (s TopicSpec) WithDefaults(def TopicSpec) (TopicSpec, error) {
+	if s.Partitions < 0 || s.ReplicationFactor < 0 || s.MinInsyncReplicas < 0 || s.AppendTimeout < 0 {
+		return s, fmt.Errorf("%s: a negative partition count, replication factor, min.insync.replicas or append timeout: %d, %d, %d, %v",
+			s.Name, s.Partitions, s.ReplicationFactor, s.MinInsyncReplicas, s.AppendTimeout)
+	}
+	s.Partitions = cmp.Or(s.Partitions, def.Partitions)
+	s.ReplicationFactor = cmp.Or(s.ReplicationFactor, def.ReplicationFactor)
+	s.MinInsyncReplicas = cmp.Or(s.MinInsyncReplicas, def.MinInsyncReplicas)
+	s.AppendTimeout = cmp.Or(s.AppendTimeout, def.AppendTimeout)
+	return s, nil
 }
 
 // Topic is a state topic the runtime hosts for one coordinator (a Shard):

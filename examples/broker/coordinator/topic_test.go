@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -31,4 +32,16 @@ func TestPartitionForIsKafkas(t *testing.T) {
 			assert.Equal(t, tt.part, PartitionFor(tt.group, 50), "PartitionFor")
 		})
 	}
+}
+
+// TestTopicSpecWithDefaults: a service's zero settings take the defaults,
+// the ones set are kept, and a negative one is refused, named.
+func TestTopicSpecWithDefaults(t *testing.T) {
+	def := TopicSpec{Partitions: 50, ReplicationFactor: 3, MinInsyncReplicas: 2, AppendTimeout: 30 * time.Second}
+	got, err := TopicSpec{Name: "__x", ReplicationFactor: 1, CompactionDeadRecords: 7}.WithDefaults(def)
+	assert.NoError(t, err)
+	assert.Equal(t, TopicSpec{Name: "__x", Partitions: 50, ReplicationFactor: 1, MinInsyncReplicas: 2,
+		AppendTimeout: 30 * time.Second, CompactionDeadRecords: 7}, got)
+	_, err = TopicSpec{Name: "__x", MinInsyncReplicas: -1}.WithDefaults(def)
+	assert.ErrorContains(t, err, "__x")
 }

@@ -26,32 +26,23 @@ func init() {
 func (s *Server) handleInitializeShareGroupState(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.InitializeShareGroupStateRequest)
 	resp := req.ResponseKind().(*kmsg.InitializeShareGroupStateResponse)
-	n := 0
-	for _, t := range req.Topics {
-		rt := kmsg.NewInitializeShareGroupStateResponseTopic()
-		rt.TopicID = t.TopicID
-		for _, p := range t.Partitions {
-			rp := kmsg.NewInitializeShareGroupStateResponseTopicPartition()
-			rp.Partition = p.Partition
-			rt.Partitions = append(rt.Partitions, rp)
-			n++
-		}
-		resp.Topics = append(resp.Topics, rt)
-	}
-	done := countdown(n, func() { r.Respond(resp) })
+	var parts []statePart
+	resp.Topics = make([]kmsg.InitializeShareGroupStateResponseTopic, len(req.Topics))
 	for i, t := range req.Topics {
+		rt := &resp.Topics[i]
+		rt.Default()
+		rt.TopicID = t.TopicID
+		rt.Partitions = make([]kmsg.InitializeShareGroupStateResponseTopicPartition, len(t.Partitions))
 		for j, p := range t.Partitions {
-			rp := &resp.Topics[i].Partitions[j]
+			rp := &rt.Partitions[j]
+			rp.Default()
+			rp.Partition = p.Partition
 			k := sharestate.Key{Group: req.GroupID, Topic: t.TopicID, Partition: p.Partition}
-			if err := s.shareStateTopic.KeyError(k.String()); err != nil {
-				rp.ErrorCode = err.Code
-				done()
-				continue
-			}
-			s.shareStates.Initialize(k, p.StateEpoch, p.StartOffset, func(err error) {
-				rp.ErrorCode, rp.ErrorMessage = stateCode(err)
-				done()
-			})
+			parts = append(parts, statePart{key: k, code: &rp.ErrorCode, msg: &rp.ErrorMessage,
+				call: func(answered func(error)) {
+					s.shareStates.Initialize(k, p.StateEpoch, p.StartOffset, answered)
+				}})
 		}
 	}
+	s.askShareStates(parts, func() { r.Respond(resp) })
 }

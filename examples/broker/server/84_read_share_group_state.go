@@ -24,39 +24,32 @@ func init() { serve(kmsg.ReadShareGroupState, 0, 0, (*Server).handleReadShareGro
 func (s *Server) handleReadShareGroupState(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.ReadShareGroupStateRequest)
 	resp := req.ResponseKind().(*kmsg.ReadShareGroupStateResponse)
-	n := 0
-	for _, t := range req.Topics {
-		rt := kmsg.NewReadShareGroupStateResponseTopic()
-		rt.TopicID = t.TopicID
-		for _, p := range t.Partitions {
-			rp := kmsg.NewReadShareGroupStateResponseTopicPartition()
-			rp.Partition, rp.StartOffset = p.Partition, -1
-			rt.Partitions = append(rt.Partitions, rp)
-			n++
-		}
-		resp.Topics = append(resp.Topics, rt)
-	}
-	done := countdown(n, func() { r.Respond(resp) })
+	var parts []statePart
+	resp.Topics = make([]kmsg.ReadShareGroupStateResponseTopic, len(req.Topics))
 	for i, t := range req.Topics {
+		rt := &resp.Topics[i]
+		rt.Default()
+		rt.TopicID = t.TopicID
+		rt.Partitions = make([]kmsg.ReadShareGroupStateResponseTopicPartition, len(t.Partitions))
 		for j, p := range t.Partitions {
-			rp := &resp.Topics[i].Partitions[j]
+			rp := &rt.Partitions[j]
+			rp.Default()
+			rp.Partition, rp.StartOffset = p.Partition, -1
 			k := sharestate.Key{Group: req.GroupID, Topic: t.TopicID, Partition: p.Partition}
-			if err := s.shareStateTopic.KeyError(k.String()); err != nil {
-				rp.ErrorCode = err.Code
-				done()
-				continue
-			}
-			s.shareStates.Read(k, p.LeaderEpoch, func(st sharestate.State, err error) {
-				rp.ErrorCode, rp.ErrorMessage = stateCode(err)
-				if err == nil {
-					rp.StateEpoch, rp.StartOffset = st.StateEpoch, st.StartOffset
-					for _, b := range st.Batches {
-						rp.StateBatches = append(rp.StateBatches, kmsg.ReadShareGroupStateResponseTopicPartitionStateBatch{
-							FirstOffset: b.First, LastOffset: b.Last, DeliveryState: b.DeliveryState, DeliveryCount: b.DeliveryCount})
-					}
-				}
-				done()
-			})
+			parts = append(parts, statePart{key: k, code: &rp.ErrorCode, msg: &rp.ErrorMessage,
+				call: func(answered func(error)) {
+					s.shareStates.Read(k, p.LeaderEpoch, func(st sharestate.State, err error) {
+						if err == nil {
+							rp.StateEpoch, rp.StartOffset = st.StateEpoch, st.StartOffset
+							for _, b := range st.Batches {
+								rp.StateBatches = append(rp.StateBatches, kmsg.ReadShareGroupStateResponseTopicPartitionStateBatch{
+									FirstOffset: b.First, LastOffset: b.Last, DeliveryState: b.DeliveryState, DeliveryCount: b.DeliveryCount})
+							}
+						}
+						answered(err)
+					})
+				}})
 		}
 	}
+	s.askShareStates(parts, func() { r.Respond(resp) })
 }

@@ -25,37 +25,28 @@ func init() { serve(kmsg.WriteShareGroupState, 0, 1, (*Server).handleWriteShareG
 func (s *Server) handleWriteShareGroupState(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.WriteShareGroupStateRequest)
 	resp := req.ResponseKind().(*kmsg.WriteShareGroupStateResponse)
-	n := 0
-	for _, t := range req.Topics {
-		rt := kmsg.NewWriteShareGroupStateResponseTopic()
-		rt.TopicID = t.TopicID
-		for _, p := range t.Partitions {
-			rp := kmsg.NewWriteShareGroupStateResponseTopicPartition()
-			rp.Partition = p.Partition
-			rt.Partitions = append(rt.Partitions, rp)
-			n++
-		}
-		resp.Topics = append(resp.Topics, rt)
-	}
-	done := countdown(n, func() { r.Respond(resp) })
+	var parts []statePart
+	resp.Topics = make([]kmsg.WriteShareGroupStateResponseTopic, len(req.Topics))
 	for i, t := range req.Topics {
+		rt := &resp.Topics[i]
+		rt.Default()
+		rt.TopicID = t.TopicID
+		rt.Partitions = make([]kmsg.WriteShareGroupStateResponseTopicPartition, len(t.Partitions))
 		for j, p := range t.Partitions {
-			rp := &resp.Topics[i].Partitions[j]
+			rp := &rt.Partitions[j]
+			rp.Default()
+			rp.Partition = p.Partition
 			k := sharestate.Key{Group: req.GroupID, Topic: t.TopicID, Partition: p.Partition}
-			if err := s.shareStateTopic.KeyError(k.String()); err != nil {
-				rp.ErrorCode = err.Code
-				done()
-				continue
-			}
-			st := sharestate.State{StateEpoch: p.StateEpoch, LeaderEpoch: p.LeaderEpoch, StartOffset: p.StartOffset}
-			for _, b := range p.StateBatches {
-				st.Batches = append(st.Batches, sharestate.Batch{First: b.FirstOffset, Last: b.LastOffset,
-					DeliveryState: b.DeliveryState, DeliveryCount: b.DeliveryCount})
-			}
-			s.shareStates.Write(k, st, func(err error) {
-				rp.ErrorCode, rp.ErrorMessage = stateCode(err)
-				done()
-			})
+			parts = append(parts, statePart{key: k, code: &rp.ErrorCode, msg: &rp.ErrorMessage,
+				call: func(answered func(error)) {
+					st := sharestate.State{StateEpoch: p.StateEpoch, LeaderEpoch: p.LeaderEpoch, StartOffset: p.StartOffset}
+					for _, b := range p.StateBatches {
+						st.Batches = append(st.Batches, sharestate.Batch{First: b.FirstOffset, Last: b.LastOffset,
+							DeliveryState: b.DeliveryState, DeliveryCount: b.DeliveryCount})
+					}
+					s.shareStates.Write(k, st, answered)
+				}})
 		}
 	}
+	s.askShareStates(parts, func() { r.Respond(resp) })
 }

@@ -23,32 +23,23 @@ func init() { serve(kmsg.DeleteShareGroupState, 0, 0, (*Server).handleDeleteShar
 func (s *Server) handleDeleteShareGroupState(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.DeleteShareGroupStateRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupStateResponse)
-	n := 0
-	for _, t := range req.Topics {
-		rt := kmsg.NewDeleteShareGroupStateResponseTopic()
-		rt.TopicID = t.TopicID
-		for _, p := range t.Partitions {
-			rp := kmsg.NewDeleteShareGroupStateResponseTopicPartition()
-			rp.Partition = p.Partition
-			rt.Partitions = append(rt.Partitions, rp)
-			n++
-		}
-		resp.Topics = append(resp.Topics, rt)
-	}
-	done := countdown(n, func() { r.Respond(resp) })
+	var parts []statePart
+	resp.Topics = make([]kmsg.DeleteShareGroupStateResponseTopic, len(req.Topics))
 	for i, t := range req.Topics {
+		rt := &resp.Topics[i]
+		rt.Default()
+		rt.TopicID = t.TopicID
+		rt.Partitions = make([]kmsg.DeleteShareGroupStateResponseTopicPartition, len(t.Partitions))
 		for j, p := range t.Partitions {
-			rp := &resp.Topics[i].Partitions[j]
+			rp := &rt.Partitions[j]
+			rp.Default()
+			rp.Partition = p.Partition
 			k := sharestate.Key{Group: req.GroupID, Topic: t.TopicID, Partition: p.Partition}
-			if err := s.shareStateTopic.KeyError(k.String()); err != nil {
-				rp.ErrorCode = err.Code
-				done()
-				continue
-			}
-			s.shareStates.Delete(k, func(err error) {
-				rp.ErrorCode, rp.ErrorMessage = stateCode(err)
-				done()
-			})
+			parts = append(parts, statePart{key: k, code: &rp.ErrorCode, msg: &rp.ErrorMessage,
+				call: func(answered func(error)) {
+					s.shareStates.Delete(k, answered)
+				}})
 		}
 	}
+	s.askShareStates(parts, func() { r.Respond(resp) })
 }

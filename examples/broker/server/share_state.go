@@ -386,6 +386,35 @@ func (ps *sharePersister) Reset(k share.Key, start int64, done func(error)) {
 	})
 }
 
+// statePart is one partition of a share-state request (83 to 86): its
+// key, where its answer's code and message go, and its call to the share
+// coordinator, which calls answered with the coordinator's error.
+type statePart struct {
+	key  sharestate.Key
+	code *int16
+	msg  **string
+	call func(answered func(error))
+}
+
+// askShareStates makes each part's call, where this broker coordinates its
+// key (else the part is answered the key's error: NOT_COORDINATOR,
+// COORDINATOR_LOAD_IN_PROGRESS), and calls respond once every part is
+// answered, from the goroutine of the last.
+func (s *Server) askShareStates(parts []statePart, respond func()) {
+	done := countdown(len(parts), respond)
+	for _, p := range parts {
+		if err := s.shareStateTopic.KeyError(p.key.String()); err != nil {
+			*p.code = err.Code
+			done()
+			continue
+		}
+		p.call(func(err error) {
+			*p.code, *p.msg = stateCode(err)
+			done()
+		})
+	}
+}
+
 // countdown calls then once done has been called n times, from any
 // goroutine.
 func countdown(n int, then func()) (done func()) {

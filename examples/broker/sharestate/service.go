@@ -1,7 +1,6 @@
 package sharestate
 
 import (
-	"cmp"
 	"fmt"
 	"time"
 
@@ -35,6 +34,10 @@ type ServiceConfig struct {
 // compacted, with no retention; here the runtime's compaction rewrites
 // the live records. No unclean leader election: a share partition's
 // acknowledged records must not come back.
+// defaultSpec holds the defaults of a ServiceConfig's zero fields.
+var defaultSpec = coordinator.TopicSpec{Partitions: DefaultPartitions, ReplicationFactor: DefaultReplicationFactor,
+	MinInsyncReplicas: DefaultMinISR, AppendTimeout: DefaultAppendTimeout}
+
 var topicConfigs = map[string]string{"cleanup.policy": "compact", "retention.ms": "-1", "retention.bytes": "-1",
 	"unclean.leader.election.enable": "false"}
 
@@ -45,17 +48,13 @@ var topicConfigs = map[string]string{"cleanup.policy": "compact", "retention.ms"
 // COORDINATOR_LOAD_IN_PROGRESS) and whose Ensure creates it
 // (FindCoordinator). Call it before the metadata log opens.
 func Host(rt *coordinator.Runtime, scfg ServiceConfig, cfg Config) (*Coordinator, *coordinator.Topic, error) {
-	if scfg.Partitions < 0 || scfg.ReplicationFactor < 0 || scfg.MinISR < 0 || scfg.AppendTimeout < 0 {
-		return nil, nil, fmt.Errorf("%w: %+v", ErrInvalidConfig, scfg)
-	}
-	scfg.Partitions = cmp.Or(scfg.Partitions, DefaultPartitions)
-	scfg.ReplicationFactor = cmp.Or(scfg.ReplicationFactor, DefaultReplicationFactor)
-	scfg.MinISR = cmp.Or(scfg.MinISR, DefaultMinISR)
-	scfg.AppendTimeout = cmp.Or(scfg.AppendTimeout, DefaultAppendTimeout)
-	var c *Coordinator
-	spec := coordinator.TopicSpec{Name: coordinator.ShareGroupTopic, Partitions: scfg.Partitions,
+	spec, err := coordinator.TopicSpec{Name: coordinator.ShareGroupTopic, Partitions: scfg.Partitions,
 		ReplicationFactor: scfg.ReplicationFactor, MinInsyncReplicas: scfg.MinISR, Configs: topicConfigs,
-		AppendTimeout: scfg.AppendTimeout, CompactionDeadRecords: scfg.CompactionDeadRecords}
+		AppendTimeout: scfg.AppendTimeout, CompactionDeadRecords: scfg.CompactionDeadRecords}.WithDefaults(defaultSpec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	var c *Coordinator
 	t, err := rt.Host(spec, func(t *coordinator.Topic) (coordinator.Shard, error) {
 		c = New(t, cfg)
 		return shard{c}, nil

@@ -1,7 +1,6 @@
 package txn
 
 import (
-	"cmp"
 	"fmt"
 	"time"
 
@@ -36,6 +35,10 @@ type ServiceConfig struct {
 // the offsets topic's (Kafka compacts it by key; here the runtime's
 // compaction rewrites the live records), and no unclean leader election,
 // which Kafka forces for it: a transaction's state must not go back.
+// defaultSpec holds the defaults of a ServiceConfig's zero fields.
+var defaultSpec = coordinator.TopicSpec{Partitions: DefaultPartitions, ReplicationFactor: DefaultReplicationFactor,
+	MinInsyncReplicas: DefaultMinISR, AppendTimeout: DefaultAppendTimeout}
+
 var topicConfigs = map[string]string{"retention.ms": "-1", "retention.bytes": "-1",
 	"unclean.leader.election.enable": "false"}
 
@@ -50,17 +53,13 @@ var topicConfigs = map[string]string{"retention.ms": "-1", "retention.bytes": "-
 // min.insync.replicas enforced (Topic.Append with minISR), as Kafka
 // appends the log with acks=-1. Call it before the metadata log opens.
 func Host(rt *coordinator.Runtime, scfg ServiceConfig, cfg Config) (*Coordinator, *coordinator.Topic, error) {
-	if scfg.Partitions < 0 || scfg.ReplicationFactor < 0 || scfg.MinISR < 0 || scfg.AppendTimeout < 0 {
-		return nil, nil, fmt.Errorf("%w: %+v", ErrInvalidConfig, scfg)
-	}
-	scfg.Partitions = cmp.Or(scfg.Partitions, DefaultPartitions)
-	scfg.ReplicationFactor = cmp.Or(scfg.ReplicationFactor, DefaultReplicationFactor)
-	scfg.MinISR = cmp.Or(scfg.MinISR, DefaultMinISR)
-	scfg.AppendTimeout = cmp.Or(scfg.AppendTimeout, DefaultAppendTimeout)
-	var c *Coordinator
-	spec := coordinator.TopicSpec{Name: coordinator.TransactionTopic, Partitions: scfg.Partitions,
+	spec, err := coordinator.TopicSpec{Name: coordinator.TransactionTopic, Partitions: scfg.Partitions,
 		ReplicationFactor: scfg.ReplicationFactor, MinInsyncReplicas: scfg.MinISR, Configs: topicConfigs,
-		AppendTimeout: scfg.AppendTimeout, CompactionDeadRecords: scfg.CompactionDeadRecords}
+		AppendTimeout: scfg.AppendTimeout, CompactionDeadRecords: scfg.CompactionDeadRecords}.WithDefaults(defaultSpec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	var c *Coordinator
 	t, err := rt.Host(spec, func(t *coordinator.Topic) (coordinator.Shard, error) {
 		var err error
 		if c, err = New(t, cfg); err != nil {
