@@ -29,7 +29,7 @@
 #   KGO_TEST_RECORDS  records per ETL chain (the suite's default: 500000)
 #   KGO_LOG_LEVEL     the suite's client log level (info, debug, none)
 #   BROKER_EXTRA_FLAGS  more flags for the brokers with CLUSTER=1, e.g.
-#                 "--transaction.version 2"
+#                 "--transaction.version 1"
 #   BROKER_LOG_LEVEL  the broker's --log.level (default: info; the address
 #                 is read from its info line "broker serving")
 #   KEEP_LOGS=1   keep the broker's log even when the suite passes

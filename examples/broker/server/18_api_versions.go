@@ -10,8 +10,9 @@ package server
 // 255 bytes, else INVALID_REQUEST, with the ranges (names.go).
 //
 // Features (v3+): transaction.version, supported 0-2, finalized at the
-// broker's transaction.version setting (1 by default; Kafka's operator
-// sets the level with kafka-features), at finalized features epoch 1:
+// broker's transaction.version setting (2 by default, as on a new Kafka 4
+// cluster; Kafka's operator sets the level with kafka-features), at
+// finalized features epoch 1:
 // every broker of a cluster is started with its level and it never
 // changes while they run. At 2 a client that knows KIP-890 part 2 (kgo)
 // runs transaction version 2: Produce v12+ and TxnOffsetCommit v5 add

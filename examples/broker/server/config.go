@@ -94,8 +94,8 @@ type Config struct {
 	// own setting; 0 answers at once).
 	TransactionCompletionWait time.Duration
 	// TransactionVersion is the finalized level of Kafka's
-	// transaction.version feature that ApiVersions advertises (1 by
-	// default, see the README's transactions section for why; Kafka's
+	// transaction.version feature that ApiVersions advertises (2 by
+	// default, as a new Kafka 4 cluster finalizes it; Kafka's
 	// operators set it with kafka-features): at 2,
 	// clients that know KIP-890 part 2 (kgo) leave out
 	// AddPartitionsToTxn and AddOffsetsToTxn and bump their epoch at
@@ -265,7 +265,7 @@ func Default() Config {
 		ShareStateTopicMinISR:        2,
 		TransactionMarkerTimeout:     30 * time.Second,
 		TransactionCompletionWait:    time.Second,
-		TransactionVersion:           1,
+		TransactionVersion:           2,
 		MaxIdempotentInFlight:        5,
 		ConnectionsMaxIdle:           10 * time.Minute,
 		MaxConnections:               -1,
