@@ -17,7 +17,10 @@ package server
 // (UNKNOWN_MEMBER_ID) at its current epoch (STALE_MEMBER_EPOCH), the
 // group's error; a fetch without a member is the admin's, taken; they are
 // ignored for classic groups, as Kafka ignores them. v10 (topic ids)
-// is not served.
+// is not served. A share group's id is GROUP_ID_NOT_FOUND, the group's
+// error alone (each partition named before v2), as Kafka's
+// ShareGroup.validateOffsetFetch answers: its offsets are its share
+// partitions' state (DescribeShareGroupOffsets).
 //
 // Authorization (authz.go): DESCRIBE on the group (else
 // GROUP_AUTHORIZATION_FAILED: the top-level error before v8, the group's
@@ -53,6 +56,9 @@ func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
 			if !c.Allows(opDescribe, groupResource, g.Group) {
 				err = kerr.GroupAuthorizationFailed
 			}
+			if err == nil {
+				err = s.notShareGroup(g.Group)
+			}
 			if err == nil && req.Version >= 9 {
 				// A consumer group's member must be at its epoch.
 				if _, refused := s.consumers.ValidateFetch(g.Group, orEmpty(g.MemberID), g.MemberEpoch); refused != nil {
@@ -87,7 +93,24 @@ func (s *Server) handleOffsetFetch(r *kafkanet.Request) {
 			tps = append(tps, group.TopicPartition{Topic: t.Topic, Partition: p})
 		}
 	}
-	fetched, err := s.fetchOffsets(c, req.Group, tps, req.Version >= 2 && req.Topics == nil, req.RequireStable)
+	var (
+		fetched []fetchedTopic
+		err     *kerr.Error
+	)
+	if err = s.notShareGroup(req.Group); err != nil {
+		for _, t := range req.Topics { // each partition named answers it before v2
+			ft := fetchedTopic{topic: t.Topic}
+			for _, p := range t.Partitions {
+				ft.partitions = append(ft.partitions, group.PartitionOffset{Topic: t.Topic, Partition: p, Offset: -1, LeaderEpoch: -1})
+			}
+			fetched = append(fetched, ft)
+		}
+		if req.Version >= 2 {
+			fetched = nil // the group's error alone, as Kafka answers it
+		}
+	} else {
+		fetched, err = s.fetchOffsets(c, req.Group, tps, req.Version >= 2 && req.Topics == nil, req.RequireStable)
+	}
 	if req.Version >= 2 {
 		resp.ErrorCode = group.Code(err)
 	}

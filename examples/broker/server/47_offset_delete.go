@@ -7,13 +7,16 @@ package server
 // subscribes to (the others are GROUP_SUBSCRIBED_TO_TOPIC), read from the
 // members' subscriptions; any other group with members is NON_EMPTY_GROUP.
 // A topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION once the broker
-// knows its topics (Server.topicExists).
+// knows its topics (Server.topicExists). A share group's id is
+// GROUP_ID_NOT_FOUND (Kafka's ShareGroup.validateOffsetDelete: its offsets
+// are deleted with DeleteShareGroupOffsets).
 //
 // Authorization (authz.go): DELETE on the group (else
 // GROUP_AUTHORIZATION_FAILED, alone), READ on each topic (else
 // TOPIC_AUTHORIZATION_FAILED for its partitions).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/group"
@@ -47,7 +50,11 @@ func (s *Server) handleOffsetDelete(r *kafkanet.Request) {
 			deleted = append(deleted, &rt.Partitions[i])
 		}
 	}
-	gerr, errs := s.groups.DeleteOffsets(req.Group, tps)
+	gerr := s.notShareGroup(req.Group)
+	var errs []*kerr.Error
+	if gerr == nil {
+		gerr, errs = s.groups.DeleteOffsets(req.Group, tps)
+	}
 	resp.ErrorCode = group.Code(gerr)
 	if gerr != nil {
 		resp.Topics = nil // Kafka answers a group error alone

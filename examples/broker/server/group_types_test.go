@@ -58,6 +58,40 @@ func TestShareGroupIDRefusesOtherTypes(t *testing.T) {
 		}
 	}
 
+	// OffsetFetch and OffsetDelete: GROUP_ID_NOT_FOUND (Kafka's
+	// ShareGroup.validateOffsetFetch and validateOffsetDelete), the
+	// group's error alone, each partition named before v2.
+	for _, v := range []int16{1, 7, 8} {
+		fetch := kmsg.NewPtrOffsetFetchRequest()
+		fetch.SetVersion(v)
+		ft := kmsg.OffsetFetchRequestTopic{Topic: "orders", Partitions: []int32{0}}
+		if v >= 8 {
+			fetch.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "sg", Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "orders", Partitions: []int32{0}}}}}
+		} else {
+			fetch.Group, fetch.Topics = "sg", []kmsg.OffsetFetchRequestTopic{ft}
+		}
+		got := tc.await(tc.serve(s, fetch)).(*kmsg.OffsetFetchResponse)
+		switch {
+		case v >= 8:
+			require.Len(t, got.Groups, 1)
+			assert.Equal(t, kerr.GroupIDNotFound.Code, got.Groups[0].ErrorCode, "OffsetFetch v%d", v)
+			assert.Empty(t, got.Groups[0].Topics)
+		case v >= 2:
+			assert.Equal(t, kerr.GroupIDNotFound.Code, got.ErrorCode, "OffsetFetch v%d", v)
+			assert.Empty(t, got.Topics)
+		default:
+			require.Len(t, got.Topics, 1)
+			require.Len(t, got.Topics[0].Partitions, 1)
+			assert.Equal(t, kerr.GroupIDNotFound.Code, got.Topics[0].Partitions[0].ErrorCode, "OffsetFetch v%d", v)
+			assert.Equal(t, int64(-1), got.Topics[0].Partitions[0].Offset)
+		}
+	}
+	del := kmsg.NewPtrOffsetDeleteRequest()
+	del.Group, del.Topics = "sg", []kmsg.OffsetDeleteRequestTopic{{Topic: "orders", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
+	deleted := tc.await(tc.serve(s, del)).(*kmsg.OffsetDeleteResponse)
+	assert.Equal(t, kerr.GroupIDNotFound.Code, deleted.ErrorCode, "OffsetDelete")
+	assert.Empty(t, deleted.Topics)
+
 	cg := tc.await(tc.serve(s, cgHeartbeat(1, "sg", "cm", 0, nil))).(*kmsg.ConsumerGroupHeartbeatResponse)
 	assert.Equal(t, kerr.GroupIDNotFound.Code, cg.ErrorCode, "ConsumerGroupHeartbeat")
 	require.NotNil(t, cg.ErrorMessage)
