@@ -24,8 +24,10 @@ package server
 // every partition), READ on each topic (else TOPIC_AUTHORIZATION_FAILED
 // for its partitions).
 //
-// v4 is v3 (it adds TRANSACTION_ABORTABLE to the errors, which this
-// broker does not answer). v5 is transaction version 2's (KIP-890 part 2):
+// v4 is v3 (it adds TRANSACTION_ABORTABLE to the errors, which Kafka
+// answers a v4 whose verification finds the group's partition not in the
+// transaction; this broker does not verify before v5, below, so never
+// answers it). v5 is transaction version 2's (KIP-890 part 2):
 // the producer sends no AddOffsetsToTxn, and the group's
 // __consumer_offsets partition is added to its transaction first, at the
 // transaction's coordinator (the local one, or AddPartitionsToTxn v5 to

@@ -47,8 +47,8 @@ func TestApiVersionsAdvertisesTransactionVersion(t *testing.T) {
 
 // TestProduceV12AddsThePartition: KIP-890 part 2. A Produce v12 adds its
 // partition to the producer's transaction at the coordinator before it
-// appends (no AddPartitionsToTxn), where v11 is still refused
-// INVALID_TXN_STATE; EndTxn v5 bumps the epoch, the marker carries it,
+// appends (no AddPartitionsToTxn), where v11 is still verified, and
+// refused TRANSACTION_ABORTABLE; EndTxn v5 bumps the epoch, the marker carries it,
 // and the next transaction produces at it from sequence 0, while the old
 // epoch is stale.
 func TestProduceV12AddsThePartition(t *testing.T) {
@@ -57,7 +57,7 @@ func TestProduceV12AddsThePartition(t *testing.T) {
 	c := dialRaw(t, s)
 	pid, epoch := initTxnProducer(t, c, "implicit")
 
-	assert.Equal(t, kerr.InvalidTxnState.Code, txnProduceCodeAt(c, 11, "implicit", "orders", pid, epoch, 0),
+	assert.Equal(t, kerr.TransactionAbortable.Code, txnProduceCodeAt(c, 11, "implicit", "orders", pid, epoch, 0),
 		"v11: verified, and not in the transaction")
 	require.Equal(t, int16(0), txnProduceCodeAt(c, 12, "implicit", "orders", pid, epoch, 0), "v12: added, appended")
 	require.Equal(t, int16(0), txnProduceCodeAt(c, 12, "implicit", "orders", pid, epoch, 1))
