@@ -458,9 +458,10 @@ func TestTransactionAdminAPIs(t *testing.T) {
 // TestTransactionalProduceVerifiedByARemoteCoordinator: KIP-890 on
 // three brokers, where a partition's leader is not its transaction's
 // coordinator. Part 1: a Produce v11 batch for a partition never added to
-// the transaction is refused INVALID_TXN_STATE after the leader asks the
-// coordinator (AddPartitionsToTxn, verify_only); once added, it is
-// appended. Part 2: a Produce v12+ batch has the leader add its partition
+// the transaction is refused TRANSACTION_ABORTABLE after the leader asks
+// the coordinator (AddPartitionsToTxn, verify_only), which answers it so,
+// and a v10 INVALID_TXN_STATE, which its clients know instead; once
+// added, it is appended. Part 2: a Produce v12+ batch has the leader add its partition
 // at the coordinator (AddPartitionsToTxn v5), and is appended without the
 // producer's AddPartitionsToTxn.
 func TestTransactionalProduceVerifiedByARemoteCoordinator(t *testing.T) {
@@ -469,6 +470,9 @@ func TestTransactionalProduceVerifiedByARemoteCoordinator(t *testing.T) {
 	v11 := kversion.Stable()
 	v11.SetMaxKeyVersion(int16(kmsg.Produce), 11)
 	admin11 := c.client(kgo.MaxVersions(v11))
+	v10 := kversion.Stable()
+	v10.SetMaxKeyVersion(int16(kmsg.Produce), 10)
+	admin10 := c.client(kgo.MaxVersions(v10))
 	c.createTopic(admin, "verify", 6, 1, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -507,8 +511,9 @@ func TestTransactionalProduceVerifiedByARemoteCoordinator(t *testing.T) {
 		require.NoError(t, err)
 		return resp.Topics[0].Partitions[0].ErrorCode
 	}
-	assert.Equal(t, kerr.InvalidTxnState.Code, produce(admin11, 0), "v11, not in the transaction: refused by broker %d after asking %d",
+	assert.Equal(t, kerr.TransactionAbortable.Code, produce(admin11, 0), "v11, not in the transaction: refused by broker %d after asking %d",
 		leaders[0], coord)
+	assert.Equal(t, kerr.InvalidTxnState.Code, produce(admin10, 0), "v10: the error its clients know")
 
 	add := kmsg.NewPtrAddPartitionsToTxnRequest()
 	add.TransactionalID, add.ProducerID, add.ProducerEpoch = id, ir.ProducerID, ir.ProducerEpoch

@@ -50,7 +50,8 @@ package server
 // with an open transaction is INVALID_TXN_STATE. A batch that would open
 // a transaction is appended only once its transaction's coordinator
 // confirms the partition is in the transaction (KIP-890 part 1): else
-// INVALID_TXN_STATE, or NOT_ENOUGH_REPLICAS, which producers retry, when
+// TRANSACTION_ABORTABLE from v11 (INVALID_TXN_STATE to v10 and below,
+// which predate it), or NOT_ENOUGH_REPLICAS, which producers retry, when
 // the coordinator cannot be asked (produce_verify.go). From v12 (KIP-890
 // part 2, transaction version 2) the leader adds the partition to the
 // transaction at the coordinator instead, and the producer sends no

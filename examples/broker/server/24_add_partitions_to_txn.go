@@ -9,7 +9,8 @@ package server
 // client's; v4+ batch several (KIP-890), each answered on its own, and may
 // only verify (verify_only: a partition leader asking whether a partition
 // is in the transaction, KIP-890 part 1, answered from the coordinator's
-// state without a write). v5 without verify_only is a partition leader
+// state without a write: a partition not in it is TRANSACTION_ABORTABLE,
+// as Kafka 3.8+ answers, which the leader maps for its client). v5 without verify_only is a partition leader
 // adding the partition of a Produce v12+ to the transaction of a producer
 // running transaction version 2 (KIP-890 part 2; produce_verify.go): the
 // transaction is marked as version 2's (txn.Coordinator.AddPartitionsV2). kgo sends v4+ in the batched form when a broker

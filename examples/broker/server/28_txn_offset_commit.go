@@ -24,8 +24,10 @@ package server
 // every partition), READ on each topic (else TOPIC_AUTHORIZATION_FAILED
 // for its partitions).
 //
-// v4 is v3 (it adds TRANSACTION_ABORTABLE to the errors, which this
-// broker does not answer). v5 is transaction version 2's (KIP-890 part 2):
+// v4 is v3 (it adds TRANSACTION_ABORTABLE to the errors, which Kafka
+// answers a v4 whose verification finds the group's partition not in the
+// transaction; this broker does not verify before v5, below, so never
+// answers it). v5 is transaction version 2's (KIP-890 part 2):
 // the producer sends no AddOffsetsToTxn, and the group's
 // __consumer_offsets partition is added to its transaction first, at the
 // transaction's coordinator (the local one, or AddPartitionsToTxn v5 to
@@ -37,12 +39,28 @@ package server
 // coordinator is busy (the previous transaction completing), moved or
 // unreachable.
 //
-// Not checked before v5, as Kafka 3.x does not without KIP-890's
-// verification: that the producer's transaction is open and added the
-// group (AddOffsetsToTxn). A marker of the producer's (a timeout's abort)
-// landing between a v5's add and its append is not guarded against, as
-// a produce's is: the offsets would stay pending until the producer's
-// next marker there. v6 (topic ids) is not served.
+// A marker of the producer's landing in the group's partition between a
+// v5's add and its append (the coordinator aborting the transaction on
+// its timeout) is at a later epoch than the commit's: the transaction
+// added to ends at a bumped epoch (EndTxn v5, a timeout, a fence), and
+// the previous transaction's marker, at the commit's epoch, is written
+// before the add is answered (txn's completion wait). The partition
+// fences the append with it, INVALID_PRODUCER_EPOCH, before anything is
+// written, and nothing is left pending (txn_v2_test.go): what Kafka
+// answers since KAFKA-19690, whose log checks the producer's epoch before
+// its verification guard (4.0 answered that race INVALID_TXN_STATE). So
+// the add takes no guard (storage.Partition.AddGuard): a marker that
+// would void it fences the epoch first, and a guard is the producer's
+// only one in the partition, so that two commits of the producer to
+// groups of one partition would void each other's. Not guarded: a client
+// that ends the transaction with an EndTxn v4 (no bump) while its v5
+// commit is under way.
+//
+// Not checked before v5, unlike Kafka 3.6+, which verifies every version
+// with the transaction's coordinator (KIP-890 part 1; TRANSACTION_ABORTABLE
+// from v4, INVALID_TXN_STATE before): that the producer's transaction is
+// open and added the group (AddOffsetsToTxn). v6 (topic ids) is not
+// served.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

@@ -23,9 +23,15 @@ import (
 // partition the coordinator was not told of is INVALID_TXN_STATE: appended,
 // it would open a transaction that no marker ever ends, holding the
 // partition's last stable offset back for ever (Kafka's hanging
-// transactions). A coordinator that cannot be asked (moved, loading,
-// unreachable) is NOT_ENOUGH_REPLICAS, which producers retry, as Kafka's
-// AddPartitionsToTxnManager answers.
+// transactions). The coordinator answers such a partition
+// TRANSACTION_ABORTABLE (Kafka 3.8+; KIP-890, and KIP-1050's abortable
+// class of errors): the producer aborts its transaction and goes on. It
+// is handed on to Produce v11+, whose clients know it, and answered
+// INVALID_TXN_STATE to v10 and below, as Kafka's AddPartitionsToTxnManager
+// maps it for them (its DEFAULT_ERROR operation). A coordinator that
+// cannot be asked (moved, loading, unreachable) is NOT_ENOUGH_REPLICAS,
+// whatever the version, which producers retry, as Kafka's
+// ReplicaManager answers.
 //
 // A check at a coordinator on another broker is a request: the produce is
 // answered from the goroutine its answer arrives on. The produces read
@@ -59,6 +65,7 @@ func (s *Server) verifyThenProduce(r *kafkanet.Request, done func()) {
 	req := r.Msg.(*kmsg.ProduceRequest)
 	add := req.Version >= 12
 	need := s.unverified(s.access(r), req, add)
+	need.version = req.Version
 	if len(need.parts) == 0 {
 		s.produce(r, nil)
 		done()
@@ -118,12 +125,13 @@ func (v *verified) guard(at [2]int) uint64 {
 // toVerify is what a produce needs verified: the partitions whose batch
 // would open a transaction of the producer, where they sit in the request.
 type toVerify struct {
-	add    bool // KIP-890 part 2: add them rather than verify
-	pid    int64
-	epoch  int16
-	parts  []txn.TopicPartition
-	at     [][2]int // topic and partition index in the request, by parts
-	guards []uint64 // each partition's verification guard, taken before the check, by parts
+	add     bool  // KIP-890 part 2: add them rather than verify
+	version int16 // the Produce's: which errors its client knows
+	pid     int64
+	epoch   int16
+	parts   []txn.TopicPartition
+	at      [][2]int // topic and partition index in the request, by parts
+	guards  []uint64 // each partition's verification guard, taken before the check, by parts
 }
 
 // unverified returns the batches of req that would open a transaction in
@@ -171,8 +179,9 @@ func (s *Server) unverified(c access, req *kmsg.ProduceRequest, add bool) toVeri
 
 // verified maps the coordinator's answers to the produce's: a partition
 // in the transaction is appended under its guard; the coordinator's
-// fencing and state errors refuse it as Kafka's produce answers them;
-// anything else (the coordinator moved, loading, unreachable) refuses it
+// fencing and state errors refuse it as Kafka's produce answers them,
+// and a partition not in the transaction (TRANSACTION_ABORTABLE) as the
+// produce's version allows (abortable); anything else (the coordinator moved, loading, unreachable) refuses it
 // NOT_ENOUGH_REPLICAS, which the producer retries.
 func (v toVerify) verified(errs map[txn.TopicPartition]*kerr.Error) *verified {
 	out := &verified{codes: make(map[[2]int]int16), guards: make(map[[2]int]uint64)}
@@ -185,11 +194,24 @@ func (v toVerify) verified(errs map[txn.TopicPartition]*kerr.Error) *verified {
 			out.codes[v.at[i]] = err.Code
 		case err == kerr.ProducerFenced:
 			out.codes[v.at[i]] = kerr.InvalidProducerEpoch.Code // what a produce answers a fenced producer
+		case err == kerr.TransactionAbortable:
+			out.codes[v.at[i]] = abortable(v.version)
 		default:
 			out.codes[v.at[i]] = kerr.NotEnoughReplicas.Code
 		}
 	}
 	return out
+}
+
+// abortable is what a Produce of version answers for a partition its
+// coordinator answered TRANSACTION_ABORTABLE: that, from v11 (KIP-890
+// added it to the produce's errors), and INVALID_TXN_STATE before, which
+// is what older clients were told of a partition not in the transaction.
+func abortable(version int16) int16 {
+	if version >= 11 {
+		return kerr.TransactionAbortable.Code
+	}
+	return kerr.InvalidTxnState.Code
 }
 
 // verifyRemote asks the transaction's coordinator, on another broker,

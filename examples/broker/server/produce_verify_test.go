@@ -82,3 +82,58 @@ func TestTransactionalProduceIsVerified(t *testing.T) {
 	assert.True(t, open)
 	assert.Equal(t, int64(0), first)
 }
+
+// TestVerificationAnswersTransactionAbortable: KIP-890's error for a
+// partition not in the transaction. The coordinator answers a leader's
+// check (AddPartitionsToTxn v4+ with verify_only) TRANSACTION_ABORTABLE,
+// as Kafka 3.8+ does, and the leader hands it on to a Produce v11, whose
+// client knows it (the producer aborts and goes on), and INVALID_TXN_STATE
+// to v10 and below, as Kafka's AddPartitionsToTxnManager maps it for
+// them. A partition whose transaction ended (here, aborted) is not in the
+// producer's next one until added again: its batch is refused alike.
+func TestVerificationAnswersTransactionAbortable(t *testing.T) {
+	s := newTestServer(t)
+	createTopic(t, s, "orders", 1)
+	c := dialRaw(t, s)
+	pid, epoch := initTxnProducer(t, c, "abortable")
+
+	for v := int16(3); v <= 11; v++ {
+		want := kerr.InvalidTxnState.Code
+		if v >= 11 {
+			want = kerr.TransactionAbortable.Code
+		}
+		assert.Equal(t, want, txnProduceCodeAt(c, v, "abortable", "orders", pid, epoch, 0), "Produce v%d", v)
+	}
+	for _, v := range []int16{4, 5} {
+		check := kmsg.NewPtrAddPartitionsToTxnRequest()
+		check.SetVersion(v)
+		tr := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		tr.TransactionalID, tr.ProducerID, tr.ProducerEpoch, tr.VerifyOnly = "abortable", pid, epoch, true
+		tr.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: "orders", Partitions: []int32{0}}}
+		check.Transactions = append(check.Transactions, tr)
+		resp := c.RoundTrip(check).(*kmsg.AddPartitionsToTxnResponse)
+		require.Len(t, resp.Transactions, 1)
+		assert.Equal(t, kerr.TransactionAbortable.Code, resp.Transactions[0].Topics[0].Partitions[0].ErrorCode,
+			"AddPartitionsToTxn v%d verify_only: a broker's check is answered as it is", v)
+	}
+
+	add := kmsg.NewPtrAddPartitionsToTxnRequest()
+	add.SetVersion(3)
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch = "abortable", pid, epoch
+	add.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "orders", Partitions: []int32{0}}}
+	require.Equal(t, int16(0), c.RoundTrip(add).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode)
+	require.Equal(t, int16(0), txnProduceCodeAt(c, 11, "abortable", "orders", pid, epoch, 0))
+	end := kmsg.NewPtrEndTxnRequest()
+	end.SetVersion(3)
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = "abortable", pid, epoch, false
+	require.Equal(t, int16(0), c.RoundTrip(end).(*kmsg.EndTxnResponse).ErrorCode)
+	p, err := s.data.store.Partition("orders", 0)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, _, open := p.OngoingTxn(pid)
+		return !open
+	}, 10*time.Second, 5*time.Millisecond, "the abort's marker ends it")
+	assert.Equal(t, kerr.TransactionAbortable.Code, txnProduceCodeAt(c, 11, "abortable", "orders", pid, epoch, 1),
+		"v11: the ended transaction's partition is not in the next one")
+	assert.Equal(t, kerr.InvalidTxnState.Code, txnProduceCodeAt(c, 10, "abortable", "orders", pid, epoch, 1), "v10")
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -8,6 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
+	"github.com/gopurgatory/purgatory/examples/broker/txn"
 )
 
 // endTxnV5 ends txnID's transaction with EndTxn v5 and returns the answer.
@@ -47,8 +51,8 @@ func TestApiVersionsAdvertisesTransactionVersion(t *testing.T) {
 
 // TestProduceV12AddsThePartition: KIP-890 part 2. A Produce v12 adds its
 // partition to the producer's transaction at the coordinator before it
-// appends (no AddPartitionsToTxn), where v11 is still refused
-// INVALID_TXN_STATE; EndTxn v5 bumps the epoch, the marker carries it,
+// appends (no AddPartitionsToTxn), where v11 is still verified, and
+// refused TRANSACTION_ABORTABLE; EndTxn v5 bumps the epoch, the marker carries it,
 // and the next transaction produces at it from sequence 0, while the old
 // epoch is stale.
 func TestProduceV12AddsThePartition(t *testing.T) {
@@ -57,7 +61,7 @@ func TestProduceV12AddsThePartition(t *testing.T) {
 	c := dialRaw(t, s)
 	pid, epoch := initTxnProducer(t, c, "implicit")
 
-	assert.Equal(t, kerr.InvalidTxnState.Code, txnProduceCodeAt(c, 11, "implicit", "orders", pid, epoch, 0),
+	assert.Equal(t, kerr.TransactionAbortable.Code, txnProduceCodeAt(c, 11, "implicit", "orders", pid, epoch, 0),
 		"v11: verified, and not in the transaction")
 	require.Equal(t, int16(0), txnProduceCodeAt(c, 12, "implicit", "orders", pid, epoch, 0), "v12: added, appended")
 	require.Equal(t, int16(0), txnProduceCodeAt(c, 12, "implicit", "orders", pid, epoch, 1))
@@ -130,4 +134,59 @@ func TestTxnOffsetCommitV5AddsTheGroup(t *testing.T) {
 		offsets, codes := fetchStableCodes(t, c, 7, "txn5")
 		return codes[0] == 0 && offsets[0] == 40
 	}, 10*time.Second, 5*time.Millisecond, "committed by the marker")
+}
+
+// TestTxnOffsetCommitV5AfterAnAbortMarker: the race between a
+// TxnOffsetCommit v5's implicit add and its offsets' append. The
+// transaction's abort (its timeout's, at the bumped epoch, written as
+// the coordinator's markerWriter writes it) lands in the group's offsets
+// partition after the add began and before the offsets are appended
+// (here while the add's write waits for replication, which puts it there
+// deterministically). The append is refused INVALID_PRODUCER_EPOCH, as
+// Kafka answers since KAFKA-19690 (the producer's epoch is checked before
+// the verification guard; 4.0 answered INVALID_TXN_STATE): the offsets
+// are not left pending, and no transaction of the producer is left open
+// in the offsets partition, holding its last stable offset back until
+// the producer's next marker.
+func TestTxnOffsetCommitV5AfterAnAbortMarker(t *testing.T) {
+	s, c, p := newOffsetsServer(t)
+	pid, epoch := initTxnProducer(t, c, "tx")
+	mt, err := s.image().Topic(coordinator.TransactionTopic)
+	require.NoError(t, err)
+	state, err := s.data.store.Partition(coordinator.TransactionTopic, coordinator.PartitionFor("tx", len(mt.Partitions)))
+	require.NoError(t, err)
+	state.SetHighWatermarkManaged(true) // the add's write waits for its replication
+
+	tc := newTestConn(t, s)
+	req := txnCommitReq(5, "race", pid, 40)
+	req.ProducerEpoch = epoch
+	r := tc.request(req)
+	s.handleTxnOffsetCommit(r)
+	_, answered := tc.answer(r)
+	require.False(t, answered, "the add waits for its write")
+
+	done := make(chan map[txn.TopicPartition]error, 1)
+	tp := s.txns.OffsetsPartition("race")
+	s.appendMarkers(context.Background(), txn.Marker{ProducerID: pid, ProducerEpoch: epoch + 1, Commit: false},
+		[]txn.TopicPartition{tp}, func(res map[txn.TopicPartition]error) { done <- res })
+	require.NoError(t, (<-done)[tp], "the abort's marker is written")
+
+	o, err := state.Offsets()
+	require.NoError(t, err)
+	state.AdvanceHighWatermark(o.LogEnd) // the add is replicated: the coordinator answers it
+	s.replicas.Wake(state)
+	stale := kerr.InvalidProducerEpoch.Code
+	assert.Equal(t, []int16{stale, stale}, txnCommitCodes(tc.await(r)), "appended after the abort's marker")
+	d := s.txns.Describe([]string{"tx"})[0]
+	require.Equal(t, "Ongoing", d.State.String(), "the add itself was taken: the append refused the offsets")
+	require.Len(t, d.Partitions, 1)
+	assert.Equal(t, tp.Topic, d.Partitions[0].Topic)
+	o2, err := p.Offsets()
+	require.NoError(t, err)
+	_, _, open := p.OngoingTxn(pid)
+	assert.False(t, open, "no transaction of the producer's is left open in the offsets partition")
+	assert.Equal(t, o2.LogEnd, o2.LastStable, "nothing holds the offsets partition's last stable offset back")
+	offsets, codes := fetchStableCodes(t, c, 7, "race")
+	assert.Equal(t, []int16{0, 0}, codes, "nothing pending")
+	assert.Equal(t, []int64{-1, -1}, offsets, "nothing committed")
 }

@@ -171,9 +171,11 @@ func (c *Coordinator) addLocked(t *txn, pid int64, epoch int16, parts []TopicPar
 // another producer id), PRODUCER_FENCED (another epoch),
 // CONCURRENT_TRANSACTIONS (the transaction is completing),
 // NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE; for a partition not in the
-// transaction, INVALID_TXN_STATE (Kafka 3.6's; from 3.8 Kafka answers
-// TRANSACTION_ABORTABLE, which its produce path maps back for older
-// clients).
+// transaction (never added, or its transaction ended: a timeout's abort),
+// TRANSACTION_ABORTABLE, as Kafka answers from 3.8 (3.6 and 3.7 answered
+// INVALID_TXN_STATE). The leader that asked maps it back to
+// INVALID_TXN_STATE for a client that predates it (Produce v10 and
+// below, Kafka's AddPartitionsToTxnManager).
 func (c *Coordinator) VerifyPartitions(txnID string, producerID int64, epoch int16, parts []TopicPartition) map[TopicPartition]*kerr.Error {
 	out := make(map[TopicPartition]*kerr.Error, len(parts))
 	all := func(err *kerr.Error) map[TopicPartition]*kerr.Error {
@@ -205,7 +207,7 @@ func (c *Coordinator) VerifyPartitions(txnID string, producerID int64, epoch int
 	for _, tp := range parts {
 		out[tp] = nil
 		if _, ok := m.parts[tp]; !ok || m.state != Ongoing {
-			out[tp] = errState
+			out[tp] = errAbortable
 		}
 	}
 	return out

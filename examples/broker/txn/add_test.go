@@ -99,7 +99,10 @@ func TestAddOffsets(t *testing.T) {
 }
 
 // TestVerifyPartitions: KIP-890 part 1's check, as Kafka's
-// handleVerifyPartitionsInTransaction answers it.
+// handleVerifyPartitionsInTransaction answers it: a partition not in the
+// Ongoing transaction (never added, or its transaction ended) is
+// TRANSACTION_ABORTABLE, as from Kafka 3.8 (KAFKA-16314), which the
+// partition leader maps back for clients that predate it.
 func TestVerifyPartitions(t *testing.T) {
 	e := newEnv(t, 0)
 	pid, epoch := e.ongoing(t, "tx", tp("t", 0))
@@ -108,7 +111,7 @@ func TestVerifyPartitions(t *testing.T) {
 	both := func(err *kerr.Error) map[TopicPartition]*kerr.Error {
 		return map[TopicPartition]*kerr.Error{in: err, out: err}
 	}
-	assert.Equal(t, map[TopicPartition]*kerr.Error{in: nil, out: kerr.InvalidTxnState},
+	assert.Equal(t, map[TopicPartition]*kerr.Error{in: nil, out: kerr.TransactionAbortable},
 		e.c.VerifyPartitions("tx", pid, epoch, parts))
 	assert.Equal(t, both(kerr.InvalidProducerIDMapping), e.c.VerifyPartitions("nope", pid, epoch, parts))
 	assert.Equal(t, both(kerr.InvalidProducerIDMapping), e.c.VerifyPartitions("tx", pid+1, epoch, parts))
@@ -116,7 +119,7 @@ func TestVerifyPartitions(t *testing.T) {
 
 	e.log.setHold(true)
 	a := e.add("tx", pid, epoch, out)
-	assert.Equal(t, map[TopicPartition]*kerr.Error{in: nil, out: kerr.InvalidTxnState},
+	assert.Equal(t, map[TopicPartition]*kerr.Error{in: nil, out: kerr.TransactionAbortable},
 		e.c.VerifyPartitions("tx", pid, epoch, parts), "what is written decides")
 	e.log.setHold(false)
 	e.log.release(nil)
@@ -127,7 +130,7 @@ func TestVerifyPartitions(t *testing.T) {
 	require.Nil(t, e.end("tx", pid, epoch, true).one(t))
 	assert.Equal(t, both(kerr.ConcurrentTransactions), e.c.VerifyPartitions("tx", pid, epoch, parts), "PrepareCommit")
 	e.markers.answer(written)
-	assert.Equal(t, both(kerr.InvalidTxnState), e.c.VerifyPartitions("tx", pid, epoch, parts), "CompleteCommit")
+	assert.Equal(t, both(kerr.TransactionAbortable), e.c.VerifyPartitions("tx", pid, epoch, parts), "CompleteCommit")
 
 	e.log.setLoaded(0, false)
 	e.c.Unload(0, nil)

@@ -305,6 +305,11 @@ var (
 	errFenced         = kerr.ProducerFenced
 	errMapping        = kerr.InvalidProducerIDMapping
 	errState          = kerr.InvalidTxnState
+	// errAbortable is a verification's answer for a partition not in
+	// the transaction (Kafka 3.8+, KAFKA-16314): the producer can abort
+	// and go on, where INVALID_TXN_STATE is fatal to it. Partition
+	// leaders map it back for their clients that predate it.
+	errAbortable = kerr.TransactionAbortable
 )
 
 // lockTxn returns txnID locked and not gone, or nil with the error its
