@@ -181,8 +181,9 @@ func (s *Server) unverified(c access, req *kmsg.ProduceRequest, add bool) toVeri
 // in the transaction is appended under its guard; the coordinator's
 // fencing and state errors refuse it as Kafka's produce answers them,
 // and a partition not in the transaction (TRANSACTION_ABORTABLE) as the
-// produce's version allows (abortable); anything else (the coordinator moved, loading, unreachable) refuses it
-// NOT_ENOUGH_REPLICAS, which the producer retries.
+// produce's version allows (abortable); anything else (the coordinator
+// moved, loading, unreachable) refuses it NOT_ENOUGH_REPLICAS, which the
+// producer retries.
 func (v toVerify) verified(errs map[txn.TopicPartition]*kerr.Error) *verified {
 	out := &verified{codes: make(map[[2]int]int16), guards: make(map[[2]int]uint64)}
 	for i, tp := range v.parts {
