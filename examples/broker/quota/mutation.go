@@ -95,3 +95,13 @@ func (m *Manager) take(q metadata.ClientQuota, value float64, strict bool) (take
 	b.tokens -= value
 	return true, max(0, -b.tokens), now
 }
+
+// Unrecord gives n mutations back to the bucket: ones Record charged
+// that were then not made (a topic the controller refused after its
+// quota was charged, which Kafka's controller never charges). Nil:
+// nothing. O(1).
+func (u *Mutations) Unrecord(n int) {
+	if u != nil {
+		u.m.Unrecord(u.q, float64(n))
+	}
+}

@@ -74,6 +74,9 @@ func TestMutationsPermissive(t *testing.T) {
 	assert.Equal(t, 48*time.Second, big.Throttle(),
 		"96 owed: not capped at the windows' span, as Kafka's controller mutation throttle is not")
 	assert.False(t, m.Mutations(q, true).Record(1), "a strict request after it is refused: they share the bucket")
+	big.Unrecord(100)
+	assert.InDelta(t, 4, m.Credit(q), 1e-9, "given back, to the brim")
+	assert.True(t, m.Mutations(q, true).Record(1))
 }
 
 // TestMutationsUnbounded: a nil *Mutations, a client no quota applies to,
@@ -82,6 +85,7 @@ func TestMutationsPermissive(t *testing.T) {
 func TestMutationsUnbounded(t *testing.T) {
 	var u *Mutations
 	assert.True(t, u.Record(1e9))
+	u.Unrecord(1e9)
 	assert.Zero(t, u.Throttle())
 	assert.Zero(t, u.Answer())
 }
