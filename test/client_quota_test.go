@@ -139,6 +139,64 @@ func TestClientQuotaEnforcement(t *testing.T) {
 	assert.Greater(t, ackedRate(freeAcks, time.Second, run), 2.0*limit, "and is not held to the quota")
 }
 
+// TestControllerMutationQuota: kadm's CreateTopics under a
+// controller_mutation_rate of one partition a second (a bucket of two,
+// quota.window.num 2). Of three topics of two partitions, the first two
+// are created (the second while the client owes nothing yet) and the
+// third is THROTTLING_QUOTA_EXCEEDED, with throttle_time_ms the two
+// seconds the debt takes to pay; once they have passed (kgo waits them
+// out, the broker mutes the connection for them) the third is created. A
+// client id without the quota creates as many partitions as it likes.
+func TestControllerMutationQuota(t *testing.T) {
+	srv := startBroker(t, func(cfg *server.Config) { cfg.QuotaWindowNum = 2 })
+	ctx := testCtx(t)
+	_, err := kadm.NewClient(newClient(t, srv)).AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{Entity: quotaEntity("client-id", "mutator"),
+		Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 1}}}})
+	require.NoError(t, err)
+
+	var throttles throttleLog
+	adm := kadm.NewClient(newClient(t, srv, kgo.ClientID("mutator"), kgo.WithHooks(&throttles)))
+	created, err := adm.CreateTopics(ctx, 2, 1, nil, "m1", "m2", "m3")
+	require.NoError(t, err)
+	assert.NoError(t, created["m1"].Err)
+	assert.NoError(t, created["m2"].Err, "taken whole while the client owed nothing")
+	assert.ErrorIs(t, created["m3"].Err, kerr.ThrottlingQuotaExceeded)
+	assert.Equal(t, "The throttling quota has been exceeded.", created["m3"].ErrMessage)
+	got := throttles.all()
+	require.Len(t, got, 1, "the answer carried a throttle time")
+	assert.InDelta(t, 2*time.Second, got[0], float64(500*time.Millisecond), "two partitions owed at one a second")
+
+	require.Eventually(t, func() bool {
+		created, err = adm.CreateTopics(ctx, 2, 1, nil, "m3")
+		return err == nil && created["m3"].Err == nil
+	}, 15*time.Second, 100*time.Millisecond, "created once the debt is paid")
+
+	free := kadm.NewClient(newClient(t, srv, kgo.ClientID("free")))
+	created, err = free.CreateTopics(ctx, 50, 1, nil, "f1", "f2", "f3")
+	require.NoError(t, err)
+	assert.NoError(t, created.Error(), "no quota applies to another client id")
+}
+
+// throttleLog keeps the throttle times a client is told.
+type throttleLog struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *throttleLog) OnBrokerThrottle(_ kgo.BrokerMetadata, interval time.Duration, _ bool) {
+	if interval > 0 {
+		l.mu.Lock()
+		l.d = append(l.d, interval)
+		l.mu.Unlock()
+	}
+}
+
+func (l *throttleLog) all() []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Duration(nil), l.d...)
+}
+
 // ack is a record acknowledged: its value's size, and when.
 type ack struct {
 	bytes int
