@@ -38,7 +38,10 @@ package server
 // a client that sends CreatePartitions to several brokers that are not
 // the controller has a bucket on each, where Kafka's controller keeps
 // one, and a bucket lives on its broker alone, so a new active controller
-// starts every client full, as Kafka's does.
+// starts every client full, as Kafka's does. Topics a Metadata request
+// auto-creates are not charged: the broker asks the controller for them
+// as itself (cluster.Member.CreateAtController), where Kafka's broker
+// forwards them under the client's principal.
 
 import (
 	"errors"
