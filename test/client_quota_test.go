@@ -139,6 +139,125 @@ func TestClientQuotaEnforcement(t *testing.T) {
 	assert.Greater(t, ackedRate(freeAcks, time.Second, run), 2.0*limit, "and is not held to the quota")
 }
 
+// TestControllerMutationQuota: kadm's CreateTopics under a
+// controller_mutation_rate of one partition a second (a bucket of two,
+// quota.window.num 2). Of three topics of two partitions, the first two
+// are created (the second while the client owes nothing yet) and the
+// third is THROTTLING_QUOTA_EXCEEDED, with throttle_time_ms the two
+// seconds the debt takes to pay; once they have passed (kgo waits them
+// out, the broker mutes the connection for them) the third is created. A
+// client id without the quota creates as many partitions as it likes.
+func TestControllerMutationQuota(t *testing.T) {
+	srv := startBroker(t, func(cfg *server.Config) { cfg.QuotaWindowNum = 2 })
+	ctx := testCtx(t)
+	_, err := kadm.NewClient(newClient(t, srv)).AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{Entity: quotaEntity("client-id", "mutator"),
+		Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 1}}}})
+	require.NoError(t, err)
+
+	var throttles throttleLog
+	adm := kadm.NewClient(newClient(t, srv, kgo.ClientID("mutator"), kgo.WithHooks(&throttles)))
+	created, err := adm.CreateTopics(ctx, 2, 1, nil, "m1", "m2", "m3")
+	require.NoError(t, err)
+	assert.NoError(t, created["m1"].Err)
+	assert.NoError(t, created["m2"].Err, "taken whole while the client owed nothing")
+	assert.ErrorIs(t, created["m3"].Err, kerr.ThrottlingQuotaExceeded)
+	assert.Equal(t, "The throttling quota has been exceeded.", created["m3"].ErrMessage)
+	got := throttles.all()
+	require.Len(t, got, 1, "the answer carried a throttle time")
+	assert.InDelta(t, 2*time.Second, got[0], float64(500*time.Millisecond), "two partitions owed at one a second")
+
+	require.Eventually(t, func() bool {
+		created, err = adm.CreateTopics(ctx, 2, 1, nil, "m3")
+		return err == nil && created["m3"].Err == nil
+	}, 15*time.Second, 100*time.Millisecond, "created once the debt is paid")
+
+	free := kadm.NewClient(newClient(t, srv, kgo.ClientID("free")))
+	created, err = free.CreateTopics(ctx, 50, 1, nil, "f1", "f2", "f3")
+	require.NoError(t, err)
+	assert.NoError(t, created.Error(), "no quota applies to another client id")
+}
+
+// TestControllerMutationQuotaForwarded: on three brokers, a
+// CreatePartitions sent to a broker that is not the controller is
+// charged there, where the client is known: its topic past the quota is
+// refused THROTTLING_QUOTA_EXCEEDED with a throttle time, and the rest is
+// forwarded. The controller does not charge the forwarded request again,
+// which, under a quota on every client id, would spend the forwarding
+// broker's own bucket: a second client's growth forwarded the same way
+// goes through.
+func TestControllerMutationQuotaForwarded(t *testing.T) {
+	c := startCluster(t, 3, clusterTimings, func(cfg *server.Config) { cfg.QuotaWindowNum = 2 })
+	admin := c.client()
+	ctrl := c.activeController(admin)
+	other := ctrl%3 + 1
+	for _, name := range []string{"g1", "g2", "g3"} {
+		c.createTopic(admin, name, 1, 1, nil)
+	}
+	ctx := testCtx(t)
+	_, err := kadm.NewClient(admin).AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{Entity: quotaEntity("client-id", ""),
+		Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 1}}}}) // a bucket of 2 for each client id
+	require.NoError(t, err)
+	describe := kmsg.NewPtrDescribeClientQuotasRequest()
+	require.Eventually(t, func() bool {
+		d, err := describe.RequestWith(ctx, admin.Broker(int(other)))
+		return err == nil && len(d.Entries) == 1
+	}, 10*time.Second, 20*time.Millisecond, "broker %d has the quota", other)
+
+	grow := func(clientID string, counts ...any) *kmsg.CreatePartitionsResponse {
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.TimeoutMillis = 5000
+		for i := 0; i < len(counts); i += 2 {
+			rt := kmsg.NewCreatePartitionsRequestTopic()
+			rt.Topic, rt.Count = counts[i].(string), int32(counts[i+1].(int))
+			req.Topics = append(req.Topics, rt)
+		}
+		resp, err := req.RequestWith(ctx, c.client(kgo.ClientID(clientID)).Broker(int(other)))
+		require.NoError(t, err)
+		return resp
+	}
+	codes := func(resp *kmsg.CreatePartitionsResponse) map[string]int16 {
+		out := make(map[string]int16)
+		for _, st := range resp.Topics {
+			out[st.Topic] = st.ErrorCode
+		}
+		return out
+	}
+
+	resp := grow("grower", "g1", 3, "g2", 3, "g3", 2)
+	assert.Equal(t, map[string]int16{"g1": 0, "g2": 0, "g3": kerr.ThrottlingQuotaExceeded.Code}, codes(resp),
+		"g2 taken while the client owed nothing, g3 refused by broker %d", other)
+	assert.InDelta(t, 2000, resp.ThrottleMillis, 500, "two partitions owed at one a second")
+
+	resp = grow("grower-2", "g3", 3)
+	assert.Equal(t, map[string]int16{"g3": 0}, codes(resp), "not charged again to the forwarding broker at the controller")
+	for _, id := range []int32{ctrl, other} {
+		require.Eventually(t, func() bool {
+			md := metadataOf(t, admin.Broker(int(id)), "g3")
+			return len(md.Topics) == 1 && len(md.Topics[0].Partitions) == 3
+		}, 10*time.Second, 20*time.Millisecond, "broker %d sees g3 grown", id)
+	}
+}
+
+// throttleLog keeps the throttle times a client is told.
+type throttleLog struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *throttleLog) OnBrokerThrottle(_ kgo.BrokerMetadata, interval time.Duration, _ bool) {
+	if interval > 0 {
+		l.mu.Lock()
+		l.d = append(l.d, interval)
+		l.mu.Unlock()
+	}
+}
+
+func (l *throttleLog) all() []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Duration(nil), l.d...)
+}
+
 // ack is a record acknowledged: its value's size, and when.
 type ack struct {
 	bytes int

@@ -3,7 +3,9 @@
 // ClientQuotaManager does: a Manager per quota type (producer_byte_rate
 // on Produce requests, consumer_byte_rate on Fetch responses,
 // request_percentage on the time requests take, Kafka's
-// ClientRequestQuotaManager) keeps each client's credit and says, of each request, how long its client must be
+// ClientRequestQuotaManager; controller_mutation_rate on the partitions
+// created and deleted, Kafka's ControllerMutationQuotaManager) keeps each
+// client's credit and says, of each request, how long its client must be
 // throttled to fall back within its quota.
 //
 // # Whose rate
@@ -53,6 +55,22 @@
 // sleeps. A quota altered by AlterClientQuotas refills at its new value
 // from the next request on, and a lower one cuts the credit to its own
 // brim.
+//
+// # Controller mutations
+//
+// controller_mutation_rate (KIP-599) bounds the partitions a client
+// creates (CreateTopics, CreatePartitions) and deletes (DeleteTopics) per
+// second, one token a partition, in the same bucket. Its requests are
+// charged topic by topic through a Mutations, as Kafka's controller
+// charges them, in one of two modes. Strict, for the versions that know
+// THROTTLING_QUOTA_EXCEEDED: a topic is taken whole while its client owes
+// nothing, however far past its credit that takes it, and refused
+// uncharged while it owes; the request is throttled only if a topic was
+// refused, for the time the refill takes to pay the debt. Permissive, for
+// older versions: every topic is taken, and a debt throttles. Unlike the
+// other quotas' (below), this throttle is not capped: Kafka's is not.
+//
+//	strict:  tokens < 0 ? refuse, throttle = -tokens / Q : tokens -= partitions
 //
 // # Cost
 //

@@ -17,10 +17,13 @@ const (
 	Produce = "produce" // metadata.QuotaProducerByteRate, on Produce request bytes
 	Fetch   = "fetch"   // metadata.QuotaConsumerByteRate, on Fetch response bytes
 	Request = "request" // metadata.QuotaRequestPercentage, on the time spent on requests
+	// Mutation is metadata.QuotaControllerMutationRate, on the partitions
+	// created and deleted (Mutations).
+	Mutation = "controller_mutation"
 )
 
 var keys = map[string]string{Produce: metadata.QuotaProducerByteRate, Fetch: metadata.QuotaConsumerByteRate,
-	Request: metadata.QuotaRequestPercentage}
+	Request: metadata.QuotaRequestPercentage, Mutation: metadata.QuotaControllerMutationRate}
 
 // Percent is the value a request quota records for d spent on a request
 // (Kafka's nanosToPercentage): percent of one thread for a second, so
@@ -41,7 +44,8 @@ type Manager struct {
 	lastSweep time.Duration
 }
 
-// New returns the Manager of quota type typ (Produce, Fetch or Request).
+// New returns the Manager of quota type typ (Produce, Fetch, Request or
+// Mutation).
 func New(typ string, opts ...Option) (*Manager, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {

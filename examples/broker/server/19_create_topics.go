@@ -42,8 +42,17 @@ package server
 // answered without its configs, its topic_config_error_code
 // TOPIC_AUTHORIZATION_FAILED, as Kafka answers.
 //
-// Not implemented: the timeout (creation is synchronous), creation
-// policies, and throttling.
+// Throttling (mutation_quota.go): a created topic's partitions are
+// charged to its client's controller_mutation_rate once the topic has
+// passed the checks above (validate_only too, as Kafka's controller
+// charges it); from v6, a topic its client cannot afford, once it owes,
+// is THROTTLING_QUOTA_EXCEEDED with Kafka's message, the others are
+// created, and throttle_time_ms says how long the debt takes to pay;
+// before v6 every topic is created and the debt only throttles. The
+// connection is muted for the throttle.
+//
+// Not implemented: the timeout (creation is synchronous) and creation
+// policies.
 
 import (
 	"context"
@@ -56,6 +65,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/controller"
+	"github.com/gopurgatory/purgatory/examples/broker/quota"
 	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -71,6 +81,7 @@ func (s *Server) handleCreateTopics(r *kafkanet.Request) {
 	}
 	c := s.access(r)
 	clusterWide := c.Sees(opCreate, clusterRes, acl.ClusterName)
+	mq := s.mutationQuota(r, strictCreateTopics)
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
@@ -81,7 +92,7 @@ func (s *Server) handleCreateTopics(r *kafkanet.Request) {
 		case !clusterWide && !c.Allows(opCreate, topicResource, rt.Topic):
 			err = errTopicAuthorization
 		default:
-			err = s.createTopic(r, req.ValidateOnly, &rt, &st)
+			err = s.createTopic(r, mq, req.ValidateOnly, &rt, &st)
 			if err == nil && !c.Sees(opDescribeConfigs, topicResource, rt.Topic) {
 				st.Configs, st.ConfigErrorCode = nil, kerr.TopicAuthorizationFailed.Code
 			}
@@ -93,6 +104,7 @@ func (s *Server) handleCreateTopics(r *kafkanet.Request) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	throttleMutations(r, mq, resp)
 	r.Respond(resp)
 }
 
@@ -105,8 +117,11 @@ var errInvalidRequest = errors.New("invalid request")
 var errReplicaAssignment = errors.New("invalid replica assignment")
 
 // createTopic creates (or, with validateOnly, checks) the topic rt asks for
-// and fills st with what it has; its error is the topic's.
-func (s *Server) createTopic(r *kafkanet.Request, validateOnly bool, rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic) error {
+// and fills st with what it has; its error is the topic's. Its partitions
+// are charged to mq once it has passed the checks, unless mq refuses them
+// (errThrottlingQuota).
+func (s *Server) createTopic(r *kafkanet.Request, mq *quota.Mutations, validateOnly bool, rt *kmsg.CreateTopicsRequestTopic,
+	st *kmsg.CreateTopicsResponseTopic) error {
 	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
 	if len(rt.ReplicaAssignment) > 0 {
 		if partitions != -1 || rf != -1 {
@@ -148,12 +163,16 @@ func (s *Server) createTopic(r *kafkanet.Request, validateOnly bool, rt *kmsg.Cr
 	if err := s.data.store.CheckCreate(rt.Topic, partitions); err != nil {
 		return err
 	}
+	if !mq.Record(int(partitions)) {
+		return errThrottlingQuota
+	}
 	if !validateOnly {
 		ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 		defer cancel()
 		t, err := s.ctrl().CreateTopic(ctx, controller.TopicSpec{Name: rt.Topic, Partitions: partitions,
 			ReplicationFactor: rf, Configs: configs})
 		if err != nil {
+			mq.Unrecord(int(partitions)) // not created after all
 			return err
 		}
 		st.TopicID = t.ID

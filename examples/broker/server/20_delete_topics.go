@@ -20,7 +20,15 @@ package server
 // exists or not (a topic id is resolved first: ids are not secret, as
 // Kafka's ControllerApis answers).
 //
-// Not implemented: the timeout (deletion is synchronous) and throttling.
+// Throttling (mutation_quota.go): a deleted topic's partitions are charged
+// to its client's controller_mutation_rate (a topic unknown costs
+// nothing); from v5, a topic its client cannot afford, once it owes, is
+// THROTTLING_QUOTA_EXCEEDED with Kafka's message and not deleted, and
+// throttle_time_ms says how long the debt takes to pay; before v5 every
+// topic is deleted and the debt only throttles. The connection is muted
+// for the throttle.
+//
+// Not implemented: the timeout (deletion is synchronous).
 
 import (
 	"context"
@@ -31,6 +39,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/broker/quota"
 	"github.com/gopurgatory/purgatory/examples/internal/acl"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -49,6 +58,7 @@ func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
 	}
 	c := s.access(r)
 	clusterWide := c.Sees(opDelete, clusterRes, acl.ClusterName)
+	mq := s.mutationQuota(r, strictDeleteTopics)
 	for _, e := range entries {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = e.Topic, e.TopicID
@@ -65,6 +75,11 @@ func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
 		case e.Topic != nil && e.TopicID != [16]byte{}:
 			err = fmt.Errorf("%w: give a topic's name or its id, not both", errInvalidRequest)
 		default:
+			n, ok := s.chargeDeletion(mq, e)
+			if !ok {
+				err = errThrottlingQuota
+				break
+			}
 			name := ""
 			if e.Topic != nil {
 				name = *e.Topic
@@ -72,6 +87,9 @@ func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
 			ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 			t, err = s.ctrl().DeleteTopic(ctx, name, metadata.TopicID(e.TopicID))
 			cancel()
+			if err != nil {
+				mq.Unrecord(n) // not deleted after all (by another request meanwhile, or not committed)
+			}
 		}
 		if t != nil && err == nil {
 			name := t.Name
@@ -87,7 +105,30 @@ func (s *Server) handleDeleteTopics(r *kafkanet.Request) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	throttleMutations(r, mq, resp)
 	r.Respond(resp)
+}
+
+// chargeDeletion charges mq the partitions of the topic e names, and
+// returns how many, and whether it may be deleted. A topic unknown costs
+// nothing and is left to the deletion to answer
+// UNKNOWN_TOPIC_OR_PARTITION or UNKNOWN_TOPIC_ID, as Kafka's controller
+// charges only a topic it deletes. The topic is looked up in this
+// broker's image, the active controller's.
+func (s *Server) chargeDeletion(mq *quota.Mutations, e kmsg.DeleteTopicsRequestTopic) (n int, ok bool) {
+	var (
+		t   *metadata.Topic
+		err error
+	)
+	if e.Topic != nil {
+		t, err = s.image().Topic(*e.Topic)
+	} else {
+		t, err = s.image().TopicByID(metadata.TopicID(e.TopicID))
+	}
+	if err != nil {
+		return 0, true
+	}
+	return len(t.Partitions), mq.Record(len(t.Partitions))
 }
 
 // mayDeleteTopic reports whether the client may DESCRIBE and DELETE the

@@ -39,7 +39,18 @@ package server
 // TOPIC_AUTHORIZATION_FAILED whether it exists or not, checked by the
 // broker the client sent the request to, before it forwards the rest.
 //
-// Not implemented: creation policies and throttling.
+// Throttling (mutation_quota.go): the partitions a topic gains are
+// charged to its client's controller_mutation_rate by the broker the
+// client sent the request to, which alone knows the client (the
+// controller charges nothing for a request a peer forwards): counted by
+// that broker's image, and given back for a topic the controller
+// refuses. From v3, a topic its client cannot afford, once it owes, is
+// THROTTLING_QUOTA_EXCEEDED with Kafka's message, answered by that
+// broker and not forwarded, and throttle_time_ms says how long the debt
+// takes to pay; before v3 every topic grows and the debt only throttles.
+// The connection is muted for the throttle.
+//
+// Not implemented: creation policies.
 
 import (
 	"fmt"
@@ -64,6 +75,8 @@ func (s *Server) handleCreatePartitions(r *kafkanet.Request) {
 	// The checks that need the client's principal are made here, before
 	// the rest goes to the controller, which sees this broker's.
 	c := s.access(r)
+	mq := s.mutationQuota(r, strictCreatePartitions)
+	charged := make(map[string]int) // the mutations charged for each topic kept
 	var refused []kmsg.CreatePartitionsResponseTopic
 	kept := *req
 	kept.Topics = make([]kmsg.CreatePartitionsRequestTopic, 0, len(req.Topics))
@@ -79,6 +92,13 @@ func (s *Server) handleCreatePartitions(r *kafkanet.Request) {
 		case !c.Allows(opAlter, topicResource, rt.Topic):
 			err = errTopicAuthorization
 		default:
+			if n := s.partitionsAdded(rt); n > 0 {
+				if !mq.Record(n) {
+					err = errThrottlingQuota
+					break
+				}
+				charged[rt.Topic] = n
+			}
 			kept.Topics = append(kept.Topics, rt)
 			continue
 		}
@@ -86,7 +106,13 @@ func (s *Server) handleCreatePartitions(r *kafkanet.Request) {
 	}
 	finish := func(resp kmsg.Response) {
 		cp := resp.(*kmsg.CreatePartitionsResponse)
+		for _, st := range cp.Topics {
+			if st.ErrorCode != 0 {
+				mq.Unrecord(charged[st.Topic]) // refused by the controller: Kafka's would not have charged it
+			}
+		}
 		cp.Topics = append(refused, cp.Topics...)
+		throttleMutations(r, mq, cp)
 	}
 	if len(kept.Topics) > 0 && s.forwardToController(r, &kept, finish) {
 		return
@@ -152,6 +178,20 @@ func (s *Server) createPartitions(r *kafkanet.Request, req *kmsg.CreatePartition
 		}
 		resp.Topics = append(resp.Topics, partitionsResult(rt.Topic, results[i]))
 	}
+}
+
+// partitionsAdded returns how many partitions rt would add to its topic
+// by this broker's image, the mutations it is charged: 0 for a topic the
+// controller will refuse whatever the quota (unknown, internal, or not
+// growing), which costs nothing, as Kafka's controller checks the quota
+// after those. A broker that is not the controller may lag it by a few
+// records; a topic the controller then refuses is given back its charge.
+func (s *Server) partitionsAdded(rt kmsg.CreatePartitionsRequestTopic) int {
+	t, err := s.image().Topic(rt.Topic)
+	if err != nil || coordinator.IsInternal(rt.Topic) {
+		return 0
+	}
+	return max(0, int(rt.Count)-len(t.Partitions))
 }
 
 // partitionsResult is one topic's answer.

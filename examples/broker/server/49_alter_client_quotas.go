@@ -23,14 +23,15 @@ package server
 // checks without committing. A response entry per request entry, naming
 // its entity as asked.
 //
-// Enforced (quotas.go, request_quota.go, package quota): producer_byte_rate
-// on Produce requests' bytes, consumer_byte_rate on Fetch responses'
-// records, and request_percentage on the time requests take, per user and
-// client id with Kafka's precedence. controller_mutation_rate and
-// connection_creation_rate are accepted, stored and described, and not
-// enforced: the broker creates and deletes no partitions fast enough, nor
-// accepts connections at a rate, that a client could abuse beyond
-// max.connections.per.ip.
+// Enforced (quotas.go, request_quota.go, mutation_quota.go, package
+// quota): producer_byte_rate on Produce requests' bytes,
+// consumer_byte_rate on Fetch responses' records, request_percentage on
+// the time requests take, and controller_mutation_rate (KIP-599) on the
+// partitions CreateTopics, CreatePartitions and DeleteTopics create and
+// delete, per user and client id with Kafka's precedence.
+// connection_creation_rate is accepted, stored and described, and not
+// enforced: the broker accepts no connections at a rate that a client
+// could abuse beyond max.connections.per.ip.
 //
 // Authorization (authz.go): ALTER_CONFIGS on the cluster, else
 // CLUSTER_AUTHORIZATION_FAILED for every entry.

@@ -35,6 +35,7 @@ var requestCodes = []struct {
 	{errTopicAuthorization, kerr.TopicAuthorizationFailed},
 	{errLeaderNotAvailable, kerr.LeaderNotAvailable},
 	{errDeletePolicy, kerr.PolicyViolation},
+	{errThrottlingQuota, kerr.ThrottlingQuotaExceeded},
 }
 
 // errorCode returns the Kafka error code for err: 0 for nil, the mapped

@@ -30,6 +30,7 @@ import (
 // quotas are the broker's quota managers, one per type enforced.
 type quotas struct {
 	produce, fetch, request *quota.Manager
+	mutation                *quota.Manager // controller_mutation_rate (mutation_quota.go)
 	// now is the clock a request's time is measured by (request_quota.go):
 	// time.Now, but in tests.
 	now func() time.Time
@@ -49,7 +50,11 @@ func newQuotas(cfg Config, s *Server) (quotas, error) {
 	if err != nil {
 		return quotas{}, err
 	}
-	return quotas{produce: produce, fetch: fetch, request: request, now: time.Now}, nil
+	mutation, err := quota.New(quota.Mutation, opts...)
+	if err != nil {
+		return quotas{}, err
+	}
+	return quotas{produce: produce, fetch: fetch, request: request, mutation: mutation, now: time.Now}, nil
 }
 
 // quotaUser is the user a principal's quotas are set on: its name,
