@@ -11,8 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	proxy "github.com/gopurgatory/purgatory/examples/proxy/server"
 )
 
 // TestProxyForwardsConfigChanges: in front of three brokers, one
@@ -23,8 +21,7 @@ import (
 // back in request order. AlterConfigs goes through too.
 func TestProxyForwardsConfigChanges(t *testing.T) {
 	c := startCluster(t, 3)
-	p := startProxy(t, strings.Join(c.seeds(), ","), func(cfg *proxy.Config) { cfg.NodeID = 7 })
-	admin := proxyClient(t, p)
+	admin := proxyClient(t, startProxy(t, strings.Join(c.seeds(), ","))) // node 0, the proxy's default
 	createTopic(t, admin, "cfgs", 1)
 	direct := c.client()
 
@@ -46,7 +43,7 @@ func TestProxyForwardsConfigChanges(t *testing.T) {
 	var resp *kmsg.IncrementalAlterConfigsResponse
 	require.Eventually(t, func() bool { // every broker applies the topic from the metadata log
 		var err error
-		resp, err = inc.RequestWith(testCtx(t), admin.Broker(7))
+		resp, err = inc.RequestWith(testCtx(t), admin.Broker(0))
 		return err == nil && len(resp.Resources) == 4 && resp.Resources[1].ErrorCode != kerr.UnknownTopicOrPartition.Code
 	}, 10*time.Second, 10*time.Millisecond)
 	for i, r := range resp.Resources {
@@ -66,7 +63,7 @@ func TestProxyForwardsConfigChanges(t *testing.T) {
 	ac.Name, ac.Value = "retention.ms", kmsg.StringPtr("7654321")
 	ar.Configs = []kmsg.AlterConfigsRequestResourceConfig{ac}
 	alter.Resources = []kmsg.AlterConfigsRequestResource{ar}
-	altered, err := alter.RequestWith(testCtx(t), admin.Broker(7))
+	altered, err := alter.RequestWith(testCtx(t), admin.Broker(0))
 	require.NoError(t, err)
 	require.Len(t, altered.Resources, 1)
 	assert.Zero(t, altered.Resources[0].ErrorCode)

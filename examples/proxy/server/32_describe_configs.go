@@ -24,30 +24,16 @@ func init() {
 }
 
 // describeConfigs reads and makes DescribeConfigs requests and answers.
-var describeConfigs = configAPI[kmsg.DescribeConfigsRequestResource, kmsg.DescribeConfigsResponseResource]{
-	resources: func(req kmsg.Request) []kmsg.DescribeConfigsRequestResource {
-		return req.(*kmsg.DescribeConfigsRequest).Resources
-	},
-	with: func(req kmsg.Request, rs []kmsg.DescribeConfigsRequestResource) kmsg.Request {
-		sub := *req.(*kmsg.DescribeConfigsRequest)
-		sub.Resources = rs
-		return &sub
-	},
-	key: func(r kmsg.DescribeConfigsRequestResource) configKey {
+var describeConfigs = newConfigAPI(
+	func(q *kmsg.DescribeConfigsRequest) *[]kmsg.DescribeConfigsRequestResource { return &q.Resources },
+	func(m *kmsg.DescribeConfigsResponse) *[]kmsg.DescribeConfigsResponseResource { return &m.Resources },
+	func(r kmsg.DescribeConfigsRequestResource) configKey {
 		return configKey{r.ResourceType, r.ResourceName}
 	},
-	answered: func(resp kmsg.Response) []kmsg.DescribeConfigsResponseResource {
-		return resp.(*kmsg.DescribeConfigsResponse).Resources
-	},
-	setAnswer: func(resp kmsg.Response, rs []kmsg.DescribeConfigsResponseResource) {
-		resp.(*kmsg.DescribeConfigsResponse).Resources = rs
-	},
-	answerKey: func(r kmsg.DescribeConfigsResponseResource) configKey {
+	func(r kmsg.DescribeConfigsResponseResource) configKey {
 		return configKey{r.ResourceType, r.ResourceName}
 	},
-	denied: func(k configKey, code int16) kmsg.DescribeConfigsResponseResource {
-		r := kmsg.NewDescribeConfigsResponseResource()
-		r.ResourceType, r.ResourceName, r.ErrorCode = k.typ, k.name, code
-		return r
+	func(k configKey, code int16) kmsg.DescribeConfigsResponseResource {
+		return kmsg.DescribeConfigsResponseResource{ResourceType: k.typ, ResourceName: k.name, ErrorCode: code}
 	},
-}
+)

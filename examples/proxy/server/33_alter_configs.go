@@ -29,26 +29,12 @@ func init() {
 }
 
 // alterConfigs reads and makes AlterConfigs requests and answers.
-var alterConfigs = configAPI[kmsg.AlterConfigsRequestResource, kmsg.AlterConfigsResponseResource]{
-	resources: func(req kmsg.Request) []kmsg.AlterConfigsRequestResource {
-		return req.(*kmsg.AlterConfigsRequest).Resources
+var alterConfigs = newConfigAPI(
+	func(q *kmsg.AlterConfigsRequest) *[]kmsg.AlterConfigsRequestResource { return &q.Resources },
+	func(m *kmsg.AlterConfigsResponse) *[]kmsg.AlterConfigsResponseResource { return &m.Resources },
+	func(r kmsg.AlterConfigsRequestResource) configKey { return configKey{r.ResourceType, r.ResourceName} },
+	func(r kmsg.AlterConfigsResponseResource) configKey { return configKey{r.ResourceType, r.ResourceName} },
+	func(k configKey, code int16) kmsg.AlterConfigsResponseResource {
+		return kmsg.AlterConfigsResponseResource{ResourceType: k.typ, ResourceName: k.name, ErrorCode: code}
 	},
-	with: func(req kmsg.Request, rs []kmsg.AlterConfigsRequestResource) kmsg.Request {
-		sub := *req.(*kmsg.AlterConfigsRequest)
-		sub.Resources = rs
-		return &sub
-	},
-	key: func(r kmsg.AlterConfigsRequestResource) configKey { return configKey{r.ResourceType, r.ResourceName} },
-	answered: func(resp kmsg.Response) []kmsg.AlterConfigsResponseResource {
-		return resp.(*kmsg.AlterConfigsResponse).Resources
-	},
-	setAnswer: func(resp kmsg.Response, rs []kmsg.AlterConfigsResponseResource) {
-		resp.(*kmsg.AlterConfigsResponse).Resources = rs
-	},
-	answerKey: func(r kmsg.AlterConfigsResponseResource) configKey { return configKey{r.ResourceType, r.ResourceName} },
-	denied: func(k configKey, code int16) kmsg.AlterConfigsResponseResource {
-		r := kmsg.NewAlterConfigsResponseResource()
-		r.ResourceType, r.ResourceName, r.ErrorCode = k.typ, k.name, code
-		return r
-	},
-}
+)

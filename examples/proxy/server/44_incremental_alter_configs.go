@@ -26,30 +26,20 @@ func init() {
 
 // incrementalAlterConfigs reads and makes IncrementalAlterConfigs
 // requests and answers.
-var incrementalAlterConfigs = configAPI[kmsg.IncrementalAlterConfigsRequestResource, kmsg.IncrementalAlterConfigsResponseResource]{
-	resources: func(req kmsg.Request) []kmsg.IncrementalAlterConfigsRequestResource {
-		return req.(*kmsg.IncrementalAlterConfigsRequest).Resources
+var incrementalAlterConfigs = newConfigAPI(
+	func(q *kmsg.IncrementalAlterConfigsRequest) *[]kmsg.IncrementalAlterConfigsRequestResource {
+		return &q.Resources
 	},
-	with: func(req kmsg.Request, rs []kmsg.IncrementalAlterConfigsRequestResource) kmsg.Request {
-		sub := *req.(*kmsg.IncrementalAlterConfigsRequest)
-		sub.Resources = rs
-		return &sub
+	func(m *kmsg.IncrementalAlterConfigsResponse) *[]kmsg.IncrementalAlterConfigsResponseResource {
+		return &m.Resources
 	},
-	key: func(r kmsg.IncrementalAlterConfigsRequestResource) configKey {
+	func(r kmsg.IncrementalAlterConfigsRequestResource) configKey {
 		return configKey{r.ResourceType, r.ResourceName}
 	},
-	answered: func(resp kmsg.Response) []kmsg.IncrementalAlterConfigsResponseResource {
-		return resp.(*kmsg.IncrementalAlterConfigsResponse).Resources
-	},
-	setAnswer: func(resp kmsg.Response, rs []kmsg.IncrementalAlterConfigsResponseResource) {
-		resp.(*kmsg.IncrementalAlterConfigsResponse).Resources = rs
-	},
-	answerKey: func(r kmsg.IncrementalAlterConfigsResponseResource) configKey {
+	func(r kmsg.IncrementalAlterConfigsResponseResource) configKey {
 		return configKey{r.ResourceType, r.ResourceName}
 	},
-	denied: func(k configKey, code int16) kmsg.IncrementalAlterConfigsResponseResource {
-		r := kmsg.NewIncrementalAlterConfigsResponseResource()
-		r.ResourceType, r.ResourceName, r.ErrorCode = k.typ, k.name, code
-		return r
+	func(k configKey, code int16) kmsg.IncrementalAlterConfigsResponseResource {
+		return kmsg.IncrementalAlterConfigsResponseResource{ResourceType: k.typ, ResourceName: k.name, ErrorCode: code}
 	},
-}
+)

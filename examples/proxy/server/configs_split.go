@@ -25,8 +25,8 @@ type configKey struct {
 }
 
 // configAPI is how one of the three APIs' requests and answers are read
-// and made. Q is a request's resource, A an answer's. Its fields are
-// immutable, set once by the API's file.
+// and made (newConfigAPI). Q is a request's resource, A an answer's. Its
+// fields are immutable.
 type configAPI[Q, A any] struct {
 	resources func(kmsg.Request) []Q
 	// with returns a copy of the request that names rs alone.
@@ -38,6 +38,30 @@ type configAPI[Q, A any] struct {
 	answerKey func(A) configKey
 	// denied is the answer of a resource the client may not touch.
 	denied func(k configKey, code int16) A
+}
+
+// newConfigAPI makes the configAPI of a request type R (a pointer to S)
+// and its answer type P from where their resources are (reqResources,
+// answerResources), how each resource is named (key, answerKey), and how
+// a denied resource is answered.
+func newConfigAPI[S any, R interface {
+	*S
+	kmsg.Request
+}, P kmsg.Response, Q, A any](reqResources func(R) *[]Q, answerResources func(P) *[]A,
+	key func(Q) configKey, answerKey func(A) configKey, denied func(configKey, int16) A) configAPI[Q, A] {
+	return configAPI[Q, A]{
+		resources: func(req kmsg.Request) []Q { return *reqResources(req.(R)) },
+		with: func(req kmsg.Request, rs []Q) kmsg.Request {
+			sub := *req.(R) // a copy of the request: its version and flags
+			*reqResources(&sub) = rs
+			return R(&sub)
+		},
+		key:       key,
+		answered:  func(resp kmsg.Response) []A { return *answerResources(resp.(P)) },
+		setAnswer: func(resp kmsg.Response, as []A) { *answerResources(resp.(P)) = as },
+		answerKey: answerKey,
+		denied:    denied,
+	}
 }
 
 // serve forwards a request to the upstream brokers its resources go to
