@@ -68,8 +68,10 @@
 # ShareAcknowledge v2, and pass against one broker and, with CLUSTER=1,
 # against three (a group's configs, share.auto.offset.reset earliest, are
 # in the metadata log, which the partitions' leaders read; with the whole
-# suite, TestShareGroupETL is left out, and with PROXY=1 the three share
-# tests that set a group config first, see the -skip below):
+# suite, TestShareGroupETL is left out; with PROXY=1 they run through the
+# proxy, which forwards the IncrementalAlterConfigs that sets a group's
+# config, and with the whole suite TestShareGroupETL is left out there
+# too, see the -skip below):
 #   make kgo-integration RUN='TestShareGroup|TestConsumeRegexShareSkipsInternal'
 # Tests that skip themselves, and why:
 #   TestSCRAMAuth, TestSCRAMAuthBadCredentials
@@ -320,14 +322,21 @@ if [[ -n "${CLUSTER:-}" && -z "$RUN" ]]; then
 	skip='^TestShareGroupETL$'
 fi
 if [[ -n "${PROXY:-}" && -z "$RUN" ]]; then
-	# Through the proxy, TestShareGroup, TestShareGroupAckOnClose and
-	# TestShareGroupETL stop at their first step: they set the group's
-	# share.auto.offset.reset with IncrementalAlterConfigs, which the proxy
-	# does not forward (it hides the brokers a BROKER config resource
-	# names; "broker is too old"). The proxy's share-group path itself is
-	# tested by test/proxy_share_group_test.go, and the suite's other share
-	# tests run through it.
-	skip='^(TestShareGroup|TestShareGroupAckOnClose|TestShareGroupETL)$'
+	# TestShareGroupETL passes through the proxy when run alone
+	# (PROXY=1 RUN='^TestShareGroupETL$': 84s here, against about 75s
+	# straight at the broker), but not within the whole suite on a 2-core
+	# machine: every one of its share fetches and acknowledgements takes
+	# the proxy's extra hop beside the suite's other ETL chains, and a run
+	# saw level 1 finish (499950) but level 2 at 436831 of 499950 at the
+	# test's own 4-minute deadline (max delivery count 5, so some records
+	# had been archived; kgo also warned 30 times in that run of a share
+	# fetch answer naming a partition it had not asked for, which the run
+	# alone never showed), and its cleanup then could not delete the group
+	# its consumers were still in (NON_EMPTY_GROUP). TestShareGroup and
+	# TestShareGroupAckOnClose, which set the group's config with
+	# IncrementalAlterConfigs through the proxy too, run and pass. A RUN
+	# pattern that names it runs it.
+	skip='^TestShareGroupETL$'
 fi
 if [[ -n "${skip:-}" ]]; then
 	args+=(-skip "$skip")

@@ -90,8 +90,11 @@ func startProxyShareGroup(t *testing.T, upstream string, sizes func() map[string
 			return len(leaders) > 1
 		}, "the partitions have several leaders upstream")
 	}
-	// Configs are altered at each broker: the proxy does not forward
-	// IncrementalAlterConfigs.
+	// The group's config is set at each broker itself rather than once
+	// through the proxy (which forwards it to any broker,
+	// test/proxy_configs_test.go): a broker answers once it has applied
+	// the change, so every partition's leader has it before the
+	// consumers start.
 	alter := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	res := kmsg.NewIncrementalAlterConfigsRequestResource()
 	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group

@@ -97,6 +97,9 @@ func TestProxyIsTheOnlyBrokerClientsSee(t *testing.T) {
 	assert.Equal(t, [2]int16{0, 4}, served[int16(kmsg.ApiVersions)])
 	assert.Equal(t, [2]int16{0, 5}, served[int16(kmsg.EndTxn)], "the broker's transactions, which the proxy routes")
 	assert.Equal(t, [2]int16{0, 3}, served[int16(kmsg.AddPartitionsToTxn)], "the proxy routes the client's form of AddPartitionsToTxn")
+	assert.Equal(t, [2]int16{0, 4}, served[int16(kmsg.DescribeConfigs)])
+	assert.Equal(t, [2]int16{0, 2}, served[int16(kmsg.AlterConfigs)], "the broker's AlterConfigs, which the proxy routes")
+	assert.Equal(t, [2]int16{0, 1}, served[int16(kmsg.IncrementalAlterConfigs)], "the broker's IncrementalAlterConfigs")
 	_, epochs := served[int16(kmsg.OffsetForLeaderEpoch)]
 	assert.False(t, epochs, "nor what the proxy does not route")
 }

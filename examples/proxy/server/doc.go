@@ -29,7 +29,9 @@
 // a partition's leader (Produce, ListOffsets: split per leader and merged
 // back when a request spans several), a group's or a transaction's
 // coordinator (routes.go; looked up with FindCoordinator and cached),
-// the controller (topic creation and deletion), or any broker. A request
+// the controller (topic creation and deletion), the broker a config
+// resource names (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs:
+// configs_split.go), or any broker. A request
 // that waits upstream (a JoinGroup through a rebalance, an acks=all
 // produce) thus delays only that client's later requests to that broker,
 // as it would without the proxy. The proxy's metadata follows upstream:
@@ -124,7 +126,7 @@
 // Not served: replica fetches, fetch sessions (clients fall back to full
 // fetches), and the APIs neither routes.go nor an API file lists
 // (OffsetForLeaderEpoch, DeleteRecords, ACLs (which upstream would apply
-// as the proxy's principal), configs alteration): ApiVersions does not
+// as the proxy's principal), client quotas): ApiVersions does not
 // offer them, and clients do without or fail as with a broker that lacks
 // them.
 //
