@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/binary"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -138,7 +137,8 @@ func (f *delayedShareFetch) acquire(part *shareFetchPart, rp *kmsg.ShareFetchRes
 		rp.ErrorCode = errorCode(err)
 		return
 	}
-	f.ranges = part.sp.AcquireAppend(f.ranges[:0], f.member, *remaining, offs.LogStart, offs.HighWatermark, f.lockFor)
+	f.ranges = part.sp.AcquireAppend(f.ranges[:0], f.member, *remaining, offs.LogStart, offs.HighWatermark, f.lockFor,
+		part.p.BatchEnd)
 	ranges := f.ranges
 	if len(ranges) == 0 {
 		return
@@ -163,45 +163,11 @@ func (f *delayedShareFetch) acquire(part *shareFetchPart, rp *kmsg.ShareFetchRes
 }
 
 // readShareRecords returns the whole batches of p that hold the offsets
-// first to last, read below the high watermark (share groups read
-// uncommitted, share.isolation.level's default): one Read may stop short
-// of last, at its byte bound, and the next goes on from where it ended.
+// first to last, and none after them, read below the high watermark
+// (share groups read uncommitted, share.isolation.level's default).
 func readShareRecords(p *storage.Partition, first, last int64) ([]byte, error) {
-	const chunk = 1 << 20
-	var out []byte
-	for off := first; off <= last; {
-		res, err := p.Read(off, storage.ReadUncommitted, chunk, true)
-		if err != nil {
-			return nil, err
-		}
-		next := batchesEnd(res.Records)
-		if len(res.Records) == 0 || next <= off {
-			break
-		}
-		out = append(out, res.Records...)
-		off = next
-	}
-	return out, nil
-}
-
-// batchesEnd returns the offset after the last of raw's whole batches, -1
-// when raw holds none. Each batch's length is read from its header, as
-// the log frames them, and its offsets by kmsg.
-func batchesEnd(raw []byte) int64 {
-	end := int64(-1)
-	for len(raw) >= 12 {
-		size := 12 + int(int32(binary.BigEndian.Uint32(raw[8:12])))
-		if size < 12 || size > len(raw) {
-			break
-		}
-		var b kmsg.RecordBatch
-		if b.ReadFrom(raw[:size]) != nil {
-			break
-		}
-		end = b.FirstOffset + int64(b.LastOffsetDelta) + 1
-		raw = raw[size:]
-	}
-	return end
+	res, err := p.ReadBatches(first, last, storage.ReadUncommitted)
+	return res.Records, err
 }
 
 // addSharePartition puts rp in resp under its topic, the topic's entry

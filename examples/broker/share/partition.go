@@ -1,6 +1,7 @@
 package share
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -136,12 +137,19 @@ func (p *Partition) Acquirable(logEnd int64) bool {
 // there is nothing to acquire. O(records acquired), plus the records
 // passed over looking for those made available again.
 func (p *Partition) Acquire(member string, max int, logStart, logEnd int64, lockFor time.Duration) []Range {
-	return p.AcquireAppend(nil, member, max, logStart, logEnd, lockFor)
+	return p.AcquireAppend(nil, member, max, logStart, logEnd, lockFor, nil)
 }
 
 // AcquireAppend is Acquire appending the runs to dst, which it returns:
-// with a dst of room enough, acquiring allocates nothing.
-func (p *Partition) AcquireAppend(dst []Range, member string, max int, logStart, logEnd int64, lockFor time.Duration) []Range {
+// with a dst of room enough, acquiring allocates nothing. With batchEnd
+// (the last offset of the log's batch that holds an offset, false where
+// none), max is a soft limit for new records, as in Kafka's
+// SharePartition: they are acquired to the end of the batch that holds
+// the last one max allows (within logEnd and MaxLocks), so that a batch
+// is handed out once rather than once per max records of it.
+// batchEnd is called with p's lock held.
+func (p *Partition) AcquireAppend(dst []Range, member string, max int, logStart, logEnd int64, lockFor time.Duration,
+	batchEnd func(offset int64) (int64, bool)) []Range {
 	if max <= 0 {
 		return dst
 	}
@@ -163,7 +171,14 @@ func (p *Partition) AcquireAppend(dst []Range, member string, max int, logStart,
 		}
 		p.availFrom = p.start + i
 	}
-	for int(l.n) < max && p.end < logEnd && p.end-p.start < int64(p.m.cfg.MaxLocks) {
+	stop := logEnd // new records end before it
+	if want := int64(max) - int64(l.n); want > 0 && p.end < logEnd && batchEnd != nil {
+		if end, ok := batchEnd(p.end + want - 1); ok {
+			stop = min(stop, end+1)
+			max = math.MaxInt // the batch's end bounds them now
+		}
+	}
+	for int(l.n) < max && p.end < stop && p.end-p.start < int64(p.m.cfg.MaxLocks) {
 		p.recs = append(p.recs, record{})
 		p.end++
 		out = p.takeLocked(out, l, p.end-1, &p.recs[len(p.recs)-1])

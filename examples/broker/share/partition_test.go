@@ -74,6 +74,29 @@ func TestAcquireHandsOutNewRecordsOnceEach(t *testing.T) {
 	assert.Equal(t, int64(2), h.tm.Stats().Pending, "one lock per acquisition")
 }
 
+// TestAcquireRoundsNewRecordsUpToTheirBatch: with the log's batches
+// known, max is a soft limit for new records, as in Kafka's
+// SharePartition: they are acquired to the end of the batch holding the
+// last one max allows (each batch handed out once), within the log's
+// readable end; records made available again are counted exactly.
+func TestAcquireRoundsNewRecordsUpToTheirBatch(t *testing.T) {
+	h := newHarness(t, Config{})
+	p := h.part(0)
+	const logEnd = 25
+	tens := func(off int64) (int64, bool) { // batches of ten: 0-9, 10-19, 20-29
+		return off/10*10 + 9, off < logEnd
+	}
+	got := p.AcquireAppend(nil, "a", 3, 0, logEnd, testLock, tens)
+	assert.Equal(t, []Range{{0, 9, 1}}, got, "three asked: the whole first batch")
+	got = p.AcquireAppend(nil, "b", 12, 0, logEnd, testLock, tens)
+	assert.Equal(t, []Range{{10, 24, 1}}, got, "twelve asked: to the end of 20-29's readable part")
+	assert.Empty(t, p.AcquireAppend(nil, "c", 3, 0, logEnd, testLock, tens))
+
+	require.NoError(t, p.Acknowledge("a", 0, 9, []int8{int8(AckRelease)}, testLock))
+	got = p.AcquireAppend(nil, "c", 3, 0, logEnd, testLock, tens)
+	assert.Equal(t, []Range{{0, 2, 2}}, got, "released records: exactly three")
+}
+
 func TestAcceptAdvancesStartAndCancelsTheLock(t *testing.T) {
 	h := newHarness(t, Config{})
 	p := h.part(0)

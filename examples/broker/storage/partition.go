@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -515,6 +516,59 @@ func (p *Partition) Read(offset int64, iso Isolation, maxBytes int, minOne bool)
 		res.Aborted = p.txns.abortedIn(offset, lastOffsetIn(recs)+1)
 	}
 	return res, nil
+}
+
+// ReadBatches returns the whole batches from the one holding first through
+// the one holding last, below the limit iso sets: what a share fetch hands
+// out for the records it acquired, no batch beyond them (Kafka slices a
+// share fetch's records to its acquired batches). Its errors are Read's.
+// O(log batches + batches read).
+func (p *Partition) ReadBatches(first, last int64, iso Isolation) (ReadResult, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.deleted {
+		return ReadResult{}, p.errDeleted()
+	}
+	o := p.offsetsLocked()
+	if first < o.LogStart || first > o.LogEnd {
+		return ReadResult{Offsets: o}, fmt.Errorf("%w: offset %d of %s-%d, which holds %d to %d",
+			ErrOffsetOutOfRange, first, p.topic.Name, p.index, o.LogStart, o.LogEnd)
+	}
+	limit := o.limit(iso)
+	if end, ok := p.batchEndLocked(last); ok && end+1 < limit {
+		limit = end + 1
+	}
+	recs, err := p.log.Read(nil, first, limit, math.MaxInt, true)
+	if err != nil {
+		return ReadResult{Offsets: o}, fmt.Errorf("storage: read %s-%d: %w", p.topic.Name, p.index, err)
+	}
+	return ReadResult{Records: recs, Offsets: o}, nil
+}
+
+// BatchEnd returns the last offset of the batch holding offset, false when
+// the log holds no batch there (before its start, at or past its end).
+// O(log batches).
+func (p *Partition) BatchEnd(offset int64) (int64, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.deleted {
+		return 0, false
+	}
+	return p.batchEndLocked(offset)
+}
+
+// batchEndLocked is BatchEnd. REQUIRES: p.mu held.
+func (p *Partition) batchEndLocked(offset int64) (int64, bool) {
+	o := p.offsetsLocked()
+	if offset < o.LogStart || offset >= o.LogEnd {
+		return 0, false
+	}
+	end, found := int64(0), false
+	_ = p.log.Scan(offset, func(b BatchInfo) bool {
+		end, found = b.LastOffset, b.LastOffset >= offset
+		return false
+	})
+	return end, found
 }
 
 // lastOffsetIn returns the last offset of the last of recs, whole batches

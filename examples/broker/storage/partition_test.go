@@ -77,6 +77,36 @@ func TestReadBounds(t *testing.T) {
 	assert.ErrorIs(t, err, ErrOffsetOutOfRange)
 }
 
+// TestReadBatchesStopsAtTheLastOffsetsBatch: a share fetch's read returns
+// the batches from the one holding its first offset through the one
+// holding its last, none after, below the high watermark; BatchEnd names
+// the batch that holds an offset, none past the log end.
+func TestReadBatchesStopsAtTheLastOffsetsBatch(t *testing.T) {
+	p, _ := newTestPartition(t, forever)
+	for range 4 { // batches at offsets 0-2, 3-5, 6-8, 9-11
+		_, err := p.Append(batchtest.Values(1, "a", "b", "c"))
+		require.NoError(t, err)
+	}
+	size := len(batchtest.Values(1, "a", "b", "c"))
+	r, err := p.ReadBatches(4, 7, ReadUncommitted)
+	require.NoError(t, err)
+	assert.Len(t, r.Records, 2*size, "the batches holding 4 and 7, not the last one")
+	assert.Equal(t, int64(8), lastOffsetIn(r.Records))
+	r, err = p.ReadBatches(9, 100, ReadUncommitted)
+	require.NoError(t, err)
+	assert.Len(t, r.Records, size, "bounded by the high watermark")
+	_, err = p.ReadBatches(13, 14, ReadUncommitted)
+	assert.ErrorIs(t, err, ErrOffsetOutOfRange)
+
+	for off, want := range map[int64]int64{0: 2, 2: 2, 3: 5, 10: 11} {
+		end, ok := p.BatchEnd(off)
+		assert.True(t, ok, "offset %d", off)
+		assert.Equal(t, want, end, "offset %d", off)
+	}
+	_, ok := p.BatchEnd(12)
+	assert.False(t, ok, "the log end holds no batch")
+}
+
 func TestReadableStopsCountingAtItsBound(t *testing.T) {
 	p, _ := newTestPartition(t, forever)
 	for range 10 {
