@@ -7,7 +7,11 @@ package server
 // ShareFetch is split into a request per leader, at that leader's
 // session epoch, naming the partitions new to that session, forgetting
 // those that left it (or whose leader moved) and carrying the
-// acknowledgements of the partitions it holds; the answers are merged,
+// acknowledgements of the partitions it holds (a partition the client
+// names and forgets in one request, as kgo does to acknowledge one it
+// stopped fetching, leaves the session, as in Kafka: its
+// acknowledgements go with the forget to the session that acquired its
+// records, and nothing more is fetched of it); the answers are merged,
 // each partition's leader hint naming the proxy. A request that spans
 // several leaders is answered once every one has answered: a leader with
 // nothing to acquire holds the answer for up to max_wait_ms. The
