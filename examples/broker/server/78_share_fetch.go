@@ -21,7 +21,10 @@ package server
 // coordinator, before anything is acquired; answered per partition in
 // acknowledge_error_code (COORDINATOR_NOT_AVAILABLE if the write failed). Epoch -1 closes the session: the member's
 // acknowledgements are applied, the records it still holds released, and
-// nothing is fetched.
+// nothing is fetched. The session adds the named partitions, then drops
+// the forgotten ones, as Kafka's does: a partition both named and
+// forgotten has its acknowledgements applied and answered, and nothing
+// fetched.
 //
 // When nothing can be acquired, the fetch waits in the ShareFetch
 // purgatory (share_fetch_wait.go) under each partition's share-partition
@@ -39,6 +42,7 @@ package server
 // (is_renew_ack: ShareAcknowledge carries them).
 
 import (
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -107,6 +111,21 @@ func (s *Server) handleShareFetch(r *kafkanet.Request) {
 		}
 		f.parts = append(f.parts, part)
 	}
+	// A partition named and forgotten in the same request (a client
+	// acknowledging records of a partition it stopped fetching) is out of
+	// the session, but its acknowledgements are applied and answered, as
+	// Kafka's are; nothing is fetched of it.
+	for _, tp := range add {
+		a, ok := acks[tp]
+		if !ok || slices.Contains(tps, tp) {
+			continue
+		}
+		part := shareFetchPart{tp: tp, acked: true, left: true}
+		var sp *share.Partition
+		part.ackCode, sp = s.acknowledge(group, member, tp, a)
+		acked = append(acked, sp)
+		f.parts = append(f.parts, part)
+	}
 	// The acknowledgements are answered once durable: the fetch goes on
 	// then (at once without any).
 	persistAll(acked, func(codes []int16) {
@@ -119,7 +138,7 @@ func (s *Server) handleShareFetch(r *kafkanet.Request) {
 				}
 				i++
 			}
-			if req.ShareSessionEpoch != -1 { // a closing session fetches nothing
+			if req.ShareSessionEpoch != -1 && !part.left { // a closing session fetches nothing
 				s.resolveSharePart(c, group, part)
 			}
 		}

@@ -51,6 +51,9 @@ type shareFetchPart struct {
 	// it is answered then, with ackCode, even without records.
 	acked   bool
 	ackCode int16
+	// left is set for a partition the request named and forgot: out of
+	// the session, answered with its acknowledgements' result alone.
+	left bool
 }
 
 // immediate reports whether the fetch is answered without waiting: no

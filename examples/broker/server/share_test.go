@@ -123,6 +123,36 @@ func TestReleaseWakesAnotherMembersShareFetch(t *testing.T) {
 		got.AcquiredRecords, "b gets the released record, second delivery")
 }
 
+// TestShareFetchAcksOfAForgottenPartition has a member acknowledge the
+// record it holds in a share fetch that also forgets the partition, as
+// kgo does for a partition it stopped fetching: Kafka's session adds the
+// named partitions, then removes the forgotten ones, and applies the
+// acknowledgements of every partition named. The release is applied and
+// answered, nothing is acquired for the member, and another member gets
+// the record, delivered a second time.
+func TestShareFetchAcksOfAForgottenPartition(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "share-forget", 1)
+	tc := newTestConn(t, s)
+	tc.await(tc.serve(s, groupConfigReq("g", cfgShareAutoOffsetReset, "earliest")))
+	tc.await(tc.serve(s, produceRequest(9, 1, "share-forget", 0, batchtest.Values(nowMs(), "v"))))
+	first := acquired(t, tc.await(tc.serve(s, shareFetchReq(topic.ID, "a", 0, 0))))
+	require.Len(t, first.AcquiredRecords, 1)
+
+	leave := shareFetchReq(topic.ID, "a", 1, 0,
+		kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{FirstOffset: 0, LastOffset: 0, AcknowledgeTypes: []int8{2}})
+	ft := kmsg.NewShareFetchRequestForgottenTopicsData()
+	ft.TopicID, ft.Partitions = topic.ID, []int32{0}
+	leave.ForgottenTopicsData = append(leave.ForgottenTopicsData, ft)
+	got := acquired(t, tc.await(tc.serve(s, leave)))
+	assert.Zero(t, got.AcknowledgeErrorCode, "the release is applied")
+	assert.Empty(t, got.AcquiredRecords, "nothing fetched of a forgotten partition")
+
+	again := acquired(t, tc.await(tc.serve(s, shareFetchReq(topic.ID, "b", 0, 0))))
+	assert.Equal(t, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{{FirstOffset: 0, LastOffset: 0, DeliveryCount: 2}},
+		again.AcquiredRecords, "b gets the released record, second delivery")
+}
+
 // TestShareSessionEpochs checks the session rules: an epoch out of turn,
 // a session never opened, acknowledgements in a fetch that opens one.
 func TestShareSessionEpochs(t *testing.T) {

@@ -7,7 +7,11 @@ package server
 // ShareFetch is split into a request per leader, at that leader's
 // session epoch, naming the partitions new to that session, forgetting
 // those that left it (or whose leader moved) and carrying the
-// acknowledgements of the partitions it holds; the answers are merged,
+// acknowledgements of the partitions it holds (a partition the client
+// names and forgets in one request, as kgo does to acknowledge one it
+// stopped fetching, leaves the session, as in Kafka: its
+// acknowledgements go with the forget to the session that acquired its
+// records, and nothing more is fetched of it); the answers are merged,
 // each partition's leader hint naming the proxy. A request that spans
 // several leaders is answered once every one has answered: a leader with
 // nothing to acquire holds the answer for up to max_wait_ms. The
@@ -35,17 +39,51 @@ func init() {
 func (s *Server) handleShareFetch(r *request) {
 	req := r.Msg.(*kmsg.ShareFetchRequest)
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
-	k := shareMember{orEmpty(req.GroupID), orEmpty(req.MemberID)}
-	var parts, forgotten []shareTP
+	plan, err := s.planShareFetch(req, s.shareLeader)
+	if err != nil {
+		resp.ErrorCode = err.Code
+		r.Respond(resp)
+		return
+	}
+	r.fanout(plan.shards, func(done []*shard) {
+		if sh := firstFailure(done); sh != nil {
+			s.shares.drop(plan.member) // its upstream sessions' state is unknown now
+			r.failed(sh.node, sh.err)
+			return
+		}
+		s.answerShareFetch(plan, resp, done)
+		r.Respond(resp)
+	})
+}
+
+// shareFetchPlan is a client's ShareFetch split by upstream leader: a
+// shard per leader, and what the answer needs to know of the request.
+type shareFetchPlan struct {
+	member  shareMember
+	parts   []shareTP // the request's partitions, in its order
+	acks    map[shareTP][]kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch
+	carried map[shareTP]bool // acknowledgements some shard carries
+	shards  []*shard
+}
+
+// planShareFetch moves the client's share session on for req and builds
+// a request per upstream leg (share_sessions.go), leader naming each
+// partition's upstream leader; the error is the one the client gets.
+func (s *Server) planShareFetch(req *kmsg.ShareFetchRequest, leader func(shareTP) int32) (*shareFetchPlan, *kerr.Error) {
+	plan := &shareFetchPlan{
+		member:  shareMember{orEmpty(req.GroupID), orEmpty(req.MemberID)},
+		acks:    map[shareTP][]kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{},
+		carried: map[shareTP]bool{},
+	}
+	var forgotten []shareTP
 	maxBytes := map[shareTP]int32{}
-	acks := map[shareTP][]kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{}
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := shareTP{t.TopicID, p.Partition}
-			parts = append(parts, tp)
+			plan.parts = append(plan.parts, tp)
 			maxBytes[tp] = p.PartitionMaxBytes
 			if len(p.AcknowledgementBatches) > 0 {
-				acks[tp] = p.AcknowledgementBatches
+				plan.acks[tp] = p.AcknowledgementBatches
 			}
 		}
 	}
@@ -56,17 +94,14 @@ func (s *Server) handleShareFetch(r *request) {
 	}
 	var legs []*shareLeg
 	if req.ShareSessionEpoch == 0 {
-		legs = s.shares.open(k, parts, maxBytes, s.shareLeader)
+		legs = s.shares.open(plan.member, plan.parts, maxBytes, leader)
 	} else {
 		var err *kerr.Error
-		if legs, err = s.shares.step(k, req.ShareSessionEpoch, parts, forgotten, maxBytes, s.shareLeader); err != nil {
-			resp.ErrorCode = err.Code
-			r.Respond(resp)
-			return
+		if legs, err = s.shares.step(plan.member, req.ShareSessionEpoch, plan.parts, forgotten, maxBytes, leader); err != nil {
+			return nil, err
 		}
 	}
-	shards := make([]*shard, len(legs))
-	carried := map[shareTP]bool{}
+	plan.shards = make([]*shard, len(legs))
 	for i, leg := range legs {
 		sub := *req
 		sub.ShareSessionEpoch, sub.Topics, sub.ForgottenTopicsData = leg.epoch, nil, nil
@@ -78,42 +113,40 @@ func (s *Server) handleShareFetch(r *request) {
 			p := kmsg.NewShareFetchRequestTopicPartition()
 			p.Partition, p.PartitionMaxBytes = tp.partition, maxBytes[tp]
 			if leg.epoch != 0 && leg.owns[tp] { // an opening request carries none; a closing one does
-				p.AcknowledgementBatches, carried[tp] = acks[tp], acks[tp] != nil
+				p.AcknowledgementBatches, plan.carried[tp] = plan.acks[tp], plan.acks[tp] != nil
 			}
 			sub.Topics = appendShareFetchPartition(sub.Topics, tp.topic, p)
 		}
 		for _, tp := range leg.name {
 			add(tp)
 		}
-		for _, tp := range parts { // the client's order
-			if !named[tp] && leg.owns[tp] && acks[tp] != nil {
+		for _, tp := range plan.parts { // the client's order
+			if !named[tp] && leg.owns[tp] && plan.acks[tp] != nil {
 				add(tp)
 			}
 		}
 		for _, tp := range leg.forget {
 			sub.ForgottenTopicsData = appendShareForgotten(sub.ForgottenTopicsData, tp)
 		}
-		shards[i] = &shard{node: leg.node, req: &sub}
+		plan.shards[i] = &shard{node: leg.node, req: &sub}
 	}
-	r.fanout(shards, func(done []*shard) {
-		if sh := firstFailure(done); sh != nil {
-			s.shares.drop(k) // its upstream sessions' state is unknown now
-			r.failed(sh.node, sh.err)
-			return
+	return plan, nil
+}
+
+// answerShareFetch merges the shards' answers into resp, and answers
+// NOT_LEADER_OR_FOLLOWER for the acknowledgements no shard carried.
+func (s *Server) answerShareFetch(plan *shareFetchPlan, resp *kmsg.ShareFetchResponse, done []*shard) {
+	for _, sh := range done {
+		s.mergeShareFetch(plan.member, resp, sh.resp.(*kmsg.ShareFetchResponse))
+	}
+	for _, tp := range plan.parts {
+		if plan.acks[tp] != nil && !plan.carried[tp] && resp.ErrorCode == 0 {
+			rp := kmsg.NewShareFetchResponseTopicPartition()
+			rp.Partition, rp.AcknowledgeErrorCode = tp.partition, kerr.NotLeaderForPartition.Code
+			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
+			resp.Topics = appendShareFetchResult(resp.Topics, tp.topic, rp)
 		}
-		for _, sh := range done {
-			s.mergeShareFetch(k, resp, sh.resp.(*kmsg.ShareFetchResponse))
-		}
-		for _, tp := range parts {
-			if acks[tp] != nil && !carried[tp] && resp.ErrorCode == 0 {
-				rp := kmsg.NewShareFetchResponseTopicPartition()
-				rp.Partition, rp.AcknowledgeErrorCode = tp.partition, kerr.NotLeaderForPartition.Code
-				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = -1, -1
-				resp.Topics = appendShareFetchResult(resp.Topics, tp.topic, rp)
-			}
-		}
-		r.Respond(resp)
-	})
+	}
 }
 
 // shareLeader is a share partition's upstream leader, or any broker (which

@@ -91,9 +91,10 @@ func nextShareEpoch(e int32) int32 {
 
 // shareLeg is the part of a client's request bound for one upstream
 // broker: its epoch there, the partitions new to the upstream session
-// (to name) and those to forget, and the partitions it holds (whose
-// acknowledgements it carries). It is the planners' own copy: the
-// handlers read it with no lock held.
+// (to name) and those to forget, and the partitions whose
+// acknowledgements it carries: those the upstream session holds, and
+// those the client forgot in this request (see step). It is the
+// planners' own copy: the handlers read it with no lock held.
 type shareLeg struct {
 	node     int32
 	epoch    int32
@@ -117,8 +118,8 @@ func (ss *shareSessions) open(k shareMember, parts []shareTP, maxBytes map[share
 }
 
 // step applies an incremental request at epoch to the client's session:
-// forgotten partitions leave it, new ones join it, partitions whose leader
-// moved change upstream sessions. It returns the legs to send, or the
+// new partitions join it, then forgotten ones leave it (Kafka's order),
+// partitions whose leader moved change upstream sessions. It returns the legs to send, or the
 // error the client gets: SHARE_SESSION_NOT_FOUND for no session,
 // INVALID_SHARE_SESSION_EPOCH for an epoch out of turn. A closing request
 // (-1) drops the member's state and closes every upstream session.
@@ -137,16 +138,31 @@ func (ss *shareSessions) step(k shareMember, epoch int32, parts []shareTP, forgo
 		return nil, kerr.InvalidShareSessionEpoch
 	}
 	sess.next = nextShareEpoch(sess.next)
-	for _, tp := range forgotten {
-		if node, ok := sess.parts[tp]; ok {
-			sess.nodes[node].drop(tp)
-			delete(sess.parts, tp)
-		}
-	}
+	// Kafka's order (ShareSession.update): the named partitions join the
+	// session, then the forgotten ones leave it. A partition both named
+	// and forgotten leaves: the client names it only to acknowledge its
+	// records (kgo does so for a partition it stopped fetching), and keeping
+	// it would fetch it upstream and answer the client a partition its
+	// session no longer has, whose records it drops (they come back only
+	// when their locks expire).
 	for _, tp := range parts {
 		if _, ok := sess.parts[tp]; !ok {
 			sess.addLocked(tp, leader(tp), maxBytes[tp])
 		}
+	}
+	var leaving map[shareTP]int32 // forgotten where it was named: see below
+	for _, tp := range forgotten {
+		node, ok := sess.parts[tp]
+		if !ok {
+			continue
+		}
+		if sess.nodes[node].drop(tp) {
+			if leaving == nil {
+				leaving = map[shareTP]int32{}
+			}
+			leaving[tp] = node
+		}
+		delete(sess.parts, tp)
 	}
 	for tp, node := range sess.parts {
 		if now := leader(tp); now != node {
@@ -154,7 +170,18 @@ func (ss *shareSessions) step(k shareMember, epoch int32, parts []shareTP, forgo
 			sess.addLocked(tp, now, sess.nodes[node].maxBytes[tp])
 		}
 	}
-	return sess.legsLocked(false), nil
+	legs := sess.legsLocked(false)
+	// A partition the client forgot carries its acknowledgements, if any,
+	// to the upstream session that acquired its records, in the leg that
+	// forgets it there (the broker applies them before it forgets).
+	for tp, node := range leaving {
+		for _, leg := range legs {
+			if leg.node == node {
+				leg.owns[tp] = true
+			}
+		}
+	}
+	return legs, nil
 }
 
 // drop forgets the member's state: its upstream sessions are out of step,
@@ -185,14 +212,16 @@ func (sess *shareSession) addLocked(tp shareTP, node, maxBytes int32) {
 }
 
 // drop takes tp out of the upstream session: forgotten in its next
-// request, unless it was never named there.
-func (u *upstreamShare) drop(tp shareTP) {
+// request, unless it was never named there. It reports whether tp is to
+// be forgotten: whether the upstream session had it.
+func (u *upstreamShare) drop(tp shareTP) bool {
 	delete(u.parts, tp)
 	if u.added[tp] {
 		delete(u.added, tp) // never sent: nothing to forget
-	} else {
-		u.forgotten[tp] = true
+		return false
 	}
+	u.forgotten[tp] = true
+	return true
 }
 
 // legsLocked returns a leg per upstream session that has partitions or
