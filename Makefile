@@ -10,7 +10,7 @@ COUNT ?= 10
 FUZZTIME ?= 60s
 BENCHSTAT = $(GO) run golang.org/x/perf/cmd/benchstat@latest
 
-.PHONY: test api api-report stress bench-timer bench-purgatory bench-newcomer bench-broker bench-cluster bench-proxy fuzz chaos bench-failover bench-quota kgo-integration kgo-integration-cluster kgo-integration-proxy kafka-go cluster
+.PHONY: test api api-report stress bench-timer bench-purgatory bench-newcomer bench-broker bench-cluster bench-proxy fuzz chaos bench-failover bench-rebalance bench-quota kgo-integration kgo-integration-cluster kgo-integration-proxy kafka-go cluster
 
 test:
 	$(GO) test -race ./...
@@ -66,6 +66,16 @@ chaos:
 KILLS ?= 20
 bench-failover:
 	PURGATORY_FAILOVER_KILLS=$(KILLS) $(GO) test -run '^$$' -bench 'BenchmarkFailover' -benchtime 1x -count=1 -timeout 2h -v ./test
+
+# A consumer group's rebalance, the classic protocol against KIP-848's on
+# the same broker binary in a child process, group.initial.rebalance.delay.ms
+# 0: REBALANCE_MEMBERS members joining an empty group together, then one
+# more joining the settled group, each timed until every partition is owned
+# once, evenly, and the group is Stable; with the broker's CPU for each.
+REBALANCE_MEMBERS ?= 100
+bench-rebalance:
+	PURGATORY_REBALANCE_MEMBERS=$(REBALANCE_MEMBERS) $(GO) test -run '^$$' -bench 'BenchmarkGroupRebalance' -benchtime 1x -count=$(COUNT) -timeout 2h ./test | tee bench-rebalance.txt
+	$(BENCHSTAT) -col /protocol bench-rebalance.txt
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzWheelAgainstHeap -fuzztime $(FUZZTIME) ./timer

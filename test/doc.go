@@ -12,6 +12,9 @@
 // rebalance. Their consumers count every record they process in a ledger
 // and commit only what they processed, on revoke too (groupConsumer), so
 // each test can assert that every record was consumed exactly once.
+// BenchmarkGroupRebalance times a 100-member group's rebalance, and a
+// 101st member's join, with the classic protocol and with KIP-848's, on a
+// broker binary in a child process.
 //
 // # Durability
 //
