@@ -28,6 +28,7 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"slices"
 
 	"github.com/gopurgatory/purgatory/examples/broker/share"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
@@ -96,8 +97,16 @@ func (s *Server) handleShareAcknowledge(r *kafkanet.Request) {
 		}
 		for i := range resp.Topics {
 			for j := range resp.Topics[i].Partitions {
-				if rp := &resp.Topics[i].Partitions[j]; rp.ErrorCode == 0 {
+				rp := &resp.Topics[i].Partitions[j]
+				if rp.ErrorCode == 0 {
 					rp.CurrentLeader.LeaderID = s.cfg.NodeID
+					continue
+				}
+				tp := shareTP{topic: resp.Topics[i].TopicID, partition: rp.Partition}
+				leader, epoch, ep, hinted := s.leaderHint(r, tp, rp.ErrorCode)
+				rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = leader, epoch
+				if hinted && !slices.ContainsFunc(resp.NodeEndpoints, func(e kmsg.ShareAcknowledgeResponseNodeEndpoint) bool { return e.NodeID == ep.id }) {
+					resp.NodeEndpoints = append(resp.NodeEndpoints, kmsg.ShareAcknowledgeResponseNodeEndpoint{NodeID: ep.id, Host: ep.host, Port: ep.port})
 				}
 			}
 		}

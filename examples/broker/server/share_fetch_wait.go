@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -116,6 +117,14 @@ func (f *delayedShareFetch) answer() {
 		rp.Partition, rp.ErrorCode, rp.AcknowledgeErrorCode = part.tp.partition, part.code, part.ackCode
 		if part.p != nil {
 			f.acquire(part, &rp, &remaining, &read)
+		}
+		if rp.ErrorCode != 0 {
+			var ep describedBroker
+			var hinted bool
+			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch, ep, hinted = f.s.leaderHint(f.r, part.tp, rp.ErrorCode)
+			if hinted && !slices.ContainsFunc(f.resp.NodeEndpoints, func(e kmsg.ShareFetchResponseNodeEndpoint) bool { return e.NodeID == ep.id }) {
+				f.resp.NodeEndpoints = append(f.resp.NodeEndpoints, kmsg.ShareFetchResponseNodeEndpoint{NodeID: ep.id, Host: ep.host, Port: ep.port})
+			}
 		}
 		if rp.ErrorCode != 0 || part.acked || len(rp.AcquiredRecords) > 0 {
 			addSharePartition(f.resp, part.tp.topic, rp)

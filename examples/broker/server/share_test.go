@@ -153,6 +153,33 @@ func TestShareFetchAcksOfAForgottenPartition(t *testing.T) {
 		again.AcquiredRecords, "b gets the released record, second delivery")
 }
 
+// TestShareErrorsCarryNoLeaderHint: a share partition answered with an
+// error that is not the leader's (here a topic id the broker does not
+// know, on a fetch and on an acknowledgement) says current_leader -1 at
+// epoch -1, no hint; left at zero it named broker 0, and kgo moved its
+// share cursor there, to a broker that does not exist.
+func TestShareErrorsCarryNoLeaderHint(t *testing.T) {
+	s := newTestServer(t)
+	tc := newTestConn(t, s)
+	unknown := storage.TopicID{9, 9, 9}
+	sf := tc.await(tc.serve(s, shareFetchReq(unknown, "a", 0, 0))).(*kmsg.ShareFetchResponse)
+	require.Len(t, sf.Topics, 1)
+	require.Len(t, sf.Topics[0].Partitions, 1)
+	got := sf.Topics[0].Partitions[0]
+	require.NotZero(t, got.ErrorCode)
+	assert.Equal(t, int32(-1), got.CurrentLeader.LeaderID)
+	assert.Equal(t, int32(-1), got.CurrentLeader.LeaderEpoch)
+	assert.Empty(t, sf.NodeEndpoints)
+
+	sa := tc.await(tc.serve(s, shareAckReq(unknown, "a", 1, 0, 0, 1))).(*kmsg.ShareAcknowledgeResponse)
+	require.Len(t, sa.Topics, 1)
+	require.Len(t, sa.Topics[0].Partitions, 1)
+	p := sa.Topics[0].Partitions[0]
+	require.NotZero(t, p.ErrorCode)
+	assert.Equal(t, int32(-1), p.CurrentLeader.LeaderID)
+	assert.Equal(t, int32(-1), p.CurrentLeader.LeaderEpoch)
+}
+
 // TestShareSessionEpochs checks the session rules: an epoch out of turn,
 // a session never opened, acknowledgements in a fetch that opens one.
 func TestShareSessionEpochs(t *testing.T) {
