@@ -1,13 +1,14 @@
 package consumergroup
 
 import (
-	"errors"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/groupstore"
 )
 
 // A Store keeps what the coordinator must find again when it moves or
@@ -36,22 +37,13 @@ type Store interface {
 	Append(ch Change) (Pending, error)
 }
 
-// Pending is a change appended but not yet durable: called once, with no
-// lock held, it arranges for done to be called exactly once, with nil when
-// the change is durable, or with the error the client gets (a *kerr.Error;
-// any other error is NOT_COORDINATOR). done may be called before Pending
-// returns, from any goroutine.
-type Pending func(done func(error))
+// Pending is a change appended but not yet durable (groupstore's).
+type Pending = groupstore.Pending
 
 // Change is what one step of a group changed, appended as one batch: its
-// metadata, members changed or added, members removed, or the group gone.
-type Change struct {
-	Group   string
-	Meta    *StoredGroup   // the group's metadata, Members empty; nil: unchanged
-	Members []StoredMember // members whose record changed, in id order
-	Removed []string       // members gone (tombstones), in id order
-	Deleted bool           // the group is gone: its tombstone follows Removed's
-}
+// metadata (Members empty), members changed or added, members removed, or
+// the group gone (groupstore's).
+type Change = groupstore.Change[StoredGroup, StoredMember]
 
 // StoredGroup is a consumer group as a Store keeps it (Kafka's
 // ConsumerGroupMetadataValue and its members' records).
@@ -224,30 +216,6 @@ func (c *Coordinator) storeGoneLocked(g *group) {
 // REQUIRES: g.mu held.
 func (c *Coordinator) storeQuietlyLocked(g *group) {
 	_, _ = c.storeLocked(g, false)
-}
-
-// kafkaError is the answer to a heartbeat whose change the store refused
-// with err, or did not make durable, as Kafka's GroupCoordinatorService
-// maps a write's errors (handleOperationException): the partition
-// missing, too few replicas or a write that timed out are
-// COORDINATOR_NOT_AVAILABLE, which a member retries; a record too large
-// is UNKNOWN_SERVER_ERROR; NOT_COORDINATOR for anything that wraps no
-// Kafka error. Answered as they are, a timeout (REQUEST_TIMED_OUT) would
-// end a kgo member's join for good.
-func kafkaError(err error) *kerr.Error {
-	var ke *kerr.Error
-	if !errors.As(err, &ke) {
-		return kerr.NotCoordinator
-	}
-	switch ke {
-	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
-		return kerr.CoordinatorNotAvailable
-	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
-		return kerr.NotCoordinator
-	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
-		return kerr.UnknownServerError
-	}
-	return ke
 }
 
 // Load brings back groups a store kept, as Kafka's coordinator replays
