@@ -25,7 +25,9 @@ package server
 // replica manager from Wake, the coordinator's Left after its own. The
 // share partitions' windows are kept by the share coordinator
 // (share_state.go): a broker that restarts goes on from them; the share
-// groups' membership is kept in memory only (package sharegroup's doc).
+// groups' membership is kept in __consumer_offsets, beside the consumer
+// groups', and loaded by the new leader of a group's partition (package
+// sharegroup's doc).
 
 import (
 	"bytes"
@@ -37,7 +39,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/broker/group/service"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/share"
 	"github.com/gopurgatory/purgatory/examples/broker/sharegroup"
@@ -95,8 +99,13 @@ func newShareBroker(s *Server) (_ *shareBroker, err error) {
 	if b.parts, err = share.NewManager(share.Config{Timer: b.timer, Wake: b.wakeShare, Persister: b.persister}); err != nil {
 		return nil, err
 	}
+	// The groups' membership goes to their offsets partitions
+	// (group/service's ShareStore), as the consumer groups' does, and
+	// only groups of partitions loaded here are made (s.offsets is set
+	// before this).
 	if b.groups, err = sharegroup.New(sharegroup.Config{Timer: b.timer, Topic: b.topicInfo,
-		Left: b.memberLeft}); err != nil {
+		Left: b.memberLeft, Store: service.ShareStore(func() *coordinator.Topic { return s.offsets }),
+		Owns: func(group string) bool { return s.offsets.Owns(group) }}); err != nil {
 		return nil, err
 	}
 	// The partition wake hook is installed by the first share fetch that
