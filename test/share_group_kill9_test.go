@@ -55,14 +55,14 @@ func settledWith(d kmsg.ShareGroupDescribeResponseGroup, n int) bool {
 }
 
 // TestShareGroupSurvivesCoordinatorKill9: three franz-go share consumers
-// read a topic (replication factor 3) of three broker binaries, each with
+// (four joined, one left) read a topic (replication factor 3) of three broker binaries, each with
 // its log dir, while a producer writes to it; the broker that coordinates
 // the share group (the leader of its __consumer_offsets partition) is
 // killed with SIGKILL. The group's records there bring it back at the
 // partition's new leader as it was: ShareGroupDescribe shows the same
 // members at the same epochs with the same assignments, at the same group
-// epoch, so no member joined again as new (a join of a member the new
-// coordinator did not know would bump the group epoch). The consumers go
+// epoch, so no member joined again as new (three members joining a
+// coordinator that did not know them would make a group at epoch 3). The consumers go
 // on: every record produced is delivered, and the group epoch still has
 // not moved once they have.
 func TestShareGroupSurvivesCoordinatorKill9(t *testing.T) {
@@ -86,14 +86,23 @@ func TestShareGroupSurvivesCoordinatorKill9(t *testing.T) {
 	var polling sync.WaitGroup
 	defer polling.Wait()
 	defer stopPolling()
-	for i := range 3 {
+	// Four consumers join; the fourth leaves (Close), so that the group
+	// epoch (5) is not the one three members joining afresh would make.
+	var fourth *kgo.Client
+	stopFourth := func() {}
+	for i := range 4 {
 		cl := c.client(kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(500*time.Millisecond),
 			kgo.ClientID(fmt.Sprintf("member-%d", i)))
+		pollCtx := ctx
+		if i == 3 {
+			fourth = cl
+			pollCtx, stopFourth = context.WithCancel(ctx)
+		}
 		polling.Add(1)
 		go func() {
 			defer polling.Done()
-			for ctx.Err() == nil {
-				fs := cl.PollFetches(ctx)
+			for pollCtx.Err() == nil {
+				fs := cl.PollFetches(pollCtx)
 				deliveries.note(i, fs.Records())
 				for _, r := range fs.Records() {
 					r.Ack(kgo.AckAccept)
@@ -101,6 +110,12 @@ func TestShareGroupSurvivesCoordinatorKill9(t *testing.T) {
 			}
 		}()
 	}
+	c.eventually(func() bool {
+		d, ok := describeShareAt(admin, coordinator, group)
+		return ok && settledWith(d, 4)
+	}, 60*time.Second, 20*time.Millisecond, "four members at the group's epoch")
+	stopFourth()
+	fourth.Close() // leaves the group
 
 	var before kmsg.ShareGroupDescribeResponseGroup
 	c.eventually(func() bool {
@@ -108,6 +123,7 @@ func TestShareGroupSurvivesCoordinatorKill9(t *testing.T) {
 		before = d
 		return ok && settledWith(d, 3) && deliveries.count() >= 200
 	}, 60*time.Second, 20*time.Millisecond, "three members at the group's epoch, consuming")
+	require.Equal(t, int32(5), before.GroupEpoch, "four joins and a leave")
 	consumed := deliveries.count()
 
 	require.NoError(t, c.procs[coordinator].cmd.Process.Signal(syscall.SIGKILL))
