@@ -18,9 +18,12 @@ package server
 //
 // Lock order: a waiting share fetch's operation lock (around TryComplete),
 // then share.Manager's mu, then a share.Partition's mu (taken inside its
-// methods), then the timer's own. shareSessions.mu, groupConfigs.mu and
-// sharegroup.Coordinator's mu are leaves: nothing else is taken with them
-// held but the timer's. The ShareFetch purgatory is only called with none
+// methods), then the timer's own. shareSessions.mu and groupConfigs.mu are
+// leaves: nothing else is taken with them held but the timer's.
+// sharegroup.Coordinator's mu comes after the runtime's Topic.mu (a load
+// of an offsets partition) and before what an append to
+// __consumer_offsets takes (its store, the runtime's compaction lock and
+// the storage partition's). The ShareFetch purgatory is only called with none
 // of these held: a Partition wakes it after releasing its lock, the
 // replica manager from Wake, the coordinator's Left after its own. The
 // share partitions' windows are kept by the share coordinator
