@@ -40,7 +40,7 @@ type HeartbeatResponse struct {
 func (c *Coordinator) Heartbeat(req HeartbeatRequest, done func(HeartbeatResponse, error)) {
 	var (
 		resp HeartbeatResponse
-		wait Pending
+		wait groupstore.Pending
 		err  error
 	)
 	if req.Epoch == -1 {
@@ -67,7 +67,7 @@ func (c *Coordinator) Heartbeat(req HeartbeatRequest, done func(HeartbeatRespons
 
 // heartbeat is Heartbeat for a member joining or staying: it returns the
 // answer and the wait for the change to be durable, nil for none.
-func (c *Coordinator) heartbeat(req HeartbeatRequest) (HeartbeatResponse, Pending, error) {
+func (c *Coordinator) heartbeat(req HeartbeatRequest) (HeartbeatResponse, groupstore.Pending, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g := c.groups[req.Group]
@@ -174,7 +174,7 @@ func (c *Coordinator) refreshTopicsLocked(g *group) bool {
 
 // leave removes member from group, and returns the wait for its
 // tombstone to be durable.
-func (c *Coordinator) leave(groupID, memberID string) (Pending, error) {
+func (c *Coordinator) leave(groupID, memberID string) (groupstore.Pending, error) {
 	c.mu.Lock()
 	g := c.groups[groupID]
 	var m *member

@@ -7,34 +7,17 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/internal/groupstore"
 )
 
-// A Store keeps what a coordinator must find again when it moves or
-// restarts (Kafka's share group records in __consumer_offsets): each
-// group's epoch, target epoch and subscribed topics' hash, and each member
-// with its subscription, epoch, assignment and target. Config.Store sets
-// one; the broker's appends to the group's partition of __consumer_offsets
-// (package group/service, in the format of package group/records), and a
-// new coordinator replays the partition and hands its share groups to
+// Store keeps what a Coordinator must find again when it moves or
+// restarts (Kafka's share group records in __consumer_offsets), as
+// groupstore.Store says, called with Coordinator.mu held: each group's
+// epoch, target epoch and subscribed topics' hash, and each member with
+// its subscription, epoch, assignment and target. Config.Store sets one;
+// a new coordinator replays the partition and hands its share groups to
 // Load.
-//
-// The Coordinator calls it with its mutex held, in the order the changes
-// happen, so Append must be quick and must not call back into the
-// Coordinator. A heartbeat's change is durable only once its Pending says
-// so: the heartbeat is answered then. Changes nobody waits for (a session
-// expired, a group deleted) are appended all the same, their wait
-// dropped.
-type Store interface {
-	// Append appends ch as one batch and returns the wait for it to be
-	// durable. An error means nothing was appended (this broker no longer
-	// leads the group's partition, say).
-	Append(ch Change) (Pending, error)
-}
+type Store = groupstore.Store[StoredGroup, StoredMember]
 
-// Pending is a change appended but not yet durable (groupstore's).
-type Pending = groupstore.Pending
-
-// Change is what one step of a share group changed, appended as one
-// batch: its metadata (Members empty), members changed or added, members
-// removed, or the group gone (groupstore's).
+// Change is what one step of a share group changed, appended as one batch
+// (groupstore's).
 type Change = groupstore.Change[StoredGroup, StoredMember]
 
 // StoredGroup is a share group as a Store keeps it (Kafka's
@@ -111,7 +94,7 @@ func (g *group) storedLocked(m *member) StoredMember {
 // O(members × partitions).
 //
 // REQUIRES: c.mu held.
-func (c *Coordinator) storeLocked(g *group) (Pending, error) {
+func (c *Coordinator) storeLocked(g *group) (groupstore.Pending, error) {
 	if c.cfg.Store == nil {
 		return nil, nil
 	}
@@ -128,18 +111,10 @@ func (c *Coordinator) storeLocked(g *group) (Pending, error) {
 			changed = append(changed, m)
 		}
 	}
-	if ch.Empty() {
-		return nil, nil
-	}
-	p, err := c.cfg.Store.Append(ch)
-	if err != nil {
+	p, err := groupstore.AppendChanged(c.cfg.Store, ch, func(meta *StoredGroup) { g.stored = meta },
+		func(i int, sm *StoredMember) { changed[i].stored = sm })
+	if err != nil || p == nil {
 		return nil, err
-	}
-	if ch.Meta != nil {
-		g.stored = ch.Meta
-	}
-	for i, m := range changed {
-		m.stored = &ch.Members[i]
 	}
 	g.removed = g.removed[:0]
 	return p, nil

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/groupstore"
 )
 
 // logStore is a Store that keeps the changes appended, in order, as a
@@ -23,7 +25,7 @@ type logStore struct {
 	waiting []func(error)
 }
 
-func (s *logStore) Append(ch Change) (Pending, error) {
+func (s *logStore) Append(ch Change) (groupstore.Pending, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.log = append(s.log, ch)

@@ -65,36 +65,13 @@ const (
 	epochsHeader     = "epochs"
 )
 
+var consumerKeys = membershipKeys{consumerGroupKeyVersion, consumerMemberKeyVersion}
+
 // ConsumerGroup returns the records of ch, in the order they apply: the
 // group's metadata, its members changed, its members removed, and the
 // group's tombstone if it is gone.
 func ConsumerGroup(ch consumergroup.Change) []kmsg.Record {
-	var recs []kmsg.Record
-	if ch.Meta != nil {
-		recs = append(recs, consumerGroupRecord(ch.Meta))
-	}
-	for i := range ch.Members {
-		recs = append(recs, consumerMemberRecord(ch.Group, &ch.Members[i]))
-	}
-	for _, id := range ch.Removed {
-		recs = append(recs, kmsg.Record{Key: consumerMemberKey(ch.Group, id)})
-	}
-	if ch.Deleted {
-		recs = append(recs, kmsg.Record{Key: consumerGroupKey(ch.Group)})
-	}
-	return recs
-}
-
-func consumerGroupKey(g string) []byte {
-	k := kmsg.NewGroupMetadataKey()
-	k.Version, k.Group = consumerGroupKeyVersion, g
-	return k.AppendTo(nil)
-}
-
-func consumerMemberKey(g, member string) []byte {
-	k := kmsg.NewOffsetCommitKey()
-	k.Version, k.Group, k.Topic = consumerMemberKeyVersion, g, member
-	return k.AppendTo(nil)
+	return changeRecords(ch, consumerKeys, consumerGroupRecord, consumerMemberRecord)
 }
 
 // consumerGroupRecord is the record of sg's metadata.
@@ -104,7 +81,7 @@ func consumerGroupRecord(sg *consumergroup.StoredGroup) kmsg.Record {
 	dg := kmsg.NewConsumerGroupDescribeResponseGroup()
 	dg.Group, dg.Epoch, dg.AssignmentEpoch, dg.AssignorName = sg.Group, sg.Epoch, sg.TargetEpoch, sg.Assignor
 	v.Groups = append(v.Groups, dg)
-	return kmsg.Record{Key: consumerGroupKey(sg.Group), Value: v.AppendTo(nil), Headers: []kmsg.Header{topicsHash(sg.TopicsHash)}}
+	return kmsg.Record{Key: consumerKeys.groupKey(sg.Group), Value: v.AppendTo(nil), Headers: []kmsg.Header{topicsHash(sg.TopicsHash)}}
 }
 
 // consumerMemberRecord is the record of member sm of group g.
@@ -147,7 +124,7 @@ func consumerMemberRecord(g string, sm *consumergroup.StoredMember) kmsg.Record 
 		}
 		ep.Topics = append(ep.Topics, t)
 	}
-	return kmsg.Record{Key: consumerMemberKey(g, sm.MemberID), Value: v.AppendTo(nil), Headers: []kmsg.Header{
+	return kmsg.Record{Key: consumerKeys.memberKey(g, sm.MemberID), Value: v.AppendTo(nil), Headers: []kmsg.Header{
 		{Key: heartbeatHeader, Value: hb.AppendTo(nil)},
 		{Key: epochsHeader, Value: ep.AppendTo(nil)},
 	}}
@@ -219,37 +196,29 @@ func readTopicsHash(r kmsg.Record) (uint64, error) {
 // decodeConsumerGroup reads a group's record: its metadata, nil for a
 // tombstone.
 func decodeConsumerGroup(r kmsg.Record) (string, *consumergroup.StoredGroup, error) {
-	var k kmsg.GroupMetadataKey
-	if err := k.ReadFrom(r.Key); err != nil {
-		return "", nil, fmt.Errorf("%w: a consumer group's key: %v", ErrRecord, err)
-	}
-	if r.Value == nil {
-		return k.Group, nil, nil
+	g, tombstone, err := readGroupKey(r, "consumer")
+	if err != nil || tombstone {
+		return g, nil, err
 	}
 	v := kmsg.NewConsumerGroupDescribeResponse()
 	v.Version = describeVersion
-	if err := v.ReadFrom(r.Value); err != nil || len(v.Groups) != 1 || v.Groups[0].Group != k.Group {
-		return "", nil, fmt.Errorf("%w: consumer group %q's value (%v)", ErrRecord, k.Group, err)
+	if err := v.ReadFrom(r.Value); err != nil || len(v.Groups) != 1 || v.Groups[0].Group != g {
+		return "", nil, fmt.Errorf("%w: consumer group %q's value (%v)", ErrRecord, g, err)
 	}
 	dg := v.Groups[0]
-	sg := &consumergroup.StoredGroup{Group: k.Group, Epoch: dg.Epoch, TargetEpoch: dg.AssignmentEpoch, Assignor: dg.AssignorName}
-	var err error
+	sg := &consumergroup.StoredGroup{Group: g, Epoch: dg.Epoch, TargetEpoch: dg.AssignmentEpoch, Assignor: dg.AssignorName}
 	if sg.TopicsHash, err = readTopicsHash(r); err != nil {
-		return "", nil, fmt.Errorf("%w: consumer group %q's topics hash: %v", ErrRecord, k.Group, err)
+		return "", nil, fmt.Errorf("%w: consumer group %q's topics hash: %v", ErrRecord, g, err)
 	}
-	return k.Group, sg, nil
+	return g, sg, nil
 }
 
 // decodeConsumerMember reads a member's record: its group, its id and
 // the member, nil for a tombstone.
 func decodeConsumerMember(r kmsg.Record) (g, id string, sm *consumergroup.StoredMember, err error) {
-	var k kmsg.OffsetCommitKey
-	if err := k.ReadFrom(r.Key); err != nil {
-		return "", "", nil, fmt.Errorf("%w: a consumer group member's key: %v", ErrRecord, err)
-	}
-	g, id = k.Group, k.Topic
-	if r.Value == nil {
-		return g, id, nil, nil
+	g, id, tombstone, err := readMemberKey(r, "consumer")
+	if err != nil || tombstone {
+		return g, id, nil, err
 	}
 	bad := func(what string, err error) error {
 		return fmt.Errorf("%w: consumer group %q member %q's %s (%v)", ErrRecord, g, id, what, err)
@@ -301,25 +270,6 @@ func decodeConsumerMember(r kmsg.Record) (g, id string, sm *consumergroup.Stored
 		}
 	}
 	return g, id, sm, nil
-}
-
-// applyConsumer applies one consumer group record (its key's version
-// says which).
-func (r *Replay) applyConsumer(rec kmsg.Record, version int16) error {
-	if version == consumerGroupKeyVersion {
-		name, meta, err := decodeConsumerGroup(rec)
-		if err != nil {
-			return err
-		}
-		r.live += r.consumers.setGroup(name, meta)
-		return nil
-	}
-	name, id, sm, err := decodeConsumerMember(rec)
-	if err != nil {
-		return err
-	}
-	r.live += r.consumers.setMember(name, id, sm)
-	return nil
 }
 
 // ConsumerGroups returns the consumer groups replayed, by name, each with

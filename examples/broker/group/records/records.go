@@ -270,13 +270,18 @@ func (r *Replay) Apply(raw []byte) (next int64, err error) {
 		} else if v, ok := membershipKeyVersion(rec.Key); ok {
 			// A consumer or share group's record (consumer.go,
 			// share.go): never in a transaction, it applies at once.
-			apply := r.applyConsumer
-			if v == shareGroupKeyVersion || v == shareMemberKeyVersion {
-				apply = r.applyShare
+			var n int64
+			var err error
+			switch v {
+			case consumerGroupKeyVersion, consumerMemberKeyVersion:
+				n, err = r.consumers.applyRecord(*rec, v == consumerGroupKeyVersion, decodeConsumerGroup, decodeConsumerMember)
+			default:
+				n, err = r.shares.applyRecord(*rec, v == shareGroupKeyVersion, decodeShareGroup, decodeShareMember)
 			}
-			if err := apply(*rec, v); err != nil {
+			if err != nil {
 				return err
 			}
+			r.live += n
 		} else {
 			c, err := decode(*rec, b.FirstOffset+int64(rec.OffsetDelta))
 			if err != nil {

@@ -51,36 +51,13 @@ const (
 	targetHeader = "target"
 )
 
+var shareKeys = membershipKeys{shareGroupKeyVersion, shareMemberKeyVersion}
+
 // ShareGroup returns the records of ch, in the order they apply: the
 // group's metadata, its members changed, its members removed, and the
 // group's tombstone if it is gone.
 func ShareGroup(ch sharegroup.Change) []kmsg.Record {
-	var recs []kmsg.Record
-	if ch.Meta != nil {
-		recs = append(recs, shareGroupRecord(ch.Meta))
-	}
-	for i := range ch.Members {
-		recs = append(recs, shareMemberRecord(ch.Group, &ch.Members[i]))
-	}
-	for _, id := range ch.Removed {
-		recs = append(recs, kmsg.Record{Key: shareMemberKey(ch.Group, id)})
-	}
-	if ch.Deleted {
-		recs = append(recs, kmsg.Record{Key: shareGroupKey(ch.Group)})
-	}
-	return recs
-}
-
-func shareGroupKey(g string) []byte {
-	k := kmsg.NewGroupMetadataKey()
-	k.Version, k.Group = shareGroupKeyVersion, g
-	return k.AppendTo(nil)
-}
-
-func shareMemberKey(g, member string) []byte {
-	k := kmsg.NewOffsetCommitKey()
-	k.Version, k.Group, k.Topic = shareMemberKeyVersion, g, member
-	return k.AppendTo(nil)
+	return changeRecords(ch, shareKeys, shareGroupRecord, shareMemberRecord)
 }
 
 // shareGroupRecord is the record of sg's metadata.
@@ -90,7 +67,7 @@ func shareGroupRecord(sg *sharegroup.StoredGroup) kmsg.Record {
 	dg := kmsg.NewShareGroupDescribeResponseGroup()
 	dg.GroupID, dg.GroupEpoch, dg.AssignmentEpoch = sg.Group, sg.Epoch, sg.TargetEpoch
 	v.Groups = append(v.Groups, dg)
-	return kmsg.Record{Key: shareGroupKey(sg.Group), Value: v.AppendTo(nil), Headers: []kmsg.Header{topicsHash(sg.TopicsHash)}}
+	return kmsg.Record{Key: shareKeys.groupKey(sg.Group), Value: v.AppendTo(nil), Headers: []kmsg.Header{topicsHash(sg.TopicsHash)}}
 }
 
 // shareMemberRecord is the record of member sm of group g.
@@ -119,7 +96,7 @@ func shareMemberRecord(g string, sm *sharegroup.StoredMember) kmsg.Record {
 		a.TopicPartitions = append(a.TopicPartitions, tp)
 	}
 	target.Assignment = &a
-	return kmsg.Record{Key: shareMemberKey(g, sm.MemberID), Value: v.AppendTo(nil), Headers: []kmsg.Header{
+	return kmsg.Record{Key: shareKeys.memberKey(g, sm.MemberID), Value: v.AppendTo(nil), Headers: []kmsg.Header{
 		{Key: targetHeader, Value: target.AppendTo(nil)},
 	}}
 }
@@ -127,36 +104,28 @@ func shareMemberRecord(g string, sm *sharegroup.StoredMember) kmsg.Record {
 // decodeShareGroup reads a share group's record: its metadata, nil for a
 // tombstone.
 func decodeShareGroup(r kmsg.Record) (string, *sharegroup.StoredGroup, error) {
-	var k kmsg.GroupMetadataKey
-	if err := k.ReadFrom(r.Key); err != nil {
-		return "", nil, fmt.Errorf("%w: a share group's key: %v", ErrRecord, err)
-	}
-	if r.Value == nil {
-		return k.Group, nil, nil
+	g, tombstone, err := readGroupKey(r, "share")
+	if err != nil || tombstone {
+		return g, nil, err
 	}
 	v := kmsg.NewShareGroupDescribeResponse()
 	v.Version = shareDescribeVersion
-	if err := v.ReadFrom(r.Value); err != nil || len(v.Groups) != 1 || v.Groups[0].GroupID != k.Group {
-		return "", nil, fmt.Errorf("%w: share group %q's value (%v)", ErrRecord, k.Group, err)
+	if err := v.ReadFrom(r.Value); err != nil || len(v.Groups) != 1 || v.Groups[0].GroupID != g {
+		return "", nil, fmt.Errorf("%w: share group %q's value (%v)", ErrRecord, g, err)
 	}
-	sg := &sharegroup.StoredGroup{Group: k.Group, Epoch: v.Groups[0].GroupEpoch, TargetEpoch: v.Groups[0].AssignmentEpoch}
-	var err error
+	sg := &sharegroup.StoredGroup{Group: g, Epoch: v.Groups[0].GroupEpoch, TargetEpoch: v.Groups[0].AssignmentEpoch}
 	if sg.TopicsHash, err = readTopicsHash(r); err != nil {
-		return "", nil, fmt.Errorf("%w: share group %q's topics hash: %v", ErrRecord, k.Group, err)
+		return "", nil, fmt.Errorf("%w: share group %q's topics hash: %v", ErrRecord, g, err)
 	}
-	return k.Group, sg, nil
+	return g, sg, nil
 }
 
 // decodeShareMember reads a share group member's record: its group, its
 // id and the member, nil for a tombstone.
 func decodeShareMember(r kmsg.Record) (g, id string, sm *sharegroup.StoredMember, err error) {
-	var k kmsg.OffsetCommitKey
-	if err := k.ReadFrom(r.Key); err != nil {
-		return "", "", nil, fmt.Errorf("%w: a share group member's key: %v", ErrRecord, err)
-	}
-	g, id = k.Group, k.Topic
-	if r.Value == nil {
-		return g, id, nil, nil
+	g, id, tombstone, err := readMemberKey(r, "share")
+	if err != nil || tombstone {
+		return g, id, nil, err
 	}
 	bad := func(what string, err error) error {
 		return fmt.Errorf("%w: share group %q member %q's %s (%v)", ErrRecord, g, id, what, err)
@@ -195,25 +164,6 @@ func decodeShareMember(r kmsg.Record) (g, id string, sm *sharegroup.StoredMember
 		}
 	}
 	return g, id, sm, nil
-}
-
-// applyShare applies one share group record (its key's version says
-// which).
-func (r *Replay) applyShare(rec kmsg.Record, version int16) error {
-	if version == shareGroupKeyVersion {
-		name, meta, err := decodeShareGroup(rec)
-		if err != nil {
-			return err
-		}
-		r.live += r.shares.setGroup(name, meta)
-		return nil
-	}
-	name, id, sm, err := decodeShareMember(rec)
-	if err != nil {
-		return err
-	}
-	r.live += r.shares.setMember(name, id, sm)
-	return nil
 }
 
 // ShareGroups returns the share groups replayed, by name, each with

@@ -10,6 +10,28 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
+// A Store keeps what a coordinator must find again when it moves or
+// restarts: each change of its groups, as the records of G and M in the
+// group's partition of __consumer_offsets (the broker's stores are
+// package group/service's, in the format of package group/records).
+//
+// The coordinator calls it with the group's lock held, in the order the
+// changes happen, so Append must be quick and must not call back into
+// the coordinator: it appends the change (to the leader's log) and
+// returns. A heartbeat's change is durable only once its Pending says so:
+// the heartbeat is answered then, as Kafka's runtime answers a write once
+// the high watermark passes it. Changes nobody waits for (a session
+// expired, a group deleted) are appended all the same, their wait
+// dropped. Different groups' changes may come concurrently: a store
+// guards itself.
+type Store[G, M any] interface {
+	// Append appends ch as one batch and returns the wait for it to be
+	// durable. An error means nothing was appended (this broker no longer
+	// leads the group's partition, say): the client is answered as Error
+	// maps it.
+	Append(ch Change[G, M]) (Pending, error)
+}
+
 // Pending is a change appended but not yet durable: called once, with no
 // lock held, it arranges for done to be called exactly once, with nil when
 // the change is durable (the partition's high watermark passed it), or
@@ -32,6 +54,29 @@ type Change[G, M any] struct {
 // Empty reports whether c changes nothing.
 func (c *Change[G, M]) Empty() bool {
 	return c.Meta == nil && len(c.Members) == 0 && len(c.Removed) == 0 && !c.Deleted
+}
+
+// AppendChanged appends ch to s unless it changes nothing (nil then), and
+// once appended hands its metadata, if any, to keptMeta and each member
+// record of it, by index, to keptMember, so that the coordinator notes
+// what it last stored: its next change compares with that and writes only
+// what differs. What a refused append left unstored is thus tried again
+// with the group's next change. O(members in ch).
+func AppendChanged[G, M any](s Store[G, M], ch Change[G, M], keptMeta func(*G), keptMember func(i int, m *M)) (Pending, error) {
+	if ch.Empty() {
+		return nil, nil
+	}
+	p, err := s.Append(ch)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Meta != nil {
+		keptMeta(ch.Meta)
+	}
+	for i := range ch.Members {
+		keptMember(i, &ch.Members[i])
+	}
+	return p, nil
 }
 
 // Error is the answer to a heartbeat whose change the store refused
