@@ -1,14 +1,13 @@
 package consumergroup
 
 import (
-	"cmp"
-	"hash/fnv"
 	"maps"
 	"regexp"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/gopurgatory/purgatory/examples/broker/internal/groupstore"
 	"github.com/gopurgatory/purgatory/timer"
 )
 
@@ -201,16 +200,13 @@ func (g *group) hashLocked(ts Topics) uint64 {
 			set[t] = struct{}{}
 		}
 	}
-	names := slices.SortedFunc(maps.Keys(set), cmp.Compare)
-	h := fnv.New64a()
-	for _, name := range names {
+	var topics []groupstore.Topic
+	for name := range set {
 		if t, ok := ts.Topic(name); ok {
-			h.Write([]byte(name))
-			h.Write(t.ID[:])
-			h.Write([]byte{byte(t.Partitions >> 24), byte(t.Partitions >> 16), byte(t.Partitions >> 8), byte(t.Partitions)})
+			topics = append(topics, groupstore.Topic{Name: name, ID: t.ID, Partitions: t.Partitions})
 		}
 	}
-	return h.Sum64()
+	return groupstore.TopicsHash(topics)
 }
 
 // anchored makes a subscription's expression match whole topic names, as

@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/groupstore"
 )
 
 // The member epochs a heartbeat carries besides a member's own (KIP-848).
@@ -90,7 +92,7 @@ func (c *Coordinator) Heartbeat(req HeartbeatRequest, done func(HeartbeatRespons
 		}
 		wait(func(werr error) {
 			if werr != nil {
-				done(HeartbeatResponse{}, kafkaError(werr), "")
+				done(HeartbeatResponse{}, groupstore.Error(werr), "")
 				return
 			}
 			done(resp, nil, "")
@@ -162,7 +164,7 @@ func (c *Coordinator) heartbeatLocked(g *group, req *HeartbeatRequest) (Heartbea
 	}
 	wait, serr := c.storeLocked(g, all, ms...)
 	if serr != nil {
-		return HeartbeatResponse{}, kafkaError(serr), "", nil
+		return HeartbeatResponse{}, groupstore.Error(serr), "", nil
 	}
 	return resp, nil, "", wait
 }

@@ -1,57 +1,31 @@
 package consumergroup
 
 import (
-	"errors"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/groupstore"
 )
 
-// A Store keeps what the coordinator must find again when it moves or
-// restarts (Kafka's consumer group records in __consumer_offsets): each
-// group's epoch, target epoch, assignor and subscribed topics' hash, and
-// each member with its subscription, epochs, reconciliation and target.
-// WithStore sets one; the broker's appends to the group's partition of
-// __consumer_offsets (package group/service, in the format of package
-// consumergroup/records), and a new coordinator replays the partition and
-// hands its groups to Load.
-//
-// The coordinator calls it with the group's mutex held, in the order the
-// changes happen, so Append must be quick and must not call back into
-// the coordinator: it appends the change (to the leader's log) and
-// returns. A heartbeat's change is durable only once its Pending says so:
-// the heartbeat is answered then, as Kafka's runtime answers a write once
-// the high watermark passes it. Changes nobody waits for (a session
-// expired, a group deleted) are appended all the same, their wait
-// dropped. Different groups' changes come concurrently: a store guards
-// itself.
-type Store interface {
-	// Append appends ch as one batch and returns the wait for it to be
-	// durable. An error means nothing was appended (this broker no longer
-	// leads the group's partition, say): the client is answered the
-	// *kerr.Error it wraps, or NOT_COORDINATOR.
-	Append(ch Change) (Pending, error)
-}
+// Store keeps what the coordinator must find again when it moves or
+// restarts (Kafka's consumer group records in __consumer_offsets), as
+// groupstore.Store says: each group's epoch, target epoch, assignor and
+// subscribed topics' hash, and each member with its subscription, epochs,
+// reconciliation and target. WithStore sets one; the broker's appends to
+// the group's partition of __consumer_offsets, and a new coordinator
+// replays the partition and hands its groups to Load.
+type Store = groupstore.Store[StoredGroup, StoredMember]
 
-// Pending is a change appended but not yet durable: called once, with no
-// lock held, it arranges for done to be called exactly once, with nil when
-// the change is durable, or with the error the client gets (a *kerr.Error;
-// any other error is NOT_COORDINATOR). done may be called before Pending
-// returns, from any goroutine.
-type Pending func(done func(error))
+// Pending is a change appended but not yet durable (groupstore's).
+type Pending = groupstore.Pending
 
-// Change is what one step of a group changed, appended as one batch: its
-// metadata, members changed or added, members removed, or the group gone.
-type Change struct {
-	Group   string
-	Meta    *StoredGroup   // the group's metadata, Members empty; nil: unchanged
-	Members []StoredMember // members whose record changed, in id order
-	Removed []string       // members gone (tombstones), in id order
-	Deleted bool           // the group is gone: its tombstone follows Removed's
-}
+// Change is what one step of a group changed, appended as one batch
+// (groupstore's).
+type Change = groupstore.Change[StoredGroup, StoredMember]
 
 // StoredGroup is a consumer group as a Store keeps it (Kafka's
 // ConsumerGroupMetadataValue and its members' records).
@@ -183,21 +157,15 @@ func (c *Coordinator) storeLocked(g *group, all bool, ms ...*member) (Pending, e
 			changed = append(changed, m)
 		}
 	}
-	if ch.Meta == nil && len(ch.Members) == 0 && len(ch.Removed) == 0 {
-		return nil, nil
-	}
-	p, err := c.cfg.store.Append(ch)
+	p, err := groupstore.AppendChanged(c.cfg.store, ch, func(meta *StoredGroup) { g.stored = meta },
+		func(i int, sm *StoredMember) { changed[i].stored = sm })
 	if err != nil {
 		c.log.Warn("consumer group store refused a change", zap.String("group", g.id), zap.Error(err))
 		return nil, err
 	}
-	if ch.Meta != nil {
-		g.stored = ch.Meta
+	if p != nil {
+		g.removed = g.removed[:0]
 	}
-	for i, m := range changed {
-		m.stored = &ch.Members[i]
-	}
-	g.removed = g.removed[:0]
 	return p, nil
 }
 
@@ -224,30 +192,6 @@ func (c *Coordinator) storeGoneLocked(g *group) {
 // REQUIRES: g.mu held.
 func (c *Coordinator) storeQuietlyLocked(g *group) {
 	_, _ = c.storeLocked(g, false)
-}
-
-// kafkaError is the answer to a heartbeat whose change the store refused
-// with err, or did not make durable, as Kafka's GroupCoordinatorService
-// maps a write's errors (handleOperationException): the partition
-// missing, too few replicas or a write that timed out are
-// COORDINATOR_NOT_AVAILABLE, which a member retries; a record too large
-// is UNKNOWN_SERVER_ERROR; NOT_COORDINATOR for anything that wraps no
-// Kafka error. Answered as they are, a timeout (REQUEST_TIMED_OUT) would
-// end a kgo member's join for good.
-func kafkaError(err error) *kerr.Error {
-	var ke *kerr.Error
-	if !errors.As(err, &ke) {
-		return kerr.NotCoordinator
-	}
-	switch ke {
-	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
-		return kerr.CoordinatorNotAvailable
-	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
-		return kerr.NotCoordinator
-	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
-		return kerr.UnknownServerError
-	}
-	return ke
 }
 
 // Load brings back groups a store kept, as Kafka's coordinator replays

@@ -20,9 +20,13 @@ package server
 // GROUP_AUTHORIZATION_FAILED; DESCRIBE on each subscribed topic, else
 // TOPIC_AUTHORIZATION_FAILED.
 //
-// Not implemented: the membership is not written to __consumer_offsets
-// (a coordinator that restarts or moves forgets it: members rejoin on
-// UNKNOWN_MEMBER_ID); regular-expression subscriptions (v1 has none).
+// A heartbeat that changes the group (a join, a leave, a new subscription,
+// a member taking a new assignment) is answered once the change is durable
+// in the group's __consumer_offsets partition, where a coordinator that
+// takes the group over finds it (package sharegroup's store, in package
+// group/records' format): members go on there at their ids and epochs.
+//
+// Not implemented: regular-expression subscriptions (v1 has none).
 
 import (
 	"errors"
@@ -72,23 +76,27 @@ func (s *Server) handleShareGroupHeartbeat(r *kafkanet.Request) {
 		r.Respond(resp)
 		return
 	}
-	hb, err := s.share.groups.Heartbeat(sharegroup.HeartbeatRequest{Group: req.GroupID, MemberID: req.MemberID,
+	// Answered once the heartbeat's change of the group is durable in
+	// __consumer_offsets (sharegroup.Config.Store), from the goroutine
+	// that ends its wait.
+	s.share.groups.Heartbeat(sharegroup.HeartbeatRequest{Group: req.GroupID, MemberID: req.MemberID,
 		Epoch: req.MemberEpoch, Rack: req.RackID, Topics: req.SubscribedTopicNames,
-		ClientID: r.ClientID, ClientHost: clientHost(r)})
-	if err != nil {
-		fail(err)
-		return
-	}
-	resp.MemberID, resp.MemberEpoch = &hb.MemberID, hb.Epoch
-	resp.HeartbeatIntervalMillis = int32(s.share.groups.HeartbeatInterval().Milliseconds())
-	if hb.Assignment != nil {
-		a := kmsg.NewShareGroupHeartbeatResponseAssignment()
-		for _, id := range sortedTopicIDs(hb.Assignment) {
-			tp := kmsg.NewShareGroupHeartbeatResponseAssignmentTopicPartition()
-			tp.TopicID, tp.Partitions = id, hb.Assignment[id]
-			a.TopicPartitions = append(a.TopicPartitions, tp)
+		ClientID: r.ClientID, ClientHost: clientHost(r)}, func(hb sharegroup.HeartbeatResponse, err error) {
+		if err != nil {
+			fail(err)
+			return
 		}
-		resp.Assignment = &a
-	}
-	r.Respond(resp)
+		resp.MemberID, resp.MemberEpoch = &hb.MemberID, hb.Epoch
+		resp.HeartbeatIntervalMillis = int32(s.share.groups.HeartbeatInterval().Milliseconds())
+		if hb.Assignment != nil {
+			a := kmsg.NewShareGroupHeartbeatResponseAssignment()
+			for _, id := range sortedTopicIDs(hb.Assignment) {
+				tp := kmsg.NewShareGroupHeartbeatResponseAssignmentTopicPartition()
+				tp.TopicID, tp.Partitions = id, hb.Assignment[id]
+				a.TopicPartitions = append(a.TopicPartitions, tp)
+			}
+			resp.Assignment = &a
+		}
+		r.Respond(resp)
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/group/service"
+	"github.com/gopurgatory/purgatory/examples/broker/sharegroup"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 	"github.com/gopurgatory/purgatory/operation"
 	"github.com/gopurgatory/purgatory/purgatory"
@@ -30,18 +31,25 @@ const offsetsTopic = coordinator.OffsetsTopic
 // configs, with its purgatories' metrics on the broker's registry, hosted
 // by rt on the offsets topic, which it returns too. The consumer groups of
 // a partition loaded are loaded before its classic groups, those of a
-// partition unloaded forgotten with them.
+// partition unloaded forgotten with them; shares likewise for the share
+// groups, once it returns them (the share broker is built after the
+// group coordinator, before the metadata log opens and so before any
+// partition is loaded).
 func newGroupCoordinator(rt *coordinator.Runtime, cfg Config, log *zap.Logger, reg prometheus.Registerer,
-	consumers *consumergroup.Coordinator) (*group.Coordinator, *coordinator.Topic, error) {
+	consumers *consumergroup.Coordinator, shares func() *sharegroup.Coordinator) (*group.Coordinator, *coordinator.Topic, error) {
 	return service.New(rt, service.Config{
 		Partitions: cfg.OffsetsTopicPartitions, ReplicationFactor: cfg.OffsetsTopicRF,
 		CommitTimeout: cfg.OffsetsCommitTimeout, CompactionDeadRecords: cfg.OffsetsCompactionDeadRecords,
-		OnUnload: func(inPartition func(string) bool) { consumers.Unload(inPartition) },
+		OnUnload: func(inPartition func(string) bool) {
+			consumers.Unload(inPartition)
+			shares().Unload(inPartition)
+		},
 		OnLoad: func(groups []consumergroup.StoredGroup) {
 			if _, err := consumers.Load(groups); err != nil {
 				log.Warn("loading consumer groups", zap.Error(err))
 			}
 		},
+		OnLoadShares: func(groups []sharegroup.StoredGroup) { shares().Load(groups) },
 	},
 		group.WithLogger(log.Named("group")),
 		group.WithRegisterer(reg),

@@ -19,6 +19,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/replica"
+	"github.com/gopurgatory/purgatory/examples/broker/sharegroup"
 	"github.com/gopurgatory/purgatory/examples/broker/sharestate"
 	"github.com/gopurgatory/purgatory/examples/broker/txn"
 	"github.com/gopurgatory/purgatory/examples/internal/acl"
@@ -215,7 +216,8 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if s.consumers, err = s.newConsumerGroups(cfg, log); err != nil {
 		return nil, err
 	}
-	if s.groups, s.offsets, err = newGroupCoordinator(s.coords, cfg, log, s.reg, s.consumers); err != nil {
+	if s.groups, s.offsets, err = newGroupCoordinator(s.coords, cfg, log, s.reg, s.consumers,
+		func() *sharegroup.Coordinator { return s.share.groups }); err != nil {
 		return nil, err
 	}
 	if s.txns, s.txnTopic, err = s.newTxnCoordinator(); err != nil {

@@ -18,14 +18,19 @@ package server
 //
 // Lock order: a waiting share fetch's operation lock (around TryComplete),
 // then share.Manager's mu, then a share.Partition's mu (taken inside its
-// methods), then the timer's own. shareSessions.mu, groupConfigs.mu and
-// sharegroup.Coordinator's mu are leaves: nothing else is taken with them
-// held but the timer's. The ShareFetch purgatory is only called with none
+// methods), then the timer's own. shareSessions.mu and groupConfigs.mu are
+// leaves: nothing else is taken with them held but the timer's.
+// sharegroup.Coordinator's mu comes after the runtime's Topic.mu (a load
+// of an offsets partition) and before what an append to
+// __consumer_offsets takes (its store, the runtime's compaction lock and
+// the storage partition's). The ShareFetch purgatory is only called with none
 // of these held: a Partition wakes it after releasing its lock, the
 // replica manager from Wake, the coordinator's Left after its own. The
 // share partitions' windows are kept by the share coordinator
 // (share_state.go): a broker that restarts goes on from them; the share
-// groups' membership is kept in memory only (package sharegroup's doc).
+// groups' membership is kept in __consumer_offsets, beside the consumer
+// groups', and loaded by the new leader of a group's partition (package
+// sharegroup's doc).
 
 import (
 	"bytes"
@@ -37,7 +42,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
+	"github.com/gopurgatory/purgatory/examples/broker/group/service"
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
 	"github.com/gopurgatory/purgatory/examples/broker/share"
 	"github.com/gopurgatory/purgatory/examples/broker/sharegroup"
@@ -95,8 +102,13 @@ func newShareBroker(s *Server) (_ *shareBroker, err error) {
 	if b.parts, err = share.NewManager(share.Config{Timer: b.timer, Wake: b.wakeShare, Persister: b.persister}); err != nil {
 		return nil, err
 	}
+	// The groups' membership goes to their offsets partitions
+	// (group/service's ShareStore), as the consumer groups' does, and
+	// only groups of partitions loaded here are made (s.offsets is set
+	// before this).
 	if b.groups, err = sharegroup.New(sharegroup.Config{Timer: b.timer, Topic: b.topicInfo,
-		Left: b.memberLeft}); err != nil {
+		Left: b.memberLeft, Store: service.ShareStore(func() *coordinator.Topic { return s.offsets }),
+		Owns: func(group string) bool { return s.offsets.Owns(group) }}); err != nil {
 		return nil, err
 	}
 	// The partition wake hook is installed by the first share fetch that

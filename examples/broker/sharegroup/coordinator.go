@@ -33,6 +33,15 @@ type Config struct {
 	// Left is told of each member that leaves its group or whose session
 	// expires (nil: nobody listens).
 	Left func(group, member string)
+	// Store, if set, keeps the groups (store.go): each change of a group
+	// is appended to it, and a heartbeat answered once its change is
+	// durable. nil: the groups live in this Coordinator's memory alone.
+	Store Store
+	// Owns says which groups the Coordinator may create (in the broker,
+	// those of the offsets partitions it leads and has loaded): a join to
+	// another is NOT_COORDINATOR, so that a heartbeat racing the unload
+	// of its partition leaves no group behind. nil: every group.
+	Owns func(group string) bool
 	// SessionTimeout, HeartbeatInterval and MaxSize default to Kafka's.
 	SessionTimeout    time.Duration
 	HeartbeatInterval time.Duration
@@ -78,12 +87,23 @@ type group struct {
 	id      string
 	epoch   int32 // the group epoch, bumped by each change of members, subscriptions or topics
 	members map[string]*member
-	// topics are the subscribed topics as last assigned: a change of
+	// topics are the subscribed topics as last resolved, topicsHash
+	// their hash as last assigned (groupstore.TopicsHash): a change of
 	// their ids or partition counts bumps the epoch.
-	topics map[string]TopicInfo
+	topics     map[string]TopicInfo
+	topicsHash uint64
 	// target is each member's assignment at epoch targetEpoch.
 	targetEpoch int32
 	target      map[string]Assignment
+	// stored is the metadata last stored (nil: none yet), removed the
+	// members removed since the group was last stored.
+	stored  *StoredGroup
+	removed []string
+}
+
+func newGroup(id string) *group {
+	return &group{id: id, members: make(map[string]*member), topics: make(map[string]TopicInfo),
+		target: make(map[string]Assignment)}
 }
 
 // Assignment is a member's partitions, by topic id.
@@ -101,6 +121,7 @@ type member struct {
 	clientHost string
 	topics     []string // subscribed, sorted
 	assigned   Assignment
+	stored     *StoredMember // as last stored; nil: not yet
 }
 
 // Run expires the member's session, on a timer worker.
@@ -163,7 +184,8 @@ func (c *Coordinator) Describe(id string) (Description, bool) {
 }
 
 // Delete deletes group, which must have no members: false when it has
-// some (NON_EMPTY_GROUP), or is not a share group (found false).
+// some (NON_EMPTY_GROUP), or is not a share group (found false). Its
+// tombstones are appended to the Store.
 func (c *Coordinator) Delete(id string) (found, deleted bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -174,6 +196,7 @@ func (c *Coordinator) Delete(id string) (found, deleted bool) {
 	if len(g.members) > 0 {
 		return true, false
 	}
+	c.storeGoneLocked(g)
 	delete(c.groups, id)
 	return true, true
 }
@@ -208,8 +231,9 @@ func (c *Coordinator) Ensure(id string) (empty bool) {
 	defer c.mu.Unlock()
 	g := c.groups[id]
 	if g == nil {
-		g = &group{id: id, members: make(map[string]*member), topics: make(map[string]TopicInfo)}
+		g = newGroup(id)
 		c.groups[id] = g
+		c.storeQuietlyLocked(g)
 	}
 	return len(g.members) == 0
 }

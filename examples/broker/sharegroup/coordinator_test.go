@@ -27,14 +27,14 @@ type harness struct {
 	left   []string
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T, opts ...func(*Config)) *harness {
 	t.Helper()
 	h := &harness{clk: timer.NewManualClock(0), topics: map[string]TopicInfo{"a": topicA, "b": topicB}}
 	tm, err := timer.New(timer.WithClock(h.clk), timer.WithWorkers(0), timer.WithAutoAdvance(false))
 	require.NoError(t, err)
 	t.Cleanup(func() { tm.Close() })
 	h.tm = tm
-	h.c, err = New(Config{Timer: tm,
+	cfg := Config{Timer: tm,
 		Topic: func(name string) (TopicInfo, bool) {
 			h.mu.Lock()
 			defer h.mu.Unlock()
@@ -45,7 +45,11 @@ func newHarness(t *testing.T) *harness {
 			h.mu.Lock()
 			h.left = append(h.left, group+"/"+member)
 			h.mu.Unlock()
-		}})
+		}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h.c, err = New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(h.c.Close)
 	return h
@@ -56,9 +60,24 @@ func (h *harness) advance(d time.Duration) {
 	h.tm.AdvanceClock(context.Background(), 0)
 }
 
+// heartbeat runs a heartbeat whose answer comes at once: the harness's
+// store, if any, makes each change durable as it is appended.
+func (h *harness) heartbeat(req HeartbeatRequest) (HeartbeatResponse, error) {
+	var (
+		resp     HeartbeatResponse
+		err      error
+		answered bool
+	)
+	h.c.Heartbeat(req, func(r HeartbeatResponse, e error) { resp, err, answered = r, e, true })
+	if !answered {
+		panic("a heartbeat not answered at once")
+	}
+	return resp, err
+}
+
 func (h *harness) join(t *testing.T, id string, topics ...string) HeartbeatResponse {
 	t.Helper()
-	resp, err := h.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: id, Topics: topics})
+	resp, err := h.heartbeat(HeartbeatRequest{Group: "g", MemberID: id, Topics: topics})
 	require.NoError(t, err)
 	return resp
 }
@@ -69,7 +88,7 @@ func TestJoinAssignsEverySubscribedPartition(t *testing.T) {
 	assert.Equal(t, int32(1), resp.Epoch, "the first join bumps the group epoch to 1")
 	assert.Equal(t, Assignment{topicA.ID: {0, 1, 2}, topicB.ID: {0}}, resp.Assignment)
 
-	resp, err := h.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: "m1", Epoch: 1})
+	resp, err := h.heartbeat(HeartbeatRequest{Group: "g", MemberID: "m1", Epoch: 1})
 	require.NoError(t, err)
 	assert.Nil(t, resp.Assignment, "an unchanged assignment is not sent again")
 }
@@ -83,11 +102,11 @@ func TestMembersShareSmallTopics(t *testing.T) {
 	assert.Equal(t, int32(4), r4.Epoch)
 	assert.Equal(t, Assignment{topicA.ID: {0}, topicB.ID: {0}}, r4.Assignment, "four members, three partitions: m4 shares partition 0")
 
-	resp, err := h.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: "m1", Epoch: 1})
+	resp, err := h.heartbeat(HeartbeatRequest{Group: "g", MemberID: "m1", Epoch: 1})
 	require.NoError(t, err)
 	assert.Equal(t, int32(4), resp.Epoch, "a member behind takes the group epoch")
 	assert.Equal(t, Assignment{topicA.ID: {0}, topicB.ID: {0}}, resp.Assignment, "with its new assignment")
-	resp, err = h.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: "m2", Epoch: 2})
+	resp, err = h.heartbeat(HeartbeatRequest{Group: "g", MemberID: "m2", Epoch: 2})
 	require.NoError(t, err)
 	assert.Equal(t, Assignment{topicA.ID: {1}, topicB.ID: {0}}, resp.Assignment)
 }
@@ -97,7 +116,7 @@ func TestFewerMembersThanPartitions(t *testing.T) {
 	h.join(t, "m1", "a")
 	r2 := h.join(t, "m2", "a")
 	assert.Equal(t, Assignment{topicA.ID: {1}}, r2.Assignment)
-	resp, err := h.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: "m1", Epoch: 1})
+	resp, err := h.heartbeat(HeartbeatRequest{Group: "g", MemberID: "m1", Epoch: 1})
 	require.NoError(t, err)
 	assert.Equal(t, Assignment{topicA.ID: {0, 2}}, resp.Assignment)
 }
@@ -105,11 +124,11 @@ func TestFewerMembersThanPartitions(t *testing.T) {
 func TestEpochErrors(t *testing.T) {
 	h := newHarness(t)
 	h.join(t, "m1", "a")
-	_, err := h.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: "nobody", Epoch: 1})
+	_, err := h.heartbeat(HeartbeatRequest{Group: "g", MemberID: "nobody", Epoch: 1})
 	assert.ErrorIs(t, err, ErrUnknownMember)
-	_, err = h.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: "m1", Epoch: 7})
+	_, err = h.heartbeat(HeartbeatRequest{Group: "g", MemberID: "m1", Epoch: 7})
 	assert.ErrorIs(t, err, ErrFencedMemberEpoch)
-	_, err = h.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: "m2"})
+	_, err = h.heartbeat(HeartbeatRequest{Group: "g", MemberID: "m2"})
 	assert.ErrorIs(t, err, ErrInvalidRequest, "a join without a subscription")
 }
 
@@ -117,7 +136,7 @@ func TestLeaveAndSessionExpiry(t *testing.T) {
 	h := newHarness(t)
 	h.join(t, "m1", "a")
 	h.join(t, "m2", "a")
-	resp, err := h.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: "m1", Epoch: -1})
+	resp, err := h.heartbeat(HeartbeatRequest{Group: "g", MemberID: "m1", Epoch: -1})
 	require.NoError(t, err)
 	assert.Equal(t, int32(-1), resp.Epoch)
 	d, ok := h.c.Describe("g")
@@ -128,7 +147,7 @@ func TestLeaveAndSessionExpiry(t *testing.T) {
 	h.advance(DefaultSessionTimeout - time.Millisecond)
 	_, ok = h.c.Describe("g")
 	require.True(t, ok)
-	resp, err = h.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: "m2", Epoch: 2})
+	resp, err = h.heartbeat(HeartbeatRequest{Group: "g", MemberID: "m2", Epoch: 2})
 	require.NoError(t, err, "m2 heartbeats before its session ends")
 	assert.Equal(t, Assignment{topicA.ID: {0, 1, 2}}, resp.Assignment, "m2 alone gets every partition")
 	h.advance(DefaultSessionTimeout - time.Millisecond)
@@ -152,7 +171,7 @@ func TestNewPartitionsBumpTheEpoch(t *testing.T) {
 	h.mu.Lock()
 	h.topics["later"] = TopicInfo{ID: [16]byte{0xc}, Partitions: 2}
 	h.mu.Unlock()
-	resp, err := h.c.Heartbeat(HeartbeatRequest{Group: "g", MemberID: "m1", Epoch: r.Epoch})
+	resp, err := h.heartbeat(HeartbeatRequest{Group: "g", MemberID: "m1", Epoch: r.Epoch})
 	require.NoError(t, err)
 	assert.Equal(t, r.Epoch+1, resp.Epoch, "a subscribed topic appearing bumps the epoch")
 	assert.Equal(t, []int32{0, 1}, resp.Assignment[[16]byte{0xc}])

@@ -30,13 +30,52 @@
 //
 // # Lock order
 //
-// Coordinator.mu alone. The timer is called with it held; an expiring
-// session takes it on a timer worker. Left is called with no lock held.
+// Coordinator.mu alone. The timer and the Store are called with it held
+// (in the broker, the store takes the runtime's partition locks after
+// it); an expiring session takes it on a timer worker. Left, and a
+// change's wait, are called with no lock held. Load and Unload run on the
+// runtime's goroutines, under its Topic.mu, which comes before
+// Coordinator.mu.
+//
+// # Kept in __consumer_offsets
+//
+// With a Store (Config.Store; the broker's is package group/service's, in
+// the format of package group/records) each change of a group is appended
+// to the group's partition of __consumer_offsets, as Kafka writes its
+// ShareGroup* records (store.go): the group's epoch, target epoch and
+// subscribed topics' hash (Kafka's ShareGroupMetadata and
+// ShareGroupTargetAssignmentMetadata); each member's rack, client and
+// subscription (ShareGroupMemberMetadata), its epoch and assigned
+// partitions (ShareGroupCurrentMemberAssignment) and its target
+// (ShareGroupTargetAssignmentMember); a tombstone when a member leaves or
+// its session expires, and when the group is deleted. What changed is
+// found by comparing each member with what was last stored: a heartbeat
+// that changes nothing writes nothing. A heartbeat that changes something
+// is answered once its batch is durable (the partition's high watermark
+// passed it), as Kafka's runtime answers; a change nobody waits for (a
+// session expired, an empty group made by AlterShareGroupOffsets) is
+// appended all the same. The groups, their records and their replay are
+// shaped as package consumergroup's, and share its plumbing
+// (internal/groupstore).
+//
+// When a broker comes to lead a partition, its replay hands the share
+// groups to Load: each comes back at its epochs with its members, their
+// ids, subscriptions, assignments and targets, each member's session
+// started afresh (Kafka schedules a loaded member's session timeout), so
+// that a member that never comes back is removed; the subscribed topics
+// are compared at the group's next heartbeat with the hash stored, so
+// the epoch moves only if they changed meanwhile. Members that keep
+// heartbeating go on at the same epochs. Unload forgets the groups of a
+// partition no longer led here, telling nobody they left; their members
+// are NOT_COORDINATOR there and find the new coordinator. A change the
+// store refuses is not rolled back in memory: the heartbeat is answered
+// the error (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE), and the new
+// leader loads what the log has.
 //
 // # Not durable
 //
-// Kafka writes share groups to __consumer_offsets (ShareGroupMetadata,
-// ShareGroupMemberMetadata and the assignment records); here they live in
-// memory, and a coordinator that restarts or moves starts with no share
-// groups: members get UNKNOWN_MEMBER_ID and join again.
+// Kafka's ShareGroupStatePartitionMetadata (which topics' share-partition
+// state the group has initialized at the share coordinator) is not
+// written: here a share partition's leader initializes its state at the
+// share coordinator when it first serves it (package sharestate).
 package sharegroup

@@ -14,6 +14,7 @@ var (
 	ErrInvalidRequest    = kerr.InvalidRequest
 	ErrGroupNotFound     = kerr.GroupIDNotFound
 	ErrGroupMaxSize      = kerr.GroupMaxSizeReached
+	ErrNotCoordinator    = kerr.NotCoordinator
 	// ErrInvalidConfig is wrapped by New for a Config it cannot run with.
 	ErrInvalidConfig = errors.New("sharegroup: invalid config")
 )

@@ -2,8 +2,9 @@ package sharegroup
 
 import (
 	"fmt"
-	"maps"
 	"slices"
+
+	"github.com/gopurgatory/purgatory/examples/broker/internal/groupstore"
 )
 
 // HeartbeatRequest is a ShareGroupHeartbeat as the Coordinator reads it.
@@ -28,13 +29,45 @@ type HeartbeatResponse struct {
 }
 
 // Heartbeat joins, keeps alive or removes a member, as its epoch says, and
-// answers its epoch and, when changed, its assignment. Errors are Kafka's
-// (errors.go). O(members × subscribed partitions) when the group changes,
+// calls done with its epoch and, when changed, its assignment, once what
+// the heartbeat changed is durable in the Store (Config.Store), as Kafka's
+// runtime answers a heartbeat once its records are replicated; at once
+// without a store or a change. Errors are Kafka's (errors.go; a write's
+// as groupstore.Error maps them). done is called exactly once, with no
+// lock held, perhaps before Heartbeat returns, perhaps from another
+// goroutine. O(members × subscribed partitions) when the group changes,
 // O(subscribed topics) otherwise.
-func (c *Coordinator) Heartbeat(req HeartbeatRequest) (HeartbeatResponse, error) {
+func (c *Coordinator) Heartbeat(req HeartbeatRequest, done func(HeartbeatResponse, error)) {
+	var (
+		resp HeartbeatResponse
+		wait groupstore.Pending
+		err  error
+	)
 	if req.Epoch == -1 {
-		return HeartbeatResponse{MemberID: req.MemberID, Epoch: -1}, c.leave(req.Group, req.MemberID)
+		resp = HeartbeatResponse{MemberID: req.MemberID, Epoch: -1}
+		wait, err = c.leave(req.Group, req.MemberID)
+	} else {
+		resp, wait, err = c.heartbeat(req)
 	}
+	switch {
+	case err != nil:
+		done(HeartbeatResponse{}, err)
+	case wait == nil:
+		done(resp, nil)
+	default:
+		wait(func(werr error) {
+			if werr != nil {
+				done(HeartbeatResponse{}, groupstore.Error(werr))
+				return
+			}
+			done(resp, nil)
+		})
+	}
+}
+
+// heartbeat is Heartbeat for a member joining or staying: it returns the
+// answer and the wait for the change to be durable, nil for none.
+func (c *Coordinator) heartbeat(req HeartbeatRequest) (HeartbeatResponse, groupstore.Pending, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g := c.groups[req.Group]
@@ -45,22 +78,24 @@ func (c *Coordinator) Heartbeat(req HeartbeatRequest) (HeartbeatResponse, error)
 	joining := req.Epoch == 0
 	switch {
 	case req.Epoch < 0:
-		return HeartbeatResponse{}, ErrInvalidRequest
+		return HeartbeatResponse{}, nil, ErrInvalidRequest
 	case joining && req.Topics == nil && m == nil:
-		return HeartbeatResponse{}, fmt.Errorf("%w: a joining member names its subscribed topics", ErrInvalidRequest)
+		return HeartbeatResponse{}, nil, fmt.Errorf("%w: a joining member names its subscribed topics", ErrInvalidRequest)
 	case !joining && m == nil:
-		return HeartbeatResponse{}, ErrUnknownMember
+		return HeartbeatResponse{}, nil, ErrUnknownMember
 	case !joining && req.Epoch != m.epoch:
-		return HeartbeatResponse{}, ErrFencedMemberEpoch
+		return HeartbeatResponse{}, nil, ErrFencedMemberEpoch
+	case g == nil && c.cfg.Owns != nil && !c.cfg.Owns(req.Group):
+		return HeartbeatResponse{}, nil, ErrNotCoordinator
 	}
 	if g == nil {
-		g = &group{id: req.Group, members: make(map[string]*member), topics: make(map[string]TopicInfo)}
+		g = newGroup(req.Group)
 		c.groups[req.Group] = g
 	}
 	changed := false
 	if m == nil {
 		if len(g.members) >= c.cfg.MaxSize {
-			return HeartbeatResponse{}, ErrGroupMaxSize
+			return HeartbeatResponse{}, nil, ErrGroupMaxSize
 		}
 		id := req.MemberID
 		if id == "" {
@@ -100,14 +135,23 @@ func (c *Coordinator) Heartbeat(req HeartbeatRequest) (HeartbeatResponse, error)
 	// The session starts again; Reschedule schedules a task that was not
 	// pending (a new member). O(1).
 	_, _ = c.cfg.Timer.Reschedule(&m.task, c.cfg.SessionTimeout)
-	return resp, nil
+	// Not rolled back if refused, as consumergroup's: the member is
+	// answered the error, and what was not stored goes with the group's
+	// next change, or is lost with the partition, whose new leader loads
+	// what the log has.
+	wait, err := c.storeLocked(g)
+	if err != nil {
+		return HeartbeatResponse{}, nil, groupstore.Error(err)
+	}
+	return resp, wait, nil
 }
 
 // refreshTopicsLocked resolves the topics g's members subscribe to and
 // reports whether any appeared, went or changed its partitions since g was
-// last assigned. REQUIRES: c.mu held.
+// last assigned (their hash changed). REQUIRES: c.mu held.
 func (c *Coordinator) refreshTopicsLocked(g *group) bool {
 	now := make(map[string]TopicInfo)
+	var ts []groupstore.Topic
 	for _, m := range g.members {
 		for _, t := range m.topics {
 			if _, seen := now[t]; seen {
@@ -115,18 +159,22 @@ func (c *Coordinator) refreshTopicsLocked(g *group) bool {
 			}
 			if info, ok := c.cfg.Topic(t); ok {
 				now[t] = info
+				ts = append(ts, groupstore.Topic{Name: t, ID: info.ID, Partitions: info.Partitions})
 			}
 		}
 	}
-	if maps.Equal(now, g.topics) {
+	g.topics = now
+	h := groupstore.TopicsHash(ts)
+	if h == g.topicsHash {
 		return false
 	}
-	g.topics = now
+	g.topicsHash = h
 	return true
 }
 
-// leave removes member from group.
-func (c *Coordinator) leave(groupID, memberID string) error {
+// leave removes member from group, and returns the wait for its
+// tombstone to be durable.
+func (c *Coordinator) leave(groupID, memberID string) (groupstore.Pending, error) {
 	c.mu.Lock()
 	g := c.groups[groupID]
 	var m *member
@@ -135,13 +183,17 @@ func (c *Coordinator) leave(groupID, memberID string) error {
 	}
 	if m == nil {
 		c.mu.Unlock()
-		return ErrUnknownMember
+		return nil, ErrUnknownMember
 	}
 	c.cfg.Timer.Cancel(&m.task)
 	c.removeLocked(g, m)
+	wait, err := c.storeLocked(g)
 	c.mu.Unlock()
 	c.left(groupID, memberID)
-	return nil
+	if err != nil {
+		return nil, groupstore.Error(err)
+	}
+	return wait, nil
 }
 
 // expire removes m, whose session expired, on a timer worker.
@@ -153,6 +205,7 @@ func (c *Coordinator) expire(m *member) {
 		return // it left as its session expired
 	}
 	c.removeLocked(g, m)
+	c.storeQuietlyLocked(g)
 	c.mu.Unlock()
 	c.left(m.group, m.id)
 }
@@ -160,6 +213,10 @@ func (c *Coordinator) expire(m *member) {
 // removeLocked takes m out of g and assigns again. REQUIRES: c.mu held.
 func (c *Coordinator) removeLocked(g *group, m *member) {
 	delete(g.members, m.id)
+	delete(g.target, m.id)
+	if m.stored != nil {
+		g.removed = append(g.removed, m.id)
+	}
 	g.epoch++
 	c.refreshTopicsLocked(g)
 	c.assignLocked(g)

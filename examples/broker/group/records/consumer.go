@@ -41,7 +41,6 @@ package records
 // rather than read as something else.
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -66,36 +65,13 @@ const (
 	epochsHeader     = "epochs"
 )
 
+var consumerKeys = membershipKeys{consumerGroupKeyVersion, consumerMemberKeyVersion}
+
 // ConsumerGroup returns the records of ch, in the order they apply: the
 // group's metadata, its members changed, its members removed, and the
 // group's tombstone if it is gone.
 func ConsumerGroup(ch consumergroup.Change) []kmsg.Record {
-	var recs []kmsg.Record
-	if ch.Meta != nil {
-		recs = append(recs, consumerGroupRecord(ch.Meta))
-	}
-	for i := range ch.Members {
-		recs = append(recs, consumerMemberRecord(ch.Group, &ch.Members[i]))
-	}
-	for _, id := range ch.Removed {
-		recs = append(recs, kmsg.Record{Key: consumerMemberKey(ch.Group, id)})
-	}
-	if ch.Deleted {
-		recs = append(recs, kmsg.Record{Key: consumerGroupKey(ch.Group)})
-	}
-	return recs
-}
-
-func consumerGroupKey(g string) []byte {
-	k := kmsg.NewGroupMetadataKey()
-	k.Version, k.Group = consumerGroupKeyVersion, g
-	return k.AppendTo(nil)
-}
-
-func consumerMemberKey(g, member string) []byte {
-	k := kmsg.NewOffsetCommitKey()
-	k.Version, k.Group, k.Topic = consumerMemberKeyVersion, g, member
-	return k.AppendTo(nil)
+	return changeRecords(ch, consumerKeys, consumerGroupRecord, consumerMemberRecord)
 }
 
 // consumerGroupRecord is the record of sg's metadata.
@@ -105,9 +81,7 @@ func consumerGroupRecord(sg *consumergroup.StoredGroup) kmsg.Record {
 	dg := kmsg.NewConsumerGroupDescribeResponseGroup()
 	dg.Group, dg.Epoch, dg.AssignmentEpoch, dg.AssignorName = sg.Group, sg.Epoch, sg.TargetEpoch, sg.Assignor
 	v.Groups = append(v.Groups, dg)
-	return kmsg.Record{Key: consumerGroupKey(sg.Group), Value: v.AppendTo(nil), Headers: []kmsg.Header{
-		{Key: topicsHashHeader, Value: kbin.AppendInt64(nil, int64(sg.TopicsHash))},
-	}}
+	return kmsg.Record{Key: consumerKeys.groupKey(sg.Group), Value: v.AppendTo(nil), Headers: []kmsg.Header{topicsHash(sg.TopicsHash)}}
 }
 
 // consumerMemberRecord is the record of member sm of group g.
@@ -150,7 +124,7 @@ func consumerMemberRecord(g string, sm *consumergroup.StoredMember) kmsg.Record 
 		}
 		ep.Topics = append(ep.Topics, t)
 	}
-	return kmsg.Record{Key: consumerMemberKey(g, sm.MemberID), Value: v.AppendTo(nil), Headers: []kmsg.Header{
+	return kmsg.Record{Key: consumerKeys.memberKey(g, sm.MemberID), Value: v.AppendTo(nil), Headers: []kmsg.Header{
 		{Key: heartbeatHeader, Value: hb.AppendTo(nil)},
 		{Key: epochsHeader, Value: ep.AppendTo(nil)},
 	}}
@@ -202,43 +176,49 @@ func header(r kmsg.Record, key string) ([]byte, bool) {
 	return nil, false
 }
 
+// topicsHash is the header of a group's subscribed topics' hash, as kbin
+// writes an int64.
+func topicsHash(h uint64) kmsg.Header {
+	return kmsg.Header{Key: topicsHashHeader, Value: kbin.AppendInt64(nil, int64(h))}
+}
+
+// readTopicsHash reads r's topics hash header; 0 if it has none.
+func readTopicsHash(r kmsg.Record) (uint64, error) {
+	h, ok := header(r, topicsHashHeader)
+	if !ok {
+		return 0, nil
+	}
+	b := kbin.Reader{Src: h}
+	v := uint64(b.Int64())
+	return v, b.Complete()
+}
+
 // decodeConsumerGroup reads a group's record: its metadata, nil for a
 // tombstone.
 func decodeConsumerGroup(r kmsg.Record) (string, *consumergroup.StoredGroup, error) {
-	var k kmsg.GroupMetadataKey
-	if err := k.ReadFrom(r.Key); err != nil {
-		return "", nil, fmt.Errorf("%w: a consumer group's key: %v", ErrRecord, err)
-	}
-	if r.Value == nil {
-		return k.Group, nil, nil
+	g, tombstone, err := readGroupKey(r, "consumer")
+	if err != nil || tombstone {
+		return g, nil, err
 	}
 	v := kmsg.NewConsumerGroupDescribeResponse()
 	v.Version = describeVersion
-	if err := v.ReadFrom(r.Value); err != nil || len(v.Groups) != 1 || v.Groups[0].Group != k.Group {
-		return "", nil, fmt.Errorf("%w: consumer group %q's value (%v)", ErrRecord, k.Group, err)
+	if err := v.ReadFrom(r.Value); err != nil || len(v.Groups) != 1 || v.Groups[0].Group != g {
+		return "", nil, fmt.Errorf("%w: consumer group %q's value (%v)", ErrRecord, g, err)
 	}
 	dg := v.Groups[0]
-	sg := &consumergroup.StoredGroup{Group: k.Group, Epoch: dg.Epoch, TargetEpoch: dg.AssignmentEpoch, Assignor: dg.AssignorName}
-	if h, ok := header(r, topicsHashHeader); ok {
-		b := kbin.Reader{Src: h}
-		sg.TopicsHash = uint64(b.Int64())
-		if err := b.Complete(); err != nil {
-			return "", nil, fmt.Errorf("%w: consumer group %q's topics hash: %v", ErrRecord, k.Group, err)
-		}
+	sg := &consumergroup.StoredGroup{Group: g, Epoch: dg.Epoch, TargetEpoch: dg.AssignmentEpoch, Assignor: dg.AssignorName}
+	if sg.TopicsHash, err = readTopicsHash(r); err != nil {
+		return "", nil, fmt.Errorf("%w: consumer group %q's topics hash: %v", ErrRecord, g, err)
 	}
-	return k.Group, sg, nil
+	return g, sg, nil
 }
 
 // decodeConsumerMember reads a member's record: its group, its id and
 // the member, nil for a tombstone.
 func decodeConsumerMember(r kmsg.Record) (g, id string, sm *consumergroup.StoredMember, err error) {
-	var k kmsg.OffsetCommitKey
-	if err := k.ReadFrom(r.Key); err != nil {
-		return "", "", nil, fmt.Errorf("%w: a consumer group member's key: %v", ErrRecord, err)
-	}
-	g, id = k.Group, k.Topic
-	if r.Value == nil {
-		return g, id, nil, nil
+	g, id, tombstone, err := readMemberKey(r, "consumer")
+	if err != nil || tombstone {
+		return g, id, nil, err
 	}
 	bad := func(what string, err error) error {
 		return fmt.Errorf("%w: consumer group %q member %q's %s (%v)", ErrRecord, g, id, what, err)
@@ -292,108 +272,22 @@ func decodeConsumerMember(r kmsg.Record) (g, id string, sm *consumergroup.Stored
 	return g, id, sm, nil
 }
 
-// consumerState is a consumer group as its records add up: nil meta
-// while no group record is live.
-type consumerState struct {
-	meta    *consumergroup.StoredGroup
-	members map[string]*consumergroup.StoredMember
-}
-
-func (cs *consumerState) live() int64 {
-	n := int64(len(cs.members))
-	if cs.meta != nil {
-		n++
-	}
-	return n
-}
-
-// applyConsumer applies one consumer group record (its key's version
-// says which).
-func (r *Replay) applyConsumer(rec kmsg.Record, version int16) error {
-	if r.consumers == nil {
-		r.consumers = make(map[string]*consumerState)
-	}
-	var (
-		g      string
-		cs     *consumerState
-		change func()
-	)
-	switch version {
-	case consumerGroupKeyVersion:
-		name, meta, err := decodeConsumerGroup(rec)
-		if err != nil {
-			return err
-		}
-		g = name
-		change = func() {
-			if meta == nil {
-				cs.meta, cs.members = nil, nil // the group is gone, its members with it
-			} else {
-				cs.meta = meta
-			}
-		}
-	default:
-		name, id, sm, err := decodeConsumerMember(rec)
-		if err != nil {
-			return err
-		}
-		g = name
-		change = func() {
-			if sm == nil {
-				delete(cs.members, id)
-			} else {
-				cs.members[id] = sm
-			}
-		}
-	}
-	cs = r.consumers[g]
-	if cs == nil {
-		cs = &consumerState{members: map[string]*consumergroup.StoredMember{}}
-		r.consumers[g] = cs
-	}
-	r.live -= cs.live()
-	change()
-	if cs.members == nil {
-		cs.members = map[string]*consumergroup.StoredMember{}
-	}
-	if cs.meta == nil && len(cs.members) == 0 {
-		delete(r.consumers, g)
-		return nil
-	}
-	r.live += cs.live()
-	return nil
-}
-
 // ConsumerGroups returns the consumer groups replayed, by name, each with
 // its members by id. A group whose members' records outlived its own (no
 // writer leaves that) comes back at epoch 0. O(members and partitions).
 func (r *Replay) ConsumerGroups() []consumergroup.StoredGroup {
-	out := make([]consumergroup.StoredGroup, 0, len(r.consumers))
-	for _, name := range slices.Sorted(maps.Keys(r.consumers)) {
-		cs := r.consumers[name]
+	return r.consumers.groups(func(name string, meta *consumergroup.StoredGroup, members []consumergroup.StoredMember) consumergroup.StoredGroup {
 		sg := consumergroup.StoredGroup{Group: name}
-		if cs.meta != nil {
-			sg = *cs.meta
+		if meta != nil {
+			sg = *meta
 		}
-		for _, id := range slices.Sorted(maps.Keys(cs.members)) {
-			sg.Members = append(sg.Members, *cs.members[id])
-		}
-		out = append(out, sg)
-	}
-	slices.SortFunc(out, func(x, y consumergroup.StoredGroup) int { return cmp.Compare(x.Group, y.Group) })
-	return out
+		sg.Members = members
+		return sg
+	})
 }
 
-// consumerRecords returns the live consumer group records, group by
-// group in name order, each group's metadata before its members.
+// consumerRecords adds the live consumer group records, group by group in
+// name order, each group's metadata before its members.
 func (r *Replay) consumerRecords(add func(kmsg.Record)) {
-	for _, name := range slices.Sorted(maps.Keys(r.consumers)) {
-		cs := r.consumers[name]
-		if cs.meta != nil {
-			add(consumerGroupRecord(cs.meta))
-		}
-		for _, id := range slices.Sorted(maps.Keys(cs.members)) {
-			add(consumerMemberRecord(name, cs.members[id]))
-		}
-	}
+	r.consumers.records(add, consumerGroupRecord, consumerMemberRecord)
 }

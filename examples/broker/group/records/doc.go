@@ -28,8 +28,11 @@
 // Key versions 848 and 849 are this broker's own: a KIP-848 consumer
 // group and one of its members (consumer.go), made of kmsg's consumer
 // group RPC messages because kmsg has no type for Kafka's ConsumerGroup*
-// records (key versions 3 to 8, refused here). A Replay hands them over
-// (ConsumerGroups) and compacts them with the rest.
+// records (key versions 3 to 8, refused here). Key versions 932 and 933
+// are a KIP-932 share group and one of its members (share.go), made of
+// kmsg's share group RPC messages likewise, for Kafka's ShareGroup*
+// records (key versions 9 to 13, refused here). A Replay hands them over
+// (ConsumerGroups, ShareGroups) and compacts them with the rest.
 //
 // The latest record of a key wins; times are wall-clock milliseconds.
 // Each change is one batch (Batch): uncompressed, from no producer, so
@@ -53,7 +56,8 @@
 // # Replay
 //
 // A Replay applies batches in log order and returns the groups that are
-// left (Groups, and the consumer groups, ConsumerGroups), each offset with its record's position in the log, and
+// left (Groups, and the consumer and share groups, ConsumerGroups and
+// ShareGroups), each offset with its record's position in the log, and
 // the offsets still pending, by producer: a group with neither offsets,
 // pending ones nor live metadata is gone. A batch that holds a record
 // this package does not write (nor a transaction's marker) fails the

@@ -10,8 +10,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/internal/statebatch"
+	"github.com/gopurgatory/purgatory/examples/broker/sharegroup"
 )
 
 // ErrRecord is wrapped for a batch or record that is not one this package
@@ -131,14 +133,17 @@ type change struct {
 	producer int64
 }
 
-// consumerKeyVersion returns the version of key if it is a consumer
-// group's (consumer.go).
-func consumerKeyVersion(key []byte) (int16, bool) {
+// membershipKeyVersion returns the version of key if it is a consumer
+// group's (consumer.go) or a share group's (share.go).
+func membershipKeyVersion(key []byte) (int16, bool) {
 	if len(key) < 2 {
 		return 0, false
 	}
-	v := int16(binary.BigEndian.Uint16(key))
-	return v, v == consumerGroupKeyVersion || v == consumerMemberKeyVersion
+	switch v := int16(binary.BigEndian.Uint16(key)); v {
+	case consumerGroupKeyVersion, consumerMemberKeyVersion, shareGroupKeyVersion, shareMemberKeyVersion:
+		return v, true
+	}
+	return 0, false
 }
 
 // decode reads one record, at position pos of the log.
@@ -228,10 +233,12 @@ type Replay struct {
 	// way round): its marker ends them.
 	open map[int64]map[string]struct{}
 	// consumers are the KIP-848 consumer groups, by name (consumer.go).
-	consumers map[string]*consumerState
-	next      int64 // the offset after the last batch applied
-	records   int64 // records applied, control records included
-	live      int64 // records Rewrite would write: live keys
+	consumers memberships[consumergroup.StoredGroup, consumergroup.StoredMember]
+	// shares are the KIP-932 share groups, by name (share.go).
+	shares  memberships[sharegroup.StoredGroup, sharegroup.StoredMember]
+	next    int64 // the offset after the last batch applied
+	records int64 // records applied, control records included
+	live    int64 // records Rewrite would write: live keys
 }
 
 type groupState struct {
@@ -260,12 +267,21 @@ func (r *Replay) Apply(raw []byte) (next int64, err error) {
 				return err
 			}
 			r.endTxn(b.ProducerID, commit)
-		} else if v, ok := consumerKeyVersion(rec.Key); ok {
-			// A consumer group's record (consumer.go): never in a
-			// transaction, it applies at once.
-			if err := r.applyConsumer(*rec, v); err != nil {
+		} else if v, ok := membershipKeyVersion(rec.Key); ok {
+			// A consumer or share group's record (consumer.go,
+			// share.go): never in a transaction, it applies at once.
+			var n int64
+			var err error
+			switch v {
+			case consumerGroupKeyVersion, consumerMemberKeyVersion:
+				n, err = r.consumers.applyRecord(*rec, v == consumerGroupKeyVersion, decodeConsumerGroup, decodeConsumerMember)
+			default:
+				n, err = r.shares.applyRecord(*rec, v == shareGroupKeyVersion, decodeShareGroup, decodeShareMember)
+			}
+			if err != nil {
 				return err
 			}
+			r.live += n
 		} else {
 			c, err := decode(*rec, b.FirstOffset+int64(rec.OffsetDelta))
 			if err != nil {

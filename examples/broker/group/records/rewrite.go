@@ -23,7 +23,8 @@ func (r *Replay) Live() int64 { return r.live }
 
 // Rewrite returns the live records as batches (Batch), timestamped now,
 // group by group in name order, each group's metadata before its offsets,
-// then the consumer groups' (consumer.go):
+// then the consumer groups' (consumer.go), then the share groups'
+// (share.go):
 // a compaction of what was applied. Replayed after the records applied,
 // or instead of them, they give the same groups, and so does any prefix
 // of them after those records (each record holds its key's latest
@@ -68,6 +69,7 @@ func (r *Replay) Rewrite(now time.Time, maxRecords, maxBytes int) [][]byte {
 		}
 	}
 	r.consumerRecords(add)
+	r.shareRecords(add)
 	flush()
 	return out
 }

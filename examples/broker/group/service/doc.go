@@ -10,13 +10,15 @@
 // __consumer_offsets' records through the runtime (a commit and a group's
 // metadata waiting for their replication, tombstones not; a transaction's
 // offsets as a transactional batch of its producer, which its marker
-// ends); the KIP-848 coordinator's Store (ConsumerStore), which writes
-// each change of a consumer group as a batch of this broker's own consumer
-// group records (records.ConsumerGroup) to the same partition, compacted
-// with the rest; and the shard the runtime loads and unloads, which
-// replays a partition's records (records.Replay) and hands its groups to
-// the coordinators (the consumer groups to Config.OnLoad first, then the
-// classic groups), or has them forget them. Package group knows nothing of
+// ends); the KIP-848 coordinator's Store (ConsumerStore) and the share
+// group coordinator's (ShareStore), which write each change of a consumer
+// or share group as a batch of this broker's own records
+// (records.ConsumerGroup, records.ShareGroup) to the same partition,
+// compacted with the rest; and the shard the runtime loads and unloads,
+// which replays a partition's records (records.Replay) and hands its
+// groups to the coordinators (the consumer groups to Config.OnLoad first,
+// the share groups to Config.OnLoadShares, then the classic groups), or
+// has them forget them. Package group knows nothing of
 // the wire, the log or the runtime; package records nothing but the
 // records. (This package sits beside them rather than in package group
 // because records, which the glue needs, imports group for its stored

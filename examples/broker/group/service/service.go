@@ -7,6 +7,7 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/coordinator"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/group/records"
+	"github.com/gopurgatory/purgatory/examples/broker/sharegroup"
 )
 
 // Config is how the offsets topic is kept.
@@ -21,8 +22,9 @@ type Config struct {
 	// (offsets.topic.compaction.dead.records).
 	CompactionDeadRecords int64
 	// OnUnload, if set, is told each partition unloaded, after the
-	// group coordinator: the KIP-848 coordinator forgets its groups
-	// there too, since the partition's new leader coordinates them.
+	// group coordinator: the KIP-848 and share group coordinators forget
+	// their groups there too, since the partition's new leader
+	// coordinates them.
 	OnUnload func(inPartition func(group string) bool)
 	// OnLoad, if set, is handed the KIP-848 consumer groups of each
 	// partition loaded (records.Replay.ConsumerGroups), before the group
@@ -31,6 +33,10 @@ type Config struct {
 	// of a group with members are held when the classic coordinator
 	// arms their expiry.
 	OnLoad func(groups []consumergroup.StoredGroup)
+	// OnLoadShares, if set, is handed the share groups of each partition
+	// loaded (records.Replay.ShareGroups), after OnLoad: the share
+	// group coordinator loads them (sharegroup.Coordinator.Load).
+	OnLoadShares func(groups []sharegroup.StoredGroup)
 }
 
 // topicConfigs are the offsets topic's own configs: no retention, since a
@@ -57,7 +63,7 @@ func New(rt *coordinator.Runtime, cfg Config, opts ...group.Option) (*group.Coor
 		if c, err = group.New(opts...); err != nil {
 			return nil, err
 		}
-		return shard{c, cfg.OnUnload, cfg.OnLoad}, nil
+		return shard{c, cfg.OnUnload, cfg.OnLoad, cfg.OnLoadShares}, nil
 	})
 	if err != nil {
 		return nil, nil, err
@@ -70,6 +76,7 @@ type shard struct {
 	c        *group.Coordinator
 	onUnload func(inPartition func(string) bool) // nil: none
 	onLoad   func([]consumergroup.StoredGroup)   // nil: none
+	onShares func([]sharegroup.StoredGroup)      // nil: none
 }
 
 var _ coordinator.Shard = shard{}
@@ -78,13 +85,17 @@ var _ coordinator.Shard = shard{}
 func (shard) NewState() coordinator.State { return &records.Replay{} }
 
 // Load brings back the groups of a partition just led, replayed: the
-// KIP-848 consumer groups first (OnLoad), then the classic ones, each
+// KIP-848 consumer groups first (OnLoad), the share groups
+// (OnLoadShares), then the classic ones, each
 // with its committed offsets and its last stored metadata, a group with
 // members Stable with them (group.Coordinator.Load).
 func (s shard) Load(_, _ int32, st coordinator.State) (int, error) {
 	r := st.(*records.Replay)
 	if s.onLoad != nil {
 		s.onLoad(r.ConsumerGroups())
+	}
+	if s.onShares != nil {
+		s.onShares(r.ShareGroups())
 	}
 	return s.c.Load(r.Groups())
 }

@@ -1,4 +1,4 @@
-package consumergroup
+package groupstore
 
 import (
 	"errors"
@@ -28,6 +28,6 @@ func TestStoreErrorsAsKafkaMapsThem(t *testing.T) {
 		{kerr.CoordinatorLoadInProgress, kerr.CoordinatorLoadInProgress},
 		{errors.New("closed"), kerr.NotCoordinator},
 	} {
-		assert.Equal(t, tt.want, kafkaError(tt.err), "%v", tt.err)
+		assert.Equal(t, tt.want, Error(tt.err), "%v", tt.err)
 	}
 }
