@@ -20,6 +20,10 @@ type member struct {
 	regex                  string   // subscribed regular expression, "" for none
 	assignor               string   // the server assignor it asks for, "" for none
 	rebalanceTimeout       time.Duration
+	// classic is set for a member of the classic protocol (classic.go):
+	// its session timeout and protocols; nil for a consumer-protocol
+	// member.
+	classic *ClassicMember
 
 	current         // its reconciliation (reconcile.go)
 	prevEpoch int32 // the epoch before the last change, for a lost answer

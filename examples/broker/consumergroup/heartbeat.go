@@ -225,7 +225,8 @@ func (c *Coordinator) memberLocked(g *group, req *HeartbeatRequest) (m *member, 
 		switch {
 		case m == nil && req.InstanceID != "" && g.static[req.InstanceID] != "":
 			return nil, false, kerr.FencedInstanceID
-		case m == nil:
+		case m == nil, m.classic != nil:
+			// A classic member heartbeats with the classic Heartbeat.
 			return nil, false, kerr.UnknownMemberID
 		case req.InstanceID != "" && m.instanceID != req.InstanceID:
 			return nil, false, kerr.FencedInstanceID
@@ -254,6 +255,7 @@ func (c *Coordinator) memberLocked(g *group, req *HeartbeatRequest) (m *member, 
 		// again from scratch, the recovery of an answer it lost.
 		g.setCurrentLocked(m, current{})
 		m.left = false
+		m.classic = nil // a classic member joining with the consumer protocol
 		return m, false, nil
 	}
 	m = &member{id: req.MemberID, instanceID: req.InstanceID, g: g}
