@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -97,11 +98,15 @@ func TestClassicGroupUpgrade(t *testing.T) {
 	assert.Empty(t, l.duplicates(), "records consumed twice")
 	assert.Subset(t, all, want)
 
-	// The consumer-protocol member leaves: the classic members take its
-	// partitions back.
+	// The consumer-protocol member leaves: the group is classic again,
+	// and the classic members take its partitions back.
 	w = watchOverlaps(c0, c1)
 	c2.Close()
-	eventually(t, func() bool { return sharedEqually(partitions, c0, c1) }, "the classic members share the partitions again")
+	waitBalanced(t, admin, group, partitions, c0, c1)
+	dg := describeGroup(t, admin, group)
+	assert.Equal(t, "consumer", dg.ProtocolType, "a classic group again")
+	assert.Equal(t, "cooperative-sticky", dg.Protocol)
+	assert.Equal(t, kerr.GroupIDNotFound.Code, describe848(t, admin, group).ErrorCode, "no consumer group any more")
 	more := producer.produce(records)
 	eventually(t, func() bool { return l.distinct() >= len(all)+records }, "the classic members consume the rest")
 	assert.Empty(t, w.finish(), "a partition owned twice after the consumer member left")

@@ -1,6 +1,8 @@
 package consumergroup
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -108,4 +110,70 @@ func (c *Coordinator) FromClassic(group string, generation int32, protocol strin
 	c.log.Info("classic group converted to a consumer group", zap.String("group", group), zap.Int32("epoch", generation),
 		zap.Int("members", len(g.members)))
 	return nil
+}
+
+// ClassicGroup is a consumer group left with classic members alone,
+// handed back to the classic coordinator by ToClassic: its generation
+// and its members, each with its current assignment in the
+// ConsumerProtocol.
+type ClassicGroup struct {
+	Group      string
+	Generation int32
+	Members    []ClassicGroupMember // by member id
+}
+
+// ToClassic takes group out of this coordinator if its members are all
+// classic ones (its last consumer-protocol member left, or was fenced)
+// and hands them back (Kafka's convertToClassicGroup, KIP-848's online
+// downgrade), as they are: each with its assigned partitions encoded in
+// the ConsumerProtocol at its subscription's version, the generation
+// the highest member epoch, which members at it heartbeat on until the
+// classic group's rebalance tells them to join again. The group's
+// records are tombstoned in the store; WithOnEmpty's hook is not called:
+// the group lives on, classic. It reports false, and changes nothing,
+// if the group does not exist, has no members, or has a member of the
+// consumer protocol or a static member that left for now. O(members and
+// partitions).
+func (c *Coordinator) ToClassic(group string) (ClassicGroup, bool) {
+	g := c.lookup(group, false)
+	if g == nil {
+		return ClassicGroup{}, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gone || len(g.members) == 0 {
+		return ClassicGroup{}, false
+	}
+	for _, m := range g.members {
+		if m.classic == nil || m.left {
+			return ClassicGroup{}, false
+		}
+	}
+	ts := c.cfg.topics()
+	out := ClassicGroup{Group: g.id}
+	for _, id := range slices.Sorted(maps.Keys(g.members)) {
+		m := g.members[id]
+		out.Generation = max(out.Generation, m.epoch)
+		out.Members = append(out.Members, ClassicGroupMember{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID,
+			ClientHost: m.clientHost, SessionTimeout: m.classic.SessionTimeout, RebalanceTimeout: m.rebalanceTimeout,
+			Protocols: m.classic.clone().Protocols, Assignment: encodeClassicAssignment(m.assigned, m.classic, ts)})
+	}
+	c.storeGoneLocked(g)
+	c.dropLocked(g)
+	c.log.Info("consumer group converted back to a classic group", zap.String("group", g.id),
+		zap.Int32("generation", out.Generation), zap.Int("members", len(out.Members)))
+	return out, true
+}
+
+// onlyClassicLocked reports whether g's members, one or more, are all
+// classic ones: it may go back to being a classic group.
+//
+// REQUIRES: g.mu held.
+func (g *group) onlyClassicLocked() bool {
+	for _, m := range g.members {
+		if m.classic == nil {
+			return false
+		}
+	}
+	return len(g.members) > 0
 }

@@ -265,3 +265,41 @@ func TestClassicMembersStored(t *testing.T) {
 	clk2.Advance(classicSession + time.Second)
 	assert.False(t, c2.HasClassicMember("g", "a", ""), "a's loaded session is its classic one")
 }
+
+// TestToClassic: a consumer group is handed back to the classic
+// coordinator only once its members are all classic ones, each with its
+// assignment in the ConsumerProtocol, at the highest member epoch; its
+// records are tombstoned. A session expiry that leaves classic members
+// alone calls WithOnClassicOnly's hook.
+func TestToClassic(t *testing.T) {
+	topics := newFakeTopics()
+	tp := topics.set("t", 4)
+	store := newMemStore()
+	var classicOnly []string
+	c, clk := newTestCoordinator(t, topics, WithStore(store), WithOnClassicOnly(func(g string) { classicOnly = append(classicOnly, g) }))
+	convertTestGroup(t, c, tp)
+	join(t, c, "g", "x", "t")
+	_, ok := c.ToClassic("g")
+	assert.False(t, ok, "x is a consumer-protocol member")
+
+	// x's session expires; a and b heartbeat on.
+	for range 2 {
+		clk.Advance(classicSession - time.Second)
+		require.Equal(t, kerr.RebalanceInProgress, c.ClassicHeartbeat("g", "a", "", 3))
+		require.Equal(t, kerr.RebalanceInProgress, c.ClassicHeartbeat("g", "b", "", 3))
+	}
+	assert.Equal(t, []string{"g"}, classicOnly, "x's expiry left classic members alone")
+
+	cg, ok := c.ToClassic("g")
+	require.True(t, ok)
+	assert.Equal(t, int32(3), cg.Generation, "the members' epoch")
+	require.Len(t, cg.Members, 2)
+	assert.Equal(t, "a", cg.Members[0].MemberID)
+	assert.Equal(t, map[string][]int32{"t": {0, 1}}, decodeAssigned(t, cg.Members[0].Assignment))
+	assert.Equal(t, classicSession, cg.Members[1].SessionTimeout)
+	assert.Equal(t, classicProto, cg.Members[1].Protocols[0].Name)
+	assert.False(t, c.HasMembers("g"), "the consumer group is gone")
+	assert.Empty(t, store.replay(), "its records are tombstoned")
+	_, ok = c.ToClassic("g")
+	assert.False(t, ok)
+}

@@ -31,19 +31,24 @@ type memberTimer struct {
 // has passed: its session expired, or it still has not revoked what it
 // was told to at the epoch its rebalance timeout was set.
 func (r memberTimer) Run() {
-	if r.expire() {
+	empty, classicOnly := r.expire()
+	switch {
+	case empty:
 		r.c.emptied(r.m.g.id)
+	case classicOnly && r.c.cfg.onClassicOnly != nil && !r.c.closed.Load():
+		r.c.cfg.onClassicOnly(r.m.g.id)
 	}
 }
 
 // expire is Run under the group's mutex, which it takes: it reports
-// whether it removed the group's last member.
-func (r memberTimer) expire() (empty bool) {
+// whether it removed the group's last member, or its last member of the
+// consumer protocol, leaving classic members alone.
+func (r memberTimer) expire() (empty, classicOnly bool) {
 	m, g := r.m, r.m.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.gone || g.members[m.id] != m {
-		return false // removed or replaced
+		return false, false // removed or replaced
 	}
 	now := r.c.clk.Now()
 	switch {
@@ -55,11 +60,11 @@ func (r memberTimer) expire() (empty bool) {
 		r.c.log.Info("consumer group member did not revoke its partitions within its rebalance timeout; fenced",
 			zap.String("group", g.id), zap.String("member", m.id), zap.Int32("member_epoch", m.epoch))
 	default:
-		return false // heartbeating again, or revoked
+		return false, false // heartbeating again, or revoked
 	}
 	g.removeLocked(m, r.c.tm)
 	r.c.storeQuietlyLocked(g)
-	return len(g.members) == 0
+	return len(g.members) == 0, m.classic == nil && g.onlyClassicLocked()
 }
 
 // armRebalanceLocked starts m's rebalance timeout when it has just been

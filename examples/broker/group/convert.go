@@ -84,3 +84,57 @@ func (c *Coordinator) ConvertToConsumer(group, ptype string, adopt func(Conversi
 		zap.Int32("generation", conv.Generation), zap.Int("members", len(conv.Members)))
 	return true, nil
 }
+
+// FromConsumer makes cv's members, a KIP-848 consumer group's classic
+// members left alone there, the members of the classic group of its id
+// (Kafka's ClassicGroup.fromConsumerGroup, KIP-848's online downgrade),
+// created if it does not exist (it holds the group's offsets, Empty):
+// at cv's generation, each with its assignment, and the group starts a
+// rebalance, so that their next heartbeats tell them to join again. The
+// protocol is the one every member supports that most members prefer.
+// It fails with INCONSISTENT_GROUP_PROTOCOL, changing nothing, if the
+// classic group has members, or the members share no protocol.
+// O(members).
+func (c *Coordinator) FromConsumer(cv Conversion) *kerr.Error {
+	var a after
+	defer a.run()
+	g, err := c.lockGroup(cv.Group, true, &a)
+	if g == nil {
+		return err
+	}
+	defer g.unlock()
+	if len(g.members) > 0 || len(cv.Members) == 0 {
+		return kerr.InconsistentGroupProtocol
+	}
+	for _, cm := range cv.Members {
+		m := &member{id: cm.MemberID, instanceID: cm.InstanceID, clientID: cm.ClientID, clientHost: cm.ClientHost,
+			protocols: slices.Clone(cm.Protocols), session: cm.SessionTimeout, rebalance: cm.RebalanceTimeout,
+			assignment: slices.Clone(cm.Assignment)}
+		g.addLocked(m, "consumer")
+	}
+	proto := g.selectProtocolLocked()
+	if proto == "" {
+		for _, m := range g.sortedMembersLocked() {
+			g.removeLocked(m.id, &a)
+		}
+		g.ptype, g.leader = "", ""
+		return kerr.InconsistentGroupProtocol
+	}
+	g.gen, g.proto = cv.Generation, proto
+	for _, m := range g.sortedMembersLocked() {
+		c.scheduleSessionLocked(g, m, m.session, &a)
+	}
+	// Kafka creates the group Stable, at the generation, then
+	// rebalances it: the rebalance waits for every member to join again
+	// (or its rebalance timeout), not the initial delay of an Empty
+	// group's first rebalance, whose end would remove the members that
+	// have not rejoined yet. Stable is entered directly, as the group is
+	// created in it: no transition of the state machine leads there from
+	// Empty.
+	g.disarmExpiryLocked(&a)
+	g.st, g.at = Stable, c.clk.Now()
+	c.prepareRebalanceLocked(g, "converted back from a consumer group", &a)
+	c.log.Info("consumer group handed back to the classic coordinator", zap.String("group", g.id),
+		zap.Int32("generation", g.gen), zap.Int("members", len(g.members)))
+	return nil
+}

@@ -50,3 +50,44 @@ func TestConvertToConsumer(t *testing.T) {
 	assert.False(t, found, "no members: nothing to convert")
 	assert.Nil(t, err)
 }
+
+// TestFromConsumer: a consumer group's classic members handed back make
+// a classic group at their generation, rebalancing: a heartbeat at the
+// generation is told to rejoin, and the members that rejoin within the
+// rebalance timeout, not only the initial delay, form the next
+// generation with the protocol they share.
+func TestFromConsumer(t *testing.T) {
+	c, clk := newTestCoordinator(t)
+	cm := func(id string, protos ...string) ConvertedMember {
+		return ConvertedMember{MemberID: id, ClientID: "client", SessionTimeout: testSession, RebalanceTimeout: testRebalance,
+			Protocols: protocols(protos...), Assignment: assignment(id)}
+	}
+	assert.Equal(t, kerr.InconsistentGroupProtocol, c.FromConsumer(Conversion{Group: "g", Generation: 7,
+		Members: []ConvertedMember{cm("a", "range"), cm("b", "roundrobin")}}), "no protocol in common")
+	st, members := state(t, c, "g")
+	assert.Equal(t, Empty, st)
+	assert.Empty(t, members, "a refusal adds nobody")
+
+	require.Nil(t, c.FromConsumer(Conversion{Group: "g", Generation: 7,
+		Members: []ConvertedMember{cm("a", "cooperative-sticky", "range"), cm("b", "range")}}))
+	st, members = state(t, c, "g")
+	assert.Equal(t, PreparingRebalance, st)
+	assert.ElementsMatch(t, []string{"a", "b"}, members)
+	assert.Equal(t, kerr.RebalanceInProgress, heartbeat(c, "g", JoinResult{MemberID: "a", Generation: 7}))
+	assert.Equal(t, kerr.IllegalGeneration, heartbeat(c, "g", JoinResult{MemberID: "b", Generation: 6}))
+	assert.Equal(t, kerr.InconsistentGroupProtocol, c.FromConsumer(Conversion{Group: "g", Generation: 7,
+		Members: []ConvertedMember{cm("c", "range")}}), "the classic group has members")
+
+	ja := join(c, joinReq("g", "a", "cooperative-sticky", "range"))
+	clk.Advance(2 * testDelay)
+	assert.Zero(t, ja.n(), "the rebalance waits for b past the initial delay")
+	jb := join(c, joinReq("g", "b", "range"))
+	ra, rb := ja.one(t), jb.one(t)
+	require.Nil(t, ra.Err)
+	require.Nil(t, rb.Err)
+	assert.Equal(t, int32(8), ra.Generation, "the generation after the consumer group's")
+	assert.Equal(t, "range", ra.Protocol, "the protocol both support")
+	syncAll(t, c, "g", []JoinResult{ra, rb})
+	st, _ = state(t, c, "g")
+	assert.Equal(t, Stable, st)
+}

@@ -28,6 +28,7 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
@@ -65,6 +66,13 @@ func (s *Server) handleConsumerGroupHeartbeat(r *kafkanet.Request) {
 	// Answered once the heartbeat's change of the group is durable in
 	// __consumer_offsets (consumergroup.WithStore), from the goroutine
 	// that ends its wait.
+	defer func() {
+		if hr.MemberEpoch == consumergroup.LeaveEpoch {
+			// Its last consumer-protocol member gone, a group of
+			// classic members is a classic group again.
+			s.downgradeConsumerGroupLocked(req.Group)
+		}
+	}()
 	s.consumers.Heartbeat(hr, func(out consumergroup.HeartbeatResponse, err *kerr.Error, msg string) {
 		if err != nil {
 			resp.ErrorCode, resp.ErrorMessage = err.Code, nilIfEmpty(msg)
@@ -84,6 +92,37 @@ func (s *Server) handleConsumerGroupHeartbeat(r *kafkanet.Request) {
 		}
 		r.Respond(resp)
 	})
+}
+
+// downgradeConsumerGroupLocked converts group back into a classic group
+// if its members are all classic ones now (Kafka's convertToClassicGroup)
+// and group.consumer.migration.policy allows a downgrade.
+//
+// REQUIRES: the group's groupTypes stripe held.
+func (s *Server) downgradeConsumerGroupLocked(id string) {
+	switch s.cfg.GroupConsumerMigrationPolicy {
+	case "bidirectional", "downgrade":
+	default:
+		return
+	}
+	cg, ok := s.consumers.ToClassic(id)
+	if !ok {
+		return
+	}
+	cv := group.Conversion{Group: cg.Group, Generation: cg.Generation}
+	for _, m := range cg.Members {
+		cm := group.ConvertedMember{MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID,
+			ClientHost: m.ClientHost, SessionTimeout: m.SessionTimeout, RebalanceTimeout: m.RebalanceTimeout,
+			Assignment: m.Assignment}
+		for _, p := range m.Protocols {
+			cm.Protocols = append(cm.Protocols, group.Protocol{Name: p.Name, Metadata: p.Metadata})
+		}
+		cv.Members = append(cv.Members, cm)
+	}
+	if err := s.groups.FromConsumer(cv); err != nil {
+		// Its members find no group and join again from scratch.
+		s.log.Warn("a consumer group could not go back to the classic protocol", zap.String("group", cg.Group), zap.Error(err))
+	}
 }
 
 // upgradeClassicGroup converts the classic group with members that a
