@@ -31,13 +31,29 @@ type ClassicGroupMember struct {
 // epoch; the members' next heartbeats then tell them to join again. The
 // subscription is that of protocol, the group's selected protocol. An
 // Empty consumer group of that id is replaced; one with members is
-// INCONSISTENT_GROUP_PROTOCOL. The change is appended to the store with
+// INCONSISTENT_GROUP_PROTOCOL; a member without protocols, or whose
+// subscription is not the ConsumerProtocol's, GROUP_ID_NOT_FOUND, as
+// Kafka refuses to convert a group whose embedded protocol is malformed;
+// neither changes anything. The change is appended to the store with
 // nobody waiting: the joining member's heartbeat that follows is
 // answered once it, and what came before it, is durable. O(members and
 // partitions).
 func (c *Coordinator) FromClassic(group string, generation int32, protocol string, members []ClassicGroupMember) *kerr.Error {
 	if c.closed.Load() {
 		return kerr.CoordinatorNotAvailable
+	}
+	ts := c.cfg.topics()
+	subs := make([]subscription, len(members))
+	for i, cm := range members {
+		ps := selected(cm.Protocols, protocol)
+		if len(ps) == 0 {
+			return kerr.GroupIDNotFound
+		}
+		var err error
+		if subs[i], err = decodeSubscription(ps, ts); err != nil {
+			// Kafka: "the embedded consumer protocol is malformed".
+			return kerr.GroupIDNotFound
+		}
 	}
 	c.mu.Lock()
 	old := c.groups[group]
@@ -57,27 +73,12 @@ func (c *Coordinator) FromClassic(group string, generation int32, protocol strin
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.epoch, g.targetEpoch = generation, generation
-	ts := c.cfg.topics()
-	for _, cm := range members {
-		protos := make([]ClassicProtocol, 0, len(cm.Protocols))
-		for _, p := range cm.Protocols {
-			if p.Name == protocol {
-				protos = append([]ClassicProtocol{p}, protos...)
-			} else {
-				protos = append(protos, p)
-			}
-		}
-		if len(protos) == 0 {
-			continue
-		}
+	for i, cm := range members {
 		m := &member{id: cm.MemberID, instanceID: cm.InstanceID, clientID: cm.ClientID, clientHost: cm.ClientHost,
-			rebalanceTimeout: cm.RebalanceTimeout, prevEpoch: generation, g: g,
-			classic: &ClassicMember{SessionTimeout: cm.SessionTimeout, Protocols: protos}}
-		if sub, err := decodeSubscription(protos[:1], ts); err == nil {
-			m.names = sortedUnique(sub.topics)
-			if sub.rack != nil {
-				m.rackID = *sub.rack
-			}
+			rebalanceTimeout: cm.RebalanceTimeout, prevEpoch: generation, g: g, names: sortedUnique(subs[i].topics),
+			classic: &ClassicMember{SessionTimeout: cm.SessionTimeout, Protocols: selected(cm.Protocols, protocol)}}
+		if subs[i].rack != nil {
+			m.rackID = *subs[i].rack
 		}
 		m.initTimers(c)
 		g.members[m.id] = m
@@ -176,4 +177,19 @@ func (g *group) onlyClassicLocked() bool {
 		}
 	}
 	return len(g.members) > 0
+}
+
+// selected returns protocols with protocol, the group's selected one,
+// first ("" or absent: as they are), cloned.
+func selected(protocols []ClassicProtocol, protocol string) []ClassicProtocol {
+	out := make([]ClassicProtocol, 0, len(protocols))
+	for _, p := range protocols {
+		p.Metadata = slices.Clone(p.Metadata)
+		if p.Name == protocol {
+			out = append([]ClassicProtocol{p}, out...)
+		} else {
+			out = append(out, p)
+		}
+	}
+	return out
 }

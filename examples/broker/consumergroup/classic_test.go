@@ -303,3 +303,16 @@ func TestToClassic(t *testing.T) {
 	_, ok = c.ToClassic("g")
 	assert.False(t, ok)
 }
+
+// TestFromClassicMalformed: a classic group whose members' subscription
+// is not the ConsumerProtocol's is not converted (Kafka's
+// GROUP_ID_NOT_FOUND), and nothing of it is kept.
+func TestFromClassicMalformed(t *testing.T) {
+	topics := newFakeTopics()
+	topics.set("t", 4)
+	c, _ := newTestCoordinator(t, topics)
+	err := c.FromClassic("g", 2, "range", []ClassicGroupMember{{MemberID: "a", SessionTimeout: classicSession,
+		Protocols: []ClassicProtocol{{Name: "range", Metadata: []byte("not a subscription")}}}})
+	assert.Equal(t, kerr.GroupIDNotFound, err)
+	assert.False(t, c.HasMembers("g"))
+}

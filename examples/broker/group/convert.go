@@ -133,6 +133,10 @@ func (c *Coordinator) FromConsumer(cv Conversion) *kerr.Error {
 	// Empty.
 	g.disarmExpiryLocked(&a)
 	g.st, g.at = Stable, c.clk.Now()
+	// Kafka writes the classic group's records with the conversion: a
+	// coordinator that takes the partition over finds the members here,
+	// not in the consumer group whose tombstones came just before.
+	g.storeQuietlyLocked("converted back from a consumer group", &a)
 	c.prepareRebalanceLocked(g, "converted back from a consumer group", &a)
 	c.log.Info("consumer group handed back to the classic coordinator", zap.String("group", g.id),
 		zap.Int32("generation", g.gen), zap.Int("members", len(g.members)))
