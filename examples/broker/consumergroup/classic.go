@@ -31,7 +31,10 @@ import (
 //     timeout.
 //
 // Revocation, for a classic member, is a join: the rebalance timeout
-// that fences a member slow to revoke runs for it too.
+// that fences a member slow to revoke runs for it too. So do Kafka's
+// join and sync timeouts: a member told to rejoin must join, and one
+// that joined must sync, within its rebalance timeout, or it is removed,
+// however it heartbeats meanwhile (timers.go's third task).
 
 // ClassicProtocolType is the protocol type of the classic members a
 // consumer group takes: the Java consumer's ConsumerProtocol.
@@ -224,4 +227,30 @@ func sortedUnique(names []string) []string {
 	out := append([]string{}, names...)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// awaitClassicLocked starts m's wait for its next JoinGroup or SyncGroup
+// (Kafka's consumer group join and sync timeouts for a classic member),
+// of its rebalance timeout, unless one runs and restart is false: a
+// member told to rejoin again and again is not given more time each
+// heartbeat, one that joined is given the whole timeout to sync.
+//
+// REQUIRES: m.g.mu held.
+func (c *Coordinator) awaitClassicLocked(m *member, restart bool) {
+	if m.classicDue != 0 && !restart {
+		return
+	}
+	d := max(m.rebalanceTimeout, minTimeout)
+	m.classicDue = c.clk.Now() + d
+	_, _ = c.tm.Reschedule(&m.classicWait, d) // fails only once closed
+}
+
+// stopClassicWaitLocked ends m's join or sync wait: it synced.
+//
+// REQUIRES: m.g.mu held.
+func (c *Coordinator) stopClassicWaitLocked(m *member) {
+	if m.classicDue != 0 {
+		c.tm.Cancel(&m.classicWait)
+		m.classicDue = 0
+	}
 }

@@ -160,6 +160,7 @@ func (c *Coordinator) classicJoinLocked(g *group, req *ClassicJoinRequest) (Clas
 	}
 	g.setCurrentLocked(m, next)
 	c.armRebalanceLocked(m)
+	c.awaitClassicLocked(m, true) // its SyncGroup, within its rebalance timeout
 	c.logClassic("classic member joined the consumer group", g, m)
 	return ClassicJoinResponse{MemberID: m.id, Generation: m.epoch, ProtocolType: ClassicProtocolType,
 		Protocol: req.Protocols[0].Name}, nil, m, retarget
@@ -193,11 +194,13 @@ func (c *Coordinator) ClassicSync(group, memberID, instanceID string, generation
 		protocol != nil && *protocol != m.classic.Protocols[0].Name:
 		return nil, kerr.InconsistentGroupProtocol
 	case g.epoch > m.epoch && m.state != unrevokedPartitions:
+		c.awaitClassicLocked(m, false) // its JoinGroup
 		return nil, kerr.RebalanceInProgress
 	}
 	if err := c.restartClassicSessionLocked(m); err != nil {
 		return nil, err
 	}
+	c.stopClassicWaitLocked(m)
 	return encodeClassicAssignment(m.assigned, m.classic, c.cfg.topics()), nil
 }
 
@@ -228,6 +231,7 @@ func (c *Coordinator) ClassicHeartbeat(group, memberID, instanceID string, gener
 		return err
 	}
 	if g.mustRejoinLocked(m) {
+		c.awaitClassicLocked(m, false) // its JoinGroup
 		return kerr.RebalanceInProgress
 	}
 	return nil

@@ -316,3 +316,46 @@ func TestFromClassicMalformed(t *testing.T) {
 	assert.Equal(t, kerr.GroupIDNotFound, err)
 	assert.False(t, c.HasMembers("g"))
 }
+
+// TestClassicJoinAndSyncTimeouts: a classic member told to rejoin that
+// heartbeats but does not rejoin within its rebalance timeout is
+// removed, and so is one that joins but does not sync; one that joins
+// and syncs stays.
+func TestClassicJoinAndSyncTimeouts(t *testing.T) {
+	topics := newFakeTopics()
+	tp := topics.set("t", 4)
+	c, clk := newTestCoordinator(t, topics, WithSessionTimeout(time.Minute), WithHeartbeatInterval(time.Second))
+	convertTestGroup(t, c, tp)
+	x := join(t, c, "g", "x", "t")
+
+	// a rejoins and syncs whenever told to; b is told to rejoin but never
+	// does; all heartbeat.
+	aGen, aHeld := int32(3), map[string][]int32{"t": {0, 1}}
+	require.Equal(t, kerr.RebalanceInProgress, c.ClassicHeartbeat("g", "b", "", 3), "b must rejoin")
+	for elapsed := time.Duration(0); elapsed <= testRebalance; elapsed += classicSession / 2 {
+		clk.Advance(classicSession / 2)
+		if c.ClassicHeartbeat("g", "a", "", aGen) == kerr.RebalanceInProgress {
+			jr, err := classicJoin(c, "g", "a", aHeld, "t")
+			require.Nil(t, err)
+			b, serr := c.ClassicSync("g", "a", "", jr.Generation, nil, nil)
+			require.Nil(t, serr)
+			aGen, aHeld = jr.Generation, decodeAssigned(t, b)
+		}
+		_ = c.ClassicHeartbeat("g", "b", "", 3)
+		resp, err := keepAlive(t, c, "g", "x", x.MemberEpoch)
+		require.Nil(t, err)
+		x.MemberEpoch = resp.MemberEpoch
+	}
+	assert.False(t, c.HasClassicMember("g", "b", ""), "b never rejoined within its rebalance timeout")
+	assert.True(t, c.HasClassicMember("g", "a", ""), "a rejoined and synced each time")
+
+	jr, err := classicJoin(c, "g", "a", aHeld, "t")
+	require.Nil(t, err)
+	for range (testRebalance - time.Second) / time.Second {
+		clk.Advance(time.Second)
+		require.Nil(t, c.ClassicHeartbeat("g", "a", "", jr.Generation))
+	}
+	assert.True(t, c.HasClassicMember("g", "a", ""), "a's sync is not due yet")
+	clk.Advance(2 * time.Second)
+	assert.False(t, c.HasClassicMember("g", "a", ""), "a joined but never synced")
+}

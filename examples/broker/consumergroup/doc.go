@@ -117,13 +117,13 @@
 // SyncGroup, Heartbeat and LeaveGroup (ClassicJoin, ClassicSync,
 // ClassicHeartbeat, ClassicLeave) are answered from the target
 // assignment, their assignment encoded in the ConsumerProtocol, their
-// revocation a rejoin, their session their classic session timeout. They
+// revocation a rejoin, their session their classic session timeout, and
+// a rejoin or sync they owe is due within their rebalance timeout. They
 // are stored with their classic metadata. ToClassic hands a group whose
 // members are all classic back to the classic coordinator.
 //
 // # Not implemented
 //
-// The classic members' join and sync timeouts (Kafka's, besides their
-// session), rack-aware assignment, group.consumer.max.size and the
+// Rack-aware assignment, group.consumer.max.size and the
 // client-side assignors of KIP-848 are not served.
 package consumergroup

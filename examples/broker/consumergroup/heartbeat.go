@@ -272,6 +272,7 @@ func (c *Coordinator) memberLocked(g *group, req *HeartbeatRequest) (m *member, 
 func (m *member) initTimers(c *Coordinator) {
 	m.session.Init(memberTimer{c: c, m: m})
 	m.rebalance.Init(memberTimer{c: c, m: m, rebalance: true})
+	m.classicWait.Init(memberTimer{c: c, m: m, classicWait: true})
 }
 
 // replaceStaticLocked gives the partitions, target and epoch of a static
@@ -287,6 +288,7 @@ func (c *Coordinator) replaceStaticLocked(g *group, prev *member, id string) *me
 	cur := prev.current
 	c.tm.Cancel(&prev.session)
 	c.tm.Cancel(&prev.rebalance)
+	c.tm.Cancel(&prev.classicWait)
 	g.releaseLocked(prev)
 	m.since = prev.since
 	delete(g.members, prev.id)

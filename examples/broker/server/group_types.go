@@ -53,8 +53,7 @@ import (
 //     group.FromConsumer), and rebalances as a classic group.
 //
 // Not served: the downgrade by a static classic member replacing the
-// last consumer one, the classic members' join and sync timeouts (their
-// session and rebalance timeouts apply), and the groups' maximum sizes.
+// last consumer one, and the groups' maximum sizes.
 //
 // The check and the creation are one step under groupTypes' lock of the
 // id, which every request that may create a group takes first: two
