@@ -30,8 +30,7 @@ type ClassicJoinResponse struct {
 }
 
 // HasClassicMember reports whether group is a consumer group here with
-// a classic member of that id: the server routes the member's SyncGroup,
-// Heartbeat and LeaveGroup to this coordinator then. O(1).
+// a classic member of that id, or of that instance id if not "". O(1).
 func (c *Coordinator) HasClassicMember(group, memberID, instanceID string) bool {
 	g := c.lookup(group, false)
 	if g == nil {

@@ -49,9 +49,9 @@ type config struct {
 	topics    func() Topics
 	owns      func(group string) bool // nil: every group
 	onEmpty   func(group string)      // nil: nothing
-	// onClassicOnly: nil, nothing
+	store     Store                   // nil: none, the groups live in memory alone
+	// onClassicOnly is WithOnClassicOnly's hook; nil: nothing.
 	onClassicOnly func(group string)
-	store         Store // nil: none, the groups live in memory alone
 }
 
 func defaultConfig() config {

@@ -14,7 +14,9 @@ package server
 // removed). A group that is a KIP-848 consumer group with members takes
 // the member as a classic member of it (package consumergroup's
 // ClassicJoin, Kafka's classicGroupJoinToConsumerGroup): answered at once,
-// its generation its member epoch; an empty one becomes a classic group.
+// its generation its member epoch; a static one that replaces the last
+// consumer-protocol member turns the group back into a classic one
+// (group_types.go); an empty one becomes a classic group.
 // A share group's id is
 // INCONSISTENT_GROUP_PROTOCOL too, with no member id, as Kafka answers
 // (group_types.go). group.max.size is not implemented.
@@ -41,6 +43,13 @@ func (s *Server) handleJoinGroup(r *kafkanet.Request) {
 	defer s.groupTypes.lock(req.Group)()
 	if s.consumers.HasMembers(req.Group) {
 		s.classicJoinConsumerGroup(r, req)
+		if orEmpty(req.InstanceID) != "" {
+			// A static classic member that took the place of the
+			// last consumer-protocol one leaves classic members
+			// alone: the group goes back to the classic protocol
+			// (Kafka's validateOnlineDowngradeWithReplacedMemberId).
+			s.downgradeConsumerGroupLocked(req.Group)
+		}
 		return
 	}
 	if s.share.groups.Exists(req.Group) {

@@ -52,8 +52,11 @@ import (
 //     classic members goes back (consumergroup.ToClassic, then
 //     group.FromConsumer), and rebalances as a classic group.
 //
-// Not served: the downgrade by a static classic member replacing the
-// last consumer one, and the groups' maximum sizes.
+//   - so does a static classic member that replaces the last consumer
+//     one (11_join_group.go); the group then rebalances, as after a
+//     leave, where Kafka keeps the joining member's answer.
+//
+// Not served: the groups' maximum sizes.
 //
 // The check and the creation are one step under groupTypes' lock of the
 // id, which every request that may create a group takes first: two

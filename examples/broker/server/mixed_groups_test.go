@@ -115,3 +115,30 @@ func TestMixedGroupWire(t *testing.T) {
 		})
 	}
 }
+
+// TestStaticClassicMemberReplacesLastConsumerMember: a static classic
+// member joining with the instance id of a consumer group's only member
+// (a consumer-protocol one) takes its place, and the group, now of
+// classic members alone, is a classic group again.
+func TestStaticClassicMemberReplacesLastConsumerMember(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.GroupInitialRebalance = 0 })
+	createTopic(t, s, "orders", 3)
+	c := dialRaw(t, s)
+	hb := cgHeartbeat(1, "st", "x", 0, nil)
+	hb.InstanceID = kmsg.StringPtr("i1")
+	require.Equal(t, int16(0), c.RoundTrip(hb).(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode)
+
+	jreq := classicJoinReq("st", "")
+	jreq.InstanceID = kmsg.StringPtr("i1")
+	j := c.RoundTrip(jreq).(*kmsg.JoinGroupResponse)
+	require.Equal(t, int16(0), j.ErrorCode, "%v", kerr.ErrorForCode(j.ErrorCode))
+	assert.NotEqual(t, "x", j.MemberID, "a new member id for the instance")
+	d := c.describe("st")
+	require.Equal(t, int16(0), d.ErrorCode, "a classic group again")
+	require.Len(t, d.Members, 1)
+	assert.Equal(t, j.MemberID, d.Members[0].MemberID)
+	assert.Equal(t, "i1", *d.Members[0].InstanceID)
+	cd := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cd.Groups = []string{"st"}
+	assert.Equal(t, kerr.GroupIDNotFound.Code, c.RoundTrip(cd).(*kmsg.ConsumerGroupDescribeResponse).Groups[0].ErrorCode)
+}
