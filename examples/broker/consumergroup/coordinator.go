@@ -88,6 +88,7 @@ func (c *Coordinator) dropLocked(g *group) {
 	for _, m := range g.members {
 		c.tm.Cancel(&m.session)
 		c.tm.Cancel(&m.rebalance)
+		c.tm.Cancel(&m.classicWait)
 	}
 	c.mu.Lock()
 	if c.groups[g.id] == g {

@@ -107,10 +107,23 @@
 // the new leader. What was not stored is tried again with the group's
 // next change.
 //
+// # Classic members
+//
+// A consumer group may have members of the classic protocol, as Kafka's
+// has during an online upgrade or downgrade (classic.go): FromClassic
+// makes a classic group's members the classic members of a new consumer
+// group, at the classic generation and with their classic assignments,
+// when the first consumer-protocol member joins; their JoinGroup,
+// SyncGroup, Heartbeat and LeaveGroup (ClassicJoin, ClassicSync,
+// ClassicHeartbeat, ClassicLeave) are answered from the target
+// assignment, their assignment encoded in the ConsumerProtocol, their
+// revocation a rejoin, their session their classic session timeout, and
+// a rejoin or sync they owe is due within their rebalance timeout. They
+// are stored with their classic metadata. ToClassic hands a group whose
+// members are all classic back to the classic coordinator.
+//
 // # Not implemented
 //
-// Classic members in a consumer group (Kafka's upgrade and downgrade of a
-// group between the protocols), rack-aware assignment,
-// group.consumer.max.size and the client-side assignors of KIP-848 are
-// not served.
+// Rack-aware assignment, group.consumer.max.size and the
+// client-side assignors of KIP-848 are not served.
 package consumergroup

@@ -19,6 +19,10 @@ type member struct {
 	regex                  string   // subscribed regular expression, "" for none
 	assignor               string   // the server assignor it asks for, "" for none
 	rebalanceTimeout       time.Duration
+	// classic is set for a member of the classic protocol (classic.go):
+	// its session timeout and protocols; nil for a consumer-protocol
+	// member.
+	classic *ClassicMember
 
 	current         // its reconciliation (reconcile.go)
 	prevEpoch int32 // the epoch before the last change, for a lost answer
@@ -33,7 +37,12 @@ type member struct {
 	rebalance      timer.Task
 	rebalanceDue   time.Duration // 0: no rebalance timeout running
 	rebalanceEpoch int32         // the epoch the rebalance timeout was set at
-	stored         *StoredMember // as last appended to the store; nil: never
+	// classicWait is a classic member's wait for its next JoinGroup
+	// (told to rejoin) or SyncGroup (joined), due at classicDue (0: none
+	// running): Kafka's join and sync timeouts (classic.go).
+	classicWait timer.Task
+	classicDue  time.Duration
+	stored      *StoredMember // as last appended to the store; nil: never
 
 	g *group
 }
@@ -257,6 +266,7 @@ func (g *group) computeTargetLocked(ts Topics, assignors []string) {
 func (g *group) removeLocked(m *member, tm *timer.Timer) {
 	tm.Cancel(&m.session)
 	tm.Cancel(&m.rebalance)
+	tm.Cancel(&m.classicWait)
 	g.releaseLocked(m)
 	delete(g.members, m.id)
 	delete(g.target, m.id)

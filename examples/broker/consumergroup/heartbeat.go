@@ -227,7 +227,8 @@ func (c *Coordinator) memberLocked(g *group, req *HeartbeatRequest) (m *member, 
 		switch {
 		case m == nil && req.InstanceID != "" && g.static[req.InstanceID] != "":
 			return nil, false, kerr.FencedInstanceID
-		case m == nil:
+		case m == nil, m.classic != nil:
+			// A classic member heartbeats with the classic Heartbeat.
 			return nil, false, kerr.UnknownMemberID
 		case req.InstanceID != "" && m.instanceID != req.InstanceID:
 			return nil, false, kerr.FencedInstanceID
@@ -256,6 +257,7 @@ func (c *Coordinator) memberLocked(g *group, req *HeartbeatRequest) (m *member, 
 		// again from scratch, the recovery of an answer it lost.
 		g.setCurrentLocked(m, current{})
 		m.left = false
+		m.classic = nil // a classic member joining with the consumer protocol
 		return m, false, nil
 	}
 	m = &member{id: req.MemberID, instanceID: req.InstanceID, g: g}
@@ -272,6 +274,7 @@ func (c *Coordinator) memberLocked(g *group, req *HeartbeatRequest) (m *member, 
 func (m *member) initTimers(c *Coordinator) {
 	m.session.Init(memberTimer{c: c, m: m})
 	m.rebalance.Init(memberTimer{c: c, m: m, rebalance: true})
+	m.classicWait.Init(memberTimer{c: c, m: m, classicWait: true})
 }
 
 // replaceStaticLocked gives the partitions, target and epoch of a static
@@ -287,6 +290,7 @@ func (c *Coordinator) replaceStaticLocked(g *group, prev *member, id string) *me
 	cur := prev.current
 	c.tm.Cancel(&prev.session)
 	c.tm.Cancel(&prev.rebalance)
+	c.tm.Cancel(&prev.classicWait)
 	g.releaseLocked(prev)
 	m.since = prev.since
 	delete(g.members, prev.id)

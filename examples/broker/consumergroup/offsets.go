@@ -75,6 +75,11 @@ func (c *Coordinator) validateOffsets(group, memberID string, memberEpoch int32,
 		return true, kerr.UnknownMemberID, nil
 	case m.epoch == memberEpoch:
 		return true, nil, nil
+	case m.classic != nil:
+		// A classic member commits at its generation, its epoch: any
+		// other is the classic protocol's ILLEGAL_GENERATION (Kafka's
+		// validateOffsetCommit for a member of the classic protocol).
+		return true, kerr.IllegalGeneration, nil
 	case memberEpoch > m.epoch || !byPartition:
 		return true, kerr.StaleMemberEpoch, nil
 	}

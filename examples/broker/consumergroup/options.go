@@ -50,6 +50,8 @@ type config struct {
 	owns      func(group string) bool // nil: every group
 	onEmpty   func(group string)      // nil: nothing
 	store     Store                   // nil: none, the groups live in memory alone
+	// onClassicOnly is WithOnClassicOnly's hook; nil: nothing.
+	onClassicOnly func(group string)
 }
 
 func defaultConfig() config {
@@ -133,3 +135,15 @@ func WithOnEmpty(f func(group string)) Option {
 // coordinator that takes the groups over loads them (Load). Default: none,
 // and a group lives in this coordinator's memory alone.
 func WithStore(s Store) Option { return optionFunc(func(c *config) { c.store = s }) }
+
+// WithOnClassicOnly sets what is called, with no lock held, when a
+// timeout (a session, a rebalance timeout) removes a group's last member
+// of the consumer protocol and leaves it classic members alone: the
+// broker's converts it back to a classic group (ToClassic), as Kafka's
+// online downgrade does when it fences the last such member. A leave
+// that does so is the caller's to see (ToClassic after the heartbeat).
+// Default: nothing, and the group stays a consumer group of classic
+// members.
+func WithOnClassicOnly(f func(group string)) Option {
+	return optionFunc(func(c *config) { c.onClassicOnly = f })
+}

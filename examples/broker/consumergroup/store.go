@@ -63,6 +63,10 @@ type StoredMember struct {
 	// Since is the epoch each partition it holds was given to it at
 	// (KIP-1251's assignment epochs).
 	Since map[TopicID]map[int32]int32
+	// Classic is a classic member's session timeout and protocols
+	// (Kafka's classic_member_metadata); nil for a consumer-protocol
+	// member.
+	Classic *ClassicMember
 }
 
 // storedMetaLocked returns g's metadata as a store keeps it.
@@ -92,7 +96,7 @@ func (g *group) storedLocked(m *member) StoredMember {
 		Names: slices.Clone(m.names), Regex: m.regex, Assignor: m.assignor, RebalanceTimeout: m.rebalanceTimeout,
 		Epoch: m.epoch, PrevEpoch: m.prevEpoch, Left: m.left,
 		Assigned: orEmpty(m.assigned.clone()), Revoking: orEmpty(m.revoking.clone()), Target: orEmpty(g.target[m.id].clone()),
-		Since: since,
+		Since: since, Classic: m.classic.clone(),
 	}
 }
 
@@ -110,7 +114,7 @@ func (s *StoredMember) Equal(o *StoredMember) bool {
 		s.ClientHost != o.ClientHost || !slices.Equal(s.Names, o.Names) || s.Regex != o.Regex || s.Assignor != o.Assignor ||
 		s.RebalanceTimeout != o.RebalanceTimeout || s.Epoch != o.Epoch || s.PrevEpoch != o.PrevEpoch || s.Left != o.Left ||
 		!s.Assigned.equal(o.Assigned) || !s.Revoking.equal(o.Revoking) || !s.Target.equal(o.Target) ||
-		len(s.Since) != len(o.Since) {
+		len(s.Since) != len(o.Since) || !s.Classic.equal(o.Classic) {
 		return false
 	}
 	for id, ps := range s.Since {
@@ -243,7 +247,7 @@ func (c *Coordinator) Load(groups []StoredGroup) (int, error) {
 func (c *Coordinator) loadMemberLocked(g *group, sm StoredMember) {
 	m := &member{id: sm.MemberID, instanceID: sm.InstanceID, rackID: sm.RackID, clientID: sm.ClientID,
 		clientHost: sm.ClientHost, names: slices.Clone(sm.Names), regex: sm.Regex, assignor: sm.Assignor,
-		rebalanceTimeout: sm.RebalanceTimeout, prevEpoch: sm.PrevEpoch, left: sm.Left, g: g}
+		rebalanceTimeout: sm.RebalanceTimeout, prevEpoch: sm.PrevEpoch, left: sm.Left, classic: sm.Classic.clone(), g: g}
 	m.initTimers(c)
 	g.members[m.id] = m
 	if m.instanceID != "" {
@@ -255,8 +259,12 @@ func (c *Coordinator) loadMemberLocked(g *group, sm StoredMember) {
 		assigned: orEmpty(sm.Assigned.clone()), revoking: orEmpty(sm.Revoking.clone())})
 	stored := g.storedLocked(m)
 	m.stored = &stored
-	m.sessionDue = c.clk.Now() + c.cfg.session
-	_, _ = c.tm.Reschedule(&m.session, c.cfg.session) // fails only once closed
+	if m.classic != nil {
+		_ = c.restartClassicSessionLocked(m) // fails only once closed
+	} else {
+		m.sessionDue = c.clk.Now() + c.cfg.session
+		_, _ = c.tm.Reschedule(&m.session, c.cfg.session) // fails only once closed
+	}
 	if !m.left {
 		c.armRebalanceLocked(m)
 	}

@@ -2,8 +2,8 @@ package consumergroup
 
 import "go.uber.org/zap"
 
-// Each member has two timer tasks of the coordinator's timer, embedded in
-// it, as Kafka's CoordinatorTimer keys one task per member and kind:
+// Each member has three timer tasks of the coordinator's timer, embedded
+// in it, as Kafka's CoordinatorTimer keys one task per member and kind:
 //
 //   - its session: every heartbeat moves it group.consumer.session.timeout.ms
 //     ahead (Timer.Reschedule, O(1)); when it fires the member is removed
@@ -12,41 +12,57 @@ import "go.uber.org/zap"
 //     when it is told to revoke at an epoch, cancelled once it has; when
 //     it fires the member is removed (fenced), so that a consumer stuck
 //     in its revocation does not hold the group back for ever.
+//   - a classic member's join or sync timeout (classic.go): set, for its
+//     rebalance timeout, when it is told to rejoin (unless running) and
+//     again when it joins; cancelled when it syncs; when it fires the
+//     member is removed, as one that heartbeats but never rejoins would
+//     hold its partitions for ever.
 //
 // A task that fires runs with no lock held and takes the group's mutex.
 // A heartbeat may move the task again just as it fires: the task then
-// finds its due time (sessionDue, rebalanceDue) still ahead, or its member
+// finds its due time (sessionDue, rebalanceDue, classicDue) still ahead, or its member
 // gone or replaced, and does nothing. Nothing scans the members: a timeout
 // costs O(1) on the timer whatever the number of members.
 
-// memberTimer is one of a member's two tasks: its session, or its
-// rebalance timeout.
+// memberTimer is one of a member's three tasks: its session, its
+// rebalance timeout, or its classic join or sync timeout.
 type memberTimer struct {
-	c         *Coordinator
-	m         *member
-	rebalance bool
+	c           *Coordinator
+	m           *member
+	rebalance   bool
+	classicWait bool // a classic member's join or sync timeout
 }
 
 // Run removes the member if the timeout is still its current one and
 // has passed: its session expired, or it still has not revoked what it
 // was told to at the epoch its rebalance timeout was set.
 func (r memberTimer) Run() {
-	if r.expire() {
+	empty, classicOnly := r.expire()
+	switch {
+	case empty:
 		r.c.emptied(r.m.g.id)
+	case classicOnly && r.c.cfg.onClassicOnly != nil && !r.c.closed.Load():
+		r.c.cfg.onClassicOnly(r.m.g.id)
 	}
 }
 
 // expire is Run under the group's mutex, which it takes: it reports
-// whether it removed the group's last member.
-func (r memberTimer) expire() (empty bool) {
+// whether it removed the group's last member, or its last member of the
+// consumer protocol, leaving classic members alone.
+func (r memberTimer) expire() (empty, classicOnly bool) {
 	m, g := r.m, r.m.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.gone || g.members[m.id] != m {
-		return false // removed or replaced
+		return false, false // removed or replaced
 	}
 	now := r.c.clk.Now()
 	switch {
+	case r.classicWait && m.classicDue != 0 && now >= m.classicDue:
+		r.c.log.Info("classic consumer group member did not join or sync within its rebalance timeout; fenced",
+			zap.String("group", g.id), zap.String("member", m.id), zap.Int32("member_epoch", m.epoch))
+	case r.classicWait:
+		return false, false // joined or synced meanwhile
 	case !r.rebalance && now >= m.sessionDue:
 		r.c.log.Info("consumer group member's session expired", zap.String("group", g.id), zap.String("member", m.id),
 			zap.String("instance_id", m.instanceID))
@@ -55,11 +71,11 @@ func (r memberTimer) expire() (empty bool) {
 		r.c.log.Info("consumer group member did not revoke its partitions within its rebalance timeout; fenced",
 			zap.String("group", g.id), zap.String("member", m.id), zap.Int32("member_epoch", m.epoch))
 	default:
-		return false // heartbeating again, or revoked
+		return false, false // heartbeating again, or revoked
 	}
 	g.removeLocked(m, r.c.tm)
 	r.c.storeQuietlyLocked(g)
-	return len(g.members) == 0
+	return len(g.members) == 0, m.classic == nil && g.onlyClassicLocked()
 }
 
 // armRebalanceLocked starts m's rebalance timeout when it has just been

@@ -155,6 +155,17 @@
 // CompleteTxn for a partition that is loaded: a marker appended while the
 // partition loads must wait for the load.
 //
+// # Conversion to and from a consumer group
+//
+// A classic group with members of protocol type "consumer" hands them to
+// the KIP-848 coordinator when a consumer-protocol member joins
+// (ConvertToConsumer, Kafka's online upgrade): their waiting JoinGroup
+// and SyncGroup are answered REBALANCE_IN_PROGRESS and the group goes
+// Empty, keeping the offsets. FromConsumer takes them back when the
+// consumer group has classic members alone (the downgrade): Stable at
+// their generation, then rebalancing, as Kafka's fromConsumerGroup
+// (convert.go).
+//
 // # Size
 //
 // About 3.8k lines, above the 3k this project's packages keep to: Kafka's

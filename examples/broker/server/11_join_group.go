@@ -11,10 +11,13 @@ package server
 // assignment (KIP-814). A join that waits for its rebalance is an operation
 // in the coordinator's Rebalance purgatory tied to the connection: if the
 // client goes away meanwhile, its join is withdrawn (a new member is
-// removed). A group that is a KIP-848 consumer group with members is
-// answered INCONSISTENT_GROUP_PROTOCOL (a classic member does not join
-// it: Kafka's conversion between protocols is not served); an empty one
-// becomes a classic group. A share group's id is
+// removed). A group that is a KIP-848 consumer group with members takes
+// the member as a classic member of it (package consumergroup's
+// ClassicJoin, Kafka's classicGroupJoinToConsumerGroup): answered at once,
+// its generation its member epoch; a static one that replaces the last
+// consumer-protocol member turns the group back into a classic one
+// (group_types.go); an empty one becomes a classic group.
+// A share group's id is
 // INCONSISTENT_GROUP_PROTOCOL too, with no member id, as Kafka answers
 // (group_types.go). group.max.size is not implemented.
 //
@@ -26,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
 	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/internal/kafkanet"
 )
@@ -37,11 +41,20 @@ func (s *Server) handleJoinGroup(r *kafkanet.Request) {
 	// The check and the join, which may create the group, are one step
 	// (group_types.go).
 	defer s.groupTypes.lock(req.Group)()
-	if s.consumers.HasMembers(req.Group) || s.share.groups.Exists(req.Group) {
-		// A KIP-848 group's members are all of the consumer protocol
-		// here: Kafka would convert the group (its upgrade and
-		// downgrade), which is not served. A share group is never
-		// joined by a classic member (Kafka's classicGroupJoin).
+	if s.consumers.HasMembers(req.Group) {
+		s.classicJoinConsumerGroup(r, req)
+		if orEmpty(req.InstanceID) != "" {
+			// A static classic member that took the place of the
+			// last consumer-protocol one leaves classic members
+			// alone: the group goes back to the classic protocol
+			// (Kafka's validateOnlineDowngradeWithReplacedMemberId).
+			s.downgradeConsumerGroupLocked(req.Group)
+		}
+		return
+	}
+	if s.share.groups.Exists(req.Group) {
+		// A share group is never joined by a classic member (Kafka's
+		// classicGroupJoin).
 		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 		resp.ErrorCode = kerr.InconsistentGroupProtocol.Code
 		r.Respond(resp)
@@ -86,4 +99,33 @@ func (s *Server) handleJoinGroup(r *kafkanet.Request) {
 		}
 		r.Respond(resp)
 	}, groupWaiter{r})
+}
+
+// classicJoinConsumerGroup joins a classic member to the KIP-848 consumer
+// group of its id, which has members (group_types.go).
+func (s *Server) classicJoinConsumerGroup(r *kafkanet.Request, req *kmsg.JoinGroupRequest) {
+	jr := consumergroup.ClassicJoinRequest{
+		Group: req.Group, MemberID: req.MemberID, InstanceID: orEmpty(req.InstanceID),
+		ClientID: r.ClientID, ClientHost: clientHost(r), ProtocolType: req.ProtocolType,
+		SessionTimeout: msDuration(req.SessionTimeoutMillis), RebalanceTimeout: msDuration(req.RebalanceTimeoutMillis),
+		RequireKnownMemberID: req.Version >= 4 && orEmpty(req.InstanceID) == "",
+	}
+	if req.Version == 0 {
+		jr.RebalanceTimeout = jr.SessionTimeout
+	}
+	for _, p := range req.Protocols {
+		jr.Protocols = append(jr.Protocols, consumergroup.ClassicProtocol{Name: p.Name, Metadata: p.Metadata})
+	}
+	s.consumers.ClassicJoin(jr, func(res consumergroup.ClassicJoinResponse, err *kerr.Error) {
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.MemberID, resp.Generation = res.MemberID, res.Generation
+		if err != nil {
+			resp.ErrorCode = err.Code
+			r.Respond(resp)
+			return
+		}
+		// The coordinator assigns: no member leads.
+		resp.ProtocolType, resp.Protocol = &res.ProtocolType, &res.Protocol
+		r.Respond(resp)
+	})
 }

@@ -6,7 +6,10 @@ package server
 // waits for it without blocking anything (its answer is parked on the
 // member, as in Kafka). v3 brings static members' instance ids, v5 the
 // protocol type and name, checked against the group's
-// (INCONSISTENT_GROUP_PROTOCOL) and returned.
+// (INCONSISTENT_GROUP_PROTOCOL) and returned. A classic member of a
+// KIP-848 consumer group syncs there (package consumergroup's
+// ClassicSync): answered at once with its assignment, which the
+// coordinator computed, in the ConsumerProtocol.
 //
 // Authorization (authz.go): READ on the group, else
 // GROUP_AUTHORIZATION_FAILED.
@@ -22,6 +25,21 @@ func init() { serve(kmsg.SyncGroup, 0, 5, groupRouted((*Server).handleSyncGroup)
 
 func (s *Server) handleSyncGroup(r *kafkanet.Request) {
 	req := r.Msg.(*kmsg.SyncGroupRequest)
+	// Which coordinator has the group does not change meanwhile
+	// (group_types.go): a conversion takes the same lock.
+	defer s.groupTypes.lock(req.Group)()
+	if s.consumers.HasMembers(req.Group) {
+		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+		b, err := s.consumers.ClassicSync(req.Group, req.MemberID, orEmpty(req.InstanceID), req.Generation, req.ProtocolType, req.Protocol)
+		if err != nil {
+			resp.ErrorCode = err.Code
+		} else {
+			resp.MemberAssignment = b
+			resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol
+		}
+		r.Respond(resp)
+		return
+	}
 	sr := group.SyncRequest{
 		Group:        req.Group,
 		MemberID:     req.MemberID,

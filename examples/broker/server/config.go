@@ -213,6 +213,13 @@ type Config struct {
 	GroupConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms
 	GroupConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
 	GroupConsumerAssignors         []string      // group.consumer.assignors
+	// GroupConsumerMigrationPolicy is group.consumer.migration.policy:
+	// whether a classic group with members becomes a consumer group when
+	// a consumer-protocol member joins it (bidirectional, upgrade), or
+	// refuses it (downgrade, disabled). The downgrade back is not
+	// served: a consumer group whose last consumer-protocol member left
+	// keeps its classic members (group_types.go).
+	GroupConsumerMigrationPolicy string
 
 	// QuotaWindowNum and QuotaWindowSize are Kafka's quota.window.num
 	// and quota.window.size.seconds: a client's token bucket holds their
@@ -295,6 +302,7 @@ func Default() Config {
 		GroupConsumerSessionTimeout:    consumergroup.DefaultSessionTimeout,
 		GroupConsumerHeartbeatInterval: consumergroup.DefaultHeartbeatInterval,
 		GroupConsumerAssignors:         slices.Clone(consumergroup.DefaultAssignors),
+		GroupConsumerMigrationPolicy:   "bidirectional",
 
 		BrokerHeartbeatInterval:   2 * time.Second,
 		BrokerSessionTimeout:      9 * time.Second,
@@ -349,6 +357,8 @@ func (c *Config) validate() error {
 		return errors.New("group.consumer.heartbeat.interval.ms must be positive and below group.consumer.session.timeout.ms")
 	case !knownAssignors(c.GroupConsumerAssignors):
 		return fmt.Errorf("group.consumer.assignors: %v, must name one or more of uniform and range", c.GroupConsumerAssignors)
+	case !slices.Contains([]string{"bidirectional", "upgrade", "downgrade", "disabled"}, c.GroupConsumerMigrationPolicy):
+		return fmt.Errorf("group.consumer.migration.policy: %q, must be bidirectional, upgrade, downgrade or disabled", c.GroupConsumerMigrationPolicy)
 	case c.MaxConnections < -1 || c.MaxConnectionsPerIP < 0 || c.MaxBrokerPartitions < -1:
 		return errors.New("max.connections and max.broker.partitions must be -1 (derived) or at least 0, max.connections.per.ip at least 0")
 	case c.QueuedMaxRequestBytes == 0 || c.QueuedMaxRequestBytes < -1:
@@ -486,6 +496,7 @@ func (c *Config) settings() []setting {
 		durationSetting("group.max.session.timeout.ms", "largest session timeout a member may ask for", &c.GroupMaxSessionTimeout, ms),
 		durationSetting("group.consumer.session.timeout.ms", "session timeout of a KIP-848 consumer group's members", &c.GroupConsumerSessionTimeout, ms),
 		durationSetting("group.consumer.heartbeat.interval.ms", "heartbeat interval a KIP-848 consumer group's members are told to keep", &c.GroupConsumerHeartbeatInterval, ms),
+		stringSetting("group.consumer.migration.policy", "whether a classic group with members becomes a KIP-848 consumer group when a consumer-protocol member joins it: bidirectional or upgrade; downgrade or disabled refuse it", &c.GroupConsumerMigrationPolicy),
 		stringListSetting("group.consumer.assignors", "assignors a KIP-848 consumer group's members may ask for (uniform, range), the first for those that name none", &c.GroupConsumerAssignors),
 		durationSetting("offsets.retention.minutes", "how long an empty group's committed offsets are kept", &c.OffsetsRetention, min),
 		durationSetting("transactional.id.expiration.ms", "how long an idle transactional id, and an idle producer id's state, is kept", &c.TransactionalIDExpiry, ms),

@@ -35,6 +35,12 @@ func (s *Server) newConsumerGroups(cfg Config, log *zap.Logger) (*consumergroup.
 		// before the metadata log opens, so before any request.
 		consumergroup.WithOwner(func(group string) bool { return s.offsets.Owns(group) }),
 		consumergroup.WithOnEmpty(s.consumerGroupEmptied),
+		// A group whose last consumer-protocol member timed out goes
+		// back to the classic protocol (68_consumer_group_heartbeat.go).
+		consumergroup.WithOnClassicOnly(func(id string) {
+			defer s.groupTypes.lock(id)()
+			s.downgradeConsumerGroupLocked(id)
+		}),
 		// Its groups' records go to their offsets partitions, as the
 		// classic coordinator's (s.offsets, set likewise).
 		consumergroup.WithStore(service.ConsumerStore(func() *coordinator.Topic { return s.offsets })),

@@ -96,8 +96,10 @@ func TestConsumerGroupHeartbeatWire(t *testing.T) {
 	assert.Equal(t, kerr.StaleMemberEpoch.Code, fetch(7))
 	assert.Equal(t, []int64{10, 11, -1}, fetchOffsets(t, c, 8, "g", "orders", 0, 1, 2), "the member's commit")
 
-	// One protocol per group: a classic member does not join it, nor a
-	// consumer member a classic group with members.
+	// A classic member whose subscription is not the ConsumerProtocol's
+	// does not join it, nor does a consumer member convert a classic group
+	// whose members' subscriptions are not (Kafka's malformed embedded
+	// protocol).
 	j := c.RoundTrip(joinGroupReq(9, "g", "")).(*kmsg.JoinGroupResponse)
 	assert.Equal(t, kerr.InconsistentGroupProtocol.Code, j.ErrorCode)
 	c.stable("classic")

@@ -33,14 +33,37 @@ import (
 // consumer member joining a classic group without members takes its id
 // over, as Kafka converts empty groups between the two protocols; the
 // consumer group's offsets stay in the classic coordinator's Empty group
-// of its id either way (package consumergroup). A consumer group with
-// members refuses classic members (11_join_group.go), a classic group
-// with members consumer ones (68_consumer_group_heartbeat.go).
+// of its id either way (package consumergroup).
+//
+// Groups with members are converted as in Kafka's online upgrade and
+// downgrade (KIP-848), as group.consumer.migration.policy allows
+// (bidirectional by default; upgrade, downgrade, disabled):
+//
+//   - a consumer member joining a classic group with members of protocol
+//     type "consumer" converts it (68_consumer_group_heartbeat.go:
+//     group.ConvertToConsumer hands the members to
+//     consumergroup.FromClassic); they are the consumer group's classic
+//     members from then on, and their JoinGroup, SyncGroup, Heartbeat and
+//     LeaveGroup go to the consumer coordinator while the consumer group
+//     has members. A group whose members' subscriptions are not the
+//     ConsumerProtocol's, or a refusing policy, is GROUP_ID_NOT_FOUND.
+//   - when its last consumer member leaves (its heartbeat at epoch -1) or
+//     times out (consumergroup.WithOnClassicOnly), a consumer group of
+//     classic members goes back (consumergroup.ToClassic, then
+//     group.FromConsumer), and rebalances as a classic group.
+//
+//   - so does a static classic member that replaces the last consumer
+//     one (11_join_group.go); the group then rebalances, as after a
+//     leave, where Kafka keeps the joining member's answer.
+//
+// Not served: the groups' maximum sizes.
 //
 // The check and the creation are one step under groupTypes' lock of the
 // id, which every request that may create a group takes first: two
 // requests of different types racing for a new id cannot both create
-// their group. Lock order: a groupTypes stripe, then any coordinator's
+// their group. SyncGroup, Heartbeat and LeaveGroup take it too, so that a
+// conversion does not pass between their choice of coordinator and
+// their call. Lock order: a groupTypes stripe, then any coordinator's
 // locks; nothing takes a stripe with a coordinator's lock held.
 
 // groupTypeStripes is the number of groupTypes' mutexes: requests that

@@ -28,7 +28,11 @@ package records
 //     static member that left for now; header "epochs", an
 //     OffsetCommitRequest version 10 whose generation is its previous
 //     epoch and whose partitions are those it holds, each with the epoch
-//     it got it at (its assignment epoch) as committed leader epoch.
+//     it got it at (its assignment epoch) as committed leader epoch;
+//     for a classic member of the group (an online upgrade's), header
+//     "classic", a JoinGroupRequest version 5 with its session timeout,
+//     protocol type "consumer" and its protocols (Kafka's
+//     classic_member_metadata).
 //   - a null value: the member left, or the group is gone (its members
 //     with it).
 //
@@ -59,10 +63,12 @@ const (
 	describeVersion  = 0  // ConsumerGroupDescribeResponse's
 	heartbeatVersion = 1  // ConsumerGroupHeartbeatRequest's
 	epochsVersion    = 10 // OffsetCommitRequest's, the first by topic id
+	classicVersion   = 5  // JoinGroupRequest's
 
 	topicsHashHeader = "topics-hash"
 	heartbeatHeader  = "heartbeat"
 	epochsHeader     = "epochs"
+	classicHeader    = "classic"
 )
 
 var consumerKeys = membershipKeys{consumerGroupKeyVersion, consumerMemberKeyVersion}
@@ -124,10 +130,24 @@ func consumerMemberRecord(g string, sm *consumergroup.StoredMember) kmsg.Record 
 		}
 		ep.Topics = append(ep.Topics, t)
 	}
-	return kmsg.Record{Key: consumerKeys.memberKey(g, sm.MemberID), Value: v.AppendTo(nil), Headers: []kmsg.Header{
+	rec := kmsg.Record{Key: consumerKeys.memberKey(g, sm.MemberID), Value: v.AppendTo(nil), Headers: []kmsg.Header{
 		{Key: heartbeatHeader, Value: hb.AppendTo(nil)},
 		{Key: epochsHeader, Value: ep.AppendTo(nil)},
 	}}
+	if sm.Classic != nil {
+		jg := kmsg.NewJoinGroupRequest()
+		jg.Version, jg.Group, jg.MemberID, jg.InstanceID = classicVersion, g, sm.MemberID, nilIfEmpty(sm.InstanceID)
+		jg.SessionTimeoutMillis = int32(sm.Classic.SessionTimeout.Milliseconds())
+		jg.RebalanceTimeoutMillis = int32(sm.RebalanceTimeout.Milliseconds())
+		jg.ProtocolType = consumergroup.ClassicProtocolType
+		for _, p := range sm.Classic.Protocols {
+			jp := kmsg.NewJoinGroupRequestProtocol()
+			jp.Name, jp.Metadata = p.Name, p.Metadata
+			jg.Protocols = append(jg.Protocols, jp)
+		}
+		rec.Headers = append(rec.Headers, kmsg.Header{Key: classicHeader, Value: jg.AppendTo(nil)})
+	}
+	return rec
 }
 
 func wireAssignment(a consumergroup.Assignment) kmsg.Assignment {
@@ -252,6 +272,17 @@ func decodeConsumerMember(r kmsg.Record) (g, id string, sm *consumergroup.Stored
 	for _, t := range hb.Topics {
 		if len(t.Partitions) > 0 {
 			sm.Revoking[t.TopicID] = slices.Clone(t.Partitions)
+		}
+	}
+	if cv, ok := header(r, classicHeader); ok {
+		jg := kmsg.NewJoinGroupRequest()
+		jg.Version = classicVersion
+		if err := jg.ReadFrom(cv); err != nil {
+			return "", "", nil, bad("classic metadata", err)
+		}
+		sm.Classic = &consumergroup.ClassicMember{SessionTimeout: time.Duration(jg.SessionTimeoutMillis) * time.Millisecond}
+		for _, p := range jg.Protocols {
+			sm.Classic.Protocols = append(sm.Classic.Protocols, consumergroup.ClassicProtocol{Name: p.Name, Metadata: p.Metadata})
 		}
 	}
 	if ev, ok := header(r, epochsHeader); ok {

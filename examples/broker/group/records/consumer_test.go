@@ -16,8 +16,9 @@ var (
 	topicB = consumergroup.TopicID{2}
 )
 
-// consumerGroup is a KIP-848 group mid-rebalance: a dynamic member that
-// must revoke a partition, and a static member that left for now.
+// consumerGroup is a KIP-848 group mid-rebalance: a dynamic member of
+// the classic protocol that must revoke a partition, and a static member
+// that left for now.
 func consumerGroup(name string, epoch int32) consumergroup.StoredGroup {
 	return consumergroup.StoredGroup{
 		Group: name, Epoch: epoch, TargetEpoch: epoch, Assignor: "uniform", TopicsHash: 0xfedcba9876543210,
@@ -26,7 +27,9 @@ func consumerGroup(name string, epoch int32) consumergroup.StoredGroup {
 				RebalanceTimeout: 30 * time.Second, Epoch: epoch - 1, PrevEpoch: epoch - 2,
 				Assigned: consumergroup.Assignment{topicA: {0, 1}}, Revoking: consumergroup.Assignment{topicB: {3}},
 				Target: consumergroup.Assignment{topicA: {0, 1}},
-				Since:  map[consumergroup.TopicID]map[int32]int32{topicA: {0: 1, 1: epoch - 1}, topicB: {3: 1}}},
+				Since:  map[consumergroup.TopicID]map[int32]int32{topicA: {0: 1, 1: epoch - 1}, topicB: {3: 1}},
+				Classic: &consumergroup.ClassicMember{SessionTimeout: 45 * time.Second, Protocols: []consumergroup.ClassicProtocol{
+					{Name: "cooperative-sticky", Metadata: []byte{0, 3, 1}}, {Name: "range", Metadata: []byte{0, 1}}}}},
 			{MemberID: "s1", InstanceID: "i1", RackID: "r1", ClientID: "c2", ClientHost: "/127.0.0.2", Names: []string{},
 				Regex: "b.*", RebalanceTimeout: time.Minute, Epoch: epoch, PrevEpoch: epoch - 1, Left: true,
 				Assigned: consumergroup.Assignment{topicB: {0, 1, 2}}, Revoking: consumergroup.Assignment{},
