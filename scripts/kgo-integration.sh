@@ -67,11 +67,9 @@
 # TestConsumeRegexShareSkipsInternal, against the broker's ShareFetch and
 # ShareAcknowledge v2, and pass against one broker and, with CLUSTER=1,
 # against three (a group's configs, share.auto.offset.reset earliest, are
-# in the metadata log, which the partitions' leaders read; with the whole
-# suite, TestShareGroupETL is left out; with PROXY=1 they run through the
-# proxy, which forwards the IncrementalAlterConfigs that sets a group's
-# config, and with the whole suite TestShareGroupETL is left out there
-# too, see the -skip below):
+# in the metadata log, which the partitions' leaders read; with PROXY=1
+# they run through the proxy, which forwards the IncrementalAlterConfigs
+# that sets a group's config):
 #   make kgo-integration RUN='TestShareGroup|TestConsumeRegexShareSkipsInternal'
 # Tests that skip themselves, and why:
 #   TestSCRAMAuth, TestSCRAMAuthBadCredentials
@@ -307,39 +305,6 @@ fi
 args=(-count=1 -timeout "$TIMEOUT")
 if [[ -n "$RUN" ]]; then
 	args+=(-run "$RUN")
-fi
-if [[ -n "${CLUSTER:-}" && -z "$RUN" ]]; then
-	# TestShareGroupETL passes against three brokers when run alone
-	# (CLUSTER=1 RUN='^TestShareGroupETL$': about 2 minutes here, against
-	# 75s on one broker), but not within the whole suite on a 2-core
-	# machine: its 500000 records through two levels of share groups,
-	# replicated three times beside the suite's other ETL chains, are not
-	# all accepted within the test's own 4-minute deadline (a run saw
-	# level 1 at 414582 and level 2 at 272396 of 499950, still moving),
-	# and its cleanup then cannot delete the group its consumers are
-	# still in (NON_EMPTY_GROUP). Not run with the whole suite and
-	# CLUSTER=1; a RUN pattern that names it runs it.
-	skip='^TestShareGroupETL$'
-fi
-if [[ -n "${PROXY:-}" && -z "$RUN" ]]; then
-	# TestShareGroupETL passes through the proxy when run alone
-	# (PROXY=1 RUN='^TestShareGroupETL$': 84s here, against about 75s
-	# straight at the broker), but not within the whole suite on a 2-core
-	# machine: every one of its share fetches and acknowledgements takes
-	# the proxy's extra hop beside the suite's other ETL chains, and a run
-	# saw level 1 finish (499950) but level 2 at 436831 of 499950 at the
-	# test's own 4-minute deadline (max delivery count 5, so some records
-	# had been archived; kgo also warned 30 times in that run of a share
-	# fetch answer naming a partition it had not asked for, which the run
-	# alone never showed), and its cleanup then could not delete the group
-	# its consumers were still in (NON_EMPTY_GROUP). TestShareGroup and
-	# TestShareGroupAckOnClose, which set the group's config with
-	# IncrementalAlterConfigs through the proxy too, run and pass. A RUN
-	# pattern that names it runs it.
-	skip='^TestShareGroupETL$'
-fi
-if [[ -n "${skip:-}" ]]; then
-	args+=(-skip "$skip")
 fi
 # TESTFLAGS is split on spaces on purpose: it holds flags.
 # shellcheck disable=SC2206
