@@ -54,7 +54,9 @@ func Assignors() map[string]Assignor {
 // subscribes, then moves partitions from a member to one that has two
 // fewer and subscribes, until none can move. Each move lowers the sum of
 // the squared counts, so it ends; O(P·M) a pass over P partitions and M
-// members.
+// members. The coordinator runs it at every join and leave, so a pass
+// works on slices indexed by member and partition, never on maps: with
+// 100 members and 200 partitions it is some 20,000 integer comparisons.
 type UniformAssignor struct{}
 
 // Name is "uniform", Kafka's name.
@@ -62,41 +64,21 @@ func (UniformAssignor) Name() string { return "uniform" }
 
 // Assign implements Assignor.
 func (UniformAssignor) Assign(members []MemberSpec, topics map[string]TopicMeta) map[string]Assignment {
-	out, load := emptyResult(members)
-	subs := subscribers(members)
-	type tp struct {
-		id TopicID
-		p  int32
-	}
-	owner := make(map[tp]string)
-	assign := func(m string, t tp) {
-		if prev, ok := owner[t]; ok {
-			out[prev][t.id] = slices.DeleteFunc(out[prev][t.id], func(p int32) bool { return p == t.p })
-			if len(out[prev][t.id]) == 0 {
-				delete(out[prev], t.id)
-			}
-			load[prev]--
-		}
-		owner[t] = m
-		out[m].add(t.id, t.p)
-		load[m]++
-	}
-	// 1. Stickiness: every partition its target member still may have.
-	for _, m := range members {
-		for _, name := range m.Topics {
-			t := topics[name]
-			for _, p := range m.Target[t.ID] {
-				if p < t.Partitions {
-					if _, taken := owner[tp{t.ID, p}]; !taken {
-						assign(m.ID, tp{t.ID, p})
-					}
-				}
-			}
-		}
-	}
-	// 2. The others, each to the least loaded member that subscribes.
+	// Members are their index in members, topics theirs in names;
+	// owners[k][p] is the member partition p of names[k] goes to, -1
+	// while it has none.
+	load := make([]int, len(members))
+	subs := subscriberIndices(members)
 	names := sortedTopics(topics, subs)
-	least := func(ms []string) string {
+	owners := make([][]int, len(names))
+	index := make(map[string]int, len(names))
+	for k, name := range names {
+		index[name] = k
+		owners[k] = slices.Repeat([]int{-1}, int(topics[name].Partitions))
+	}
+	// least is the first of ms (a topic's subscribers, by id) with the
+	// fewest partitions so far.
+	least := func(ms []int) int {
 		best := ms[0]
 		for _, m := range ms[1:] {
 			if load[m] < load[best] {
@@ -105,26 +87,56 @@ func (UniformAssignor) Assign(members []MemberSpec, topics map[string]TopicMeta)
 		}
 		return best
 	}
-	for _, name := range names {
-		t := topics[name]
-		for p := range t.Partitions {
-			if _, taken := owner[tp{t.ID, p}]; !taken {
-				assign(least(subs[name]), tp{t.ID, p})
+	assign := func(m int, owner *int) {
+		if *owner >= 0 {
+			load[*owner]--
+		}
+		*owner = m
+		load[m]++
+	}
+	// 1. Stickiness: every partition its target member still may have.
+	for i, m := range members {
+		for _, name := range m.Topics {
+			k, ok := index[name]
+			if !ok {
+				continue
+			}
+			for _, p := range m.Target[topics[name].ID] {
+				if p >= 0 && int(p) < len(owners[k]) && owners[k][p] < 0 {
+					assign(i, &owners[k][p])
+				}
+			}
+		}
+	}
+	// 2. The others, each to the least loaded member that subscribes.
+	for k, name := range names {
+		for p := range owners[k] {
+			if owners[k][p] < 0 {
+				assign(least(subs[name]), &owners[k][p])
 			}
 		}
 	}
 	// 3. Balance: move a partition to a subscriber with two fewer.
 	for moved := true; moved; {
 		moved = false
-		for _, name := range names {
-			t := topics[name]
-			for p := range t.Partitions {
-				from, to := owner[tp{t.ID, p}], least(subs[name])
-				if load[from] > load[to]+1 {
-					assign(to, tp{t.ID, p})
+		for k, name := range names {
+			for p := range owners[k] {
+				if to := least(subs[name]); load[owners[k][p]] > load[to]+1 {
+					assign(to, &owners[k][p])
 					moved = true
 				}
 			}
+		}
+	}
+	out := make(map[string]Assignment, len(members))
+	for _, m := range members {
+		out[m.ID] = Assignment{}
+	}
+	for k, name := range names {
+		id := topics[name].ID
+		for p, m := range owners[k] {
+			a := out[members[m].ID]
+			a[id] = append(a[id], int32(p))
 		}
 	}
 	return out
@@ -185,9 +197,20 @@ func subscribers(members []MemberSpec) map[string][]string {
 	return subs
 }
 
+// subscriberIndices is subscribers by the members' index in members.
+func subscriberIndices(members []MemberSpec) map[string][]int {
+	subs := make(map[string][]int)
+	for i, m := range members {
+		for _, t := range m.Topics {
+			subs[t] = append(subs[t], i)
+		}
+	}
+	return subs
+}
+
 // sortedTopics returns the names of the topics that exist and have a
 // subscriber, sorted.
-func sortedTopics(topics map[string]TopicMeta, subs map[string][]string) []string {
+func sortedTopics[S any](topics map[string]TopicMeta, subs map[string]S) []string {
 	var names []string
 	for name := range subs {
 		if _, ok := topics[name]; ok {
