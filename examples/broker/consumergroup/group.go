@@ -204,17 +204,24 @@ func (g *group) refreshTopicsLocked(ts Topics, subscriptionsChanged bool) bool {
 }
 
 // hashLocked hashes the group's subscribed topics that exist: name, id
-// and partition count each.
+// and partition count each. It runs at every join and subscription
+// change, so it reads the members' names and resolved expressions in
+// place: O(members + subscribed topics), one set and one slice.
 //
 // REQUIRES: g.mu held.
 func (g *group) hashLocked(ts Topics) uint64 {
 	set := map[string]struct{}{}
 	for _, m := range g.members {
-		for _, t := range g.subscribedLocked(m) {
+		for _, t := range m.names {
 			set[t] = struct{}{}
 		}
+		if m.regex != "" {
+			for _, t := range g.resolved[m.regex] {
+				set[t] = struct{}{}
+			}
+		}
 	}
-	var topics []groupstore.Topic
+	topics := make([]groupstore.Topic, 0, len(set))
 	for name := range set {
 		if t, ok := ts.Topic(name); ok {
 			topics = append(topics, groupstore.Topic{Name: name, ID: t.ID, Partitions: t.Partitions})
