@@ -32,7 +32,9 @@ type MemberSpec struct {
 // An Assignor computes a group's target assignment (Kafka's
 // ConsumerGroupPartitionAssignor). Assign returns every member's
 // partitions, by member id; each partition of a subscribed topic goes to
-// exactly one member that subscribes to it. members are sorted by id.
+// exactly one member that subscribes to it. members are sorted by id. A
+// member's answer may be its Target itself, when it is unchanged: neither
+// is written once given.
 type Assignor interface {
 	Name() string
 	Assign(members []MemberSpec, topics map[string]TopicMeta) map[string]Assignment
@@ -53,10 +55,10 @@ func Assignors() map[string]Assignor {
 // still subscribes), gives the others to the least loaded member that
 // subscribes, then moves partitions from a member to one that has two
 // fewer and subscribes, until none can move. Each move lowers the sum of
-// the squared counts, so it ends; O(P·M) a pass over P partitions and M
-// members. The coordinator runs it at every join and leave, so a pass
-// works on slices indexed by member and partition, never on maps: with
-// 100 members and 200 partitions it is some 20,000 integer comparisons.
+// the squared counts, so it ends; a pass over P partitions and M members
+// is O(P + moves·M), the least loaded member looked for again only after
+// a move. The coordinator runs it at every join and leave, so it works on
+// slices indexed by member and partition, never on maps.
 type UniformAssignor struct{}
 
 // Name is "uniform", Kafka's name.
@@ -116,30 +118,72 @@ func (UniformAssignor) Assign(members []MemberSpec, topics map[string]TopicMeta)
 			}
 		}
 	}
-	// 3. Balance: move a partition to a subscriber with two fewer.
+	// 3. Balance: move a partition to a subscriber with two fewer. The
+	// least loaded subscriber only changes with a move, so it is looked
+	// for again only then: O(P + moves·M) a pass, not O(P·M).
 	for moved := true; moved; {
 		moved = false
 		for k, name := range names {
+			to := least(subs[name])
 			for p := range owners[k] {
-				if to := least(subs[name]); load[owners[k][p]] > load[to]+1 {
+				if load[owners[k][p]] > load[to]+1 {
 					assign(to, &owners[k][p])
 					moved = true
+					to = least(subs[name])
 				}
 			}
 		}
 	}
+	// The answer. A member that ends with its target is answered its
+	// Target itself, not a copy: at a join most members keep theirs, and
+	// a map each was most of the assignor's allocations.
+	byID := make(map[TopicID]int, len(names))
+	for k, name := range names {
+		byID[topics[name].ID] = k
+	}
 	out := make(map[string]Assignment, len(members))
-	for _, m := range members {
-		out[m.ID] = Assignment{}
+	kept := make([]bool, len(members))
+	for i, m := range members {
+		if kept[i] = keepsTarget(m.Target, i, load[i], byID, owners); kept[i] {
+			out[m.ID] = m.Target
+		} else {
+			out[m.ID] = Assignment{}
+		}
 	}
 	for k, name := range names {
 		id := topics[name].ID
 		for p, m := range owners[k] {
-			a := out[members[m].ID]
-			a[id] = append(a[id], int32(p))
+			if !kept[m] {
+				a := out[members[m].ID]
+				a[id] = append(a[id], int32(p))
+			}
 		}
 	}
 	return out
+}
+
+// keepsTarget reports whether member i, given n partitions in owners
+// (by topic, the topics' places in index), was given exactly target:
+// each of its topics subscribed and not empty, its partitions sorted,
+// once each, and i's. A nil target is not kept: the answer is never nil.
+// O(target's partitions).
+func keepsTarget(target Assignment, i, n int, index map[TopicID]int, owners [][]int) bool {
+	if target == nil {
+		return false
+	}
+	for id, ps := range target {
+		k, ok := index[id]
+		if !ok || len(ps) == 0 {
+			return false
+		}
+		for j, p := range ps {
+			if p < 0 || int(p) >= len(owners[k]) || owners[k][p] != i || j > 0 && ps[j-1] >= p {
+				return false
+			}
+		}
+		n -= len(ps)
+	}
+	return n == 0
 }
 
 // RangeAssignor gives each member a range of every topic it subscribes

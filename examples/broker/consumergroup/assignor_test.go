@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -149,6 +150,37 @@ func TestUniformAssignorMatchesReference(t *testing.T) {
 			target = got
 		}
 	}
+}
+
+// TestUniformAssignorKeepsUnchangedTargets checks that a member joining a
+// group of 100 moves the targets of a few and costs allocations for
+// them, not for all: the members that keep their target are answered it
+// as it was, the same map, as the coordinator computes a target at every
+// join.
+func TestUniformAssignorKeepsUnchangedTargets(t *testing.T) {
+	topic := TopicMeta{Name: "a", ID: TopicID{1}, Partitions: 200}
+	topics := map[string]TopicMeta{"a": topic}
+	members := make([]MemberSpec, 100)
+	for i := range members {
+		members[i] = MemberSpec{ID: fmt.Sprintf("m%03d", i), Topics: []string{"a"},
+			Target: Assignment{topic.ID: {int32(2 * i), int32(2*i + 1)}}}
+	}
+	members = append(members, MemberSpec{ID: "m100", Topics: []string{"a"}})
+	got := UniformAssignor{}.Assign(members, topics)
+	checkAssignment(t, members, topics, got)
+	require.Equal(t, referenceUniform(members, topics), got, "as the map version")
+	assert.Equal(t, 1, got["m100"].count(), "the newcomer takes one: 99 members keep two, two have one")
+	same := 0
+	for _, m := range members[:100] {
+		if got[m.ID].count() == 2 {
+			assert.Equal(t, reflect.ValueOf(m.Target).UnsafePointer(), reflect.ValueOf(got[m.ID]).UnsafePointer(),
+				"%s keeps its target, answered as it was", m.ID)
+			same++
+		}
+	}
+	assert.Equal(t, 99, same)
+	allocs := testing.AllocsPerRun(10, func() { UniformAssignor{}.Assign(members, topics) })
+	assert.LessOrEqual(t, allocs, 30.0, "allocations of a join's target: for the two members it changed, not a map each")
 }
 
 func TestRangeAssignor(t *testing.T) {
