@@ -3,9 +3,13 @@ package test
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -72,6 +76,13 @@ const (
 // whole group's life, -count=$(COUNT), benchstat by protocol), or small:
 //
 //	PURGATORY_REBALANCE_MEMBERS=3 go test -run '^$' -bench BenchmarkGroupRebalance -benchtime 1x -v ./test
+//
+// With PURGATORY_REBALANCE_CPUPROFILE set to a path, each run also takes
+// CPU profiles of the broker process (its /debug/pprof/profile, on
+// --metrics.listener) over the two waits, in one-second pieces, the
+// last ending up to a second after them: rebalance.pprof gives
+// rebalance-consumer-0.pprof, rebalance-consumer-1.pprof and so on,
+// which go tool pprof merges when given them all.
 func BenchmarkGroupRebalance(b *testing.B) {
 	members := 100
 	if s := os.Getenv("PURGATORY_REBALANCE_MEMBERS"); s != "" {
@@ -120,10 +131,14 @@ type settleTimes struct {
 func rebalanceRun(b *testing.B, protocol string, members int) rebalanceResult {
 	const topic, group = "rebalance", "rebalance"
 	partitions := 2 * members
-	p := startBrokerProcess(b, limits{},
-		"--group.initial.rebalance.delay.ms", "0",
+	args := []string{"--group.initial.rebalance.delay.ms", "0",
 		"--group.consumer.session.timeout.ms", strconv.FormatInt(rebalanceSession.Milliseconds(), 10),
-		"--group.consumer.heartbeat.interval.ms", strconv.FormatInt(rebalanceHeartbeat.Milliseconds(), 10))
+		"--group.consumer.heartbeat.interval.ms", strconv.FormatInt(rebalanceHeartbeat.Milliseconds(), 10)}
+	profile := os.Getenv("PURGATORY_REBALANCE_CPUPROFILE")
+	if profile != "" {
+		args = append(args, "--metrics.listener", "127.0.0.1:0")
+	}
+	p := startBrokerProcess(b, limits{}, args...)
 	admin, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelWarn, nil)))
 	require.NoError(b, err)
 	defer admin.Close()
@@ -158,9 +173,54 @@ func rebalanceRun(b *testing.B, protocol string, members int) rebalanceResult {
 			callbacks: own.snapshot().since(from)}
 	}
 	var r rebalanceResult
+	stop := startCPUProfile(b, p, profile, protocol)
 	r.all = measure(members)
 	r.one = measure(1)
+	stop()
 	return r
+}
+
+// startCPUProfile starts a CPU profile of the broker p if path is set (p
+// runs with --metrics.listener), and returns the function that ends it
+// and writes it. The profile endpoint takes its length up front, so it
+// is asked for in one-second pieces until stopped, each written to path
+// with the protocol's name and the piece's number before the extension.
+func startCPUProfile(b *testing.B, p *brokerProcess, path, protocol string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	ext := filepath.Ext(path)
+	base := strings.TrimSuffix(path, ext) + "-" + protocol
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for i := 0; ; i++ {
+			resp, err := http.Get("http://" + p.metricsAddr + "/debug/pprof/profile?seconds=1")
+			if err != nil {
+				b.Errorf("cpu profile: %v", err)
+				return
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err == nil {
+				err = os.WriteFile(fmt.Sprintf("%s-%d%s", base, i, ext), body, 0o644)
+			}
+			if err != nil {
+				b.Errorf("cpu profile: %v", err)
+				return
+			}
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // rebalanceMember starts a member of group consuming topic on protocol

@@ -32,7 +32,9 @@ type MemberSpec struct {
 // An Assignor computes a group's target assignment (Kafka's
 // ConsumerGroupPartitionAssignor). Assign returns every member's
 // partitions, by member id; each partition of a subscribed topic goes to
-// exactly one member that subscribes to it. members are sorted by id.
+// exactly one member that subscribes to it. members are sorted by id. A
+// member's answer may be its Target itself, when it is unchanged: neither
+// is written once given.
 type Assignor interface {
 	Name() string
 	Assign(members []MemberSpec, topics map[string]TopicMeta) map[string]Assignment
@@ -53,8 +55,10 @@ func Assignors() map[string]Assignor {
 // still subscribes), gives the others to the least loaded member that
 // subscribes, then moves partitions from a member to one that has two
 // fewer and subscribes, until none can move. Each move lowers the sum of
-// the squared counts, so it ends; O(P·M) a pass over P partitions and M
-// members.
+// the squared counts, so it ends; a pass over P partitions and M members
+// is O(P + moves·M), the least loaded member looked for again only after
+// a move. The coordinator runs it at every join and leave, so it works on
+// slices indexed by member and partition, never on maps.
 type UniformAssignor struct{}
 
 // Name is "uniform", Kafka's name.
@@ -62,41 +66,21 @@ func (UniformAssignor) Name() string { return "uniform" }
 
 // Assign implements Assignor.
 func (UniformAssignor) Assign(members []MemberSpec, topics map[string]TopicMeta) map[string]Assignment {
-	out, load := emptyResult(members)
-	subs := subscribers(members)
-	type tp struct {
-		id TopicID
-		p  int32
-	}
-	owner := make(map[tp]string)
-	assign := func(m string, t tp) {
-		if prev, ok := owner[t]; ok {
-			out[prev][t.id] = slices.DeleteFunc(out[prev][t.id], func(p int32) bool { return p == t.p })
-			if len(out[prev][t.id]) == 0 {
-				delete(out[prev], t.id)
-			}
-			load[prev]--
-		}
-		owner[t] = m
-		out[m].add(t.id, t.p)
-		load[m]++
-	}
-	// 1. Stickiness: every partition its target member still may have.
-	for _, m := range members {
-		for _, name := range m.Topics {
-			t := topics[name]
-			for _, p := range m.Target[t.ID] {
-				if p < t.Partitions {
-					if _, taken := owner[tp{t.ID, p}]; !taken {
-						assign(m.ID, tp{t.ID, p})
-					}
-				}
-			}
-		}
-	}
-	// 2. The others, each to the least loaded member that subscribes.
+	// Members are their index in members, topics theirs in names;
+	// owners[k][p] is the member partition p of names[k] goes to, -1
+	// while it has none.
+	load := make([]int, len(members))
+	subs := subscriberIndices(members)
 	names := sortedTopics(topics, subs)
-	least := func(ms []string) string {
+	owners := make([][]int, len(names))
+	index := make(map[string]int, len(names))
+	for k, name := range names {
+		index[name] = k
+		owners[k] = slices.Repeat([]int{-1}, int(topics[name].Partitions))
+	}
+	// least is the first of ms (a topic's subscribers, by id) with the
+	// fewest partitions so far.
+	least := func(ms []int) int {
 		best := ms[0]
 		for _, m := range ms[1:] {
 			if load[m] < load[best] {
@@ -105,29 +89,101 @@ func (UniformAssignor) Assign(members []MemberSpec, topics map[string]TopicMeta)
 		}
 		return best
 	}
-	for _, name := range names {
-		t := topics[name]
-		for p := range t.Partitions {
-			if _, taken := owner[tp{t.ID, p}]; !taken {
-				assign(least(subs[name]), tp{t.ID, p})
-			}
+	assign := func(m int, owner *int) {
+		if *owner >= 0 {
+			load[*owner]--
 		}
+		*owner = m
+		load[m]++
 	}
-	// 3. Balance: move a partition to a subscriber with two fewer.
-	for moved := true; moved; {
-		moved = false
-		for _, name := range names {
-			t := topics[name]
-			for p := range t.Partitions {
-				from, to := owner[tp{t.ID, p}], least(subs[name])
-				if load[from] > load[to]+1 {
-					assign(to, tp{t.ID, p})
-					moved = true
+	// 1. Stickiness: every partition its target member still may have.
+	for i, m := range members {
+		for _, name := range m.Topics {
+			k, ok := index[name]
+			if !ok {
+				continue
+			}
+			for _, p := range m.Target[topics[name].ID] {
+				if p >= 0 && int(p) < len(owners[k]) && owners[k][p] < 0 {
+					assign(i, &owners[k][p])
 				}
 			}
 		}
 	}
+	// 2. The others, each to the least loaded member that subscribes.
+	for k, name := range names {
+		for p := range owners[k] {
+			if owners[k][p] < 0 {
+				assign(least(subs[name]), &owners[k][p])
+			}
+		}
+	}
+	// 3. Balance: move a partition to a subscriber with two fewer. The
+	// least loaded subscriber only changes with a move, so it is looked
+	// for again only then: O(P + moves·M) a pass, not O(P·M).
+	for moved := true; moved; {
+		moved = false
+		for k, name := range names {
+			to := least(subs[name])
+			for p := range owners[k] {
+				if load[owners[k][p]] > load[to]+1 {
+					assign(to, &owners[k][p])
+					moved = true
+					to = least(subs[name])
+				}
+			}
+		}
+	}
+	// The answer. A member that ends with its target is answered its
+	// Target itself, not a copy: at a join most members keep theirs, and
+	// a map each was most of the assignor's allocations.
+	byID := make(map[TopicID]int, len(names))
+	for k, name := range names {
+		byID[topics[name].ID] = k
+	}
+	out := make(map[string]Assignment, len(members))
+	kept := make([]bool, len(members))
+	for i, m := range members {
+		if kept[i] = keepsTarget(m.Target, i, load[i], byID, owners); kept[i] {
+			out[m.ID] = m.Target
+		} else {
+			out[m.ID] = Assignment{}
+		}
+	}
+	for k, name := range names {
+		id := topics[name].ID
+		for p, m := range owners[k] {
+			if !kept[m] {
+				a := out[members[m].ID]
+				a[id] = append(a[id], int32(p))
+			}
+		}
+	}
 	return out
+}
+
+// keepsTarget reports whether member i, given n partitions in owners
+// (by topic, the topics' places in index), was given exactly target:
+// each of its topics subscribed and not empty, its partitions sorted,
+// once each, and i's. A nil target is not kept: the answer is never nil.
+// O(target's partitions).
+func keepsTarget(target Assignment, i, n int, index map[TopicID]int, owners [][]int) bool {
+	if target == nil {
+		return false
+	}
+	for id, ps := range target {
+		k, ok := index[id]
+		if !ok || len(ps) == 0 {
+			return false
+		}
+		for j, p := range ps {
+			if p < 0 || int(p) >= len(owners[k]) || owners[k][p] != i || j > 0 && ps[j-1] >= p {
+				return false
+			}
+		}
+		n -= len(ps)
+	}
+	return n == 0
 }
 
 // RangeAssignor gives each member a range of every topic it subscribes
@@ -185,9 +241,20 @@ func subscribers(members []MemberSpec) map[string][]string {
 	return subs
 }
 
+// subscriberIndices is subscribers by the members' index in members.
+func subscriberIndices(members []MemberSpec) map[string][]int {
+	subs := make(map[string][]int)
+	for i, m := range members {
+		for _, t := range m.Topics {
+			subs[t] = append(subs[t], i)
+		}
+	}
+	return subs
+}
+
 // sortedTopics returns the names of the topics that exist and have a
 // subscriber, sorted.
-func sortedTopics(topics map[string]TopicMeta, subs map[string][]string) []string {
+func sortedTopics[S any](topics map[string]TopicMeta, subs map[string]S) []string {
 	var names []string
 	for name := range subs {
 		if _, ok := topics[name]; ok {

@@ -1,10 +1,15 @@
 package consumergroup
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // checkAssignment checks that every partition of every subscribed topic is
@@ -87,6 +92,95 @@ func TestUniformAssignor(t *testing.T) {
 		assert.True(t, got["m1"].subsetOf(prev[0].Target), "m1 only loses partitions: %v", got["m1"])
 		assert.True(t, got["m2"].subsetOf(prev[1].Target), "m2 only loses partitions: %v", got["m2"])
 	})
+}
+
+// TestUniformAssignorMatchesReference checks the uniform assignor, which
+// works on member and partition indices, against referenceUniform, the
+// same algorithm on maps of names as it was first written: the same
+// members, subscriptions, targets and topics give the same assignment.
+// The groups are random (a fixed seed), homogeneous and heterogeneous,
+// grown a member at a time and shrunk, each assignment the next's
+// targets, with topics that grow, shrink and go away.
+func TestUniformAssignorMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(848, 1))
+	for round := range 60 {
+		topics := map[string]TopicMeta{}
+		var names []string
+		for i := range 1 + rng.IntN(4) {
+			name := fmt.Sprintf("t%d", i)
+			names = append(names, name)
+			topics[name] = TopicMeta{Name: name, ID: TopicID{byte(i + 1)}, Partitions: int32(rng.IntN(40))}
+		}
+		homogeneous := round%2 == 0
+		var members []MemberSpec
+		var target map[string]Assignment
+		for step := range 25 {
+			switch r := rng.IntN(10); {
+			case r < 6 || len(members) == 0: // one more member
+				m := MemberSpec{ID: fmt.Sprintf("m%03d", rng.IntN(1000))}
+				if slices.ContainsFunc(members, func(o MemberSpec) bool { return o.ID == m.ID }) {
+					continue
+				}
+				for _, name := range names {
+					if homogeneous || rng.IntN(2) == 0 {
+						m.Topics = append(m.Topics, name)
+					}
+				}
+				members = append(members, m)
+				slices.SortFunc(members, func(a, b MemberSpec) int { return cmp.Compare(a.ID, b.ID) })
+			case r < 8: // one fewer
+				i := rng.IntN(len(members))
+				members = slices.Delete(members, i, i+1)
+			default: // a topic grows, shrinks or goes away
+				name := names[rng.IntN(len(names))]
+				if rng.IntN(4) == 0 {
+					delete(topics, name)
+				} else {
+					tm := topics[name]
+					tm.Name, tm.ID, tm.Partitions = name, TopicID{byte(slices.Index(names, name) + 1)}, int32(rng.IntN(40))
+					topics[name] = tm
+				}
+			}
+			for i := range members {
+				members[i].Target = target[members[i].ID]
+			}
+			want := referenceUniform(members, topics)
+			got := UniformAssignor{}.Assign(members, topics)
+			require.Equal(t, want, got, "round %d, step %d: %d members", round, step, len(members))
+			target = got
+		}
+	}
+}
+
+// TestUniformAssignorKeepsUnchangedTargets checks that a member joining a
+// group of 100 moves the targets of a few and costs allocations for
+// them, not for all: the members that keep their target are answered it
+// as it was, the same map, as the coordinator computes a target at every
+// join.
+func TestUniformAssignorKeepsUnchangedTargets(t *testing.T) {
+	topic := TopicMeta{Name: "a", ID: TopicID{1}, Partitions: 200}
+	topics := map[string]TopicMeta{"a": topic}
+	members := make([]MemberSpec, 100)
+	for i := range members {
+		members[i] = MemberSpec{ID: fmt.Sprintf("m%03d", i), Topics: []string{"a"},
+			Target: Assignment{topic.ID: {int32(2 * i), int32(2*i + 1)}}}
+	}
+	members = append(members, MemberSpec{ID: "m100", Topics: []string{"a"}})
+	got := UniformAssignor{}.Assign(members, topics)
+	checkAssignment(t, members, topics, got)
+	require.Equal(t, referenceUniform(members, topics), got, "as the map version")
+	assert.Equal(t, 1, got["m100"].count(), "the newcomer takes one: 99 members keep two, two have one")
+	same := 0
+	for _, m := range members[:100] {
+		if got[m.ID].count() == 2 {
+			assert.Equal(t, reflect.ValueOf(m.Target).UnsafePointer(), reflect.ValueOf(got[m.ID]).UnsafePointer(),
+				"%s keeps its target, answered as it was", m.ID)
+			same++
+		}
+	}
+	assert.Equal(t, 99, same)
+	allocs := testing.AllocsPerRun(10, func() { UniformAssignor{}.Assign(members, topics) })
+	assert.LessOrEqual(t, allocs, 30.0, "allocations of a join's target: for the two members it changed, not a map each")
 }
 
 func TestRangeAssignor(t *testing.T) {

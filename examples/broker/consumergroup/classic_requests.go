@@ -71,11 +71,13 @@ func (c *Coordinator) ClassicJoin(req ClassicJoinRequest, done func(ClassicJoinR
 		done(ClassicJoinResponse{MemberID: req.MemberID, Generation: -1}, kerr.UnknownMemberID)
 		return
 	}
-	resp, err, m, retarget := c.classicJoinLocked(g, &req)
+	resp, err, m := c.classicJoinLocked(g, &req)
 	var wait Pending
 	if err == nil {
 		var serr error
-		if wait, serr = c.storeLocked(g, retarget, m); serr != nil {
+		// A new target's changes are in g.retargeted: storeLocked
+		// adds those members.
+		if wait, serr = c.storeLocked(g, false, m); serr != nil {
 			err = groupstore.Error(serr)
 		}
 	}
@@ -94,13 +96,12 @@ func (c *Coordinator) ClassicJoin(req ClassicJoinRequest, done func(ClassicJoinR
 }
 
 // classicJoinLocked is ClassicJoin with the group's mutex held; it
-// returns the answer, the member, and whether the target assignment was
-// computed again (every member's target may have changed).
+// returns the answer and the member.
 //
 // REQUIRES: g.mu held.
-func (c *Coordinator) classicJoinLocked(g *group, req *ClassicJoinRequest) (ClassicJoinResponse, *kerr.Error, *member, bool) {
-	fail := func(err *kerr.Error) (ClassicJoinResponse, *kerr.Error, *member, bool) {
-		return ClassicJoinResponse{MemberID: req.MemberID, Generation: -1}, err, nil, false
+func (c *Coordinator) classicJoinLocked(g *group, req *ClassicJoinRequest) (ClassicJoinResponse, *kerr.Error, *member) {
+	fail := func(err *kerr.Error) (ClassicJoinResponse, *kerr.Error, *member) {
+		return ClassicJoinResponse{MemberID: req.MemberID, Generation: -1}, err, nil
 	}
 	if req.ProtocolType != ClassicProtocolType || len(req.Protocols) == 0 {
 		return fail(kerr.InconsistentGroupProtocol)
@@ -115,7 +116,7 @@ func (c *Coordinator) classicJoinLocked(g *group, req *ClassicJoinRequest) (Clas
 	if unknown {
 		id = newMemberID()
 		if req.RequireKnownMemberID {
-			return ClassicJoinResponse{MemberID: id, Generation: -1}, kerr.MemberIDRequired, nil, false
+			return ClassicJoinResponse{MemberID: id, Generation: -1}, kerr.MemberIDRequired, nil
 		}
 	}
 	m := g.members[id]
@@ -151,8 +152,7 @@ func (c *Coordinator) classicJoinLocked(g *group, req *ClassicJoinRequest) (Clas
 	if g.refreshTopicsLocked(ts, subscribed) || subscribed {
 		g.epoch++
 	}
-	retarget := g.epoch != g.targetEpoch
-	if retarget {
+	if g.epoch != g.targetEpoch {
 		g.computeTargetLocked(ts, c.cfg.assignors)
 	}
 	next := reconcile(m.current, g.targetEpoch, g.target[m.id], sub.owned, g.freeLocked(m.id))
@@ -164,7 +164,7 @@ func (c *Coordinator) classicJoinLocked(g *group, req *ClassicJoinRequest) (Clas
 	c.awaitClassicLocked(m, true) // its SyncGroup, within its rebalance timeout
 	c.logClassic("classic member joined the consumer group", g, m)
 	return ClassicJoinResponse{MemberID: m.id, Generation: m.epoch, ProtocolType: ClassicProtocolType,
-		Protocol: req.Protocols[0].Name}, nil, m, retarget
+		Protocol: req.Protocols[0].Name}, nil, m
 }
 
 // ClassicSync answers a classic member's SyncGroup in a consumer group

@@ -74,9 +74,14 @@ type group struct {
 	topicsHash    uint64
 	gone          bool // deleted or unloaded: a caller that found it looks again
 	// stored is the metadata last appended to the store (nil: never),
-	// removed the members removed since (store.go).
-	stored  *StoredGroup
-	removed []string
+	// removed the members removed since, retargeted those whose target
+	// a new target assignment changed since, and unstored whether an
+	// append was refused since: the next looks at every member
+	// (store.go).
+	stored     *StoredGroup
+	removed    []string
+	retargeted []string
+	unstored   bool
 }
 
 func newGroup(id string) *group {
@@ -199,17 +204,24 @@ func (g *group) refreshTopicsLocked(ts Topics, subscriptionsChanged bool) bool {
 }
 
 // hashLocked hashes the group's subscribed topics that exist: name, id
-// and partition count each.
+// and partition count each. It runs at every join and subscription
+// change, so it reads the members' names and resolved expressions in
+// place: O(members + subscribed topics), one set and one slice.
 //
 // REQUIRES: g.mu held.
 func (g *group) hashLocked(ts Topics) uint64 {
 	set := map[string]struct{}{}
 	for _, m := range g.members {
-		for _, t := range g.subscribedLocked(m) {
+		for _, t := range m.names {
 			set[t] = struct{}{}
 		}
+		if m.regex != "" {
+			for _, t := range g.resolved[m.regex] {
+				set[t] = struct{}{}
+			}
+		}
 	}
-	var topics []groupstore.Topic
+	topics := make([]groupstore.Topic, 0, len(set))
 	for name := range set {
 		if t, ok := ts.Topic(name); ok {
 			topics = append(topics, groupstore.Topic{Name: name, ID: t.ID, Partitions: t.Partitions})
@@ -224,7 +236,10 @@ func anchored(re string) string { return `^(?:` + re + `)$` }
 
 // computeTargetLocked computes the target assignment at the group epoch
 // (Kafka's TargetAssignmentBuilder), with the assignor most members ask
-// for, the default on a tie or if none asks.
+// for, the default on a tie or if none asks, and notes the members whose
+// target it changed (g.retargeted): only their records are written
+// again, as Kafka's builder writes a target record only for a member
+// whose assignment changed.
 //
 // REQUIRES: g.mu held.
 func (g *group) computeTargetLocked(ts Topics, assignors []string) {
@@ -253,7 +268,13 @@ func (g *group) computeTargetLocked(ts Topics, assignors []string) {
 		}
 		specs = append(specs, spec)
 	}
-	g.target = Assignors()[name].Assign(specs, topics)
+	target := Assignors()[name].Assign(specs, topics)
+	for _, spec := range specs {
+		if prev, ok := g.target[spec.ID]; !ok || !prev.equal(target[spec.ID]) {
+			g.retargeted = append(g.retargeted, spec.ID)
+		}
+	}
+	g.target = target
 	g.assignor = name
 	g.targetEpoch = g.epoch
 }

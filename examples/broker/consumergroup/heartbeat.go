@@ -148,12 +148,11 @@ func (c *Coordinator) heartbeatLocked(g *group, req *HeartbeatRequest) (Heartbea
 		err  *kerr.Error
 		msg  string
 		m    *member
-		all  bool
 	)
 	if req.MemberEpoch < 0 {
 		resp, err, msg, m = c.leaveLocked(g, req)
 	} else {
-		resp, err, msg, m, all = c.beatLocked(g, req)
+		resp, err, msg, m = c.beatLocked(g, req)
 	}
 	if err != nil {
 		return resp, err, msg, nil
@@ -162,22 +161,23 @@ func (c *Coordinator) heartbeatLocked(g *group, req *HeartbeatRequest) (Heartbea
 	if m != nil {
 		ms = append(ms, m)
 	}
-	wait, serr := c.storeLocked(g, all, ms...)
+	// A new target's changes are in g.retargeted: storeLocked adds
+	// those members.
+	wait, serr := c.storeLocked(g, false, ms...)
 	if serr != nil {
 		return HeartbeatResponse{}, groupstore.Error(serr), "", nil
 	}
 	return resp, nil, "", wait
 }
 
-// beatLocked is a heartbeat at epoch 0 or above: it returns the answer,
-// the member, and whether the target assignment was computed again (every
-// member's target may have changed).
+// beatLocked is a heartbeat at epoch 0 or above: it returns the answer
+// and the member.
 //
 // REQUIRES: g.mu held.
-func (c *Coordinator) beatLocked(g *group, req *HeartbeatRequest) (HeartbeatResponse, *kerr.Error, string, *member, bool) {
+func (c *Coordinator) beatLocked(g *group, req *HeartbeatRequest) (HeartbeatResponse, *kerr.Error, string, *member) {
 	m, joined, err := c.memberLocked(g, req)
 	if err != nil {
-		return HeartbeatResponse{}, err, "", nil, false
+		return HeartbeatResponse{}, err, "", nil
 	}
 	// Every heartbeat restarts the member's session: its one task is
 	// moved in O(1), never a new one (Kafka's CoordinatorTimer keyed by
@@ -185,7 +185,7 @@ func (c *Coordinator) beatLocked(g *group, req *HeartbeatRequest) (HeartbeatResp
 	// here, under the group's mutex, which the task takes.
 	m.sessionDue = c.clk.Now() + c.cfg.session
 	if _, err := c.tm.Reschedule(&m.session, c.cfg.session); err != nil {
-		return HeartbeatResponse{}, kerr.CoordinatorNotAvailable, "", nil, false
+		return HeartbeatResponse{}, kerr.CoordinatorNotAvailable, "", nil
 	}
 	prevAssigned := m.assigned.clone()
 	prevEpoch := m.epoch
@@ -196,8 +196,7 @@ func (c *Coordinator) beatLocked(g *group, req *HeartbeatRequest) (HeartbeatResp
 	if g.refreshTopicsLocked(ts, subscribed) || subscribed {
 		g.epoch++
 	}
-	retarget := g.epoch != g.targetEpoch
-	if retarget {
+	if g.epoch != g.targetEpoch {
 		g.computeTargetLocked(ts, c.cfg.assignors)
 	}
 	next := reconcile(m.current, g.targetEpoch, g.target[m.id], req.Owned, g.freeLocked(m.id))
@@ -211,7 +210,7 @@ func (c *Coordinator) beatLocked(g *group, req *HeartbeatRequest) (HeartbeatResp
 	if req.Owned != nil || req.MemberEpoch == JoinEpoch || m.epoch != prevEpoch || !m.assigned.equal(prevAssigned) {
 		resp.Assignment = m.assigned.clone()
 	}
-	return resp, nil, "", m, retarget
+	return resp, nil, "", m
 }
 
 // memberLocked returns the member a heartbeat is from: joining (epoch 0),

@@ -3,6 +3,7 @@ package consumergroup
 import (
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -126,24 +127,34 @@ func (s *StoredMember) Equal(o *StoredMember) bool {
 }
 
 // storeLocked appends what changed in g since it was last stored: its
-// metadata, the members ms (every member when all: a new target changes
-// theirs) whose record changed, and the members removed meanwhile. It
-// returns the wait for the change to be durable: nil when there is no
-// store or nothing changed. What a refused append left unstored is tried
-// again with the group's next change. O(partitions of the members
-// looked at).
+// metadata, the members ms, those whose target a new target assignment
+// changed (g.retargeted), or every member when all or after a refused
+// append, each only if its record changed, and the members removed
+// meanwhile. It returns the wait for the change to be durable: nil when
+// there is no store or nothing changed. What a refused append left
+// unstored is tried again with the group's next change. O(partitions of
+// the members looked at): a member's join looks at it and at the few
+// whose target it moved, not at the whole group.
 //
 // REQUIRES: g.mu held.
 func (c *Coordinator) storeLocked(g *group, all bool, ms ...*member) (Pending, error) {
 	if c.cfg.store == nil {
+		g.retargeted = g.retargeted[:0]
 		return nil, nil
 	}
-	if all {
-		ms = ms[:0:0]
-		for _, id := range slices.Sorted(maps.Keys(g.members)) {
-			ms = append(ms, g.members[id])
+	if all || g.unstored {
+		ms = slices.Collect(maps.Values(g.members))
+	} else {
+		ms = slices.Clone(ms)
+		for _, id := range g.retargeted {
+			if m := g.members[id]; m != nil {
+				ms = append(ms, m)
+			}
 		}
 	}
+	// By id, each once: the records' order is fixed.
+	slices.SortFunc(ms, func(a, b *member) int { return strings.Compare(a.id, b.id) })
+	ms = slices.Compact(ms)
 	ch := Change{Group: g.id, Removed: slices.Clone(g.removed)}
 	slices.Sort(ch.Removed)
 	ch.Removed = slices.Compact(ch.Removed)
@@ -164,9 +175,12 @@ func (c *Coordinator) storeLocked(g *group, all bool, ms ...*member) (Pending, e
 	p, err := groupstore.AppendChanged(c.cfg.store, ch, func(meta *StoredGroup) { g.stored = meta },
 		func(i int, sm *StoredMember) { changed[i].stored = sm })
 	if err != nil {
+		g.unstored = true
 		c.log.Warn("consumer group store refused a change", zap.String("group", g.id), zap.Error(err))
 		return nil, err
 	}
+	g.unstored = false
+	g.retargeted = g.retargeted[:0]
 	if p != nil {
 		g.removed = g.removed[:0]
 	}

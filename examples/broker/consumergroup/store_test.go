@@ -20,6 +20,8 @@ type memStore struct {
 	groups  map[string]*StoredGroup
 	members map[string]map[string]StoredMember
 	appends int
+	refuse  int      // how many appends to come are refused (NOT_ENOUGH_REPLICAS)
+	changes []Change // the appends taken, in order
 }
 
 func newMemStore() *memStore {
@@ -29,7 +31,12 @@ func newMemStore() *memStore {
 func (s *memStore) Append(ch Change) (Pending, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.refuse > 0 {
+		s.refuse--
+		return nil, kerr.NotEnoughReplicas
+	}
 	s.appends++
+	s.changes = append(s.changes, ch)
 	if ch.Meta != nil {
 		m := *ch.Meta
 		s.groups[ch.Group] = &m
@@ -200,6 +207,83 @@ func TestStoreWritesOnlyChanges(t *testing.T) {
 		require.Nil(t, err)
 	}
 	assert.Equal(t, n, store.count(), "nothing changed, nothing written")
+}
+
+// TestStoreRetargetWritesMovedMembers checks that a join writes the
+// group's metadata, the newcomer and the members whose target it moved,
+// and no other member: the others' records did not change.
+func TestStoreRetargetWritesMovedMembers(t *testing.T) {
+	topics := newFakeTopics()
+	tp := topics.set("t", 6)
+	store := newMemStore()
+	c, _ := newTestCoordinator(t, topics, WithStore(store))
+	settle(t, c, tp, "m1", "m2", "m3")
+	before, _ := snapshot(t, c, "g")
+
+	join(t, c, "g", "m4", "t")
+	after, _ := snapshot(t, c, "g")
+	var moved []string
+	for i, sm := range before.Members {
+		if !sm.Target.equal(after.Members[i].Target) {
+			moved = append(moved, sm.MemberID)
+		}
+	}
+	require.NotEmpty(t, moved, "the newcomer's partitions come from others")
+	require.Less(t, len(moved), 3, "a sticky assignor moves only what it must")
+	last := store.changes[len(store.changes)-1]
+	require.NotNil(t, last.Meta, "the new epochs are written")
+	var written []string
+	for _, sm := range last.Members {
+		written = append(written, sm.MemberID)
+	}
+	assert.Equal(t, append(moved, "m4"), written, "the moved members' targets and the newcomer, by id")
+	assert.Equal(t, after, store.replay()[0], "the store has the group as it is")
+}
+
+// TestStoreRefusedTargetWrittenLater checks that the targets of a join
+// whose append was refused are written with the group's next change,
+// though the members they moved do not heartbeat meanwhile.
+func TestStoreRefusedTargetWrittenLater(t *testing.T) {
+	topics := newFakeTopics()
+	tp := topics.set("t", 6)
+	store := newMemStore()
+	c, _ := newTestCoordinator(t, topics, WithStore(store))
+	settle(t, c, tp, "m1", "m2", "m3")
+
+	store.mu.Lock()
+	store.refuse = 1
+	store.mu.Unlock()
+	_, err, _ := heartbeat(c, HeartbeatRequest{Version: 1, Group: "g", MemberID: "m4", MemberEpoch: JoinEpoch,
+		RebalanceTimeout: int32(testRebalance / time.Millisecond), SubscribedNames: []string{"t"}, Owned: Assignment{}})
+	require.Equal(t, kerr.CoordinatorNotAvailable, err, "the join's append is refused")
+
+	// m1 heartbeats; m2 and m3, whose targets may have moved, do not.
+	d, _ := c.Describe("g")
+	_, err = keepAlive(t, c, "g", "m1", d.Members[0].MemberEpoch)
+	require.Nil(t, err)
+	now, _ := snapshot(t, c, "g")
+	assert.Equal(t, now, store.replay()[0], "every member's record is written again after a refusal")
+}
+
+// settle joins members to group "g" on topic tp and heartbeats them until
+// each holds its target at the target's epoch.
+func settle(t *testing.T, c *Coordinator, tp TopicMeta, members ...string) {
+	t.Helper()
+	for _, m := range members {
+		join(t, c, "g", m, tp.Name)
+	}
+	for range 2 * len(members) {
+		d, _ := c.Describe("g")
+		if d.State == Stable {
+			return
+		}
+		for _, dm := range d.Members {
+			_, err := beat(t, c, "g", dm.MemberID, dm.MemberEpoch, dm.Assignment)
+			require.Nil(t, err)
+		}
+	}
+	d, _ := c.Describe("g")
+	require.Equal(t, Stable, d.State, "the group settles")
 }
 
 func ptr[T any](v T) *T { return &v }

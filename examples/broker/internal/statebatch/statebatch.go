@@ -36,13 +36,18 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // timestamped now, their offset deltas 0, 1, 2..., and the producer id and
 // epoch given (-1 and -1 for a coordinator's own records), with no
 // sequence (-1: a coordinator's appends are not a producer's retries).
-// Its base offset is 0 until the log places it. O(len of the records).
+// Its base offset is 0 until the log places it. O(len of the records):
+// each record is encoded twice (once to measure its length) and the
+// batch twice (once to checksum it), the measures in one scratch buffer
+// and the batch in one allocation, as every coordinator write goes
+// through here.
 func Encode(now time.Time, attrs int16, producerID int64, producerEpoch int16, recs []kmsg.Record) []byte {
-	var body []byte
+	var body, scratch []byte
 	for i, r := range recs {
 		r.OffsetDelta = int32(i)
 		r.Length = 0
-		r.Length = int32(len(r.AppendTo(nil)) - 1) // the zero length took one varint byte
+		scratch = r.AppendTo(scratch[:0])
+		r.Length = int32(len(scratch) - 1) // the zero length took one varint byte
 		body = r.AppendTo(body)
 	}
 	ms := now.UnixMilli()
@@ -50,7 +55,7 @@ func Encode(now time.Time, attrs int16, producerID int64, producerEpoch int16, r
 		FirstTimestamp: ms, MaxTimestamp: ms, ProducerID: producerID, ProducerEpoch: producerEpoch, FirstSequence: -1,
 		NumRecords: int32(len(recs)), Records: body}
 	b.Length = int32(49 + len(body)) // the header after the length field, then the records
-	raw := b.AppendTo(nil)
+	raw := b.AppendTo(make([]byte, 0, 12+int(b.Length)))
 	b.CRC = int32(crc32.Checksum(raw[21:], castagnoli)) // attributes to the end
 	return b.AppendTo(raw[:0])
 }
