@@ -11,31 +11,25 @@ package share
 // cycle). So a partition's locks live in chunks of lockChunk, allocated
 // when the partition first needs that many and reused from a free list
 // ever after; a record names its lock by its index in the slab (an
-// int32), which keeps the window free of pointers, and a lock its member
-// by an entry of the partition's holders, which keeps it at 80 bytes. A
-// chunk never moves once allocated: the timer's wheel links the task
-// embedded in each lock by address.
+// int32), which keeps the window free of pointers, a lock its member by
+// an entry of the partition's holders, and its group (group.go: the timer
+// task it shares with the locks due in its tick) and its neighbours in
+// that group by index, which keeps it at 40 bytes without a pointer.
 //
 // # When a lock may be reused
 //
-// A lock's task may have expired and be about to run on a timer worker
-// (waiting for the partition's mu) when its last record is acknowledged:
-// Cancel then reports false, and the run is still to come. A lock is
-// reused only once nothing holds it and no run of its task is to come,
-// or a run for an old acquisition would release a new one. runs counts
-// the runs to come: one per Schedule, less one per Cancel that stopped the
-// task and per run; a renewal (Reschedule) of a task no longer pending
-// adds one, the run already under way and the new one both to come.
+// As soon as it holds nothing: it then leaves its group's list, and a run
+// of the group's task still to come (group.go) releases only the locks
+// linked to the group when it runs. The timer never holds a lock's
+// address; the reuse rule that a run for an old acquisition must never
+// release a new one is kept by the groups, which are reused only once no
+// run of their task is to come.
 //
-// Every field of a lock but p is guarded by its partition's mu: the task
-// is scheduled, renewed and cancelled with p.mu held, and its run takes
-// p.mu first, so the count is exact.
+// Every field of a lock is guarded by its partition's mu.
 
 import (
 	"slices"
 	"time"
-
-	"github.com/gopurgatory/purgatory/timer"
 )
 
 // lockChunkBits sizes the chunks of the lock slab: 128 locks (12 KiB).
@@ -44,26 +38,24 @@ const (
 	lockChunk     = 1 << lockChunkBits
 )
 
-// lock is one acquisition's lock: a timer task that releases what the
-// acquisition still holds when it expires. first and n bound the offsets
-// it acquired; held counts those still acquired under it, and the lock is
-// cancelled when that reaches zero. It is 80 bytes, 48 of them the task.
+// lock is one acquisition's lock: it releases what the acquisition still
+// holds when its group's task expires. first and n bound the offsets it
+// acquired; held counts those still acquired under it, and the lock
+// leaves its group when that reaches zero. It is 40 bytes, no pointer.
 type lock struct {
-	task  timer.Task
-	p     *Partition // immutable
 	first int64
 	// n counts the offsets it acquired, first to first+n-1; while the
 	// lock is free, it links the free list (as locks.free does).
 	n      int32
 	idx    int32 // its index in the slab; immutable
 	member int32 // the acquiring member's entry in the partition's holders
+	// group is its group's index in the partition's groups, -1 for none;
+	// prev and next are its neighbours in that group's list, -1 at its
+	// ends.
+	group, prev, next int32
 	// held fits 16 bits: it is at most MaxLocks (10,000 at most).
 	held int16
-	runs int16 // runs of task to come (see the file's comment)
 }
-
-// Run expires the lock, on a timer worker.
-func (l *lock) Run() { l.p.expire(l) }
 
 // last is the last offset l acquired.
 func (l *lock) last() int64 { return l.first + int64(l.n) - 1 }
@@ -82,10 +74,10 @@ func (s *locks) at(i int32) *lock {
 	return &s.chunks[i>>lockChunkBits][i&(lockChunk-1)]
 }
 
-// get returns a free lock of p's for member (its entry in p.holders, which
+// get returns a free lock for member (its entry in p.holders, which
 // the lock references until it is freed): from the free list, or a new
 // one (a new chunk when the last is full). REQUIRES: p.mu held.
-func (s *locks) get(p *Partition, member int32) *lock {
+func (s *locks) get(member int32) *lock {
 	var l *lock
 	if s.free > 0 {
 		l = s.at(s.free - 1)
@@ -97,41 +89,42 @@ func (s *locks) get(p *Partition, member int32) *lock {
 		}
 		s.used++
 		l = s.at(i)
-		l.p, l.idx = p, i
-		l.task.Init(l)
+		l.idx = i
 	}
-	l.member, l.first, l.n, l.held, l.runs = member, -1, 0, 0, 0
+	l.member, l.first, l.n, l.held = member, -1, 0, 0
+	l.group, l.prev, l.next = -1, -1, -1
 	return l
 }
 
-// put frees l, which holds nothing and whose task will not run, and drops
+// put frees l, which holds nothing and is in no group. The caller drops
 // its reference to its member. REQUIRES: p.mu held.
 func (s *locks) put(l *lock) {
-	l.p.holders.unref(l.member)
 	l.n = s.free
 	s.free = l.idx + 1
 }
 
-// cancelLocked stops l's task once it holds nothing, and frees l if no run
-// of it is to come. REQUIRES: p.mu held, l.held == 0.
-func (p *Partition) cancelLocked(l *lock) {
-	if l.runs > 0 && p.m.cfg.Timer.Cancel(&l.task) { // O(1)
-		l.runs--
+// dropLocked lets l go once it holds nothing: it leaves its group (whose
+// task is cancelled with its last lock) and is freed. O(1).
+// REQUIRES: p.mu held, l.held == 0.
+func (p *Partition) dropLocked(l *lock) {
+	if l.group >= 0 {
+		p.leaveLocked(l) // group.go
 	}
-	if l.runs == 0 {
-		p.locks.put(l)
-	}
+	p.holders.unref(l.member)
+	p.locks.put(l)
 }
 
-// renewLocked restarts l's task, due after lockFor, for the records it
-// holds (an AckRenew). A task that expired already, its run waiting for
-// p.mu, is scheduled again: that run releases what l holds, and the new
-// one finds nothing. REQUIRES: p.mu held, l.held > 0.
+// renewLocked moves l, for the records it holds, to the group of a
+// deadline lockFor from now (an AckRenew). A run of its old group still
+// to come no longer finds it. REQUIRES: p.mu held, l.held > 0.
 func (p *Partition) renewLocked(l *lock, lockFor time.Duration) {
-	pending, err := p.m.cfg.Timer.Reschedule(&l.task, lockFor)
-	if err == nil && !pending {
-		l.runs++
+	if l.group >= 0 {
+		p.leaveLocked(l)
 	}
+	// It fails only once the timer is closed (the broker shutting down),
+	// when no lock expires any more: l then stays in no group, its
+	// records released with their member or the partition.
+	_ = p.joinLocked(l, lockFor)
 }
 
 // holders are the members holding locks in a partition: a lock names its

@@ -44,9 +44,10 @@ func checkLocksLocked(t *testing.T, p *Partition, step int) {
 		l := p.locks.at(i)
 		require.Equal(t, held[i], l.held, "step %d: lock %d's count of the records it holds", step, i)
 		require.Positive(t, l.held, "step %d: lock %d holds nothing but is not free", step, i)
-		require.Equal(t, int16(1), l.runs, "step %d: lock %d's task, pending, runs once", step, i)
+		require.GreaterOrEqual(t, l.group, int32(0), "step %d: lock %d holds records in no group", step, i)
 		refs[l.member]++
 	}
+	checkGroupsLocked(t, p, step)
 	require.Len(t, p.holders.locks, len(refs))
 	for i, n := range refs {
 		require.Equal(t, n, p.holders.locks[i], "step %d: member entry %d counts the locks naming it", step, i)
@@ -56,57 +57,6 @@ func checkLocksLocked(t *testing.T, p *Partition, step int) {
 			require.Empty(t, p.holders.names[i], "step %d: a free entry keeps no member", step)
 		}
 	}
-}
-
-// TestLockWithARunToComeIsNotReused acknowledges the record of a lock
-// whose task has left the wheel but not yet run (expired, its run waiting
-// for the partition's lock): the lock is reused only once that run is
-// done, and the run releases nothing of the acquisitions made meanwhile.
-func TestLockWithARunToComeIsNotReused(t *testing.T) {
-	h := newHarness(t, Config{})
-	p := h.part(0)
-	require.Len(t, p.Acquire("a", 1, 0, 10, testLock), 1)
-	l := p.locks.at(0)
-	require.True(t, h.tm.Cancel(&l.task), "the task leaves the wheel as if it had expired")
-	require.NoError(t, p.Acknowledge("a", 0, 0, []int8{int8(AckAccept)}, testLock))
-	assert.Equal(t, int16(1), l.runs, "its run is still to come")
-
-	assert.Equal(t, []Range{{1, 1, 1}}, p.Acquire("b", 1, 0, 10, testLock))
-	assert.Equal(t, int32(2), p.locks.used, "a new lock, not the one whose run is to come")
-	l.Run() // the expiry, late
-	st, _ := p.StateOf(1)
-	assert.Equal(t, Acquired, st, "the late run releases nothing of b's")
-	assert.Equal(t, int64(1), h.tm.Stats().Pending, "b's lock is pending")
-
-	assert.Equal(t, []Range{{2, 2, 1}}, p.Acquire("c", 1, 0, 10, testLock))
-	assert.Equal(t, int32(2), p.locks.used, "the lock is reused once its run is done")
-	require.NoError(t, p.Acknowledge("b", 1, 1, []int8{int8(AckAccept)}, testLock))
-	require.NoError(t, p.Acknowledge("c", 2, 2, []int8{int8(AckAccept)}, testLock))
-	assert.Zero(t, h.tm.Stats().Pending)
-}
-
-// TestRenewalOfAnExpiringLock renews a lock whose task has left the wheel
-// but not yet run: that run releases the records (the expiry wins), and
-// cancels the renewed task, which would find nothing to release.
-func TestRenewalOfAnExpiringLock(t *testing.T) {
-	h := newHarness(t, Config{})
-	p := h.part(0)
-	require.Len(t, p.Acquire("a", 2, 0, 10, testLock), 1)
-	l := p.locks.at(0)
-	require.True(t, h.tm.Cancel(&l.task), "the task leaves the wheel as if it had expired")
-	require.NoError(t, p.Acknowledge("a", 0, 1, []int8{int8(AckRenew)}, testLock))
-	assert.Equal(t, int16(2), l.runs, "the run under way and the renewed one")
-	assert.Equal(t, int64(1), h.tm.Stats().Pending)
-
-	l.Run()
-	for off := int64(0); off < 2; off++ {
-		st, n := p.StateOf(off)
-		assert.Equal(t, Available, st, "offset %d released by the expiry", off)
-		assert.Equal(t, int16(1), n, "offset %d keeps its delivery", off)
-	}
-	assert.Zero(t, h.tm.Stats().Pending, "the renewed task is cancelled")
-	assert.Equal(t, []Range{{0, 1, 2}}, p.Acquire("b", 5, 0, 2, testLock))
-	assert.Equal(t, int32(1), p.locks.used, "the lock is reused")
 }
 
 // TestLocksSpanChunks holds more locks than a chunk has, lets them all
@@ -189,7 +139,8 @@ func TestMemberEntriesAreReused(t *testing.T) {
 }
 
 // TestLockSize pins a lock's size: it is most of the heap a held lock
-// takes (BenchmarkAcquisitionLocks).
+// takes (BenchmarkAcquisitionLocks), its group's share of a task the rest.
 func TestLockSize(t *testing.T) {
-	assert.Equal(t, uintptr(80), unsafe.Sizeof(lock{}))
+	assert.Equal(t, uintptr(40), unsafe.Sizeof(lock{}))
+	assert.Equal(t, uintptr(80), unsafe.Sizeof(group{}))
 }

@@ -69,6 +69,7 @@ type Partition struct {
 	avail     int
 	availFrom int64
 	locks     locks   // lock.go
+	groups    groups  // the locks' timer tasks (group.go)
 	holders   holders // the members of locks (lock.go)
 	// ready is set once the state is read from the persister (at once
 	// without one): until then nothing is acquired or acknowledged.
@@ -159,7 +160,7 @@ func (p *Partition) AcquireAppend(dst []Range, member string, max int, logStart,
 		return dst
 	}
 	p.skipToLocked(logStart)
-	l := p.locks.get(p, p.holders.ref(member))
+	l := p.locks.get(p.holders.ref(member))
 	out := dst
 	if p.avail > 0 {
 		i := max64(p.availFrom, p.start) - p.start
@@ -184,15 +185,13 @@ func (p *Partition) AcquireAppend(dst []Range, member string, max int, logStart,
 		out = p.takeLocked(out, l, p.end-1, &p.recs[len(p.recs)-1])
 	}
 	if l.n == 0 {
-		p.locks.put(l)
-	} else if err := p.m.cfg.Timer.Schedule(&l.task, lockFor); err != nil {
+		p.dropLocked(l)
+	} else if err := p.joinLocked(l, lockFor); err != nil { // group.go
 		// The timer is closed: the broker is shutting down, and
 		// nothing will be fetched again. Hand nothing out rather
 		// than records no lock will ever release.
 		_, _ = p.releaseLocked(l, l.member)
 		out = dst
-	} else {
-		l.runs = 1
 	}
 	p.mu.Unlock()
 	return out
@@ -256,7 +255,7 @@ func (p *Partition) settleLocked(off int64, r *record, st State) {
 	if r.state == Acquired {
 		l := p.locks.at(r.lock)
 		if l.held--; l.held == 0 {
-			p.cancelLocked(l) // lock.go
+			p.dropLocked(l) // lock.go
 		}
 	}
 	r.state = st
@@ -356,34 +355,18 @@ func (p *Partition) Acknowledge(member string, first, last int64, types []int8, 
 	return nil
 }
 
-// expire releases what l still holds, on a timer worker, and writes the
-// new state (released records are available, or archived at the
-// delivery limit) to the persister.
-func (p *Partition) expire(l *lock) {
-	p.mu.Lock()
-	l.runs--
-	wake, settled := false, 0
-	if l.held > 0 {
-		wake, settled = p.releaseLocked(l, l.member)
-	} else {
-		// Nothing left to release: its records were acknowledged as it
-		// expired, or this is a renewed lock's second run.
-		p.cancelLocked(l)
-	}
-	p.mu.Unlock()
-	if settled > 0 {
-		p.Persist(nil)
-	}
-	if wake {
-		p.m.wake(p.key)
-	}
-}
-
 // releaseLocked releases the records of the window acquired by member (its
 // entry in p.holders, -1 for none), those of lock l alone when l is not
 // nil, keeping their delivery counts, and reports whether any record
 // became acquirable and how many it released. REQUIRES: p.mu held.
 func (p *Partition) releaseLocked(l *lock, member int32) (bool, int) {
+	released, settled := p.releaseRecordsLocked(l, member)
+	return p.advanceLocked() || released, settled
+}
+
+// releaseRecordsLocked is releaseLocked without moving the start.
+// REQUIRES: p.mu held.
+func (p *Partition) releaseRecordsLocked(l *lock, member int32) (bool, int) {
 	from, to, idx := p.start, p.end-1, int32(-1)
 	if l != nil {
 		// Read before settling: l is freed with its last record.
@@ -400,7 +383,7 @@ func (p *Partition) releaseLocked(l *lock, member int32) (bool, int) {
 		released = released || st == Available
 		settled++
 	}
-	return p.advanceLocked() || released, settled
+	return released, settled
 }
 
 // Release releases every record member holds in the partition, as when its
