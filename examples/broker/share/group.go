@@ -58,8 +58,8 @@ import (
 // that releases them. It is 80 bytes, 48 of them the task.
 type group struct {
 	task timer.Task
-	p    *Partition // immutable
-	tick int64      // its task is due at tick·Config.Tick
+	p    *Partition    // immutable
+	at   time.Duration // its task's deadline: the end of its tick, G·Config.Tick
 	// head is the index of its first lock, -1 for none; while the group
 	// is free, it links the free list (as groups.free does).
 	head  int32
@@ -88,8 +88,8 @@ func (s *groups) at(i int32) *group {
 	return &s.chunks[i>>lockChunkBits][i&(lockChunk-1)]
 }
 
-// get returns a free group of p's, for tick. REQUIRES: p.mu held.
-func (s *groups) get(p *Partition, tick int64) *group {
+// get returns a free group of p's, due at. REQUIRES: p.mu held.
+func (s *groups) get(p *Partition, at time.Duration) *group {
 	var g *group
 	if s.free > 0 {
 		g = s.at(s.free - 1)
@@ -104,7 +104,7 @@ func (s *groups) get(p *Partition, tick int64) *group {
 		g.p, g.idx = p, i
 		g.task.Init(g)
 	}
-	g.tick, g.head, g.count, g.runs = tick, -1, 0, 0
+	g.at, g.head, g.count, g.runs = at, -1, 0, 0
 	return g
 }
 
@@ -118,14 +118,17 @@ func (s *groups) put(g *group) {
 	s.free = g.idx + 1
 }
 
-// tickOf returns the tick of Config.Tick that a deadline d (on the timer's
-// clock) falls due in: ⌈d/tick⌉, as the timer rounds it.
-func tickOf(d, tick time.Duration) int64 {
+// tickEnd returns the end of the tick that a deadline d (on the timer's
+// clock) falls due in, ⌈d/tick⌉·tick as the timer rounds it, saturating.
+func tickEnd(d, tick time.Duration) time.Duration {
 	q := d / tick
 	if q*tick < d {
 		q++ // d > 0 and not on a tick; for d <= 0 truncation is the ceiling
 	}
-	return int64(q)
+	if q > (1<<63-1)/tick {
+		return 1<<63 - 1
+	}
+	return q * tick
 }
 
 // joinLocked puts l, holding records, in the group of the tick its
@@ -140,16 +143,14 @@ func (p *Partition) joinLocked(l *lock, lockFor time.Duration) error {
 	if lockFor > 0 && due < lockFor {
 		due = 1<<63 - 1 // saturate, as the timer does
 	}
-	t := tickOf(due, tick)
 	var g *group
-	if s := &p.groups; s.open > 0 && s.at(s.open-1).tick == t {
+	// The open group's tick is (g.at-tick, g.at]: no division to
+	// find that due falls in it.
+	if s := &p.groups; s.open > 0 && due <= s.at(s.open-1).at && due > s.at(s.open-1).at-tick {
 		g = s.at(s.open - 1)
 	} else {
-		g = s.get(p, t)
-		at := time.Duration(t) * tick
-		if t > (1<<63-1)/int64(tick) {
-			at = 1<<63 - 1
-		}
+		at := tickEnd(due, tick)
+		g = s.get(p, at)
 		if err := tm.ScheduleAt(&g.task, at); err != nil {
 			s.put(g)
 			return err
