@@ -47,7 +47,7 @@
 // task is to come. A record names its lock by index, so the window is a
 // slice of 8-byte records the collector never scans, and a lock its
 // member, its group and its neighbours in the group by index, so a held
-// lock takes 40 bytes without a pointer. Acquiring looks for records made
+// lock takes 32 bytes without a pointer. Acquiring looks for records made
 // available again from the lowest one only, and acquiring new records
 // appends to the window: neither costs in proportion to the records in
 // flight.

@@ -14,7 +14,7 @@ package share
 // int32), which keeps the window free of pointers, a lock its member by
 // an entry of the partition's holders, and its group (group.go: the timer
 // task it shares with the locks due in its tick) and its neighbours in
-// that group by index, which keeps it at 40 bytes without a pointer.
+// that group by index, which keeps it at 32 bytes without a pointer.
 //
 // # When a lock may be reused
 //
@@ -41,20 +41,21 @@ const (
 // lock is one acquisition's lock: it releases what the acquisition still
 // holds when its group's task expires. first and n bound the offsets it
 // acquired; held counts those still acquired under it, and the lock
-// leaves its group when that reaches zero. It is 40 bytes, no pointer.
+// leaves its group when that reaches zero. It is 32 bytes, no pointer.
 type lock struct {
-	first int64
-	// n counts the offsets it acquired, first to first+n-1; while the
-	// lock is free, it links the free list (as locks.free does).
-	n      int32
+	first  int64
 	idx    int32 // its index in the slab; immutable
 	member int32 // the acquiring member's entry in the partition's holders
 	// group is its group's index in the partition's groups, -1 for none;
 	// prev and next are its neighbours in that group's list, -1 at its
-	// ends.
+	// ends. While the lock is free, next links the free list (as
+	// locks.free does).
 	group, prev, next int32
-	// held fits 16 bits: it is at most MaxLocks (10,000 at most).
-	held int16
+	// n counts the offsets it acquired, first to first+n-1, and held
+	// those still acquired under it. Both fit 16 bits: the offsets of one
+	// acquisition lie in the window, which holds MaxLocks (10,000 at
+	// most).
+	n, held int16
 }
 
 // last is the last offset l acquired.
@@ -81,7 +82,7 @@ func (s *locks) get(member int32) *lock {
 	var l *lock
 	if s.free > 0 {
 		l = s.at(s.free - 1)
-		s.free = l.n
+		s.free = l.next
 	} else {
 		i := s.used
 		if int(i>>lockChunkBits) == len(s.chunks) {
@@ -99,7 +100,7 @@ func (s *locks) get(member int32) *lock {
 // put frees l, which holds nothing and is in no group. The caller drops
 // its reference to its member. REQUIRES: p.mu held.
 func (s *locks) put(l *lock) {
-	l.n = s.free
+	l.next = s.free
 	s.free = l.idx + 1
 }
 

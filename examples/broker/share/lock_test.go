@@ -16,7 +16,7 @@ import (
 func checkLocksLocked(t *testing.T, p *Partition, step int) {
 	t.Helper()
 	free := make(map[int32]bool)
-	for i := p.locks.free; i > 0; i = p.locks.at(i - 1).n {
+	for i := p.locks.free; i > 0; i = p.locks.at(i - 1).next {
 		require.False(t, free[i-1], "step %d: lock %d twice in the free list", step, i-1)
 		free[i-1] = true
 		require.Less(t, len(free), int(p.locks.used)+1, "step %d: the free list loops", step)
@@ -141,6 +141,6 @@ func TestMemberEntriesAreReused(t *testing.T) {
 // TestLockSize pins a lock's size: it is most of the heap a held lock
 // takes (BenchmarkAcquisitionLocks), its group's share of a task the rest.
 func TestLockSize(t *testing.T) {
-	assert.Equal(t, uintptr(40), unsafe.Sizeof(lock{}))
+	assert.Equal(t, uintptr(32), unsafe.Sizeof(lock{}))
 	assert.Equal(t, uintptr(80), unsafe.Sizeof(group{}))
 }

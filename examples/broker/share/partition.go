@@ -205,7 +205,7 @@ func (p *Partition) takeLocked(out []Range, l *lock, off int64, r *record) []Ran
 	if l.n == 0 {
 		l.first = off
 	}
-	l.n = int32(off-l.first) + 1
+	l.n = int16(off-l.first) + 1
 	l.held++
 	if n := len(out); n > 0 && out[n-1].Last == off-1 && out[n-1].DeliveryCount == r.deliveries {
 		out[n-1].Last = off
