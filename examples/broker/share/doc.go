@@ -29,28 +29,26 @@
 // # Acquisition locks
 //
 // Every acquisition (a run of records acquired by one member in one call)
-// holds one lock, due after share.record.lock.duration.ms. The locks of a
-// partition due in one tick of the library's timing wheel (timer.Timer)
-// share one task of it, due at the end of that tick, which is when the
-// timer would run a task of each anyway (group.go): a broker acquiring
-// thousands of times a millisecond schedules one task a millisecond, not
-// one per acquisition. Acknowledging the last record a lock still holds
-// takes it out of its group in O(1), and the group's last lock to go
-// cancels the task; the task's expiry releases the records each of its
-// locks still holds. A renewal moves a lock to the group of its new
-// deadline.
+// holds one lock, due after share.record.lock.duration.ms. The locks a
+// member takes in a partition that fall due in one tick of the library's
+// timing wheel (timer.Timer) share one task of it, due at the end of that
+// tick, which is when the timer would run a task of each anyway
+// (group.go): a broker acquiring thousands of times a millisecond
+// schedules a task a member and millisecond, not one per acquisition.
+// Acknowledging a record takes it out of its group in O(1), and the
+// group's last record to go cancels the task; the task's expiry releases
+// the records still held under the group. A renewal moves the records it
+// names to their member's group of the new deadline.
 //
-// The path is kept free of allocation (lock.go, group.go): the locks and
-// their groups live in slabs of fixed chunks per partition, the timer's
-// task embedded in each group, reused from free lists: a lock once
-// nothing holds it, a group once it covers no lock and no run of its
-// task is to come. A record names its lock by index, so the window is a
-// slice of 8-byte records the collector never scans, and a lock its
-// member, its group and its neighbours in the group by index, so a held
-// lock takes 32 bytes without a pointer. Acquiring looks for records made
-// available again from the lowest one only, and acquiring new records
-// appends to the window: neither costs in proportion to the records in
-// flight.
+// The path is kept free of allocation (lock.go, group.go): a record names
+// its group by index, so the window is a slice of 8-byte records the
+// collector never scans and a lock takes no memory of its own; the groups
+// live in a slab of fixed chunks per partition, the timer's task embedded
+// in each, reused from a free list once a group covers no record and no
+// run of its task is to come, and name their member by an entry of the
+// partition's holders. Acquiring looks for records made available again
+// from the lowest one only, and acquiring new records appends to the
+// window: neither costs in proportion to the records in flight.
 //
 // # Wake-ups
 //

@@ -8,50 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// checkGroupsLocked checks that p's groups agree with its locks: a group
-// in use links exactly the locks naming it, in a list whose links agree
-// both ways, covers at least one lock and has its one run to come; the
-// free list holds the rest; and the timer holds one task per group in
-// use. It expects every expired group to have run (a timer without
-// workers). REQUIRES: p.mu held.
-func checkGroupsLocked(t *testing.T, p *Partition, step int) {
-	t.Helper()
-	s := &p.groups
-	free := make(map[int32]bool)
-	for i := s.free; i > 0; i = s.at(i - 1).head {
-		require.False(t, free[i-1], "step %d: group %d twice in the free list", step, i-1)
-		free[i-1] = true
-		require.Less(t, len(free), int(s.used)+1, "step %d: the free list loops", step)
-	}
-	naming := make(map[int32]int32)
-	for i := range p.locks.used {
-		if l := p.locks.at(i); l.group >= 0 && l.held > 0 {
-			naming[l.group]++
-		}
-	}
-	for i := range s.used {
-		if free[i] {
-			require.NotEqual(t, i+1, s.open, "step %d: the open group %d is free", step, i)
-			continue
-		}
-		g := s.at(i)
-		require.Equal(t, int16(1), g.runs, "step %d: group %d's task runs once", step, i)
-		require.Positive(t, g.count, "step %d: group %d covers no lock but is not free", step, i)
-		require.Equal(t, naming[i], g.count, "step %d: group %d counts the locks naming it", step, i)
-		n, prev := int32(0), int32(-1)
-		for j := g.head; j >= 0; j = p.locks.at(j).next {
-			l := p.locks.at(j)
-			require.Equal(t, i, l.group, "step %d: lock %d in group %d's list names it", step, j, i)
-			require.Equal(t, prev, l.prev, "step %d: lock %d's back link", step, j)
-			prev, n = j, n+1
-			require.LessOrEqual(t, n, g.count, "step %d: group %d's list is longer than its count", step, i)
-		}
-		require.Equal(t, g.count, n, "step %d: group %d's list", step, i)
-	}
-	require.Equal(t, int64(int(s.used)-len(free)), p.m.cfg.Timer.Stats().Pending,
-		"step %d: a task per group in use", step)
-}
-
 // groupOf returns the group of the lock holding off.
 func groupOf(t *testing.T, p *Partition, off int64) *group {
 	t.Helper()
@@ -59,9 +15,8 @@ func groupOf(t *testing.T, p *Partition, off int64) *group {
 	defer p.mu.Unlock()
 	r := p.recs[off-p.start]
 	require.Equal(t, Acquired, r.state, "offset %d is acquired", off)
-	l := p.locks.at(r.lock)
-	require.GreaterOrEqual(t, l.group, int32(0), "offset %d's lock is in a group", off)
-	return p.groups.at(l.group)
+	require.NotEqual(t, int32(noGroup), r.group, "offset %d's lock is in a group", off)
+	return p.groups.at(r.group)
 }
 
 func assertState(t *testing.T, p *Partition, off int64, want State, msg string) {
@@ -70,9 +25,9 @@ func assertState(t *testing.T, p *Partition, off int64, want State, msg string) 
 	assert.Equal(t, want, st, "offset %d: %s", off, msg)
 }
 
-// sharingPair acquires offset 0 for a at 0.1ms and offset 1 for b at
-// 0.6ms: their deadlines, 30,000.1ms and 30,000.6ms, fall due in the
-// timer's tick 30,001 (of 1ms), and their locks share its task.
+// sharingPair acquires offset 0 at 0.1ms and offset 1 at 0.6ms for a: the
+// deadlines of the two locks, 30,000.1ms and 30,000.6ms, fall due in the
+// timer's tick 30,001 (of 1ms), and they share its task.
 func sharingPair(t *testing.T) (*harness, *Partition) {
 	t.Helper()
 	h := newHarness(t, Config{})
@@ -80,7 +35,7 @@ func sharingPair(t *testing.T) (*harness, *Partition) {
 	h.advance(100 * time.Microsecond)
 	require.Equal(t, []Range{{0, 0, 1}}, p.Acquire("a", 1, 0, 10, testLock))
 	h.advance(500 * time.Microsecond)
-	require.Equal(t, []Range{{1, 1, 1}}, p.Acquire("b", 1, 0, 10, testLock))
+	require.Equal(t, []Range{{1, 1, 1}}, p.Acquire("a", 1, 0, 10, testLock))
 	require.Same(t, groupOf(t, p, 0), groupOf(t, p, 1), "one group for the tick")
 	require.Equal(t, int64(1), h.tm.Stats().Pending, "one task for two locks")
 	return h, p
@@ -108,18 +63,33 @@ func TestLocksSharingATaskExpireTogether(t *testing.T) {
 	p.mu.Unlock()
 }
 
+// TestMembersDoNotShareATask: the locks of two members due in one tick
+// are two groups, so that a member's acknowledgement compares its group's
+// member, and each expires on the tick.
+func TestMembersDoNotShareATask(t *testing.T) {
+	h := newHarness(t, Config{})
+	p := h.part(0)
+	require.Len(t, p.Acquire("a", 1, 0, 10, testLock), 1)
+	require.Len(t, p.Acquire("b", 1, 0, 10, testLock), 1)
+	assert.NotSame(t, groupOf(t, p, 0), groupOf(t, p, 1))
+	assert.ErrorIs(t, p.Acknowledge("b", 0, 0, []int8{int8(AckAccept)}, testLock), ErrInvalidRecordState)
+	h.advance(testLock)
+	assertState(t, p, 0, Available, "a's released")
+	assertState(t, p, 1, Available, "b's released")
+}
+
 // TestAcknowledgingOneLockKeepsTheOthersExpiry: the group's task goes on
 // for the lock still held, and releases only its records.
 func TestAcknowledgingOneLockKeepsTheOthersExpiry(t *testing.T) {
 	h, p := sharingPair(t)
 	require.NoError(t, p.Acknowledge("a", 0, 0, []int8{int8(AckAccept)}, testLock))
-	assert.Equal(t, int64(1), h.tm.Stats().Pending, "b's lock still holds the task")
+	assert.Equal(t, int64(1), h.tm.Stats().Pending, "the other lock still holds the task")
 	h.advance(testLock + 399*time.Microsecond) // 30,000.999ms
 	assertState(t, p, 1, Acquired, "not before its tick")
 	h.advance(time.Microsecond)
-	assertState(t, p, 1, Available, "b's record released on the tick")
-	assertState(t, p, 0, Archived, "a's record stays acknowledged, below the start")
-	assert.Equal(t, int64(1), p.Start(), "the start stops at b's released record")
+	assertState(t, p, 1, Available, "the other record released on the tick")
+	assertState(t, p, 0, Archived, "the acknowledged one stays so, below the start")
+	assert.Equal(t, int64(1), p.Start(), "the start stops at the released record")
 	assert.Zero(t, h.tm.Stats().Pending)
 }
 
@@ -128,41 +98,43 @@ func TestAcknowledgingOneLockKeepsTheOthersExpiry(t *testing.T) {
 func TestAcknowledgingEveryLockCancelsTheTask(t *testing.T) {
 	h, p := sharingPair(t)
 	g := groupOf(t, p, 0)
-	require.NoError(t, p.Acknowledge("b", 1, 1, []int8{int8(AckAccept)}, testLock))
+	require.NoError(t, p.Acknowledge("a", 1, 1, []int8{int8(AckAccept)}, testLock))
 	assert.Equal(t, int64(1), h.tm.Stats().Pending)
 	require.NoError(t, p.Acknowledge("a", 0, 0, []int8{int8(AckAccept)}, testLock))
 	assert.Zero(t, h.tm.Stats().Pending, "cancelled with its last lock")
 	assert.Zero(t, g.runs, "no run to come")
 	assert.Equal(t, g.idx+1, p.groups.free, "the group is free")
+	assert.Zero(t, p.holders.refs[0], "and its member holds nothing")
 	h.advance(time.Hour)
 	assert.Equal(t, int64(2), p.Start(), "nothing expires afterwards")
 }
 
-// TestRenewalMovesALockToItsNewTick: b's renewal moves its lock to the
-// group of its new deadline; a's expires on the old tick.
+// TestRenewalMovesALockToItsNewTick: renewing offset 1 moves its lock to
+// the group of its new deadline; offset 0's expires on the old tick.
 func TestRenewalMovesALockToItsNewTick(t *testing.T) {
 	h, p := sharingPair(t)
 	old := groupOf(t, p, 0)
 	h.advance(10 * time.Second) // 10,000.6ms
-	require.NoError(t, p.Acknowledge("b", 1, 1, []int8{int8(AckRenew)}, testLock))
-	assert.NotSame(t, old, groupOf(t, p, 1), "b's lock left the group")
-	assert.Same(t, old, groupOf(t, p, 0), "a's did not")
+	require.NoError(t, p.Acknowledge("a", 1, 1, []int8{int8(AckRenew)}, testLock))
+	assert.NotSame(t, old, groupOf(t, p, 1), "the renewed lock left the group")
+	assert.Same(t, old, groupOf(t, p, 0), "the other did not")
 	assert.Equal(t, int64(2), h.tm.Stats().Pending, "a task for each tick")
 	h.advance(testLock - 10*time.Second + 400*time.Microsecond) // 30,001ms
-	assertState(t, p, 0, Available, "a's lock expires on the old tick")
-	assertState(t, p, 1, Acquired, "b's was moved")
+	assertState(t, p, 0, Available, "offset 0's lock expires on the old tick")
+	assertState(t, p, 1, Acquired, "offset 1's was moved")
 	h.advance(10*time.Second - 1*time.Microsecond) // 40,000.999ms
 	assertState(t, p, 1, Acquired, "not before its new deadline's tick")
 	h.advance(time.Microsecond) // 40,001ms, the tick of 40,000.6ms
-	assertState(t, p, 1, Available, "b's lock expires on its new tick")
+	assertState(t, p, 1, Available, "offset 1's lock expires on its new tick")
 	assert.Zero(t, h.tm.Stats().Pending)
 }
 
 // TestAGroupWithARunToComeIsNotReused acknowledges the record of a lock
 // whose group's task has left the wheel but not yet run (expired, its run
-// waiting for the partition's lock): the lock is reused at once, the group
-// only once that run is done, and the run releases nothing of the
-// acquisition that reused the lock.
+// waiting for the partition's lock): the group is closed to new records
+// and reused only once that run is done, and the run releases nothing of
+// the acquisitions made meanwhile, of the same member in the same tick
+// or not.
 func TestAGroupWithARunToComeIsNotReused(t *testing.T) {
 	h := newHarness(t, Config{})
 	p := h.part(0)
@@ -172,20 +144,23 @@ func TestAGroupWithARunToComeIsNotReused(t *testing.T) {
 	require.NoError(t, p.Acknowledge("a", 0, 0, []int8{int8(AckAccept)}, testLock))
 	assert.Equal(t, int16(1), g.runs, "its run is still to come")
 
-	h.advance(time.Second) // a later tick: a new group
-	assert.Equal(t, []Range{{1, 1, 1}}, p.Acquire("b", 1, 0, 10, testLock))
-	assert.Equal(t, int32(1), p.locks.used, "the lock is reused at once")
+	assert.Equal(t, []Range{{1, 1, 1}}, p.Acquire("a", 1, 0, 10, testLock), "a again, in the same tick")
+	h.advance(time.Second) // a later tick
+	assert.Equal(t, []Range{{2, 2, 1}}, p.Acquire("b", 1, 0, 10, testLock))
 	assert.NotSame(t, g, groupOf(t, p, 1), "a new group, not the one whose run is to come")
+	assert.NotSame(t, g, groupOf(t, p, 2), "a new group, not the one whose run is to come")
 	g.Run() // the expiry, late
-	assertState(t, p, 1, Acquired, "the late run releases nothing of b's")
-	assert.Equal(t, int64(1), h.tm.Stats().Pending, "b's group is pending")
+	assertState(t, p, 1, Acquired, "the late run releases nothing of a's new lock")
+	assertState(t, p, 2, Acquired, "nor of b's")
+	assert.Equal(t, int64(2), h.tm.Stats().Pending, "the new groups are pending")
 
 	h.advance(time.Second)
-	assert.Equal(t, []Range{{2, 2, 1}}, p.Acquire("c", 1, 0, 10, testLock))
-	assert.Same(t, g, groupOf(t, p, 2), "the group is reused once its run is done")
-	assert.Equal(t, int32(2), p.groups.used)
-	require.NoError(t, p.Acknowledge("b", 1, 1, []int8{int8(AckAccept)}, testLock))
-	require.NoError(t, p.Acknowledge("c", 2, 2, []int8{int8(AckAccept)}, testLock))
+	assert.Equal(t, []Range{{3, 3, 1}}, p.Acquire("c", 1, 0, 10, testLock))
+	assert.Same(t, g, groupOf(t, p, 3), "the group is reused once its run is done")
+	assert.Equal(t, int32(3), p.groups.used)
+	require.NoError(t, p.Acknowledge("a", 1, 1, []int8{int8(AckAccept)}, testLock))
+	require.NoError(t, p.Acknowledge("b", 2, 2, []int8{int8(AckAccept)}, testLock))
+	require.NoError(t, p.Acknowledge("c", 3, 3, []int8{int8(AckAccept)}, testLock))
 	assert.Zero(t, h.tm.Stats().Pending)
 }
 
@@ -217,5 +192,5 @@ func TestRenewalOfAnExpiringLock(t *testing.T) {
 	}
 	assert.Zero(t, h.tm.Stats().Pending)
 	assert.Equal(t, []Range{{0, 1, 2}}, p.Acquire("b", 5, 0, 2, testLock))
-	assert.Equal(t, int32(1), p.locks.used, "the lock is reused")
+	assert.Equal(t, int32(1), p.groups.free, "the old group is reused")
 }

@@ -71,7 +71,7 @@ func TestAcquireHandsOutNewRecordsOnceEach(t *testing.T) {
 	assert.Empty(t, p.Acquire("c", 100, 0, 10, testLock), "nothing left to acquire")
 	assert.Equal(t, int64(0), p.Start())
 	assert.Equal(t, int64(10), p.End())
-	assert.Equal(t, int64(1), h.tm.Stats().Pending, "one task for the two locks due in one tick (group.go)")
+	assert.Equal(t, int64(2), h.tm.Stats().Pending, "a task for each member's lock (group.go)")
 }
 
 // TestAcquireRoundsNewRecordsUpToTheirBatch: with the log's batches
