@@ -133,10 +133,10 @@ func (p *Partition) Acquirable(logEnd int64) bool {
 // made available again, in offset order, then new ones from the end up to
 // logEnd (the log's readable end), within MaxLocks records in flight. The
 // records below logStart are gone from the log: they leave the window
-// first. The acquisition holds one lock, due after lockFor (group.go). It returns the
-// acquired offsets in increasing runs of one delivery count; none when
-// there is nothing to acquire. O(records acquired), plus the records
-// passed over looking for those made available again.
+// first. The acquisition holds one lock, due after lockFor (group.go).
+// It returns the acquired offsets in increasing runs of one delivery
+// count; none when there is nothing to acquire. O(records acquired), plus
+// the records passed over looking for those made available again.
 func (p *Partition) Acquire(member string, max int, logStart, logEnd int64, lockFor time.Duration) []Range {
 	return p.AcquireAppend(nil, member, max, logStart, logEnd, lockFor, nil)
 }
