@@ -29,21 +29,26 @@
 // # Acquisition locks
 //
 // Every acquisition (a run of records acquired by one member in one call)
-// holds one lock: a task of the library's timing wheel (timer.Timer) due
-// after share.record.lock.duration.ms. Acknowledging the last record it
-// still holds cancels it in O(1); its expiry releases the records it still
-// holds. Millions of locks cost a timer task each and almost all are
-// cancelled before they fire: the wheel's best case.
+// holds one lock, due after share.record.lock.duration.ms. The locks a
+// member takes in a partition that fall due in one tick of the library's
+// timing wheel (timer.Timer) share one task of it, due at the end of that
+// tick, which is when the timer would run a task of each anyway
+// (group.go): a broker acquiring thousands of times a millisecond
+// schedules a task a member and millisecond, not one per acquisition.
+// Acknowledging a record takes it out of its group in O(1), and the
+// group's last record to go cancels the task; the task's expiry releases
+// the records still held under the group. A renewal moves the records it
+// names to their member's group of the new deadline.
 //
-// The path is kept free of allocation (lock.go): the locks live in a slab
-// of fixed chunks per partition, the timer's task embedded in each,
-// reused from a free list once nothing holds a lock and no run of its
-// task is to come; a record names its lock by index, so the window is a
-// slice of 8-byte records the collector never scans, and a lock its
-// member by index, so a held lock takes 80 bytes, 48 of them the task. Acquiring looks for
-// records made available again from the lowest one only, and acquiring
-// new records appends to the window: neither costs in proportion to the
-// records in flight.
+// The path is kept free of allocation (lock.go, group.go): a record names
+// its group by index, so the window is a slice of 8-byte records the
+// collector never scans and a lock takes no memory of its own; the groups
+// live in a slab of fixed chunks per partition, the timer's task embedded
+// in each, reused from a free list once a group covers no record and no
+// run of its task is to come, and name their member by an entry of the
+// partition's holders. Acquiring looks for records made available again
+// from the lowest one only, and acquiring new records appends to the
+// window: neither costs in proportion to the records in flight.
 //
 // # Wake-ups
 //
@@ -56,9 +61,9 @@
 //
 // Manager.mu, then a Partition's mu. The Persister is called with no lock
 // held, and its callbacks take a Partition's mu. The timer is called with a
-// Partition's mu held (Schedule, Cancel and Reschedule take only the
-// timer's own locks); an expiring lock takes the Partition's mu on a timer
-// worker. The wake function is called with no lock held.
+// Partition's mu held (Now, ScheduleAt and Cancel take only the timer's
+// own locks); an expiring group of locks takes the Partition's mu on a
+// timer worker. The wake function is called with no lock held.
 //
 // # Durable
 //

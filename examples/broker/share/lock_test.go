@@ -2,26 +2,31 @@ package share
 
 import (
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// checkLocksLocked checks that p's lock slab agrees with its window: every
-// acquired record names a lock in use that spans it, a lock in use holds
-// exactly the records that name it, the free list holds the rest, and no
-// record below availFrom is available. It expects every expired lock to
-// have run (a timer without workers). REQUIRES: p.mu held.
+// checkLocksLocked checks that p's locks agree with its window: every
+// acquired record names a group in use, of a member holding records, that
+// bounds its offset; a group in use counts exactly the records naming it,
+// has its one run to come and a task in the timer; the free list holds
+// the rest; a member's entry counts the groups naming it and its open
+// group is one of them; and no record below availFrom is available. It
+// expects every expired group to have run (a timer without workers).
+// REQUIRES: p.mu held.
 func checkLocksLocked(t *testing.T, p *Partition, step int) {
 	t.Helper()
+	s := &p.groups
 	free := make(map[int32]bool)
-	for i := p.locks.free; i > 0; i = p.locks.at(i - 1).n {
-		require.False(t, free[i-1], "step %d: lock %d twice in the free list", step, i-1)
+	for i := s.free; i > 0; i = s.at(i - 1).count {
+		require.False(t, free[i-1], "step %d: group %d twice in the free list", step, i-1)
 		free[i-1] = true
-		require.Less(t, len(free), int(p.locks.used)+1, "step %d: the free list loops", step)
+		require.Less(t, len(free), int(s.used)+1, "step %d: the free list loops", step)
 	}
-	held := make(map[int32]int16)
+	held := make(map[int32]int32)
 	for i, r := range p.recs {
 		off := p.start + int64(i)
 		if off < p.availFrom {
@@ -30,103 +35,61 @@ func checkLocksLocked(t *testing.T, p *Partition, step int) {
 		if r.state != Acquired {
 			continue
 		}
-		require.Less(t, r.lock, p.locks.used, "step %d: offset %d names a lock never handed out", step, off)
-		require.False(t, free[r.lock], "step %d: offset %d names a free lock", step, off)
-		l := p.locks.at(r.lock)
-		require.True(t, off >= l.first && off <= l.last(), "step %d: offset %d outside its lock's [%d, %d]", step, off, l.first, l.last())
-		held[r.lock]++
+		require.True(t, r.group >= 0 && r.group < s.used, "step %d: offset %d names group %d, never handed out", step, off, r.group)
+		require.False(t, free[r.group], "step %d: offset %d names a free group", step, off)
+		g := s.at(r.group)
+		require.True(t, off >= g.lo && off <= g.hi, "step %d: offset %d outside its group's [%d, %d]", step, off, g.lo, g.hi)
+		held[r.group]++
 	}
 	refs := make([]int32, len(p.holders.names))
-	for i := range p.locks.used {
+	for i := range s.used {
 		if free[i] {
 			continue
 		}
-		l := p.locks.at(i)
-		require.Equal(t, held[i], l.held, "step %d: lock %d's count of the records it holds", step, i)
-		require.Positive(t, l.held, "step %d: lock %d holds nothing but is not free", step, i)
-		require.Equal(t, int16(1), l.runs, "step %d: lock %d's task, pending, runs once", step, i)
-		refs[l.member]++
+		g := s.at(i)
+		require.Equal(t, held[i], g.count, "step %d: group %d's count of the records it holds", step, i)
+		require.Positive(t, g.count, "step %d: group %d holds nothing but is not free", step, i)
+		require.Equal(t, int16(1), g.runs, "step %d: group %d's task, pending, runs once", step, i)
+		require.GreaterOrEqual(t, g.member, int32(0), "step %d: group %d has a member", step, i)
+		refs[g.member]++
 	}
-	require.Len(t, p.holders.locks, len(refs))
+	require.Equal(t, int64(int(s.used)-len(free)), p.m.cfg.Timer.Stats().Pending,
+		"step %d: a task per group in use", step)
+	require.Len(t, p.holders.refs, len(refs))
 	for i, n := range refs {
-		require.Equal(t, n, p.holders.locks[i], "step %d: member entry %d counts the locks naming it", step, i)
-	}
-	for i, n := range refs {
+		require.Equal(t, n, p.holders.refs[i], "step %d: member entry %d counts the groups naming it", step, i)
 		if n == 0 {
 			require.Empty(t, p.holders.names[i], "step %d: a free entry keeps no member", step)
+		}
+		if o := p.holders.open[i]; o > 0 {
+			require.False(t, free[o-1], "step %d: member entry %d's open group is free", step, i)
+			require.Equal(t, int32(i), s.at(o-1).member, "step %d: member entry %d's open group is its own", step, i)
 		}
 	}
 }
 
-// TestLockWithARunToComeIsNotReused acknowledges the record of a lock
-// whose task has left the wheel but not yet run (expired, its run waiting
-// for the partition's lock): the lock is reused only once that run is
-// done, and the run releases nothing of the acquisitions made meanwhile.
-func TestLockWithARunToComeIsNotReused(t *testing.T) {
+// TestGroupsSpanChunks holds more groups than a chunk has (locks taken a
+// tick apart), lets them all expire, and takes as many again: the slab
+// reuses them.
+func TestGroupsSpanChunks(t *testing.T) {
 	h := newHarness(t, Config{})
 	p := h.part(0)
-	require.Len(t, p.Acquire("a", 1, 0, 10, testLock), 1)
-	l := p.locks.at(0)
-	require.True(t, h.tm.Cancel(&l.task), "the task leaves the wheel as if it had expired")
-	require.NoError(t, p.Acknowledge("a", 0, 0, []int8{int8(AckAccept)}, testLock))
-	assert.Equal(t, int16(1), l.runs, "its run is still to come")
-
-	assert.Equal(t, []Range{{1, 1, 1}}, p.Acquire("b", 1, 0, 10, testLock))
-	assert.Equal(t, int32(2), p.locks.used, "a new lock, not the one whose run is to come")
-	l.Run() // the expiry, late
-	st, _ := p.StateOf(1)
-	assert.Equal(t, Acquired, st, "the late run releases nothing of b's")
-	assert.Equal(t, int64(1), h.tm.Stats().Pending, "b's lock is pending")
-
-	assert.Equal(t, []Range{{2, 2, 1}}, p.Acquire("c", 1, 0, 10, testLock))
-	assert.Equal(t, int32(2), p.locks.used, "the lock is reused once its run is done")
-	require.NoError(t, p.Acknowledge("b", 1, 1, []int8{int8(AckAccept)}, testLock))
-	require.NoError(t, p.Acknowledge("c", 2, 2, []int8{int8(AckAccept)}, testLock))
-	assert.Zero(t, h.tm.Stats().Pending)
-}
-
-// TestRenewalOfAnExpiringLock renews a lock whose task has left the wheel
-// but not yet run: that run releases the records (the expiry wins), and
-// cancels the renewed task, which would find nothing to release.
-func TestRenewalOfAnExpiringLock(t *testing.T) {
-	h := newHarness(t, Config{})
-	p := h.part(0)
-	require.Len(t, p.Acquire("a", 2, 0, 10, testLock), 1)
-	l := p.locks.at(0)
-	require.True(t, h.tm.Cancel(&l.task), "the task leaves the wheel as if it had expired")
-	require.NoError(t, p.Acknowledge("a", 0, 1, []int8{int8(AckRenew)}, testLock))
-	assert.Equal(t, int16(2), l.runs, "the run under way and the renewed one")
-	assert.Equal(t, int64(1), h.tm.Stats().Pending)
-
-	l.Run()
-	for off := int64(0); off < 2; off++ {
-		st, n := p.StateOf(off)
-		assert.Equal(t, Available, st, "offset %d released by the expiry", off)
-		assert.Equal(t, int16(1), n, "offset %d keeps its delivery", off)
-	}
-	assert.Zero(t, h.tm.Stats().Pending, "the renewed task is cancelled")
-	assert.Equal(t, []Range{{0, 1, 2}}, p.Acquire("b", 5, 0, 2, testLock))
-	assert.Equal(t, int32(1), p.locks.used, "the lock is reused")
-}
-
-// TestLocksSpanChunks holds more locks than a chunk has, lets them all
-// expire, and takes as many again: the slab reuses them.
-func TestLocksSpanChunks(t *testing.T) {
-	h := newHarness(t, Config{})
-	p := h.part(0)
-	const n = 3*lockChunk + 5
+	const n = 2*groupChunk + 5
 	for range n {
 		require.Len(t, p.Acquire("a", 1, 0, n, testLock), 1)
+		h.advance(time.Millisecond)
 	}
-	assert.Len(t, p.locks.chunks, 4)
+	assert.Len(t, p.groups.chunks, 3)
+	assert.Equal(t, int64(n), h.tm.Stats().Pending, "a group a tick")
 	h.advance(testLock)
 	assert.Zero(t, h.tm.Stats().Pending)
-	assert.Equal(t, []Range{{0, n - 1, 2}}, p.Acquire("b", n, 0, n, testLock), "every record released once")
 	for off := range int64(n) {
-		require.NoError(t, p.Acknowledge("b", off, off, []int8{int8(AckAccept)}, testLock))
+		require.Equal(t, []Range{{off, off, 2}}, p.Acquire("b", 1, 0, n, testLock), "every record released once")
+		h.advance(time.Millisecond)
 	}
-	assert.Equal(t, int32(n), p.locks.used, "no lock beyond the first acquisitions'")
-	assert.Equal(t, int64(n), p.Start())
+	assert.Equal(t, int32(n), p.groups.used, "no group beyond the first acquisitions'")
+	h.advance(testLock)
+	assert.Equal(t, []Range{{0, n - 1, 3}}, p.Acquire("c", n, 0, n, testLock))
 }
 
 // TestAcquireLooksFromTheFirstAvailable releases records out of order and
@@ -174,7 +137,7 @@ func TestMemberEntriesAreReused(t *testing.T) {
 	require.Len(t, p.Acquire("a", 2, 0, 10, testLock), 1)
 	require.Len(t, p.Acquire("b", 2, 0, 10, testLock), 1)
 	require.Len(t, p.Acquire("a", 2, 0, 10, testLock), 1)
-	assert.Equal(t, []int32{2, 1}, p.holders.locks, "a's two locks, b's one")
+	assert.Equal(t, []int32{1, 1}, p.holders.refs, "a's two locks share a group (one tick), b's has one")
 	require.NoError(t, p.Acknowledge("a", 0, 1, []int8{int8(AckAccept)}, testLock))
 	p.Release("a")
 	assert.Equal(t, []string{"", "b"}, p.holders.names, "a holds nothing: its entry is free")
@@ -184,12 +147,13 @@ func TestMemberEntriesAreReused(t *testing.T) {
 	assert.Equal(t, []string{"c", "b"}, p.holders.names, "c takes the free entry")
 	require.NoError(t, p.Acknowledge("c", 4, 5, []int8{int8(AckAccept)}, testLock))
 	require.NoError(t, p.Acknowledge("b", 2, 3, []int8{int8(AckAccept)}, testLock))
-	assert.Equal(t, []int32{0, 0}, p.holders.locks)
+	assert.Equal(t, []int32{0, 0}, p.holders.refs)
 	assert.Equal(t, int64(6), p.Start())
 }
 
-// TestLockSize pins a lock's size: it is most of the heap a held lock
-// takes (BenchmarkAcquisitionLocks).
+// TestLockSize pins the sizes a held lock takes (BenchmarkAcquisitionLocks):
+// its records', and its share of a group's.
 func TestLockSize(t *testing.T) {
-	assert.Equal(t, uintptr(80), unsafe.Sizeof(lock{}))
+	assert.Equal(t, uintptr(8), unsafe.Sizeof(record{}))
+	assert.Equal(t, uintptr(96), unsafe.Sizeof(group{}))
 }

@@ -3,6 +3,7 @@ package share
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/gopurgatory/purgatory/timer"
 )
@@ -25,6 +26,12 @@ type Config struct {
 	// Timer holds the acquisition locks; required. The Manager does not
 	// close it.
 	Timer *timer.Timer
+	// Tick is Timer's tick (timer.WithTick; default timer.DefaultTick):
+	// the locks of a partition due in one tick share one timer task
+	// (group.go). A lock is never released before its deadline whatever
+	// Tick is; a Tick coarser than the timer's releases locks up to Tick
+	// late, a finer one shares tasks less.
+	Tick time.Duration
 	// DeliveryLimit is share.delivery.count.limit: a record released after
 	// that many deliveries is archived (default 5).
 	DeliveryLimit int16
@@ -57,9 +64,14 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.MaxLocks == 0 {
 		cfg.MaxLocks = DefaultMaxLocks
 	}
+	if cfg.Tick == 0 {
+		cfg.Tick = timer.DefaultTick
+	}
 	switch {
 	case cfg.Timer == nil:
 		return nil, fmt.Errorf("%w: no timer", ErrInvalidConfig)
+	case cfg.Tick < 0:
+		return nil, fmt.Errorf("%w: tick %v", ErrInvalidConfig, cfg.Tick)
 	case cfg.DeliveryLimit < 2 || cfg.DeliveryLimit > 10:
 		return nil, fmt.Errorf("%w: delivery count limit %d, not in [2, 10]", ErrInvalidConfig, cfg.DeliveryLimit)
 	case cfg.MaxLocks < 100 || cfg.MaxLocks > 10000:

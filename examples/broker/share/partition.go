@@ -45,7 +45,8 @@ type Range struct {
 type record struct {
 	state      State
 	deliveries int16
-	lock       int32 // the index of the lock holding it (lock.go), while Acquired
+	// group is the index of its lock's group (group.go), while Acquired.
+	group int32
 }
 
 // Partition is one share group's state of one partition: the window of
@@ -68,8 +69,8 @@ type Partition struct {
 	// Available: an acquisition looks from there, not from the start.
 	avail     int
 	availFrom int64
-	locks     locks   // lock.go
-	holders   holders // the members of locks (lock.go)
+	groups    groups  // the locks and their timer tasks (group.go)
+	holders   holders // the members holding records (lock.go)
 	// ready is set once the state is read from the persister (at once
 	// without one): until then nothing is acquired or acknowledged.
 	// gone is set when the partition is dropped (its load failed, or its
@@ -132,10 +133,10 @@ func (p *Partition) Acquirable(logEnd int64) bool {
 // made available again, in offset order, then new ones from the end up to
 // logEnd (the log's readable end), within MaxLocks records in flight. The
 // records below logStart are gone from the log: they leave the window
-// first. The acquisition holds one lock, due after lockFor. It returns the
-// acquired offsets in increasing runs of one delivery count; none when
-// there is nothing to acquire. O(records acquired), plus the records
-// passed over looking for those made available again.
+// first. The acquisition holds one lock, due after lockFor (group.go).
+// It returns the acquired offsets in increasing runs of one delivery
+// count; none when there is nothing to acquire. O(records acquired), plus
+// the records passed over looking for those made available again.
 func (p *Partition) Acquire(member string, max int, logStart, logEnd int64, lockFor time.Duration) []Range {
 	return p.AcquireAppend(nil, member, max, logStart, logEnd, lockFor, nil)
 }
@@ -159,55 +160,71 @@ func (p *Partition) AcquireAppend(dst []Range, member string, max int, logStart,
 		return dst
 	}
 	p.skipToLocked(logStart)
-	l := p.locks.get(p, p.holders.ref(member))
-	out := dst
+	m := p.holders.ref(member) // held while records are taken; a group takes its own
+	out, n, first, last := dst, 0, int64(-1), int64(-1)
+	take := func(off int64, r *record) {
+		out = p.takeLocked(out, off, r)
+		n++
+		if first < 0 {
+			first = off
+		}
+		last = off
+	}
 	if p.avail > 0 {
 		i := max64(p.availFrom, p.start) - p.start
-		for ; i < int64(len(p.recs)) && p.avail > 0 && int(l.n) < max; i++ {
+		for ; i < int64(len(p.recs)) && p.avail > 0 && n < max; i++ {
 			if r := &p.recs[i]; r.state == Available {
 				p.avail--
-				out = p.takeLocked(out, l, p.start+i, r)
+				take(p.start+i, r)
 			}
 		}
 		p.availFrom = p.start + i
 	}
 	stop := logEnd // new records end before it
-	if want := int64(max) - int64(l.n); want > 0 && p.end < logEnd && batchEnd != nil {
+	if want := int64(max) - int64(n); want > 0 && p.end < logEnd && batchEnd != nil {
 		if end, ok := batchEnd(p.end + want - 1); ok {
 			stop = min(stop, end+1)
 			max = math.MaxInt // the batch's end bounds them now
 		}
 	}
-	for int(l.n) < max && p.end < stop && p.end-p.start < int64(p.m.cfg.MaxLocks) {
+	for n < max && p.end < stop && p.end-p.start < int64(p.m.cfg.MaxLocks) {
 		p.recs = append(p.recs, record{})
 		p.end++
-		out = p.takeLocked(out, l, p.end-1, &p.recs[len(p.recs)-1])
+		take(p.end-1, &p.recs[len(p.recs)-1])
 	}
-	if l.n == 0 {
-		p.locks.put(l)
-	} else if err := p.m.cfg.Timer.Schedule(&l.task, lockFor); err != nil {
-		// The timer is closed: the broker is shutting down, and
-		// nothing will be fetched again. Hand nothing out rather
-		// than records no lock will ever release.
-		_, _ = p.releaseLocked(l, l.member)
-		out = dst
-	} else {
-		l.runs = 1
+	if n > 0 {
+		// The deadline is read once the records are taken, as a
+		// Schedule after taking them read it.
+		g, err := p.groupLocked(m, p.deadlineLocked(lockFor)) // group.go
+		for off := first; off <= last; off++ {
+			r := &p.recs[off-p.start]
+			if r.state != Acquired || r.group != noGroup {
+				continue // passed over: not taken now
+			}
+			if err == nil {
+				g.joinLocked(off, r)
+				continue
+			}
+			// The timer is closed: the broker is shutting down, and
+			// nothing will be fetched again. Hand nothing out rather
+			// than records no lock will ever release.
+			p.settleLocked(off, r, p.releasedState(r.deliveries))
+		}
+		if err != nil {
+			p.advanceLocked()
+			out = dst
+		}
 	}
+	p.holders.unref(m)
 	p.mu.Unlock()
 	return out
 }
 
-// takeLocked acquires r, at off, under l, and appends it to out's runs.
-// REQUIRES: p.mu held.
-func (p *Partition) takeLocked(out []Range, l *lock, off int64, r *record) []Range {
-	r.state, r.lock = Acquired, l.idx
+// takeLocked acquires r, at off, in no group yet, and appends it to out's
+// runs. REQUIRES: p.mu held.
+func (p *Partition) takeLocked(out []Range, off int64, r *record) []Range {
+	r.state, r.group = Acquired, noGroup
 	r.deliveries++
-	if l.n == 0 {
-		l.first = off
-	}
-	l.n = int32(off-l.first) + 1
-	l.held++
 	if n := len(out); n > 0 && out[n-1].Last == off-1 && out[n-1].DeliveryCount == r.deliveries {
 		out[n-1].Last = off
 	} else {
@@ -253,11 +270,8 @@ func (p *Partition) settleLocked(off int64, r *record, st State) {
 		p.avail++
 		p.availFrom = min(p.availFrom, off)
 	}
-	if r.state == Acquired {
-		l := p.locks.at(r.lock)
-		if l.held--; l.held == 0 {
-			p.cancelLocked(l) // lock.go
-		}
+	if r.state == Acquired && r.group != noGroup {
+		p.leaveLocked(r) // group.go
 	}
 	r.state = st
 }
@@ -295,7 +309,7 @@ func (p *Partition) advanceLocked() bool {
 // heldByLocked reports whether member (its entry in p.holders) holds r.
 // REQUIRES: p.mu held.
 func (p *Partition) heldByLocked(r *record, member int32) bool {
-	return r.state == Acquired && p.locks.at(r.lock).member == member
+	return r.state == Acquired && r.group != noGroup && p.groups.at(r.group).member == member
 }
 
 // Acknowledge applies one acknowledgement batch of member to the offsets
@@ -326,7 +340,7 @@ func (p *Partition) Acknowledge(member string, first, last int64, types []int8, 
 		}
 	}
 	wake := false
-	renewed := int32(-1)
+	due := time.Duration(-1) // a renewal's deadline, read at the first
 	for i := range recs {
 		r, t := &recs[i], AckType(types[0])
 		if len(types) > 1 {
@@ -342,10 +356,10 @@ func (p *Partition) Acknowledge(member string, first, last int64, types []int8, 
 			p.settleLocked(first+int64(i), r, st)
 			wake = wake || st == Available
 		case AckRenew:
-			if r.lock != renewed {
-				renewed = r.lock
-				p.renewLocked(p.locks.at(renewed), lockFor) // lock.go
+			if due < 0 {
+				due = p.deadlineLocked(lockFor)
 			}
+			p.renewLocked(first+int64(i), r, m, due) // group.go
 		}
 	}
 	wake = p.advanceLocked() || wake
@@ -356,47 +370,19 @@ func (p *Partition) Acknowledge(member string, first, last int64, types []int8, 
 	return nil
 }
 
-// expire releases what l still holds, on a timer worker, and writes the
-// new state (released records are available, or archived at the
-// delivery limit) to the persister.
-func (p *Partition) expire(l *lock) {
-	p.mu.Lock()
-	l.runs--
-	wake, settled := false, 0
-	if l.held > 0 {
-		wake, settled = p.releaseLocked(l, l.member)
-	} else {
-		// Nothing left to release: its records were acknowledged as it
-		// expired, or this is a renewed lock's second run.
-		p.cancelLocked(l)
-	}
-	p.mu.Unlock()
-	if settled > 0 {
-		p.Persist(nil)
-	}
-	if wake {
-		p.m.wake(p.key)
-	}
-}
-
-// releaseLocked releases the records of the window acquired by member (its
-// entry in p.holders, -1 for none), those of lock l alone when l is not
-// nil, keeping their delivery counts, and reports whether any record
-// became acquirable and how many it released. REQUIRES: p.mu held.
-func (p *Partition) releaseLocked(l *lock, member int32) (bool, int) {
-	from, to, idx := p.start, p.end-1, int32(-1)
-	if l != nil {
-		// Read before settling: l is freed with its last record.
-		from, to, idx = max(l.first, p.start), min(l.last(), p.end-1), l.idx
-	}
+// releaseLocked releases the records of the window held by member (its
+// entry in p.holders), keeping their delivery counts, and reports whether
+// any record became acquirable and how many it released. O(window).
+// REQUIRES: p.mu held.
+func (p *Partition) releaseLocked(member int32) (bool, int) {
 	released, settled := false, 0
-	for off := from; off <= to; off++ {
-		r := &p.recs[off-p.start]
-		if !p.heldByLocked(r, member) || (idx >= 0 && r.lock != idx) {
+	for i := range p.recs {
+		r := &p.recs[i]
+		if !p.heldByLocked(r, member) {
 			continue
 		}
 		st := p.releasedState(r.deliveries)
-		p.settleLocked(off, r, st)
+		p.settleLocked(p.start+int64(i), r, st)
 		released = released || st == Available
 		settled++
 	}
@@ -410,7 +396,7 @@ func (p *Partition) Release(member string) {
 	p.mu.Lock()
 	wake, settled := false, 0
 	if m := p.holders.find(member); m >= 0 {
-		wake, settled = p.releaseLocked(nil, m)
+		wake, settled = p.releaseLocked(m)
 	}
 	p.mu.Unlock()
 	if settled > 0 {

@@ -40,6 +40,7 @@ package share
 
 import (
 	"errors"
+	"sync/atomic"
 )
 
 // Persister keeps share partitions' state durably: in the broker, the
@@ -76,13 +77,22 @@ type Batch struct {
 }
 
 // writes is a partition's writes to the persister. REQUIRES: p.mu held
-// for every field.
+// for every field but flags.
 type writes struct {
 	stateEpoch int32
-	busy       bool          // a write is under way
-	dirty      bool          // the state changed since the last write began
 	waiters    []func(error) // answered by the next write
+	// flags holds writeBusy and writeDirty. It is atomic so that a
+	// Persist with nothing to wait for, while a write is under way, only
+	// marks the state dirty, without p.mu: a broker persists after every
+	// acknowledgement, and almost always finds a write under way.
+	flags atomic.Uint32
 }
+
+// The bits of writes.flags.
+const (
+	writeBusy  = 1 << iota // a write is under way
+	writeDirty             // the state changed since the last write began
+)
 
 // load reads k's state into p, initializing it at start if it has none,
 // and makes p ready, or drops it.
@@ -172,6 +182,14 @@ func (p *Partition) Persist(done func(error)) {
 		}
 		return
 	}
+	// A write under way goes on while the state is dirty (writeNext), and
+	// clears writeBusy only by a compare-and-swap from a clean state: the
+	// change made before this call is either seen dirty by it, or finds
+	// it ended and starts a write below. Busy implies ready; a partition
+	// gone ends its writes and drops the mark.
+	if done == nil && p.w.flags.Or(writeDirty)&writeBusy != 0 {
+		return
+	}
 	p.mu.Lock()
 	if !p.ready || p.gone {
 		p.mu.Unlock()
@@ -183,12 +201,10 @@ func (p *Partition) Persist(done func(error)) {
 	if done != nil {
 		p.w.waiters = append(p.w.waiters, done)
 	}
-	p.w.dirty = true
-	if p.w.busy {
+	if p.w.flags.Or(writeBusy|writeDirty)&writeBusy != 0 {
 		p.mu.Unlock()
 		return
 	}
-	p.w.busy = true
 	p.mu.Unlock()
 	p.writeNext()
 }
@@ -198,12 +214,24 @@ func (p *Partition) Persist(done func(error)) {
 // changed.
 func (p *Partition) writeNext() {
 	p.mu.Lock()
-	if !p.w.dirty || p.gone {
-		p.w.busy = false
-		p.mu.Unlock()
-		return
+	for {
+		f := p.w.flags.Load()
+		if p.gone {
+			p.w.flags.Store(0)
+			p.mu.Unlock()
+			return
+		}
+		if f&writeDirty != 0 {
+			break
+		}
+		// Clean: the writes end, unless a Persist marked the state
+		// dirty since the Load, which its write must hold.
+		if p.w.flags.CompareAndSwap(f, 0) {
+			p.mu.Unlock()
+			return
+		}
 	}
-	p.w.dirty = false
+	p.w.flags.And(^uint32(writeDirty)) // before the snapshot: a later change marks it again
 	s := p.snapshotLocked()
 	waiters := p.w.waiters
 	p.w.waiters = nil

@@ -179,3 +179,49 @@ func TestFailedLoadIsTriedAgain(t *testing.T) {
 	assert.Equal(t, 1, h.wakes(testKey), "its waiting fetches are told")
 	assert.NotSame(t, p, h.m.Lead(testKey, 0, func() int64 { return 0 }), "made again")
 }
+
+// asyncPersister answers each write on a goroutine of its own, so that
+// writes end while acknowledgements ask for more; outstanding counts the
+// writes not yet answered, and those they start.
+type asyncPersister struct {
+	fakePersister
+	outstanding sync.WaitGroup
+}
+
+func (a *asyncPersister) Write(k Key, _ int32, s Snapshot, done func(error)) {
+	a.outstanding.Add(1)
+	go func() {
+		defer a.outstanding.Done()
+		a.mu.Lock()
+		a.states[k] = s
+		a.writes = append(a.writes, s)
+		a.mu.Unlock()
+		done(nil) // may start the next write, counted before this one ends
+	}()
+}
+
+// TestPersistLosesNoChange acknowledges and persists from several
+// goroutines while the writes end on others: once the last write is
+// answered, the stored state holds every acknowledgement, however a
+// write's end and a Persist's request crossed.
+func TestPersistLosesNoChange(t *testing.T) {
+	a := &asyncPersister{fakePersister: *newFakePersister()}
+	h := newHarness(t, Config{Persister: a, MaxLocks: 1000})
+	p := h.m.Lead(testKey, 0, func() int64 { return 0 })
+	const n, workers = 1000, 4
+	require.Len(t, p.Acquire("a", n, 0, n, testLock), 1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for off := int64(w); off < n; off += workers {
+				assert.NoError(t, p.Acknowledge("a", off, off, []int8{int8(AckAccept)}, testLock))
+				p.Persist(nil)
+			}
+		})
+	}
+	wg.Wait()
+	a.outstanding.Wait()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	assert.Equal(t, int64(n), a.states[testKey].StartOffset, "the last write holds every acknowledgement")
+}
