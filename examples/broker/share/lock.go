@@ -57,7 +57,7 @@ type lock struct {
 	n      int32
 	idx    int32 // its index in the slab; immutable
 	member int32 // the acquiring member's entry in the partition's holders
-	// held fits 16 bits: it is at most MaxLocks (10,000 at most).
+	// held fits 16 bits: it is at most the window's records, maxWindow.
 	held int16
 	runs int16 // runs of task to come (see the file's comment)
 }
