@@ -123,6 +123,39 @@ func TestReleaseWakesAnotherMembersShareFetch(t *testing.T) {
 		got.AcquiredRecords, "b gets the released record, second delivery")
 }
 
+// TestShareFetchTakesABatchWholePastMaxRecordLocks: a share fetch that
+// starts below group.share.partition.max.record.locks (2000) acquires
+// its batch whole, past the bound, as Kafka's SharePartition does, rather
+// than cutting it there for another member to be sent it again; no
+// acquisition of new records starts once the bound is passed, until
+// acknowledgements move the start.
+func TestShareFetchTakesABatchWholePastMaxRecordLocks(t *testing.T) {
+	s := newTestServer(t)
+	topic := createTopic(t, s, "share-batch", 1)
+	tc := newTestConn(t, s)
+	tc.await(tc.serve(s, groupConfigReq("g", cfgShareAutoOffsetReset, "earliest")))
+	values := make([]string, 2500)
+	for i := range values {
+		values[i] = "v"
+	}
+	tc.await(tc.serve(s, produceRequest(9, 1, "share-batch", 0, batchtest.Values(nowMs(), values...))))
+
+	got := acquired(t, tc.await(tc.serve(s, shareFetchReq(topic.ID, "a", 0, 30000))))
+	assert.Equal(t, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{{FirstOffset: 0, LastOffset: 2499, DeliveryCount: 1}},
+		got.AcquiredRecords, "a hundred asked: the batch whole, past 2000")
+	tcb := newTestConn(t, s)
+	waiting := tcb.serve(s, shareFetchReq(topic.ID, "b", 0, 30000))
+	tcb.serve(s, produceRequest(9, 1, "share-batch", 0, batchtest.Values(nowMs(), "w")))
+	_, answered := tcb.answer(waiting)
+	require.False(t, answered, "2500 records in flight: nothing new for b")
+
+	ack := tc.await(tc.serve(s, shareAckReq(topic.ID, "a", 1, 0, 2499, 1))).(*kmsg.ShareAcknowledgeResponse)
+	require.Zero(t, ack.Topics[0].Partitions[0].ErrorCode)
+	got = acquired(t, tcb.await(waiting))
+	assert.Equal(t, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{{FirstOffset: 2500, LastOffset: 2500, DeliveryCount: 1}},
+		got.AcquiredRecords, "the start moved: b gets the next batch")
+}
+
 // TestShareFetchAcksOfAForgottenPartition has a member acknowledge the
 // record it holds in a share fetch that also forgets the partition, as
 // kgo does for a partition it stopped fetching: Kafka's session adds the

@@ -21,10 +21,14 @@
 // by the expiry of its acquisition lock, or by its member leaving) whose
 // delivery count has reached share.delivery.count.limit is archived
 // instead of made available again. The start moves past every
-// acknowledged or archived record at the head of the window; the window
-// never holds more than group.share.partition.max.record.locks records,
-// so a member that acquires nothing new until the head is acknowledged
-// holds the partition back, as in Kafka.
+// acknowledged or archived record at the head of the window. No
+// acquisition of new records starts once the window holds
+// group.share.partition.max.record.locks records, so a member that
+// acquires nothing new until the head is acknowledged holds the partition
+// back, as in Kafka; as in Kafka too, the bound is on where an
+// acquisition starts: one that a share fetch rounds up to the end of a
+// log batch takes the batch whole, past it (partition.go's
+// AcquireAppend), so that a batch is read and handed out once.
 //
 // # Acquisition locks
 //

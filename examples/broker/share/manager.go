@@ -35,8 +35,10 @@ type Config struct {
 	// DeliveryLimit is share.delivery.count.limit: a record released after
 	// that many deliveries is archived (default 5).
 	DeliveryLimit int16
-	// MaxLocks is group.share.partition.max.record.locks: the most records
-	// a partition's window holds (default 2000).
+	// MaxLocks is group.share.partition.max.record.locks: the records a
+	// partition's window holds at which no acquisition of new records
+	// starts (default 2000); one that starts below it may end past it,
+	// at the end of a batch (Partition.AcquireAppend), as in Kafka.
 	MaxLocks int
 	// Wake is called, with no lock held, with the key of a partition whose
 	// records became acquirable (nil: nobody waits).

@@ -49,6 +49,12 @@ type record struct {
 	group int32
 }
 
+// maxWindow bounds a window that batches rounded up past MaxLocks, and so
+// what a group's expiry scans (group.go, in proportion to the span of
+// offsets it covers). Kafka has no such bound; a batch of more records
+// than that (tiny records in a batch of 1 MB) is split.
+const maxWindow = math.MaxInt16
+
 // Partition is one share group's state of one partition: the window of
 // records in flight, from the share-partition start offset (Start) to its
 // end (End). Its methods are safe for concurrent use.
@@ -131,7 +137,8 @@ func (p *Partition) Acquirable(logEnd int64) bool {
 
 // Acquire acquires for member up to max records: first those of the window
 // made available again, in offset order, then new ones from the end up to
-// logEnd (the log's readable end), within MaxLocks records in flight. The
+// logEnd (the log's readable end), within MaxLocks records in flight
+// (exactly: Acquire knows no batches). The
 // records below logStart are gone from the log: they leave the window
 // first. The acquisition holds one lock, due after lockFor (group.go).
 // It returns the acquired offsets in increasing runs of one delivery
@@ -146,8 +153,15 @@ func (p *Partition) Acquire(member string, max int, logStart, logEnd int64, lock
 // (the last offset of the log's batch that holds an offset, false where
 // none), max is a soft limit for new records, as in Kafka's
 // SharePartition: they are acquired to the end of the batch that holds
-// the last one max allows (within logEnd and MaxLocks), so that a batch
-// is handed out once rather than once per max records of it.
+// the last one max allows (within logEnd), so that a batch is handed out
+// once rather than once per max records of it. MaxLocks bounds where an
+// acquisition of new records starts, as Kafka's does: the last one max
+// and the records in flight allow is below start+MaxLocks, and its batch
+// is taken whole even past it (Kafka's lastOffsetAndMaxRecordsToAcquire),
+// up to maxWindow. A batch cut at the bound would be read and sent again
+// for its rest, and a producer's batch of thousands of records split
+// among the members that share the partition, each answer carrying the
+// whole batch for a part of it.
 // batchEnd is called with p's lock held.
 func (p *Partition) AcquireAppend(dst []Range, member string, max int, logStart, logEnd int64, lockFor time.Duration,
 	batchEnd func(offset int64) (int64, bool)) []Range {
@@ -180,14 +194,17 @@ func (p *Partition) AcquireAppend(dst []Range, member string, max int, logStart,
 		}
 		p.availFrom = p.start + i
 	}
-	stop := logEnd // new records end before it
-	if want := int64(max) - int64(n); want > 0 && p.end < logEnd && batchEnd != nil {
+	stop := logEnd                             // new records end before it
+	bound := p.start + int64(p.m.cfg.MaxLocks) // nor go past it, unless rounded up to a batch's end
+	want := min(int64(max)-int64(n), bound-p.end)
+	if want > 0 && p.end < logEnd && batchEnd != nil {
 		if end, ok := batchEnd(p.end + want - 1); ok {
-			stop = min(stop, end+1)
+			stop = min(stop, end+1, p.start+maxWindow)
+			bound = stop
 			max = math.MaxInt // the batch's end bounds them now
 		}
 	}
-	for n < max && p.end < stop && p.end-p.start < int64(p.m.cfg.MaxLocks) {
+	for n < max && p.end < stop && p.end < bound {
 		p.recs = append(p.recs, record{})
 		p.end++
 		take(p.end-1, &p.recs[len(p.recs)-1])

@@ -97,6 +97,61 @@ func TestAcquireRoundsNewRecordsUpToTheirBatch(t *testing.T) {
 	assert.Equal(t, []Range{{0, 2, 2}}, got, "released records: exactly three")
 }
 
+// TestMaxLocksBoundsWhereABatchStarts: as in Kafka's SharePartition,
+// MaxLocks bounds where an acquisition of new records starts, not where
+// it ends: the batch of the last record max and the window's room allow
+// is taken whole, past the bound (a batch is not cut, to be read and
+// sent again for its rest, or split among members); nothing new is
+// acquired once the window holds MaxLocks records or more, and records
+// made available again in it still are.
+func TestMaxLocksBoundsWhereABatchStarts(t *testing.T) {
+	h := newHarness(t, Config{MaxLocks: 100})
+	p := h.part(0)
+	const logEnd = 1000
+	batches := func(off int64) (int64, bool) { // 0-79, 80-279, 280-999
+		switch {
+		case off < 80:
+			return 79, true
+		case off < 280:
+			return 279, true
+		}
+		return 999, off < logEnd
+	}
+	got := p.AcquireAppend(nil, "a", 30, 0, logEnd, testLock, batches)
+	assert.Equal(t, []Range{{0, 79, 1}}, got, "the first batch, whole")
+	got = p.AcquireAppend(nil, "b", 30, 0, logEnd, testLock, batches)
+	assert.Equal(t, []Range{{80, 279, 1}}, got, "the next batch starts below the bound: whole, past it")
+	assert.False(t, p.Acquirable(logEnd), "280 records in flight: nothing new")
+	assert.Empty(t, p.AcquireAppend(nil, "c", 30, 0, logEnd, testLock, batches))
+
+	require.NoError(t, p.Acknowledge("b", 100, 109, []int8{int8(AckRelease)}, testLock))
+	assert.True(t, p.Acquirable(logEnd), "records made available again")
+	got = p.AcquireAppend(nil, "c", 30, 0, logEnd, testLock, batches)
+	assert.Equal(t, []Range{{100, 109, 2}}, got, "those only: the window is full")
+
+	require.NoError(t, p.Acknowledge("a", 0, 79, []int8{int8(AckAccept)}, testLock))
+	require.NoError(t, p.Acknowledge("b", 80, 99, []int8{int8(AckAccept)}, testLock))
+	require.NoError(t, p.Acknowledge("c", 100, 109, []int8{int8(AckAccept)}, testLock))
+	require.NoError(t, p.Acknowledge("b", 110, 199, []int8{int8(AckAccept)}, testLock))
+	assert.Equal(t, int64(200), p.Start())
+	got = p.AcquireAppend(nil, "a", 30, 0, logEnd, testLock, batches)
+	assert.Equal(t, []Range{{280, 999, 1}}, got, "80 in flight, room for 20: the batch of 280 whole")
+	assert.Equal(t, int64(1000), p.End())
+}
+
+// TestAWindowIsBoundedByWhatALockCounts: a batch rounded up past MaxLocks
+// stops where the window would hold more records than a lock counts.
+func TestAWindowIsBoundedByWhatALockCounts(t *testing.T) {
+	h := newHarness(t, Config{})
+	p := h.part(0)
+	const logEnd = 1 << 20
+	one := func(off int64) (int64, bool) { return logEnd - 1, true }
+	got := p.AcquireAppend(nil, "a", 500, 0, logEnd, testLock, one)
+	assert.Equal(t, []Range{{0, maxWindow - 1, 1}}, got)
+	require.NoError(t, p.Acknowledge("a", 0, maxWindow-1, []int8{int8(AckAccept)}, testLock))
+	assert.Equal(t, int64(maxWindow), p.Start())
+}
+
 func TestAcceptAdvancesStartAndCancelsTheLock(t *testing.T) {
 	h := newHarness(t, Config{})
 	p := h.part(0)

@@ -128,7 +128,7 @@ func (p *Partition) restore(s Snapshot) {
 		if b.Last < p.end || b.First > b.Last {
 			continue // before the start, or a run out of order: nothing to place
 		}
-		for off := max(b.First, p.end); off <= b.Last && off-p.start < int64(p.m.cfg.MaxLocks); off++ {
+		for off := max(b.First, p.end); off <= b.Last && off-p.start < maxWindow; off++ {
 			for p.end < off { // an offset no run names was never delivered
 				p.recs = append(p.recs, record{})
 				p.avail++

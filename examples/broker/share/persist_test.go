@@ -120,6 +120,29 @@ func TestPersistedStateSurvivesTheLeader(t *testing.T) {
 	assert.Empty(t, p.Acquire("a", 10, 0, 10, testLock))
 }
 
+// TestAWindowPastMaxLocksIsRestoredWhole: a window that a batch took
+// past MaxLocks (Kafka's bound on where an acquisition starts) is
+// restored whole by the next leader: its records past the bound keep
+// their states, none acknowledged is delivered again.
+func TestAWindowPastMaxLocksIsRestoredWhole(t *testing.T) {
+	f := newFakePersister()
+	h := newHarness(t, Config{Persister: f, MaxLocks: 100})
+	p := h.m.Lead(testKey, 1, func() int64 { return 0 })
+	batch := func(int64) (int64, bool) { return 299, true }
+	require.Equal(t, []Range{{0, 299, 1}}, p.AcquireAppend(nil, "a", 10, 0, 300, testLock, batch))
+	require.NoError(t, p.Acknowledge("a", 150, 299, []int8{int8(AckAccept)}, testLock))
+	p.Persist(nil)
+	f.release()
+
+	q := h.m.Lead(testKey, 2, func() int64 { return 0 })
+	assert.Equal(t, int64(0), q.Start())
+	assert.Equal(t, int64(300), q.End(), "the whole window, past MaxLocks")
+	st, _ := q.StateOf(299)
+	assert.Equal(t, Acknowledged, st)
+	assert.Equal(t, []Range{{0, 149, 2}}, q.Acquire("b", 500, 0, 300, testLock), "redelivered: those acquired, not those acknowledged")
+	assert.Empty(t, q.Acquire("b", 500, 0, 300, testLock))
+}
+
 // TestPersistCoalesces asks for writes while one is under way: they wait
 // for it, and one more write holds all their changes.
 func TestPersistCoalesces(t *testing.T) {

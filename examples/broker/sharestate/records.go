@@ -19,8 +19,8 @@ package sharestate
 // Every record is a full snapshot of its key (Kafka writes a snapshot,
 // then deltas, and a new snapshot every
 // share.coordinator.snapshot.update.records.per.snapshot updates): a
-// write costs the key's window, at most
-// group.share.partition.max.record.locks records in runs, and replay
+// write costs the key's window in runs (group.share.partition.max.record.locks
+// records, and the rest of the batch that crossed it), and replay
 // needs no merging of batches. The latest record of a key wins, and the
 // runtime's compaction drops the others. A topic written by this broker
 // is therefore not readable by Kafka's share coordinator, nor the other
