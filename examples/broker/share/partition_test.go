@@ -139,9 +139,9 @@ func TestMaxLocksBoundsWhereABatchStarts(t *testing.T) {
 	assert.Equal(t, int64(1000), p.End())
 }
 
-// TestAWindowIsBoundedByWhatALockCounts: a batch rounded up past MaxLocks
-// stops where the window would hold more records than a lock counts.
-func TestAWindowIsBoundedByWhatALockCounts(t *testing.T) {
+// TestAWindowIsBoundedByMaxWindow: a batch rounded up past MaxLocks stops
+// where the window would hold more than maxWindow records.
+func TestAWindowIsBoundedByMaxWindow(t *testing.T) {
 	h := newHarness(t, Config{})
 	p := h.part(0)
 	const logEnd = 1 << 20
