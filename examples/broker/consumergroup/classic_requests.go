@@ -149,18 +149,7 @@ func (c *Coordinator) classicJoinLocked(g *group, req *ClassicJoinRequest) (Clas
 	subscribed := c.subscribeLocked(g, m, &HeartbeatRequest{SubscribedNames: sub.topics, SubscribedRegex: &empty,
 		ServerAssignor: &empty, RackID: sub.rack, RebalanceTimeout: int32(req.RebalanceTimeout / time.Millisecond),
 		ClientID: req.ClientID, ClientHost: req.ClientHost}) || joined
-	if g.refreshTopicsLocked(ts, subscribed) || subscribed {
-		g.epoch++
-	}
-	if g.epoch != g.targetEpoch {
-		g.computeTargetLocked(ts, c.cfg.assignors)
-	}
-	next := reconcile(m.current, g.targetEpoch, g.target[m.id], sub.owned, g.freeLocked(m.id))
-	if next.epoch != m.epoch {
-		m.prevEpoch = m.epoch
-	}
-	g.setCurrentLocked(m, next)
-	c.armRebalanceLocked(m)
+	c.stepLocked(g, m, ts, subscribed, sub.owned)
 	c.awaitClassicLocked(m, true) // its SyncGroup, within its rebalance timeout
 	c.logClassic("classic member joined the consumer group", g, m)
 	return ClassicJoinResponse{MemberID: m.id, Generation: m.epoch, ProtocolType: ClassicProtocolType,

@@ -193,18 +193,7 @@ func (c *Coordinator) beatLocked(g *group, req *HeartbeatRequest) (HeartbeatResp
 	// changed, or the subscribed topics did.
 	subscribed := c.subscribeLocked(g, m, req) || joined
 	ts := c.cfg.topics()
-	if g.refreshTopicsLocked(ts, subscribed) || subscribed {
-		g.epoch++
-	}
-	if g.epoch != g.targetEpoch {
-		g.computeTargetLocked(ts, c.cfg.assignors)
-	}
-	next := reconcile(m.current, g.targetEpoch, g.target[m.id], req.Owned, g.freeLocked(m.id))
-	if next.epoch != m.epoch {
-		m.prevEpoch = m.epoch
-	}
-	g.setCurrentLocked(m, next)
-	c.armRebalanceLocked(m)
+	c.stepLocked(g, m, ts, subscribed, req.Owned)
 
 	resp := HeartbeatResponse{MemberID: m.id, MemberEpoch: m.epoch, HeartbeatInterval: c.cfg.heartbeat}
 	if req.Owned != nil || req.MemberEpoch == JoinEpoch || m.epoch != prevEpoch || !m.assigned.equal(prevAssigned) {
@@ -382,4 +371,25 @@ func joinNames(names []string) string {
 		out += n
 	}
 	return out
+}
+
+// stepLocked moves m one step towards its group's target, as a heartbeat
+// (or a classic member's join) does: the group's epoch bumped once
+// whatever changed (subscribed: a member joined or its subscription
+// changed; or the subscribed topics did), the target computed at a new
+// epoch, m's assignment reconciled with owned (what it says it owns, nil
+// unchanged), and its rebalance timer armed. REQUIRES: g.mu held.
+func (c *Coordinator) stepLocked(g *group, m *member, ts Topics, subscribed bool, owned Assignment) {
+	if g.refreshTopicsLocked(ts, subscribed) || subscribed {
+		g.epoch++
+	}
+	if g.epoch != g.targetEpoch {
+		g.computeTargetLocked(ts, c.cfg.assignors)
+	}
+	next := reconcile(m.current, g.targetEpoch, g.target[m.id], owned, g.freeLocked(m.id))
+	if next.epoch != m.epoch {
+		m.prevEpoch = m.epoch
+	}
+	g.setCurrentLocked(m, next)
+	c.armRebalanceLocked(m)
 }
