@@ -105,6 +105,13 @@ func New(opts ...Option) (*Timer, error) {
 // scale.
 func (tm *Timer) Now() time.Duration { return tm.clock.Now() }
 
+// Tick returns the timer's tick (WithTick; DefaultTick unless set): its
+// granularity. A task due at d runs once the clock reaches the first
+// multiple of Tick at or after d, never before. Callers that group
+// deadlines to share one task (a lease table, acquisition locks) group
+// them by this tick, so that sharing a task delays none of them.
+func (tm *Timer) Tick() time.Duration { return time.Duration(tm.tick) }
+
 // Schedule makes t run once d has elapsed. A task already due (d <= 0) runs at
 // once: on a worker, or before Schedule returns when the timer has none. It
 // fails with ErrScheduled if t is pending, ErrFull past the WithMaxPending cap

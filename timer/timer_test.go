@@ -52,6 +52,29 @@ func TestNeverEarlyWithinTick(t *testing.T) {
 	}
 }
 
+// TestTickIsTheRunGranularity: Tick reports the timer's tick, and a task
+// due anywhere within a tick runs at that tick's end: tasks whose
+// deadlines share a tick (what Tick lets a caller group) run together,
+// none of them early.
+func TestTickIsTheRunGranularity(t *testing.T) {
+	def, _ := newManual(t, 0)
+	assert.Equal(t, DefaultTick, def.Tick())
+	tm, clk := newManual(t, 0, WithTick(4*time.Millisecond))
+	require.Equal(t, 4*time.Millisecond, tm.Tick())
+	var recs []*recorder
+	for _, d := range []time.Duration{time.Millisecond, 3 * time.Millisecond, tm.Tick()} {
+		r := newRecorder(clk)
+		require.NoError(t, tm.Schedule(&r.Task, d))
+		recs = append(recs, r)
+	}
+	for range 8 {
+		clk.Advance(time.Millisecond)
+	}
+	for _, r := range recs {
+		assert.Equal(t, []time.Duration{tm.Tick()}, r.ran(), "deadline %v: at the tick's end", r.Deadline())
+	}
+}
+
 func TestCancel(t *testing.T) {
 	tm, clk := newManual(t, 0)
 	rec := newRecorder(clk)
