@@ -22,9 +22,10 @@ package share
 // deadline d join their member's group of tick G = ⌈d/Config.Tick⌉, whose
 // task is scheduled at G·Config.Tick: that is at or after the deadline of
 // every lock of the group, so none is released early, whatever
-// Config.Tick is. With Config.Tick the timer's own tick, the group's task
-// runs on the tick each lock's own task would have run on: ⌈G·tick/tick⌉
-// = G, so no lock is released later than it would be alone either.
+// Config.Tick is. With Config.Tick the timer's own tick (its default,
+// Timer.Tick), the group's task runs on the tick each lock's own task
+// would have run on: ⌈G·tick/tick⌉ = G, so no lock is released later than
+// it would be alone either.
 // Records may join a group whose task has already left the wheel (its run
 // waiting for the partition's mu): that run starts no earlier than
 // G·Config.Tick either. The deadline is read from the timer's clock once

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopurgatory/purgatory/timer"
 )
 
 // groupOf returns the group of the lock holding off.
@@ -193,4 +195,18 @@ func TestRenewalOfAnExpiringLock(t *testing.T) {
 	assert.Zero(t, h.tm.Stats().Pending)
 	assert.Equal(t, []Range{{0, 1, 2}}, p.Acquire("b", 5, 0, 2, testLock))
 	assert.Equal(t, int32(1), p.groups.free, "the old group is reused")
+}
+
+// TestGroupsTickIsTheTimersByDefault: a Manager groups locks by its
+// timer's own tick unless told otherwise, so that a group's task runs on
+// the tick each lock's own task would have run on, whatever tick the
+// timer was made with.
+func TestGroupsTickIsTheTimersByDefault(t *testing.T) {
+	tm, err := timer.New(timer.WithClock(timer.NewManualClock(0)), timer.WithWorkers(0), timer.WithAutoAdvance(false),
+		timer.WithTick(5*time.Millisecond))
+	require.NoError(t, err)
+	defer tm.Close()
+	m, err := NewManager(Config{Timer: tm})
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Millisecond, m.cfg.Tick)
 }

@@ -26,11 +26,11 @@ type Config struct {
 	// Timer holds the acquisition locks; required. The Manager does not
 	// close it.
 	Timer *timer.Timer
-	// Tick is Timer's tick (timer.WithTick; default timer.DefaultTick):
-	// the locks of a partition due in one tick share one timer task
-	// (group.go). A lock is never released before its deadline whatever
-	// Tick is; a Tick coarser than the timer's releases locks up to Tick
-	// late, a finer one shares tasks less.
+	// Tick is the width of the ticks whose locks of one member share a
+	// timer task (group.go): by default the Timer's own (Timer.Tick), the
+	// tick each lock's own task would have run on. A lock is never
+	// released before its deadline whatever Tick is; a coarser one
+	// releases locks up to Tick late, a finer one shares tasks less.
 	Tick time.Duration
 	// DeliveryLimit is share.delivery.count.limit: a record released after
 	// that many deliveries is archived (default 5).
@@ -66,12 +66,13 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.MaxLocks == 0 {
 		cfg.MaxLocks = DefaultMaxLocks
 	}
+	if cfg.Timer == nil {
+		return nil, fmt.Errorf("%w: no timer", ErrInvalidConfig)
+	}
 	if cfg.Tick == 0 {
-		cfg.Tick = timer.DefaultTick
+		cfg.Tick = cfg.Timer.Tick()
 	}
 	switch {
-	case cfg.Timer == nil:
-		return nil, fmt.Errorf("%w: no timer", ErrInvalidConfig)
 	case cfg.Tick < 0:
 		return nil, fmt.Errorf("%w: tick %v", ErrInvalidConfig, cfg.Tick)
 	case cfg.DeliveryLimit < 2 || cfg.DeliveryLimit > 10:
