@@ -55,6 +55,11 @@ type Coordinator struct {
 
 	mu     sync.Mutex // guards the following
 	groups map[string]*group
+	// ids mirrors groups' keys, written with mu held (putLocked,
+	// deleteLocked), read without it: Exists, which every OffsetCommit and
+	// OffsetFetch asks (one group id names one group type), must not wait
+	// for mu, held through share heartbeats' store appends.
+	ids sync.Map
 	nextID uint64 // for members of version 0, which make no id
 }
 
@@ -146,9 +151,20 @@ type Description struct {
 
 // Exists reports whether group is a share group.
 func (c *Coordinator) Exists(group string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.groups[group] != nil
+	_, ok := c.ids.Load(group)
+	return ok
+}
+
+// putLocked makes g the group of its id. REQUIRES: c.mu held.
+func (c *Coordinator) putLocked(g *group) {
+	c.groups[g.id] = g
+	c.ids.Store(g.id, struct{}{})
+}
+
+// deleteLocked forgets the group id. REQUIRES: c.mu held.
+func (c *Coordinator) deleteLocked(id string) {
+	delete(c.groups, id)
+	c.ids.Delete(id)
 }
 
 // Groups returns the share groups' ids, sorted.
@@ -197,7 +213,7 @@ func (c *Coordinator) Delete(id string) (found, deleted bool) {
 		return true, false
 	}
 	c.storeGoneLocked(g)
-	delete(c.groups, id)
+	c.deleteLocked(id)
 	return true, true
 }
 
@@ -232,7 +248,7 @@ func (c *Coordinator) Ensure(id string) (empty bool) {
 	g := c.groups[id]
 	if g == nil {
 		g = newGroup(id)
-		c.groups[id] = g
+		c.putLocked(g)
 		c.storeQuietlyLocked(g)
 	}
 	return len(g.members) == 0

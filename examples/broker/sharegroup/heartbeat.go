@@ -90,7 +90,7 @@ func (c *Coordinator) heartbeat(req HeartbeatRequest) (HeartbeatResponse, groups
 	}
 	if g == nil {
 		g = newGroup(req.Group)
-		c.groups[req.Group] = g
+		c.putLocked(g)
 	}
 	changed := false
 	if m == nil {

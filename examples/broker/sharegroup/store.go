@@ -173,7 +173,7 @@ func (c *Coordinator) Load(groups []StoredGroup) {
 			m.stored = &stored
 			_, _ = c.cfg.Timer.Reschedule(&m.task, c.cfg.SessionTimeout) // fails only once closed
 		}
-		c.groups[g.id] = g
+		c.putLocked(g)
 	}
 }
 
@@ -202,5 +202,5 @@ func (c *Coordinator) dropLocked(g *group) {
 	for _, m := range g.members {
 		c.cfg.Timer.Cancel(&m.task)
 	}
-	delete(c.groups, g.id)
+	c.deleteLocked(g.id)
 }
