@@ -161,6 +161,19 @@ func (s *Server) shareLeader(tp shareTP) int32 {
 	return s.leaderOf(name, tp.partition)
 }
 
+// fromUpstream is what the proxy makes of a partition of an upstream
+// leader's share answer: a NOT_LEADER_OR_FOLLOWER refreshes its metadata,
+// so that the next request goes to the new leader, and a leader hint
+// names the proxy, the only broker its clients know.
+func (s *Server) fromUpstream(code int16, leader *int32) {
+	if code == kerr.NotLeaderForPartition.Code {
+		s.cl.Refresh()
+	}
+	if *leader >= 0 {
+		*leader = s.cfg.NodeID
+	}
+}
+
 // mergeShareFetch adds an upstream leader's answer to resp: its
 // partitions, each leader hint naming the proxy; its error, the first
 // one kept, and a session error drops the member's state (see
@@ -180,12 +193,7 @@ func (s *Server) mergeShareFetch(k shareMember, resp, m *kmsg.ShareFetchResponse
 	}
 	for _, t := range m.Topics {
 		for _, p := range t.Partitions {
-			if p.ErrorCode == kerr.NotLeaderForPartition.Code {
-				s.cl.Refresh() // the next request moves it to its new leader
-			}
-			if p.CurrentLeader.LeaderID >= 0 {
-				p.CurrentLeader.LeaderID = s.cfg.NodeID
-			}
+			s.fromUpstream(p.ErrorCode, &p.CurrentLeader.LeaderID)
 			resp.Topics = appendShareFetchResult(resp.Topics, t.TopicID, p)
 		}
 	}

@@ -75,12 +75,7 @@ func (s *Server) handleShareAcknowledge(r *request) {
 			}
 			for _, t := range m.Topics {
 				for _, p := range t.Partitions {
-					if p.ErrorCode == kerr.NotLeaderForPartition.Code {
-						s.cl.Refresh()
-					}
-					if p.CurrentLeader.LeaderID >= 0 {
-						p.CurrentLeader.LeaderID = s.cfg.NodeID
-					}
+					s.fromUpstream(p.ErrorCode, &p.CurrentLeader.LeaderID)
 					resp.Topics = appendShareAckResult(resp.Topics, t.TopicID, p)
 				}
 			}
