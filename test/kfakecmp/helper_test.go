@@ -21,8 +21,9 @@ import (
 )
 
 const (
-	helperEnv  = "KFAKECMP_BROKER"
-	profileEnv = "KFAKECMP_CPUPROFILE"
+	helperEnv     = "KFAKECMP_BROKER"
+	profileEnv    = "KFAKECMP_CPUPROFILE"
+	memProfileEnv = "KFAKECMP_MEMPROFILE"
 )
 
 // TestHelperBroker is not a test: it is the child process a benchmark
@@ -84,6 +85,24 @@ func TestHelperBroker(t *testing.T) {
 		}
 		stopBroker := stop
 		stop = func() { stopBroker(); pprof.StopCPUProfile(); _ = f.Close() }
+	}
+	// KFAKECMP_MEMPROFILE=path writes the child broker's allocation
+	// profile (every allocation since it started, sampled as the runtime
+	// does) to path when it stops.
+	if path := os.Getenv(memProfileEnv); path != "" {
+		stopBroker := stop
+		stop = func() {
+			stopBroker()
+			f, err := os.Create(path)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer f.Close()
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				t.Error(err)
+			}
+		}
 	}
 	fmt.Println(addr)
 	// Each "cpu" line is answered with this process's user+system CPU time

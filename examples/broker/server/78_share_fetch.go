@@ -17,11 +17,13 @@ package server
 // (share_configs.go).
 //
 // Acknowledgements ride along (acknowledgement_batches, from session
-// epoch 1): applied, and their new state written durably at the share
-// coordinator, before anything is acquired; answered per partition in
-// acknowledge_error_code (COORDINATOR_NOT_AVAILABLE if the write failed). Epoch -1 closes the session: the member's
-// acknowledgements are applied, the records it still holds released, and
-// nothing is fetched. The session adds the named partitions, then drops
+// epoch 1): applied before anything is acquired, and their new state
+// written durably at the share coordinator while the fetch acquires and
+// waits, as Kafka's KafkaApis does both side by side; answered, once
+// durable, per partition in acknowledge_error_code
+// (COORDINATOR_NOT_AVAILABLE if the write failed). Epoch -1 closes the
+// session: the member's acknowledgements are applied, the records it
+// still holds released once they are durable, and nothing is fetched. The session adds the named partitions, then drops
 // the forgotten ones, as Kafka's does: a partition both named and
 // forgotten has its acknowledgements applied and answered, and nothing
 // fetched.
@@ -126,35 +128,44 @@ func (s *Server) handleShareFetch(r *kafkanet.Request) {
 		acked = append(acked, sp)
 		f.parts = append(f.parts, part)
 	}
-	// The acknowledgements are answered once durable: the fetch goes on
-	// then (at once without any).
+	// The acknowledgements' new state is written at the share
+	// coordinator while the fetch acquires, as Kafka's KafkaApis runs the
+	// two side by side: a record produced meanwhile does not wait for the
+	// coordinator. The answer goes once both are done (f.done).
+	f.done = countdown(2, f.respond)
 	persistAll(acked, func(codes []int16) {
 		i := 0
 		for j := range f.parts {
-			part := &f.parts[j]
-			if part.acked {
+			if part := &f.parts[j]; part.acked {
 				if part.ackCode == 0 {
 					part.ackCode = codes[i]
 				}
 				i++
 			}
-			if req.ShareSessionEpoch != -1 && !part.left { // a closing session fetches nothing
+		}
+		if req.ShareSessionEpoch == -1 {
+			// A closing session fetches nothing: its records are
+			// released once its acknowledgements were applied.
+			s.releaseShare(group, member, tps)
+		}
+		f.done()
+	})
+	if req.ShareSessionEpoch != -1 {
+		for j := range f.parts {
+			if part := &f.parts[j]; !part.left {
 				s.resolveSharePart(c, group, part)
 			}
 		}
-		if req.ShareSessionEpoch == -1 {
-			s.releaseShare(group, member, tps)
-		}
-		if f.immediate() {
-			f.answer()
-			return
-		}
-		s.share.armWake() // before the first try: see armWake
-		if err := wait(r, s.share.fetches, f, time.Duration(req.MaxWaitMillis)*time.Millisecond, f.keys()); err != nil {
-			s.log.Debug("share fetch not delayed", zap.Error(err))
-			f.answer()
-		}
-	})
+	}
+	if f.immediate() {
+		f.answer()
+		return
+	}
+	s.share.armWake() // before the first try: see armWake
+	if err := wait(r, s.share.fetches, f, time.Duration(req.MaxWaitMillis)*time.Millisecond, f.keys()); err != nil {
+		s.log.Debug("share fetch not delayed", zap.Error(err))
+		f.answer()
+	}
 }
 
 // resolveSharePart finds part's partition and share partition, or sets

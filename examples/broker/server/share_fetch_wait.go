@@ -39,6 +39,12 @@ type delayedShareFetch struct {
 	// ranges is the runs acquired of the partition answered last, its
 	// array reused from partition to partition.
 	ranges []share.Range
+	// done is called once by answer and once when the request's
+	// acknowledgements are durable; the second call responds.
+	done func()
+	// answered holds the partitions' answers answer made, in parts'
+	// order, for respond.
+	answered []kmsg.ShareFetchResponseTopicPartition
 }
 
 // shareFetchPart is one partition of a share fetch.
@@ -104,20 +110,30 @@ func (f *delayedShareFetch) TryComplete() bool {
 func (f *delayedShareFetch) OnComplete() { f.answer() }
 
 // answer acquires up to max_records records, partition by partition in
-// session order, reads the batches that hold them and responds. A
-// partition is in the answer when it has records, an error, or the
-// request's acknowledgements' result (an incremental session's answer
-// leaves the others out).
+// session order, and reads the batches that hold them; the response goes
+// once the request's acknowledgements are durable too (respond).
 func (f *delayedShareFetch) answer() {
 	remaining := f.maxRecords
 	read := 0
+	f.answered = make([]kmsg.ShareFetchResponseTopicPartition, len(f.parts))
 	for i := range f.parts {
-		part := &f.parts[i]
-		rp := kmsg.NewShareFetchResponseTopicPartition()
-		rp.Partition, rp.ErrorCode, rp.AcknowledgeErrorCode = part.tp.partition, part.code, part.ackCode
+		part, rp := &f.parts[i], &f.answered[i]
+		*rp = kmsg.NewShareFetchResponseTopicPartition()
+		rp.Partition, rp.ErrorCode = part.tp.partition, part.code
 		if part.p != nil {
-			f.acquire(part, &rp, &remaining, &read)
+			f.acquire(part, rp, &remaining, &read)
 		}
+	}
+	f.done()
+}
+
+// respond answers the fetch. A partition is in the answer when it has
+// records, an error, or the request's acknowledgements' result (an
+// incremental session's answer leaves the others out).
+func (f *delayedShareFetch) respond() {
+	for i := range f.parts {
+		part, rp := &f.parts[i], f.answered[i]
+		rp.AcknowledgeErrorCode = part.ackCode
 		if rp.ErrorCode != 0 {
 			var ep describedBroker
 			var hinted bool
