@@ -59,7 +59,7 @@ type Coordinator struct {
 	// deleteLocked), read without it: Exists, which every OffsetCommit and
 	// OffsetFetch asks (one group id names one group type), must not wait
 	// for mu, held through share heartbeats' store appends.
-	ids sync.Map
+	ids    sync.Map
 	nextID uint64 // for members of version 0, which make no id
 }
 
