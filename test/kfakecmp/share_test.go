@@ -241,6 +241,7 @@ func BenchmarkShareEndToEndLatency(b *testing.B) {
 			<-arrived
 
 			lat := make([]time.Duration, 0, b.N)
+			u0 := br.usage(b)
 			b.ResetTimer()
 			for i := range b.N {
 				start := time.Now()
@@ -250,6 +251,13 @@ func BenchmarkShareEndToEndLatency(b *testing.B) {
 				lat = append(lat, time.Since(start))
 			}
 			b.StopTimer()
+			// The broker's CPU and heap allocations per record: a
+			// produce, a share fetch answering it and one acknowledging
+			// it; the collector's runs, which allocations pace, are in
+			// the tail.
+			u := br.usage(b).sub(u0)
+			b.ReportMetric(float64(u.cpu)/float64(b.N), "broker-cpu-ns/record")
+			b.ReportMetric(float64(u.alloc)/float64(b.N), "broker-B/record")
 			stopPolling() // ends the last poll
 			wg.Wait()
 			slices.Sort(lat)
