@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -154,6 +155,35 @@ func BenchmarkScheduleCancel(b *testing.B) {
 		})
 	}
 	teardownPrefill()
+}
+
+// BenchmarkScheduleCancelFloor measures what every Schedule and Cancel
+// pair pays whatever the wheel does, on the machine it runs on: the one
+// clock reading Schedule takes (a deadline computed from an older reading
+// could run the task early, which the timer never does) and the two
+// uncontended lock and unlock pairs of the task's shard (one each for
+// Schedule and Cancel). BenchmarkScheduleCancel less these is the wheel's
+// own work.
+func BenchmarkScheduleCancelFloor(b *testing.B) {
+	b.Run("part=clock", func(b *testing.B) {
+		c := timer.NewRealClock()
+		var sink time.Duration
+		for range b.N {
+			sink += c.Now()
+		}
+		if sink < 0 {
+			b.Fatal(sink)
+		}
+	})
+	b.Run("part=locks", func(b *testing.B) {
+		var mu sync.Mutex
+		for range b.N {
+			mu.Lock()
+			mu.Unlock() //nolint:staticcheck // the pair is what is measured
+			mu.Lock()
+			mu.Unlock() //nolint:staticcheck // the pair is what is measured
+		}
+	})
 }
 
 func BenchmarkScheduleCancelParallel(b *testing.B) {
