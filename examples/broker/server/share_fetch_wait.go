@@ -149,7 +149,7 @@ func (f *delayedShareFetch) acquire(part *shareFetchPart, rp *kmsg.ShareFetchRes
 		rp.ErrorCode = errorCode(err)
 		return
 	}
-	f.ranges = part.sp.AcquireAppend(f.ranges[:0], f.member, *remaining, offs.LogStart, offs.HighWatermark, f.lockFor,
+	f.ranges = part.sp.AcquireAppend(f.ranges[:0], f.member, *remaining, share.BatchOptimized, offs.LogStart, offs.HighWatermark, f.lockFor,
 		part.p.BatchEnd)
 	ranges := f.ranges
 	if len(ranges) == 0 {
