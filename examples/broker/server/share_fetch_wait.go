@@ -34,6 +34,7 @@ type delayedShareFetch struct {
 	resp       *kmsg.ShareFetchResponse
 	member     string
 	maxRecords int
+	mode       share.AcquireMode // KIP-1206: whether maxRecords is a hard limit
 	lockFor    time.Duration
 	parts      []shareFetchPart // in session order
 	// ranges is the runs acquired of the partition answered last, its
@@ -149,7 +150,7 @@ func (f *delayedShareFetch) acquire(part *shareFetchPart, rp *kmsg.ShareFetchRes
 		rp.ErrorCode = errorCode(err)
 		return
 	}
-	f.ranges = part.sp.AcquireAppend(f.ranges[:0], f.member, *remaining, share.BatchOptimized, offs.LogStart, offs.HighWatermark, f.lockFor,
+	f.ranges = part.sp.AcquireAppend(f.ranges[:0], f.member, *remaining, f.mode, offs.LogStart, offs.HighWatermark, f.lockFor,
 		part.p.BatchEnd)
 	ranges := f.ranges
 	if len(ranges) == 0 {
