@@ -87,7 +87,7 @@ func (s *Server) handleShareGroupHeartbeat(r *kafkanet.Request) {
 			return
 		}
 		resp.MemberID, resp.MemberEpoch = &hb.MemberID, hb.Epoch
-		resp.HeartbeatIntervalMillis = int32(s.share.groups.HeartbeatInterval().Milliseconds())
+		resp.HeartbeatIntervalMillis = int32(hb.HeartbeatInterval.Milliseconds())
 		if hb.Assignment != nil {
 			a := kmsg.NewShareGroupHeartbeatResponseAssignment()
 			for _, id := range sortedTopicIDs(hb.Assignment) {
