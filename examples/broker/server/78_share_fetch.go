@@ -18,7 +18,10 @@ package server
 // epoch: share_state.go), and records are acquired once it is; a state
 // never initialized starts at share.auto.offset.reset (latest by default:
 // the high watermark; earliest: the log start), a group config
-// (share_configs.go).
+// (share_configs.go). A group whose share.isolation.level is
+// read_committed acquires nothing from the last stable offset on, and
+// has the records of aborted transactions archived rather than handed
+// out (share_isolation.go).
 //
 // Acknowledgements ride along (acknowledgement_batches, from session
 // epoch 1): applied, and their new state written durably at the share
@@ -103,7 +106,7 @@ func (s *Server) handleShareFetch(r *kafkanet.Request) {
 		return
 	}
 	f := &delayedShareFetch{s: s, r: r, resp: resp, member: member, maxRecords: int(req.MaxRecords), mode: mode,
-		lockFor: lockFor}
+		lockFor: lockFor, readCommitted: s.groupConfig(group, cfgShareIsolationLevel) == "read_committed"}
 	if f.maxRecords <= 0 {
 		f.maxRecords = 500 // KIP-1206's default
 	}

@@ -40,20 +40,23 @@ const (
 	cfgShareLockDuration      = "share.record.lock.duration.ms" // group.share.record.lock.duration.ms by default
 	cfgShareSessionTimeout    = "share.session.timeout.ms"      // group.share.session.timeout.ms by default
 	cfgShareHeartbeatInterval = "share.heartbeat.interval.ms"   // group.share.heartbeat.interval.ms by default
+	cfgShareIsolationLevel    = "share.isolation.level"         // read_uncommitted or read_committed (share_isolation.go)
 )
 
 // shareGroupConfigs lists the group configs served, sorted.
-var shareGroupConfigs = []string{cfgShareAutoOffsetReset, cfgShareHeartbeatInterval, cfgShareLockDuration,
-	cfgShareSessionTimeout}
+var shareGroupConfigs = []string{cfgShareAutoOffsetReset, cfgShareHeartbeatInterval, cfgShareIsolationLevel,
+	cfgShareLockDuration, cfgShareSessionTimeout}
 
 // groupConfigDefault is the value of name for a group that sets none:
-// Kafka's for share.auto.offset.reset, the broker's group.share.* for
-// the others ("" for a name not served).
+// Kafka's for share.auto.offset.reset and share.isolation.level, the
+// broker's group.share.* for the others ("" for a name not served).
 func (s *Server) groupConfigDefault(name string) string {
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 	switch name {
 	case cfgShareAutoOffsetReset:
 		return "latest"
+	case cfgShareIsolationLevel:
+		return "read_uncommitted"
 	case cfgShareLockDuration:
 		return ms(s.cfg.GroupShareRecordLockDuration)
 	case cfgShareSessionTimeout:
@@ -67,7 +70,8 @@ func (s *Server) groupConfigDefault(name string) string {
 // checkGroupConfigs checks a group's configs, as a whole, for the
 // controller, as Kafka's GroupConfig.validate does (INVALID_CONFIG): a
 // name served, share.auto.offset.reset latest or earliest (by_duration
-// is not served), and each duration within the broker's
+// is not served), share.isolation.level read_uncommitted or
+// read_committed, and each duration within the broker's
 // group.share.min/max.* for it, 15 s to 60 s for the lock duration, 45 s
 // to 60 s for the session timeout and 5 s to 15 s for the heartbeat
 // interval by default; the session timeout, the group's or the broker's,
@@ -90,6 +94,10 @@ func (s *Server) checkGroupConfigs(configs map[string]string) error {
 		case cfgShareAutoOffsetReset:
 			if v != "latest" && v != "earliest" {
 				err = invalid(name, "is not latest or earliest")
+			}
+		case cfgShareIsolationLevel:
+			if v != "read_uncommitted" && v != "read_committed" {
+				err = invalid(name, "is not read_uncommitted or read_committed")
 			}
 		case cfgShareLockDuration:
 			err = millis(name, c.GroupShareMinRecordLockDuration, c.GroupShareMaxRecordLockDuration)

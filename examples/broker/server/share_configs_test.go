@@ -135,6 +135,7 @@ func TestShareGroupFlagsApplied(t *testing.T) {
 		cfgShareLockDuration:      "20000",
 		cfgShareSessionTimeout:    "50000",
 		cfgShareHeartbeatInterval: "6000",
+		cfgShareIsolationLevel:    "read_uncommitted",
 	}, got, "the broker's values as the defaults")
 	assert.False(t, isDefault[cfgShareAutoOffsetReset])
 	assert.True(t, isDefault[cfgShareSessionTimeout])
@@ -161,6 +162,8 @@ func TestShareGroupTimeoutConfigs(t *testing.T) {
 		{"interval below group.share.min.heartbeat.interval.ms", cfgShareHeartbeatInterval, "4999", 40},
 		{"interval above group.share.max.heartbeat.interval.ms", cfgShareHeartbeatInterval, "15001", 40},
 		{"lock duration above group.share.max.record.lock.duration.ms", cfgShareLockDuration, "60001", 40},
+		{"isolation level", cfgShareIsolationLevel, "read_committed", 0},
+		{"isolation level unknown", cfgShareIsolationLevel, "serializable", 40},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -259,7 +259,7 @@ func TestGroupConfigs(t *testing.T) {
 		got[c.Name] = *c.Value
 	}
 	assert.Equal(t, map[string]string{cfgShareLockDuration: "15000", cfgShareAutoOffsetReset: "latest",
-		cfgShareSessionTimeout: "45000", cfgShareHeartbeatInterval: "5000"}, got)
+		cfgShareSessionTimeout: "45000", cfgShareHeartbeatInterval: "5000", cfgShareIsolationLevel: "read_uncommitted"}, got)
 }
 
 // TestShareGroupOffsetsAdmin sets a new group's start offset, reads it
