@@ -4,7 +4,9 @@ package server
 //
 // Joins (member epoch 0), keeps alive, and removes (epoch -1) a member of
 // a share group (KIP-932), answering its epoch and, when it changed, its
-// assignment by topic id (package sharegroup). From v1 the member makes
+// assignment by topic id (package sharegroup), and the heartbeat
+// interval: the group's share.heartbeat.interval.ms, or the broker's
+// group.share.heartbeat.interval.ms. From v1 the member makes
 // its own id (KIP-1082): a join without one is INVALID_REQUEST; before,
 // the coordinator makes one. A member that leaves, or whose session
 // expires, has its share session dropped and the records it acquired on
@@ -87,7 +89,7 @@ func (s *Server) handleShareGroupHeartbeat(r *kafkanet.Request) {
 			return
 		}
 		resp.MemberID, resp.MemberEpoch = &hb.MemberID, hb.Epoch
-		resp.HeartbeatIntervalMillis = int32(s.share.groups.HeartbeatInterval().Milliseconds())
+		resp.HeartbeatIntervalMillis = int32(hb.HeartbeatInterval.Milliseconds())
 		if hb.Assignment != nil {
 			a := kmsg.NewShareGroupHeartbeatResponseAssignment()
 			for _, id := range sortedTopicIDs(hb.Assignment) {

@@ -9,12 +9,19 @@ package server
 // share.record.lock.duration.ms (answered as acquisition_lock_timeout_ms),
 // and answers the batches that hold them with the acquired ranges and
 // their delivery counts; the client keeps the acquired records of those
-// batches. A share partition's window is read from the share coordinator
+// batches. How max_records bounds them is v2's share_acquire_mode
+// (KIP-1206): batch_optimized (0, v1's only mode) rounds new records up
+// to their batch's end, so that max_records is a soft limit;
+// record_limit (1) acquires max_records at most, cutting a batch (the
+// batch is still answered whole); another value is INVALID_REQUEST. A share partition's window is read from the share coordinator
 // the first time the group fetches it on this leader (at this leader
 // epoch: share_state.go), and records are acquired once it is; a state
 // never initialized starts at share.auto.offset.reset (latest by default:
 // the high watermark; earliest: the log start), a group config
-// (share_configs.go).
+// (share_configs.go). A group whose share.isolation.level is
+// read_committed acquires nothing from the last stable offset on, and
+// has the records of aborted transactions archived rather than handed
+// out (share_isolation.go).
 //
 // Acknowledgements ride along (acknowledgement_batches, from session
 // epoch 1): applied before anything is acquired, and their new state
@@ -86,8 +93,10 @@ func (s *Server) handleShareFetch(r *kafkanet.Request) {
 			forget = append(forget, shareTP{t.TopicID, p})
 		}
 	}
-	if req.ShareSessionEpoch == 0 && len(acks) > 0 {
-		// A new session holds nothing to acknowledge.
+	mode := share.AcquireMode(req.ShareAcquireMode) // 0 below v2
+	if req.ShareSessionEpoch == 0 && len(acks) > 0 || !mode.Valid() {
+		// A new session holds nothing to acknowledge; a mode is one of
+		// KIP-1206's.
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		r.Respond(resp)
 		return
@@ -98,7 +107,8 @@ func (s *Server) handleShareFetch(r *kafkanet.Request) {
 		r.Respond(resp)
 		return
 	}
-	f := &delayedShareFetch{s: s, r: r, resp: resp, member: member, maxRecords: int(req.MaxRecords), lockFor: lockFor}
+	f := &delayedShareFetch{s: s, r: r, resp: resp, member: member, maxRecords: int(req.MaxRecords), mode: mode,
+		lockFor: lockFor, readCommitted: s.groupConfig(group, cfgShareIsolationLevel) == "read_committed"}
 	if f.maxRecords <= 0 {
 		f.maxRecords = 500 // KIP-1206's default
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
 	"github.com/gopurgatory/purgatory/examples/broker/quota"
+	"github.com/gopurgatory/purgatory/examples/broker/share"
+	"github.com/gopurgatory/purgatory/examples/broker/sharegroup"
 	"github.com/gopurgatory/purgatory/examples/broker/storage/logdir"
 )
 
@@ -221,6 +223,26 @@ type Config struct {
 	// keeps its classic members (group_types.go).
 	GroupConsumerMigrationPolicy string
 
+	// Share groups' (KIP-932; packages sharegroup and share): the
+	// session timeout and heartbeat interval of their members, the
+	// acquisition lock's duration, each the default of its group config
+	// (share.session.timeout.ms, share.heartbeat.interval.ms,
+	// share.record.lock.duration.ms: share_configs.go) and the bounds a
+	// group's own value must keep; the deliveries after which a released
+	// record is archived, and the records a share partition holds in
+	// flight before it acquires nothing new.
+	GroupShareSessionTimeout          time.Duration // group.share.session.timeout.ms
+	GroupShareMinSessionTimeout       time.Duration // group.share.min.session.timeout.ms
+	GroupShareMaxSessionTimeout       time.Duration // group.share.max.session.timeout.ms
+	GroupShareHeartbeatInterval       time.Duration // group.share.heartbeat.interval.ms
+	GroupShareMinHeartbeatInterval    time.Duration // group.share.min.heartbeat.interval.ms
+	GroupShareMaxHeartbeatInterval    time.Duration // group.share.max.heartbeat.interval.ms
+	GroupShareRecordLockDuration      time.Duration // group.share.record.lock.duration.ms
+	GroupShareMinRecordLockDuration   time.Duration // group.share.min.record.lock.duration.ms
+	GroupShareMaxRecordLockDuration   time.Duration // group.share.max.record.lock.duration.ms
+	GroupShareDeliveryCountLimit      int16         // group.share.delivery.count.limit
+	GroupSharePartitionMaxRecordLocks int           // group.share.partition.max.record.locks
+
 	// QuotaWindowNum and QuotaWindowSize are Kafka's quota.window.num
 	// and quota.window.size.seconds: a client's token bucket holds their
 	// product's worth of its quota (package quota).
@@ -304,6 +326,18 @@ func Default() Config {
 		GroupConsumerAssignors:         slices.Clone(consumergroup.DefaultAssignors),
 		GroupConsumerMigrationPolicy:   "bidirectional",
 
+		GroupShareSessionTimeout:          sharegroup.DefaultSessionTimeout,
+		GroupShareMinSessionTimeout:       45 * time.Second,
+		GroupShareMaxSessionTimeout:       60 * time.Second,
+		GroupShareHeartbeatInterval:       sharegroup.DefaultHeartbeatInterval,
+		GroupShareMinHeartbeatInterval:    5 * time.Second,
+		GroupShareMaxHeartbeatInterval:    15 * time.Second,
+		GroupShareRecordLockDuration:      30 * time.Second,
+		GroupShareMinRecordLockDuration:   15 * time.Second,
+		GroupShareMaxRecordLockDuration:   60 * time.Second,
+		GroupShareDeliveryCountLimit:      share.DefaultDeliveryLimit,
+		GroupSharePartitionMaxRecordLocks: share.DefaultMaxLocks,
+
 		BrokerHeartbeatInterval:   2 * time.Second,
 		BrokerSessionTimeout:      9 * time.Second,
 		ControllerElectionTimeout: time.Second,
@@ -314,6 +348,9 @@ func Default() Config {
 // validate reports the first setting out of range.
 func (c *Config) validate() error {
 	if err := c.validateSecurity(); err != nil {
+		return err
+	}
+	if err := c.validateShareGroups(); err != nil { // share_configs.go
 		return err
 	}
 	switch {
@@ -497,6 +534,17 @@ func (c *Config) settings() []setting {
 		durationSetting("group.consumer.session.timeout.ms", "session timeout of a KIP-848 consumer group's members", &c.GroupConsumerSessionTimeout, ms),
 		durationSetting("group.consumer.heartbeat.interval.ms", "heartbeat interval a KIP-848 consumer group's members are told to keep", &c.GroupConsumerHeartbeatInterval, ms),
 		stringSetting("group.consumer.migration.policy", "whether a classic group with members becomes a KIP-848 consumer group when a consumer-protocol member joins it: bidirectional or upgrade; downgrade or disabled refuse it", &c.GroupConsumerMigrationPolicy),
+		durationSetting("group.share.session.timeout.ms", "session timeout of a share group's members, unless the group sets share.session.timeout.ms", &c.GroupShareSessionTimeout, ms),
+		durationSetting("group.share.min.session.timeout.ms", "smallest share.session.timeout.ms a share group may set", &c.GroupShareMinSessionTimeout, ms),
+		durationSetting("group.share.max.session.timeout.ms", "largest share.session.timeout.ms a share group may set", &c.GroupShareMaxSessionTimeout, ms),
+		durationSetting("group.share.heartbeat.interval.ms", "heartbeat interval a share group's members are told to keep, unless the group sets share.heartbeat.interval.ms", &c.GroupShareHeartbeatInterval, ms),
+		durationSetting("group.share.min.heartbeat.interval.ms", "smallest share.heartbeat.interval.ms a share group may set", &c.GroupShareMinHeartbeatInterval, ms),
+		durationSetting("group.share.max.heartbeat.interval.ms", "largest share.heartbeat.interval.ms a share group may set", &c.GroupShareMaxHeartbeatInterval, ms),
+		durationSetting("group.share.record.lock.duration.ms", "how long a share group's member holds the records it acquired, unless the group sets share.record.lock.duration.ms", &c.GroupShareRecordLockDuration, ms),
+		durationSetting("group.share.min.record.lock.duration.ms", "smallest share.record.lock.duration.ms a share group may set", &c.GroupShareMinRecordLockDuration, ms),
+		durationSetting("group.share.max.record.lock.duration.ms", "largest share.record.lock.duration.ms a share group may set", &c.GroupShareMaxRecordLockDuration, ms),
+		intSetting("group.share.delivery.count.limit", "deliveries of a share group's record after which, released again, it is archived", &c.GroupShareDeliveryCountLimit),
+		intSetting("group.share.partition.max.record.locks", "records a share group's partition holds in flight before it acquires nothing new", &c.GroupSharePartitionMaxRecordLocks),
 		stringListSetting("group.consumer.assignors", "assignors a KIP-848 consumer group's members may ask for (uniform, range), the first for those that name none", &c.GroupConsumerAssignors),
 		durationSetting("offsets.retention.minutes", "how long an empty group's committed offsets are kept", &c.OffsetsRetention, min),
 		durationSetting("transactional.id.expiration.ms", "how long an idle transactional id, and an idle producer id's state, is kept", &c.TransactionalIDExpiry, ms),

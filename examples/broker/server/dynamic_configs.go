@@ -275,7 +275,7 @@ func (s *Server) checkResourceConfigs(res metadata.ConfigResource, configs map[s
 	case metadata.ConfigResourceBroker:
 		return s.checkBrokerValues(configs)
 	case metadata.ConfigResourceGroup:
-		return checkGroupConfigs(configs)
+		return s.checkGroupConfigs(configs)
 	}
 	return nil
 }

@@ -99,7 +99,8 @@ func newShareBroker(s *Server) (_ *shareBroker, err error) {
 	// The share partitions' state is read from and written to the share
 	// coordinator (share_state.go).
 	b.persister = &sharePersister{s: s, timer: b.timer}
-	if b.parts, err = share.NewManager(share.Config{Timer: b.timer, Wake: b.wakeShare, Persister: b.persister}); err != nil {
+	if b.parts, err = share.NewManager(share.Config{Timer: b.timer, Wake: b.wakeShare, Persister: b.persister,
+		DeliveryLimit: s.cfg.GroupShareDeliveryCountLimit, MaxLocks: s.cfg.GroupSharePartitionMaxRecordLocks}); err != nil {
 		return nil, err
 	}
 	// The groups' membership goes to their offsets partitions
@@ -108,7 +109,9 @@ func newShareBroker(s *Server) (_ *shareBroker, err error) {
 	// before this).
 	if b.groups, err = sharegroup.New(sharegroup.Config{Timer: b.timer, Topic: b.topicInfo,
 		Left: b.memberLeft, Store: service.ShareStore(func() *coordinator.Topic { return s.offsets }),
-		Owns: func(group string) bool { return s.offsets.Owns(group) }}); err != nil {
+		Owns:           func(group string) bool { return s.offsets.Owns(group) },
+		SessionTimeout: s.cfg.GroupShareSessionTimeout, HeartbeatInterval: s.cfg.GroupShareHeartbeatInterval,
+		Timeouts: s.shareTimeouts}); err != nil { // share_configs.go
 		return nil, err
 	}
 	// The partition wake hook is installed by the first share fetch that

@@ -34,8 +34,12 @@ type delayedShareFetch struct {
 	resp       *kmsg.ShareFetchResponse
 	member     string
 	maxRecords int
+	mode       share.AcquireMode // KIP-1206: whether maxRecords is a hard limit
 	lockFor    time.Duration
-	parts      []shareFetchPart // in session order
+	// readCommitted is set for a group whose share.isolation.level is
+	// read_committed (share_isolation.go).
+	readCommitted bool
+	parts         []shareFetchPart // in session order
 	// ranges is the runs acquired of the partition answered last, its
 	// array reused from partition to partition.
 	ranges []share.Range
@@ -100,7 +104,10 @@ func (f *delayedShareFetch) TryComplete() bool {
 			return true
 		}
 		offs, err := part.p.Offsets()
-		if err != nil || part.sp.Acquirable(offs.HighWatermark) {
+		if err != nil {
+			return true
+		}
+		if _, end := f.readLimit(offs); part.sp.Acquirable(end) {
 			return true
 		}
 	}
@@ -165,13 +172,15 @@ func (f *delayedShareFetch) acquire(part *shareFetchPart, rp *kmsg.ShareFetchRes
 		rp.ErrorCode = errorCode(err)
 		return
 	}
-	f.ranges = part.sp.AcquireAppend(f.ranges[:0], f.member, *remaining, offs.LogStart, offs.HighWatermark, f.lockFor,
+	iso, end := f.readLimit(offs)
+	f.ranges = part.sp.AcquireAppend(f.ranges[:0], f.member, *remaining, f.mode, offs.LogStart, end, f.lockFor,
 		part.p.BatchEnd)
 	ranges := f.ranges
 	if len(ranges) == 0 {
 		return
 	}
-	records, err := readShareRecords(part.p, ranges[0].First, ranges[len(ranges)-1].Last)
+	res, err := part.p.ReadBatches(ranges[0].First, ranges[len(ranges)-1].Last, iso)
+	records := res.Records
 	if err != nil {
 		// The records cannot be handed out: give them back at once,
 		// delivery counted, rather than after the lock's duration.
@@ -181,6 +190,17 @@ func (f *delayedShareFetch) acquire(part *shareFetchPart, rp *kmsg.ShareFetchRes
 		rp.ErrorCode = errorCode(err)
 		return
 	}
+	if len(res.Aborted) > 0 {
+		// Read committed: the records of aborted transactions are
+		// archived, and their new state written, not handed out.
+		var archived bool
+		if ranges, archived = archiveAborted(part.sp, f.member, ranges, records, res.Aborted); archived {
+			part.sp.Persist(nil)
+		}
+		if len(ranges) == 0 {
+			return
+		}
+	}
 	for _, rg := range ranges {
 		rp.AcquiredRecords = append(rp.AcquiredRecords, kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{
 			FirstOffset: rg.First, LastOffset: rg.Last, DeliveryCount: rg.DeliveryCount})
@@ -188,14 +208,6 @@ func (f *delayedShareFetch) acquire(part *shareFetchPart, rp *kmsg.ShareFetchRes
 	}
 	rp.Records = records
 	*read += len(records)
-}
-
-// readShareRecords returns the whole batches of p that hold the offsets
-// first to last, and none after them, read below the high watermark
-// (share groups read uncommitted, share.isolation.level's default).
-func readShareRecords(p *storage.Partition, first, last int64) ([]byte, error) {
-	res, err := p.ReadBatches(first, last, storage.ReadUncommitted)
-	return res.Records, err
 }
 
 // addSharePartition puts rp in resp under its topic, the topic's entry

@@ -258,7 +258,8 @@ func TestGroupConfigs(t *testing.T) {
 	for _, c := range tc.await(tc.serve(s, d)).(*kmsg.DescribeConfigsResponse).Resources[0].Configs {
 		got[c.Name] = *c.Value
 	}
-	assert.Equal(t, map[string]string{cfgShareLockDuration: "15000", cfgShareAutoOffsetReset: "latest"}, got)
+	assert.Equal(t, map[string]string{cfgShareLockDuration: "15000", cfgShareAutoOffsetReset: "latest",
+		cfgShareSessionTimeout: "45000", cfgShareHeartbeatInterval: "5000", cfgShareIsolationLevel: "read_uncommitted"}, got)
 }
 
 // TestShareGroupOffsetsAdmin sets a new group's start offset, reads it

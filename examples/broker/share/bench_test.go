@@ -96,7 +96,7 @@ func BenchmarkAcquisitionLocks(b *testing.B) {
 			var ranges []Range // a fetch's, reused as the broker's are
 			for _, p := range parts {
 				for range perPartition {
-					ranges = p.AcquireAppend(ranges[:0], "m", 1, 0, perPartition, 30*time.Second, nil)
+					ranges = p.AcquireAppend(ranges[:0], "m", 1, BatchOptimized, 0, perPartition, 30*time.Second, nil)
 				}
 			}
 			b.StopTimer()

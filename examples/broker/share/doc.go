@@ -28,7 +28,10 @@
 // back, as in Kafka; as in Kafka too, the bound is on where an
 // acquisition starts: one that a share fetch rounds up to the end of a
 // log batch takes the batch whole, past it (partition.go's
-// AcquireAppend), so that a batch is read and handed out once.
+// AcquireAppend), so that a batch is read and handed out once. A share
+// fetch in KIP-1206's record_limit mode (RecordLimit) rounds nothing up:
+// it acquires max_records records at most, cutting a batch, and never
+// passes the bound.
 //
 // # Acquisition locks
 //

@@ -118,7 +118,7 @@ func TestAcquireAndAcknowledgeAllocateNothing(t *testing.T) {
 	var ranges []Range
 	off := int64(0)
 	cycle := func() {
-		ranges = p.AcquireAppend(ranges[:0], "a", 1, 0, off+1, testLock, nil)
+		ranges = p.AcquireAppend(ranges[:0], "a", 1, BatchOptimized, 0, off+1, testLock, nil)
 		if err := p.Acknowledge("a", off, off, accept, testLock); err != nil {
 			t.Fatal(err)
 		}

@@ -32,6 +32,27 @@ const (
 	AckRenew   AckType = 4
 )
 
+// AcquireMode is how a share fetch's max_records bounds what it acquires
+// (KIP-1206's ShareAcquireMode, with Kafka's numbering).
+type AcquireMode int8
+
+// The acquire modes of KIP-1206.
+const (
+	// BatchOptimized makes max a soft limit for new records: they are
+	// acquired to the end of the log batch that holds the last one max
+	// allows, so that a batch is handed out once (ShareFetch v1's only
+	// mode, v2's default).
+	BatchOptimized AcquireMode = 0
+	// RecordLimit makes max a hard limit: at most max records are
+	// acquired, a batch cut where they end, its rest left for the next
+	// acquisition (kgo's ShareMaxRecordsStrict, the Java consumer's
+	// share.acquire.mode=record_limit).
+	RecordLimit AcquireMode = 1
+)
+
+// Valid reports whether m is a mode of KIP-1206.
+func (m AcquireMode) Valid() bool { return m == BatchOptimized || m == RecordLimit }
+
 // Range is a run of offsets acquired together, each delivered
 // DeliveryCount times counting this delivery (ShareFetch's
 // AcquiredRecords).
@@ -145,14 +166,15 @@ func (p *Partition) Acquirable(logEnd int64) bool {
 // count; none when there is nothing to acquire. O(records acquired), plus
 // the records passed over looking for those made available again.
 func (p *Partition) Acquire(member string, max int, logStart, logEnd int64, lockFor time.Duration) []Range {
-	return p.AcquireAppend(nil, member, max, logStart, logEnd, lockFor, nil)
+	return p.AcquireAppend(nil, member, max, RecordLimit, logStart, logEnd, lockFor, nil)
 }
 
 // AcquireAppend is Acquire appending the runs to dst, which it returns:
-// with a dst of room enough, acquiring allocates nothing. With batchEnd
-// (the last offset of the log's batch that holds an offset, false where
-// none), max is a soft limit for new records, as in Kafka's
-// SharePartition: they are acquired to the end of the batch that holds
+// with a dst of room enough, acquiring allocates nothing. In RecordLimit
+// mode it acquires as Acquire does, max exactly, whatever the batches.
+// In BatchOptimized mode with batchEnd (the last offset of the log's
+// batch that holds an offset, false where none), max is a soft limit for
+// new records, as in Kafka's SharePartition: they are acquired to the end of the batch that holds
 // the last one max allows (within logEnd), so that a batch is handed out
 // once rather than once per max records of it. MaxLocks bounds where an
 // acquisition of new records starts, as Kafka's does: the last one max
@@ -163,10 +185,13 @@ func (p *Partition) Acquire(member string, max int, logStart, logEnd int64, lock
 // among the members that share the partition, each answer carrying the
 // whole batch for a part of it.
 // batchEnd is called with p's lock held.
-func (p *Partition) AcquireAppend(dst []Range, member string, max int, logStart, logEnd int64, lockFor time.Duration,
-	batchEnd func(offset int64) (int64, bool)) []Range {
+func (p *Partition) AcquireAppend(dst []Range, member string, max int, mode AcquireMode, logStart, logEnd int64,
+	lockFor time.Duration, batchEnd func(offset int64) (int64, bool)) []Range {
 	if max <= 0 {
 		return dst
+	}
+	if mode == RecordLimit {
+		batchEnd = nil // no rounding up: max and MaxLocks bound new records exactly
 	}
 	p.mu.Lock()
 	if !p.ready || p.gone {

@@ -86,15 +86,43 @@ func TestAcquireRoundsNewRecordsUpToTheirBatch(t *testing.T) {
 	tens := func(off int64) (int64, bool) { // batches of ten: 0-9, 10-19, 20-29
 		return off/10*10 + 9, off < logEnd
 	}
-	got := p.AcquireAppend(nil, "a", 3, 0, logEnd, testLock, tens)
+	got := p.AcquireAppend(nil, "a", 3, BatchOptimized, 0, logEnd, testLock, tens)
 	assert.Equal(t, []Range{{0, 9, 1}}, got, "three asked: the whole first batch")
-	got = p.AcquireAppend(nil, "b", 12, 0, logEnd, testLock, tens)
+	got = p.AcquireAppend(nil, "b", 12, BatchOptimized, 0, logEnd, testLock, tens)
 	assert.Equal(t, []Range{{10, 24, 1}}, got, "twelve asked: to the end of 20-29's readable part")
-	assert.Empty(t, p.AcquireAppend(nil, "c", 3, 0, logEnd, testLock, tens))
+	assert.Empty(t, p.AcquireAppend(nil, "c", 3, BatchOptimized, 0, logEnd, testLock, tens))
 
 	require.NoError(t, p.Acknowledge("a", 0, 9, []int8{int8(AckRelease)}, testLock))
-	got = p.AcquireAppend(nil, "c", 3, 0, logEnd, testLock, tens)
+	got = p.AcquireAppend(nil, "c", 3, BatchOptimized, 0, logEnd, testLock, tens)
 	assert.Equal(t, []Range{{0, 2, 2}}, got, "released records: exactly three")
+}
+
+// TestRecordLimitAcquiresAtMostMax: in KIP-1206's record_limit mode max
+// is a hard limit, new records and records made available again alike: a
+// batch is cut where max ends, its rest acquired by the next fetch, and
+// MaxLocks is never passed; batch_optimized, given the same batches,
+// takes the batch whole.
+func TestRecordLimitAcquiresAtMostMax(t *testing.T) {
+	h := newHarness(t, Config{MaxLocks: 100})
+	p := h.part(0)
+	const logEnd = 250
+	tens := func(off int64) (int64, bool) { return off/10*10 + 9, off < logEnd }
+	one := func(off int64) (int64, bool) { return logEnd - 1, true } // a single batch, 0-249
+
+	got := p.AcquireAppend(nil, "a", 3, RecordLimit, 0, logEnd, testLock, tens)
+	assert.Equal(t, []Range{{0, 2, 1}}, got, "three asked: three, the batch 0-9 cut")
+	got = p.AcquireAppend(nil, "b", 4, RecordLimit, 0, logEnd, testLock, tens)
+	assert.Equal(t, []Range{{3, 6, 1}}, got, "the batch's rest goes on where the last fetch stopped")
+	got = p.AcquireAppend(nil, "c", 2, BatchOptimized, 0, logEnd, testLock, tens)
+	assert.Equal(t, []Range{{7, 9, 1}}, got, "batch_optimized: to the batch's end")
+
+	require.NoError(t, p.Acknowledge("a", 0, 2, []int8{int8(AckRelease)}, testLock))
+	got = p.AcquireAppend(nil, "d", 5, RecordLimit, 0, logEnd, testLock, one)
+	assert.Equal(t, []Range{{0, 2, 2}, {10, 11, 1}}, got, "three released, then two new: five in all")
+	got = p.AcquireAppend(nil, "d", 500, RecordLimit, 0, logEnd, testLock, one)
+	assert.Equal(t, []Range{{12, 99, 1}}, got, "up to MaxLocks, the batch 0-249 cut there")
+	assert.Equal(t, int64(100), p.End())
+	assert.Empty(t, p.AcquireAppend(nil, "e", 0, RecordLimit, 0, logEnd, testLock, one), "nothing asked, nothing acquired")
 }
 
 // TestMaxLocksBoundsWhereABatchStarts: as in Kafka's SharePartition,
@@ -117,16 +145,16 @@ func TestMaxLocksBoundsWhereABatchStarts(t *testing.T) {
 		}
 		return 999, off < logEnd
 	}
-	got := p.AcquireAppend(nil, "a", 30, 0, logEnd, testLock, batches)
+	got := p.AcquireAppend(nil, "a", 30, BatchOptimized, 0, logEnd, testLock, batches)
 	assert.Equal(t, []Range{{0, 79, 1}}, got, "the first batch, whole")
-	got = p.AcquireAppend(nil, "b", 30, 0, logEnd, testLock, batches)
+	got = p.AcquireAppend(nil, "b", 30, BatchOptimized, 0, logEnd, testLock, batches)
 	assert.Equal(t, []Range{{80, 279, 1}}, got, "the next batch starts below the bound: whole, past it")
 	assert.False(t, p.Acquirable(logEnd), "280 records in flight: nothing new")
-	assert.Empty(t, p.AcquireAppend(nil, "c", 30, 0, logEnd, testLock, batches))
+	assert.Empty(t, p.AcquireAppend(nil, "c", 30, BatchOptimized, 0, logEnd, testLock, batches))
 
 	require.NoError(t, p.Acknowledge("b", 100, 109, []int8{int8(AckRelease)}, testLock))
 	assert.True(t, p.Acquirable(logEnd), "records made available again")
-	got = p.AcquireAppend(nil, "c", 30, 0, logEnd, testLock, batches)
+	got = p.AcquireAppend(nil, "c", 30, BatchOptimized, 0, logEnd, testLock, batches)
 	assert.Equal(t, []Range{{100, 109, 2}}, got, "those only: the window is full")
 
 	require.NoError(t, p.Acknowledge("a", 0, 79, []int8{int8(AckAccept)}, testLock))
@@ -134,7 +162,7 @@ func TestMaxLocksBoundsWhereABatchStarts(t *testing.T) {
 	require.NoError(t, p.Acknowledge("c", 100, 109, []int8{int8(AckAccept)}, testLock))
 	require.NoError(t, p.Acknowledge("b", 110, 199, []int8{int8(AckAccept)}, testLock))
 	assert.Equal(t, int64(200), p.Start())
-	got = p.AcquireAppend(nil, "a", 30, 0, logEnd, testLock, batches)
+	got = p.AcquireAppend(nil, "a", 30, BatchOptimized, 0, logEnd, testLock, batches)
 	assert.Equal(t, []Range{{280, 999, 1}}, got, "80 in flight, room for 20: the batch of 280 whole")
 	assert.Equal(t, int64(1000), p.End())
 }
@@ -146,7 +174,7 @@ func TestAWindowIsBoundedByMaxWindow(t *testing.T) {
 	p := h.part(0)
 	const logEnd = 1 << 20
 	one := func(off int64) (int64, bool) { return logEnd - 1, true }
-	got := p.AcquireAppend(nil, "a", 500, 0, logEnd, testLock, one)
+	got := p.AcquireAppend(nil, "a", 500, BatchOptimized, 0, logEnd, testLock, one)
 	assert.Equal(t, []Range{{0, maxWindow - 1, 1}}, got)
 	require.NoError(t, p.Acknowledge("a", 0, maxWindow-1, []int8{int8(AckAccept)}, testLock))
 	assert.Equal(t, int64(maxWindow), p.Start())

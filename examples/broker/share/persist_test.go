@@ -129,7 +129,7 @@ func TestAWindowPastMaxLocksIsRestoredWhole(t *testing.T) {
 	h := newHarness(t, Config{Persister: f, MaxLocks: 100})
 	p := h.m.Lead(testKey, 1, func() int64 { return 0 })
 	batch := func(int64) (int64, bool) { return 299, true }
-	require.Equal(t, []Range{{0, 299, 1}}, p.AcquireAppend(nil, "a", 10, 0, 300, testLock, batch))
+	require.Equal(t, []Range{{0, 299, 1}}, p.AcquireAppend(nil, "a", 10, BatchOptimized, 0, 300, testLock, batch))
 	require.NoError(t, p.Acknowledge("a", 150, 299, []int8{int8(AckAccept)}, testLock))
 	p.Persist(nil)
 	f.release()

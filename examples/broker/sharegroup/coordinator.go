@@ -42,10 +42,20 @@ type Config struct {
 	// another is NOT_COORDINATOR, so that a heartbeat racing the unload
 	// of its partition leaves no group behind. nil: every group.
 	Owns func(group string) bool
-	// SessionTimeout, HeartbeatInterval and MaxSize default to Kafka's.
+	// SessionTimeout, HeartbeatInterval and MaxSize default to Kafka's
+	// (group.share.session.timeout.ms, group.share.heartbeat.interval.ms,
+	// group.share.max.size).
 	SessionTimeout    time.Duration
 	HeartbeatInterval time.Duration
 	MaxSize           int
+	// Timeouts, if set, returns a group's own session timeout and
+	// heartbeat interval (Kafka's share.session.timeout.ms and
+	// share.heartbeat.interval.ms group configs), each zero where the
+	// group has none: SessionTimeout's or HeartbeatInterval's then. It is
+	// called at each heartbeat and load of a member, perhaps with the
+	// Coordinator's lock held, so that a change applies from the member's
+	// next heartbeat: it must not call back into the Coordinator.
+	Timeouts func(group string) (session, interval time.Duration)
 }
 
 // Coordinator holds the share groups. Its methods are safe for concurrent
@@ -84,8 +94,22 @@ func New(cfg Config) (*Coordinator, error) {
 	return &Coordinator{cfg: cfg, groups: make(map[string]*group)}, nil
 }
 
-// HeartbeatInterval is the interval members are told to heartbeat at.
-func (c *Coordinator) HeartbeatInterval() time.Duration { return c.cfg.HeartbeatInterval }
+// timeouts returns group's session timeout and heartbeat interval: its
+// own (Config.Timeouts), or the Coordinator's.
+func (c *Coordinator) timeouts(group string) (session, interval time.Duration) {
+	session, interval = c.cfg.SessionTimeout, c.cfg.HeartbeatInterval
+	if c.cfg.Timeouts == nil {
+		return session, interval
+	}
+	s, i := c.cfg.Timeouts(group)
+	if s > 0 {
+		session = s
+	}
+	if i > 0 {
+		interval = i
+	}
+	return session, interval
+}
 
 // group is one share group.
 type group struct {

@@ -165,6 +165,35 @@ func TestLeaveAndSessionExpiry(t *testing.T) {
 	assert.False(t, h.c.Exists("g"))
 }
 
+// TestAGroupsOwnTimeouts: a group whose share.session.timeout.ms and
+// share.heartbeat.interval.ms are set (Config.Timeouts) has its members
+// told its interval and expired after its session timeout; another group
+// keeps the Coordinator's.
+func TestAGroupsOwnTimeouts(t *testing.T) {
+	h := newHarness(t, func(cfg *Config) {
+		cfg.Timeouts = func(group string) (time.Duration, time.Duration) {
+			if group == "g" {
+				return 50 * time.Second, 7 * time.Second
+			}
+			return 0, 0 // the Coordinator's
+		}
+	})
+	resp := h.join(t, "m1", "a")
+	assert.Equal(t, 7*time.Second, resp.HeartbeatInterval, "the group's own interval")
+	other, err := h.heartbeat(HeartbeatRequest{Group: "h", MemberID: "n1", Topics: []string{"a"}})
+	require.NoError(t, err)
+	assert.Equal(t, DefaultHeartbeatInterval, other.HeartbeatInterval, "another group's: the Coordinator's")
+
+	h.advance(DefaultSessionTimeout)
+	d, _ := h.c.Describe("h")
+	assert.Empty(t, d.Members, "h's member expired after the Coordinator's timeout")
+	d, _ = h.c.Describe("g")
+	assert.Len(t, d.Members, 1, "g's did not: its timeout is 50s")
+	h.advance(50*time.Second - DefaultSessionTimeout)
+	d, _ = h.c.Describe("g")
+	assert.Empty(t, d.Members, "expired after the group's own timeout")
+}
+
 func TestNewPartitionsBumpTheEpoch(t *testing.T) {
 	h := newHarness(t)
 	r := h.join(t, "m1", "a", "later")

@@ -23,8 +23,9 @@
 // # Sessions
 //
 // Each member's session is a task of the library's timer, rescheduled by
-// every heartbeat in O(1) (group.share.session.timeout.ms, 45 s); its
-// expiry removes the member as a leave does. The Coordinator's Left
+// every heartbeat in O(1) (group.share.session.timeout.ms, 45 s, or the
+// group's own share.session.timeout.ms: Config.Timeouts); its expiry
+// removes the member as a leave does. The Coordinator's Left
 // function hears of every member that leaves, so that the records it
 // acquired are released.
 //

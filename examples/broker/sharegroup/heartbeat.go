@@ -3,6 +3,7 @@ package sharegroup
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/groupstore"
 )
@@ -26,6 +27,9 @@ type HeartbeatResponse struct {
 	// Assignment is the member's new assignment, nil when unchanged since
 	// its last heartbeat.
 	Assignment Assignment
+	// HeartbeatInterval is the interval the member is told to heartbeat
+	// at: its group's (Config.Timeouts), or the Coordinator's.
+	HeartbeatInterval time.Duration
 }
 
 // Heartbeat joins, keeps alive or removes a member, as its epoch says, and
@@ -44,7 +48,8 @@ func (c *Coordinator) Heartbeat(req HeartbeatRequest, done func(HeartbeatRespons
 		err  error
 	)
 	if req.Epoch == -1 {
-		resp = HeartbeatResponse{MemberID: req.MemberID, Epoch: -1}
+		_, interval := c.timeouts(req.Group)
+		resp = HeartbeatResponse{MemberID: req.MemberID, Epoch: -1, HeartbeatInterval: interval}
 		wait, err = c.leave(req.Group, req.MemberID)
 	} else {
 		resp, wait, err = c.heartbeat(req)
@@ -122,7 +127,8 @@ func (c *Coordinator) heartbeat(req HeartbeatRequest) (HeartbeatResponse, groups
 		g.epoch++
 		c.assignLocked(g)
 	}
-	resp := HeartbeatResponse{MemberID: m.id, Epoch: g.epoch}
+	session, interval := c.timeouts(g.id)
+	resp := HeartbeatResponse{MemberID: m.id, Epoch: g.epoch, HeartbeatInterval: interval}
 	if joining || m.epoch != g.targetEpoch {
 		m.assigned = g.target[m.id]
 		if m.assigned == nil {
@@ -134,7 +140,7 @@ func (c *Coordinator) heartbeat(req HeartbeatRequest) (HeartbeatResponse, groups
 	resp.Epoch = m.epoch
 	// The session starts again; Reschedule schedules a task that was not
 	// pending (a new member). O(1).
-	_, _ = c.cfg.Timer.Reschedule(&m.task, c.cfg.SessionTimeout)
+	_, _ = c.cfg.Timer.Reschedule(&m.task, session)
 	// Not rolled back if refused, as consumergroup's: the member is
 	// answered the error, and what was not stored goes with the group's
 	// next change, or is lost with the partition, whose new leader loads

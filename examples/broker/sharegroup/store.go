@@ -160,6 +160,7 @@ func (c *Coordinator) Load(groups []StoredGroup) {
 			c.dropLocked(old)
 		}
 		g := newGroup(sg.Group)
+		session, _ := c.timeouts(g.id)
 		g.epoch, g.targetEpoch, g.topicsHash = sg.Epoch, sg.TargetEpoch, sg.TopicsHash
 		meta := g.storedMetaLocked()
 		g.stored = &meta
@@ -171,7 +172,7 @@ func (c *Coordinator) Load(groups []StoredGroup) {
 			g.target[m.id] = sm.Target.clone()
 			stored := g.storedLocked(m)
 			m.stored = &stored
-			_, _ = c.cfg.Timer.Reschedule(&m.task, c.cfg.SessionTimeout) // fails only once closed
+			_, _ = c.cfg.Timer.Reschedule(&m.task, session) // fails only once closed
 		}
 		c.putLocked(g)
 	}

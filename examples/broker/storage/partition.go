@@ -521,8 +521,11 @@ func (p *Partition) Read(offset int64, iso Isolation, maxBytes int, minOne bool)
 // ReadBatches returns the whole batches from the one holding first through
 // the one holding last, below the limit iso sets: what a share fetch hands
 // out for the records it acquired, no batch beyond them (Kafka slices a
-// share fetch's records to its acquired batches). Its errors are Read's.
-// O(log batches + batches read).
+// share fetch's records to its acquired batches). A ReadCommitted read
+// also returns the aborted transactions they overlap, as Read does, for
+// a share group reading committed to archive their records. Its errors
+// are Read's. O(log batches + batches read + log aborted + aborted
+// returned).
 func (p *Partition) ReadBatches(first, last int64, iso Isolation) (ReadResult, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -542,7 +545,11 @@ func (p *Partition) ReadBatches(first, last int64, iso Isolation) (ReadResult, e
 	if err != nil {
 		return ReadResult{Offsets: o}, fmt.Errorf("storage: read %s-%d: %w", p.topic.Name, p.index, err)
 	}
-	return ReadResult{Records: recs, Offsets: o}, nil
+	res := ReadResult{Records: recs, Offsets: o}
+	if iso == ReadCommitted && len(recs) > 0 {
+		res.Aborted = p.txns.abortedIn(first, lastOffsetIn(recs)+1)
+	}
+	return res, nil
 }
 
 // BatchEnd returns the last offset of the batch holding offset, false when

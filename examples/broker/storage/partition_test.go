@@ -77,6 +77,26 @@ func TestReadBounds(t *testing.T) {
 	assert.ErrorIs(t, err, ErrOffsetOutOfRange)
 }
 
+// TestReadBatchesReadCommitted: a ReadCommitted share fetch's read stops
+// at the last stable offset and returns the aborted transactions its
+// batches overlap, as Read does, so that the records of those batches
+// are never handed out.
+func TestReadBatchesReadCommitted(t *testing.T) {
+	p, _ := newTestPartition(t, forever)
+	appendAll(t, p, batchtest.Values(1, "a"), batchtest.Transactional(7, 0, 0, 1, "b", "c"))
+	_, err := p.AppendMarker(Marker{ProducerID: 7, ProducerEpoch: 0, Commit: false}) // offset 3
+	require.NoError(t, err)
+	appendAll(t, p, batchtest.Transactional(8, 0, 0, 1, "d"), batchtest.Values(1, "e")) // 8's is open
+	r, err := p.ReadBatches(0, 5, ReadCommitted)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), lastOffsetIn(r.Records), "up to the last stable offset, 4")
+	assert.Equal(t, []AbortedTxn{{ProducerID: 7, FirstOffset: 1, LastOffset: 3, LastStableOffset: 4}}, r.Aborted)
+	r, err = p.ReadBatches(0, 5, ReadUncommitted)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), lastOffsetIn(r.Records))
+	assert.Nil(t, r.Aborted, "read uncommitted: none")
+}
+
 // TestReadBatchesStopsAtTheLastOffsetsBatch: a share fetch's read returns
 // the batches from the one holding its first offset through the one
 // holding its last, none after, below the high watermark; BatchEnd names
