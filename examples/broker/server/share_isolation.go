@@ -38,8 +38,8 @@ func archiveAborted(sp *share.Partition, member string, ranges []share.Range, re
 	if len(aborted) == 0 {
 		return ranges, false
 	}
-	for pos := 0; pos+batchHeaderLen <= len(records); {
-		b, err := storage.ReadBatchHeader(records[pos : pos+batchHeaderLen])
+	for pos := 0; pos+storage.BatchHeaderSize <= len(records); {
+		b, err := storage.ReadBatchHeader(records[pos : pos+storage.BatchHeaderSize])
 		if err != nil {
 			break // the log's own batches: it cannot be
 		}
@@ -56,10 +56,6 @@ func archiveAborted(sp *share.Partition, member string, ranges []share.Range, re
 	}
 	return ranges, archived
 }
-
-// batchHeaderLen is the length of a record batch's header (v2), what
-// storage.ReadBatchHeader reads.
-const batchHeaderLen = 61
 
 // inAborted reports whether b, a transactional data batch, is of one of
 // aborted.
