@@ -26,13 +26,14 @@ import (
 // nor among the server's connections (max.connections,
 // max.connections.per.ip).
 //
-//	rate = connections in the samples / max(span of the samples, (windows-1) × window)
-//	throttle = min((rate - quota) / quota × that span, window)
+//	span = since the oldest sample's start, plus the whole windows it falls short of windows-1
+//	rate = connections in the samples / span
+//	throttle = min((rate - quota) / quota × span, window)
 //
 // The close is a delayed operation in the Throttle purgatory
 // (throttle.go), on the server's throttle clock: no goroutine sleeps for
-// it, and Drain closes what is still held. The quotas are the Handler's
-// (ConnectionQuotas), read at each connection, so that a quota altered
+// it, and Drain closes what is still held. The quotas are the server
+// owner's (ConnectionQuotas), read at each connection, so that a quota altered
 // applies to the next connection; an IP is measured only while a quota
 // applies to it.
 
@@ -175,7 +176,7 @@ func (rt *rate) record(v float64, now time.Duration, windows int, window time.Du
 // over (Rate.windowSize): from the oldest sample's start, and at least
 // windows-1 whole windows and the current one's part, so that a burst
 // after a quiet spell is not measured over a few milliseconds. A sample
-// recorded in no later than the windows' span ago is reset first
+// last recorded in the windows' span ago or longer is reset first
 // (SampledStat.purgeObsoleteSamples).
 func (rt *rate) measure(now time.Duration, windows int, window time.Duration) (perSecond float64, span time.Duration) {
 	expire := time.Duration(windows) * window
