@@ -11,11 +11,10 @@ package server
 // component selects every entity, or none when strict. Each entity comes
 // with all of its quotas (producer_byte_rate, consumer_byte_rate,
 // request_percentage, controller_mutation_rate, connection_creation_rate),
-// in entity order, whether the broker enforces them or not (all but
-// connection_creation_rate: see AlterClientQuotas). A filter naming a
-// type twice, an empty type, a match string for DEFAULT or SPECIFIED,
-// none for EXACT, an unknown match type, or ip beside user or client-id
-// is INVALID_REQUEST; an unknown type
+// in entity order; the broker enforces them all (see AlterClientQuotas).
+// A filter naming a type twice, an empty type, a match string for
+// DEFAULT or SPECIFIED, none for EXACT, an unknown match type, or ip
+// beside user or client-id is INVALID_REQUEST; an unknown type
 // UNSUPPORTED_VERSION, as in Kafka; the error is top-level, with its
 // message, and no entries. Served by every broker: an AlterClientQuotas
 // committed is seen here once this broker has applied its record.

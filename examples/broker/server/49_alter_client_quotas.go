@@ -28,10 +28,14 @@ package server
 // consumer_byte_rate on Fetch responses' records, request_percentage on
 // the time requests take, and controller_mutation_rate (KIP-599) on the
 // partitions CreateTopics, CreatePartitions and DeleteTopics create and
-// delete, per user and client id with Kafka's precedence.
-// connection_creation_rate is accepted, stored and described, and not
-// enforced: the broker accepts no connections at a rate that a client
-// could abuse beyond max.connections.per.ip.
+// delete, per user and client id with Kafka's precedence; and
+// connection_creation_rate (KIP-612, connection_quota.go, kafkanet's
+// WithConnectionQuotas) on the connections a client IP opens per second,
+// its own quota, else the default IP entity's, measured as Kafka measures
+// it over the quota windows: a connection over it is accepted, not
+// served, and closed after Kafka's throttle time (at most one window),
+// counted as a connection_creation_rate refusal. Each applies from the
+// next request, or connection, once this broker has applied the record.
 //
 // Authorization (authz.go): ALTER_CONFIGS on the cluster, else
 // CLUSTER_AUTHORIZATION_FAILED for every entry.

@@ -245,7 +245,9 @@ type Config struct {
 
 	// QuotaWindowNum and QuotaWindowSize are Kafka's quota.window.num
 	// and quota.window.size.seconds: a client's token bucket holds their
-	// product's worth of its quota (package quota).
+	// product's worth of its quota (package quota), and a client IP's
+	// connection creation rate is measured over them, as Kafka's Rate
+	// measures it (connection_quota.go).
 	QuotaWindowNum  int
 	QuotaWindowSize time.Duration
 }
@@ -591,7 +593,7 @@ func (c *Config) settings() []setting {
 		intSetting("replica.fetch.min.bytes", "bytes a follower's fetch waits for", &c.ReplicaFetchMinBytes),
 		intSetting("replica.fetch.max.bytes", "bytes a follower fetches per partition", &c.ReplicaFetchMaxBytes),
 		durationSetting("replica.fetch.backoff.ms", "pause after a follower's fetch fails", &c.ReplicaFetchBackoff, ms),
-		intSetting("quota.window.num", "windows a client quota's bucket holds (Kafka: 11)", &c.QuotaWindowNum),
+		intSetting("quota.window.num", "windows a client quota's bucket holds, and an IP's connection rate is measured over (Kafka: 11)", &c.QuotaWindowNum),
 		durationSetting("quota.window.size.seconds", "time each window of a client quota's bucket spans", &c.QuotaWindowSize, time.Second),
 	}, c.securitySettings()...)
 }

@@ -96,6 +96,9 @@ type Server struct {
 	// quotas enforce the client quotas of the metadata image
 	// (quotas.go).
 	quotas quotas
+	// ipQuotas are the image's connection_creation_rate quotas, which
+	// the network layer enforces (connection_quota.go).
+	ipQuotas *ipQuotas
 
 	// produceOrder keeps a connection's produces in order while one
 	// waits for its transaction's coordinator (produce_verify.go).
@@ -155,13 +158,15 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s.ipQuotas = newIPQuotas(s.image) // asked from the first accept on, after New has set s.member
 	if s.net, err = kafkanet.New(handler{s}, append(secOpts, kafkanet.WithLogger(log), kafkanet.WithRegisterer(s.reg),
 		kafkanet.WithNamespace("broker"),
 		kafkanet.WithMaxConnections(s.files.maxConnections, cfg.MaxConnectionsPerIP),
 		kafkanet.WithMaxInFlight(cfg.MaxInFlightPerConn), kafkanet.WithRequestMaxBytes(cfg.SocketRequestMaxBytes),
 		kafkanet.WithReadTimeout(cfg.SocketReadTimeout), kafkanet.WithIdleTimeout(cfg.ConnectionsMaxIdle),
 		kafkanet.WithMemoryBudget(cfg.QueuedMaxRequestBytes),
-		kafkanet.WithMemoryShares(cfg.QueuedMaxRequestBytesPerConnection, cfg.QueuedMaxRequestBytesPerIP))...); err != nil {
+		kafkanet.WithMemoryShares(cfg.QueuedMaxRequestBytesPerConnection, cfg.QueuedMaxRequestBytesPerIP),
+		kafkanet.WithConnectionQuotas(s.ipQuotas, cfg.QuotaWindowNum, cfg.QuotaWindowSize))...); err != nil {
 		return nil, err
 	}
 	if s.brokers != nil {

@@ -24,8 +24,10 @@ const (
 // counting each failure (refuseAcceptError) and logging it at most once a
 // minute. A connection past max.connections, or past
 // max.connections.per.ip from its host, is closed as soon as it is
-// accepted, counted and logged, as Kafka closes it. It returns nil after
-// Close.
+// accepted, counted and logged, as Kafka closes it. One that takes its
+// IP over its connection_creation_rate quota is held unserved and closed
+// after its throttle time (conn_rate.go), before it counts against
+// either. It returns nil after Close.
 func (s *Server) acceptLoop(ln net.Listener) error {
 	l, _ := ln.(*Listener) // a bare net.Listener is PLAINTEXT
 	var delay time.Duration
@@ -45,6 +47,9 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 			continue
 		}
 		delay = 0
+		if s.throttleConnection(nc) {
+			continue
+		}
 		if l != nil && l.tls != nil {
 			nc = tls.Server(nc, l.tls) // the handshake is the reader's (Conn.handshakeTLS)
 		}

@@ -138,7 +138,8 @@
 //
 // # Refusals and metrics
 //
-// Every refusal (a connection past a limit, an accept error, a frame too
+// Every refusal (a connection past a limit or its IP's connection rate
+// quota, an accept error, a frame too
 // large or over its share, a request too slow or malformed, and those the
 // Handler makes with Request.Refuse) is counted in
 // <namespace>_refusals_total by reason and logged at most once a minute
@@ -168,6 +169,16 @@
 // its socket, so a client that goes away while muted is noticed when the
 // mute ends, as Kafka notices it.
 //
+// A connection_creation_rate quota (KIP-612, WithConnectionQuotas: a
+// client IP's own, else the default IP entity's) bounds the connections
+// an IP opens per second, measured as Kafka's ConnectionQuotas measures
+// it, a Rate over the quota windows (conn_rate.go). The connection that
+// takes its IP over is accepted, not served, and closed after the
+// throttle time Kafka computes, at most one window: its close is a
+// delayed operation in the Throttle purgatory too, and Drain closes what
+// is still held. It is refused as connection_creation_rate, and counts
+// neither in the rate nor against max.connections.
+//
 // # Shutting down
 //
 // Close stops accepting; the connections open go on being served. Drain
@@ -195,4 +206,6 @@
 // leaf too, as the host shares' is: neither is taken with the other held.
 // The refusals' lock is a leaf: a reader logs its stop for memory after
 // the budget's or the shares' lock is released.
+// The connection rates' lock is a leaf: the ConnectionQuotas are asked
+// before it is taken.
 package kafkanet

@@ -47,6 +47,12 @@ type config struct {
 	reauthAfter time.Duration       // connections.max.reauth.ms; 0: never
 
 	throttleClock timer.Clock // the Throttle purgatory's; nil: the real one
+
+	// connQuotas are the connection_creation_rate quotas (conn_rate.go),
+	// measured over connWindows windows of connWindow; nil: none.
+	connQuotas  ConnectionQuotas
+	connWindows int
+	connWindow  time.Duration
 }
 
 // The defaults, Kafka's where Kafka has one.
@@ -96,6 +102,9 @@ func (c *config) validate() error {
 			c.sharePerConn, c.sharePerIP, minRequestMaxBytes)
 	case c.decodeSlots < 1:
 		return fmt.Errorf("kafkanet: %d decode slots, must be at least 1", c.decodeSlots)
+	case c.connQuotas != nil && (c.connWindows < 1 || c.connWindow <= 0):
+		return fmt.Errorf("kafkanet: connection quotas over %d windows of %v: must be at least one window, of a positive span",
+			c.connWindows, c.connWindow)
 	}
 	return nil
 }
@@ -243,4 +252,18 @@ func WithSASL(a *sasl.Authenticator, failDelay, reauth time.Duration) Option {
 // tests. The real clock by default.
 func WithThrottleClock(clk timer.Clock) Option {
 	return optionFunc(func(c *config) { c.throttleClock = clk })
+}
+
+// WithConnectionQuotas enforces q's connection_creation_rate quotas
+// (KIP-612): each client IP's connections per second, measured as Kafka
+// measures them over windows windows of window (quota.window.num and
+// quota.window.size.seconds, 11 of 1s in Kafka), against the IP's own
+// quota, else the default IP entity's, else none. A connection that takes
+// its IP over is accepted, not served, and closed after its throttle time
+// (at most one window) on the throttle clock (WithThrottleClock), counted
+// and logged as a connection_creation_rate refusal; see conn_rate.go. q is
+// asked at every connection, so that a quota altered applies to the next
+// one. None by default.
+func WithConnectionQuotas(q ConnectionQuotas, windows int, window time.Duration) Option {
+	return optionFunc(func(c *config) { c.connQuotas, c.connWindows, c.connWindow = q, windows, window })
 }

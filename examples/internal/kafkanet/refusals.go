@@ -16,15 +16,16 @@ import (
 // refusalLogInterval, so that a client hammering the server cannot flood
 // its log.
 const (
-	refuseMaxConnections      = "max_connections"        // max.connections reached: the new connection is closed
-	refuseMaxConnectionsPerIP = "max_connections_per_ip" // max.connections.per.ip reached: likewise
-	refuseAcceptError         = "accept_error"           // accept failed (too many open files...): retried after a backoff
-	refuseRequestTooLarge     = "request_too_large"      // a length prefix over socket.request.max.bytes: closed
-	refuseRequestOverShare    = "request_over_share"     // a length prefix over the connection's or its host's share of the memory budget: closed
-	refuseSlowRequest         = "slow_request"           // a request not whole socket.read.timeout.ms after its first byte: closed
-	refuseMalformed           = "malformed_request"      // a header or body kmsg cannot decode, an unknown API or version: closed
-	refuseTLSHandshake        = "tls_handshake"          // a TLS handshake failed or timed out: closed
-	refuseUnauthenticated     = "unauthenticated"        // a request before SASL authentication, or after the session expired: closed
+	refuseMaxConnections      = "max_connections"          // max.connections reached: the new connection is closed
+	refuseMaxConnectionsPerIP = "max_connections_per_ip"   // max.connections.per.ip reached: likewise
+	refuseConnectionRate      = "connection_creation_rate" // the IP's connection_creation_rate quota passed: held, unserved, then closed after its throttle (conn_rate.go)
+	refuseAcceptError         = "accept_error"             // accept failed (too many open files...): retried after a backoff
+	refuseRequestTooLarge     = "request_too_large"        // a length prefix over socket.request.max.bytes: closed
+	refuseRequestOverShare    = "request_over_share"       // a length prefix over the connection's or its host's share of the memory budget: closed
+	refuseSlowRequest         = "slow_request"             // a request not whole socket.read.timeout.ms after its first byte: closed
+	refuseMalformed           = "malformed_request"        // a header or body kmsg cannot decode, an unknown API or version: closed
+	refuseTLSHandshake        = "tls_handshake"            // a TLS handshake failed or timed out: closed
+	refuseUnauthenticated     = "unauthenticated"          // a request before SASL authentication, or after the session expired: closed
 
 	// A reader that stops reading its socket is not closed: it goes on
 	// when memory comes back. Its stop is counted and logged as the

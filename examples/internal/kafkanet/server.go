@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/purgatory"
+	"github.com/gopurgatory/purgatory/timer"
 )
 
 // A Handler is what a server built on the package gives it: the dispatch
@@ -48,6 +49,10 @@ type Server struct {
 	shares    *hostShares
 	connShare int64
 	refusals  *refusals // counts and logs what is refused (refusals.go)
+	// connRates measures the connection creation rate of the IPs a
+	// connection_creation_rate quota applies to (conn_rate.go); nil
+	// without WithConnectionQuotas.
+	connRates *connRates
 	// decodeSlots bounds the request bodies decoded at once (decode.go);
 	// decodesWaiting counts the readers waiting for one.
 	decodeSlots    chan struct{}
@@ -102,6 +107,13 @@ func New(h Handler, opts ...Option) (*Server, error) {
 		Help: "Bytes of requests being read or answered and of answers' records being written, which queued.max.request.bytes bounds.",
 	}, func() float64 { return float64(s.mem.inUse()) })); err != nil {
 		return nil, err
+	}
+	if cfg.connQuotas != nil {
+		clk := cfg.throttleClock
+		if clk == nil {
+			clk = timer.NewRealClock()
+		}
+		s.connRates = newConnRates(cfg.connQuotas, cfg.connWindows, cfg.connWindow, clk)
 	}
 	if err := s.registerReadersWaiting(reg); err != nil {
 		return nil, err
