@@ -3,6 +3,7 @@ package sharestate
 import (
 	"encoding/base64"
 	"strconv"
+	"strings"
 )
 
 // Key names a share partition's state: a share group's state of one
@@ -18,6 +19,18 @@ type Key struct {
 // SharePartitionKey.asCoordinatorKey, which places the key in its
 // partition of __share_group_state (coordinator.PartitionFor) and which a
 // FindCoordinator of key type SHARE names. O(len(Group)).
+// It is made with one allocation: every state write asks for it.
 func (k Key) String() string {
-	return k.Group + ":" + base64.RawURLEncoding.EncodeToString(k.Topic[:]) + ":" + strconv.Itoa(int(k.Partition))
+	var topic [22]byte // 16 bytes in unpadded base64
+	base64.RawURLEncoding.Encode(topic[:], k.Topic[:])
+	var part [11]byte
+	p := strconv.AppendInt(part[:0], int64(k.Partition), 10)
+	var b strings.Builder
+	b.Grow(len(k.Group) + 2 + len(topic) + len(p))
+	b.WriteString(k.Group)
+	b.WriteByte(':')
+	b.Write(topic[:])
+	b.WriteByte(':')
+	b.Write(p)
+	return b.String()
 }

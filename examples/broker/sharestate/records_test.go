@@ -17,6 +17,9 @@ var (
 func TestKeyString(t *testing.T) {
 	k := Key{Group: "grp", Topic: [16]byte{0xfb, 0xff}, Partition: 12}
 	assert.Equal(t, "grp:-_8AAAAAAAAAAAAAAAAAAA:12", k.String(), "Kafka's Uuid.toString: URL-safe base64, unpadded")
+	k.Partition = -2147483648 // the longest number
+	assert.Equal(t, "grp:-_8AAAAAAAAAAAAAAAAAAA:-2147483648", k.String())
+	assert.Equal(t, 1.0, testing.AllocsPerRun(100, func() { _ = k.String() }), "one allocation")
 }
 
 func TestRecordRoundTrip(t *testing.T) {
