@@ -333,6 +333,7 @@ if [[ -n "${PROXY:-}" ]]; then
 		[[ -z "$scram_addr" ]] || break
 		sleep 0.1
 	done
+	echo "kgo-integration: the SCRAM tests run through the SCRAM proxy $scram_proxy_pid on $scram_addr"
 fi
 
 args=(-count=1 -timeout "$TIMEOUT")
