@@ -15,6 +15,20 @@
 #
 #   kcat -b 127.0.0.1:9092 -L
 #
+# ADD_SCRAM gives each broker a second listener, SCRAM, whose protocol is
+# SASL_PLAINTEXT, on its port + 2000 (11092, 11093, 11094), and the
+# SCRAM credentials it lists, in kafka-storage format --add-scram's
+# syntax:
+#
+#   ADD_SCRAM='SCRAM-SHA-512=[name=alice,password=alice-secret]' scripts/cluster.sh
+#
+# Every broker is given the same list; the active controller commits each
+# credential once to the metadata log, and every broker authenticates
+# with it once it has applied it (its log says "add-scram: credentials in
+# the metadata log"). The brokers still speak PLAINTEXT between them, on
+# their --cluster addresses; each registers both listeners, so a client
+# of the SCRAM listener is told every broker at its SCRAM address.
+#
 # BUILD_FLAGS are passed to go build (e.g. -race).
 # Each broker's log goes to $LOGS/broker-<id>.log (default: a temporary
 # directory, printed). Ctrl-C (or SIGTERM to the script) stops the three
@@ -39,7 +53,14 @@ stop() {
 trap 'stop; exit 0' INT TERM
 trap stop EXIT
 for id in 1 2 3; do
+	port=$((BASE_PORT + id - 1))
 	flags=(--node.id "$id" --cluster "$cluster")
+	if [[ -n "${ADD_SCRAM:-}" ]]; then
+		flags+=(--listeners "PLAINTEXT://127.0.0.1:$port,SCRAM://127.0.0.1:$((port + 2000))"
+			--listener.security.protocol.map SCRAM:SASL_PLAINTEXT
+			--inter.broker.listener.name PLAINTEXT
+			--add-scram "$ADD_SCRAM")
+	fi
 	if [[ -n "${DATA:-}" ]]; then
 		mkdir -p "$DATA/$id"
 		flags+=(--log.dirs "$DATA/$id")
@@ -47,7 +68,11 @@ for id in 1 2 3; do
 	# shellcheck disable=SC2086 # EXTRA_FLAGS is a list of flags
 	"$bin" "${flags[@]}" $EXTRA_FLAGS >"$LOGS/broker-$id.log" 2>&1 &
 	pids+=($!)
-	echo "broker $id: 127.0.0.1:$((BASE_PORT + id - 1)), log $LOGS/broker-$id.log, pid $!"
+	scram=""
+	if [[ -n "${ADD_SCRAM:-}" ]]; then
+		scram=", SCRAM 127.0.0.1:$((port + 2000))"
+	fi
+	echo "broker $id: 127.0.0.1:$port$scram, log $LOGS/broker-$id.log, pid $!"
 done
 echo "cluster $cluster is up; Ctrl-C stops it"
 wait -n

@@ -36,7 +36,10 @@
 #   CLUSTER=1     run the suite against a three-broker cluster started by
 #                 scripts/cluster.sh on three free consecutive ports, with
 #                 KGO_TEST_RF=3 (every topic on every broker) and
-#                 min.insync.replicas 2
+#                 min.insync.replicas 2; each broker's SCRAM listener
+#                 (SASL_PLAINTEXT, ADD_SCRAM of scripts/cluster.sh) is on
+#                 its port + 2000, and the suite starts once every broker
+#                 holds the user kgo
 #   PROXY=1       run the suite through the example proxy: it is started
 #                 on a free loopback port in front of the broker (or the
 #                 cluster, with CLUSTER=1), and KGO_SEEDS is the proxy's
@@ -71,13 +74,14 @@
 # they run through the proxy, which forwards the IncrementalAlterConfigs
 # that sets a group's config):
 #   make kgo-integration RUN='TestShareGroup|TestConsumeRegexShareSkipsInternal'
-# Tests that skip themselves, and why:
-#   TestSCRAMAuth, TestSCRAMAuthBadCredentials
-#               run against one broker (its second listener,
-#               SASL_PLAINTEXT, with the user kgo made by --add-scram), and
-#               with PROXY=1 against a second proxy whose listener is
-#               SASL_PLAINTEXT (its users file); they skip with CLUSTER=1
-#               alone (the brokers of a cluster have one listener).
+# TestSCRAMAuth and TestSCRAMAuthBadCredentials run in every mode
+# (KGO_TEST_SCRAM_SEEDS, KGO_TEST_SCRAM kgo:kgo-secret:512): against one
+# broker, its second listener, SCRAM (SASL_PLAINTEXT), with the user kgo
+# made by --add-scram; with CLUSTER=1, against the three brokers' SCRAM
+# listeners, the user committed once by the active controller, each
+# broker answering Metadata with every broker's SCRAM endpoint; with
+# PROXY=1, against a second proxy whose listener is SASL_PLAINTEXT (its
+# users file). No test skips itself for lack of a broker feature.
 set -euo pipefail
 
 GO=${GO:-go}
@@ -176,19 +180,25 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# The user of TestSCRAMAuth (KGO_TEST_SCRAM below), made at start on the
+# broker's SCRAM listener, or on the cluster's: every broker is given it,
+# and the active controller commits it once.
+add_scram="SCRAM-SHA-256=[name=kgo,password=kgo-secret];SCRAM-SHA-512=[name=kgo,password=kgo-secret]"
+
 # accepts reports whether something listens on host:port.
 accepts() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 
 if [[ -n "${CLUSTER:-}" ]]; then
-	# Three free consecutive ports, and the metadata quorum's three at
-	# +1000 (scripts/cluster.sh): nothing accepts on them now. All below
-	# Linux's ephemeral range (32768 and up), so that no client connection
-	# of an earlier run can hold one of them.
+	# Three free consecutive ports, the metadata quorum's three at +1000
+	# and the SCRAM listeners' three at +2000 (scripts/cluster.sh):
+	# nothing accepts on them now. All below Linux's ephemeral range
+	# (32768 and up), so that no client connection of an earlier run can
+	# hold one of them.
 	base=""
 	for _ in $(seq 100); do
-		b=$((20000 + RANDOM % 11000))
+		b=$((20000 + RANDOM % 10000))
 		free=1
-		for p in $b $((b + 1)) $((b + 2)) $((b + 1000)) $((b + 1001)) $((b + 1002)); do
+		for p in $b $((b + 1)) $((b + 2)) $((b + 1000)) $((b + 1001)) $((b + 1002)) $((b + 2000)) $((b + 2001)) $((b + 2002)); do
 			if accepts "127.0.0.1:$p"; then free=""; fi
 		done
 		if [[ -n "$free" ]]; then
@@ -198,11 +208,12 @@ if [[ -n "${CLUSTER:-}" ]]; then
 	done
 	[[ -n "$base" ]] || { echo "kgo-integration: no three free ports" >&2; exit 1; }
 	echo "kgo-integration: starting a three-broker cluster on ports $base-$((base + 2))"
-	GO="$GO" BASE_PORT=$base LOGS="$work" BUILD_FLAGS="${BROKER_RACE:+-race}" \
+	GO="$GO" BASE_PORT=$base LOGS="$work" BUILD_FLAGS="${BROKER_RACE:+-race}" ADD_SCRAM="$add_scram" \
 		EXTRA_FLAGS="--default.replication.factor 3 --min.insync.replicas 2 --group.initial.rebalance.delay.ms 0 --num.partitions 1 --log.level $BROKER_LOG_LEVEL ${BROKER_EXTRA_FLAGS:-}" \
 		./scripts/cluster.sh >"$work/cluster.out" 2>&1 &
 	broker_pid=$! # the script: stopping it stops the three
 	addrs=("127.0.0.1:$base" "127.0.0.1:$((base + 1))" "127.0.0.1:$((base + 2))")
+	scram_addr="127.0.0.1:$((base + 2000)),127.0.0.1:$((base + 2001)),127.0.0.1:$((base + 2002))"
 	rf=3
 else
 	echo "kgo-integration: building the broker"
@@ -215,7 +226,7 @@ else
 	"$work/broker" \
 		--listeners PLAINTEXT://127.0.0.1:0,SCRAM://127.0.0.1:0 \
 		--listener.security.protocol.map SCRAM:SASL_PLAINTEXT \
-		--add-scram "SCRAM-SHA-256=[name=kgo,password=kgo-secret];SCRAM-SHA-512=[name=kgo,password=kgo-secret]" \
+		--add-scram "$add_scram" \
 		--group.initial.rebalance.delay.ms 0 \
 		--num.partitions 1 \
 		--auto.create.topics.enable true \
@@ -253,6 +264,28 @@ for a in "${addrs[@]}"; do
 done
 seeds=$(IFS=,; echo "${addrs[*]}")
 echo "kgo-integration: broker $broker_pid serving on $seeds"
+
+# The credentials are committed once the metadata quorum has its active
+# controller, and applied by each broker a moment later: a SCRAM test that
+# ran before would fail to authenticate. Each broker logs when it holds
+# them.
+scram_logs=("$broker_log")
+if [[ -n "${CLUSTER:-}" ]]; then
+	scram_logs=("$work/broker-1.log" "$work/broker-2.log" "$work/broker-3.log")
+fi
+for l in "${scram_logs[@]}"; do
+	for _ in $(seq 600); do
+		if grep -q 'add-scram: credentials in the metadata log' "$l" 2>/dev/null; then
+			continue 2
+		fi
+		kill -0 "$broker_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "kgo-integration: $(basename "$l" .log) does not hold the SCRAM credentials after 60s:" >&2
+	cat "$work"/*.log "$work"/cluster.out 2>/dev/null >&2
+	exit 1
+done
+echo "kgo-integration: every broker holds the user kgo (SCRAM listeners: $scram_addr)"
 
 if [[ -n "${PROXY:-}" ]]; then
 	echo "kgo-integration: building the proxy"
@@ -300,6 +333,7 @@ if [[ -n "${PROXY:-}" ]]; then
 		[[ -z "$scram_addr" ]] || break
 		sleep 0.1
 	done
+	echo "kgo-integration: the SCRAM tests run through the SCRAM proxy $scram_proxy_pid on $scram_addr"
 fi
 
 args=(-count=1 -timeout "$TIMEOUT")
@@ -315,9 +349,10 @@ args+=($TESTFLAGS)
 start=$SECONDS
 scram=()
 if [[ -n "$scram_addr" ]]; then
-	# TestSCRAMAuth and TestSCRAMAuthBadCredentials, against the broker's
-	# SASL_PLAINTEXT listener, as kgo (its credentials made at start by
-	# --add-scram) and as a user who does not exist.
+	# TestSCRAMAuth and TestSCRAMAuthBadCredentials, against the
+	# brokers' SASL_PLAINTEXT listeners (or the SCRAM proxy's), as kgo
+	# (its credentials made at start by --add-scram) and as a user who
+	# does not exist.
 	scram=(KGO_TEST_SCRAM_SEEDS="$scram_addr" KGO_TEST_SCRAM="kgo:kgo-secret:512")
 fi
 env "${scram[@]+"${scram[@]}"}" KGO_SEEDS="$seeds" KGO_TEST_RF=$rf "$GO" test "${args[@]}" github.com/twmb/franz-go/pkg/kgo &

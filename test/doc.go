@@ -43,7 +43,9 @@
 // replicate: acks=all waits for the followers, a follower leaves and
 // rejoins the ISR and truncates to its leader, groups and topic creation
 // go to the controller, and TestClusterKill9Controller kills the
-// controller's process. TestClusterScript runs scripts/cluster.sh.
+// controller's process. TestClusterScript runs scripts/cluster.sh, and
+// TestClusterScriptSCRAM runs it with ADD_SCRAM (a SASL_PLAINTEXT listener
+// on every broker, as make kgo-integration-cluster uses).
 //
 // # Security
 //

@@ -36,3 +36,33 @@ func (c *Controller) AlterScram(ctx context.Context, changes []metadata.ScramCha
 	})
 	return refused, err
 }
+
+// CreateScram commits the credentials of changes whose user has none for
+// their mechanism in the image it decides on, and leaves the others as
+// they are; it returns how many it committed. It makes --add-scram's
+// credentials, which every broker of a cluster is started with: each
+// broker derives its own, with a salt of its own, from the image it has
+// applied, which may not hold yet what another broker's controller
+// committed; deciding here, on the active controller's image, makes each
+// credential once, as Kafka commits kafka-storage format --add-scram's
+// records once, with the bootstrap metadata of a new cluster. Every
+// change must carry a credential.
+func (c *Controller) CreateScram(ctx context.Context, changes []metadata.ScramChange) (int, error) {
+	var rec metadata.Record
+	_, err := c.decide(ctx, func(im *metadata.Image) (metadata.Record, error) {
+		rec = metadata.Record{}
+		for _, ch := range changes {
+			if ch.Credential == nil {
+				panic("controller: CreateScram of a change without a credential")
+			}
+			if _, ok := im.Credential(ch.User, ch.Mechanism); !ok {
+				rec.Scram = append(rec.Scram, ch)
+			}
+		}
+		return rec, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(rec.Scram), nil
+}

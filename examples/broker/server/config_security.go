@@ -44,7 +44,8 @@ type Security struct {
 	// not exist, in kafka-storage's --add-scram syntax:
 	// 'SCRAM-SHA-256=[name=alice,password=alice-secret]', several
 	// separated by ';'. Every broker of a cluster should be given the
-	// same: the active controller commits them.
+	// same: the active controller commits each once, and keeps one that
+	// exists (controller.CreateScram).
 	AddScram string
 
 	// Authorizer turns authorization on (authorizer.class.name): empty,

@@ -58,7 +58,11 @@ const scramBootstrapRetry = 100 * time.Millisecond
 // bootstrapScram creates the AddScram credentials that do not exist yet,
 // once this broker is the active controller, or sees them committed by
 // the one that is: on a goroutine of the membership's, until done or
-// Close.
+// Close. Every broker of a cluster is given the same AddScram, and the
+// controller makes each credential once (Controller.CreateScram), so
+// that the brokers that derived theirs before they saw another's commit
+// change nothing. Each broker logs, at info, when it holds them all: from
+// then on its SASL listeners authenticate their users.
 func (s *Server) bootstrapScram(entries []scramBootstrap) {
 	if len(entries) == 0 {
 		return
@@ -81,12 +85,12 @@ func (s *Server) bootstrapScram(entries []scramBootstrap) {
 				missing = append(missing, metadata.ScramChange{User: e.user, Mechanism: e.mechanism, Credential: &cred})
 			}
 			if len(missing) == 0 {
+				s.log.Info("add-scram: credentials in the metadata log", zap.Int("credentials", len(entries)))
 				return
 			}
 			if s.ctrl().IsActive() {
-				if _, err := s.ctrl().AlterScram(ctx, missing); err == nil {
-					s.log.Info("add-scram: credentials created", zap.Int("credentials", len(missing)))
-					return
+				if n, err := s.ctrl().CreateScram(ctx, missing); err == nil && n > 0 {
+					s.log.Info("add-scram: credentials created", zap.Int("credentials", n))
 				}
 			}
 			select {
