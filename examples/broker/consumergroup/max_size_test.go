@@ -60,3 +60,21 @@ func TestMaxSizeMustBePositive(t *testing.T) {
 	_, err := New(WithTopics(newFakeTopics().snapshot), WithMaxSize(0))
 	assert.Error(t, err, "group.consumer.max.size is at least 1")
 }
+
+// TestToClassicRefusesAGroupOverTheClassicMaxSize: a consumer group of
+// classic members alone is not handed back to the classic protocol if it
+// has more members than the classic group.max.size allows (Kafka's
+// validateOnlineDowngrade...): it stays a consumer group.
+func TestToClassicRefusesAGroupOverTheClassicMaxSize(t *testing.T) {
+	topics := newFakeTopics()
+	tp := topics.set("t", 4)
+	c, _ := newTestCoordinator(t, topics)
+	convertTestGroup(t, c, tp) // classic members a and b
+
+	_, ok := c.ToClassic("g", 1)
+	assert.False(t, ok, "two members, a classic limit of one")
+	assert.True(t, c.HasMembers("g"), "it stays a consumer group")
+	cg, ok := c.ToClassic("g", 2)
+	require.True(t, ok, "within the limit")
+	assert.Len(t, cg.Members, 2)
+}
