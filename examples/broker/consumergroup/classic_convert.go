@@ -132,10 +132,11 @@ type ClassicGroup struct {
 // classic group's rebalance tells them to join again. The group's
 // records are tombstoned in the store; WithOnEmpty's hook is not called:
 // the group lives on, classic. It reports false, and changes nothing,
-// if the group does not exist, has no members, or has a member of the
-// consumer protocol or a static member that left for now. O(members and
-// partitions).
-func (c *Coordinator) ToClassic(group string) (ClassicGroup, bool) {
+// if the group does not exist, has no members, has a member of the
+// consumer protocol or a static member that left for now, or has more
+// members than maxSize, the classic group.max.size (Kafka's
+// validateOnlineDowngrade...). O(members and partitions).
+func (c *Coordinator) ToClassic(group string, maxSize int) (ClassicGroup, bool) {
 	g := c.lookup(group, false)
 	if g == nil {
 		return ClassicGroup{}, false
@@ -149,6 +150,11 @@ func (c *Coordinator) ToClassic(group string) (ClassicGroup, bool) {
 		if m.classic == nil || m.left {
 			return ClassicGroup{}, false
 		}
+	}
+	if len(g.members) > maxSize {
+		c.log.Info("consumer group not converted back to a classic group: its size is over group.max.size",
+			zap.String("group", g.id), zap.Int("members", len(g.members)), zap.Int("max", maxSize))
+		return ClassicGroup{}, false
 	}
 	ts := c.cfg.topics()
 	out := ClassicGroup{Group: g.id}

@@ -57,8 +57,9 @@ func (c *Coordinator) HasClassicMember(group, memberID, instanceID string) bool 
 // partitions that metadata says it owns. done is called once, with no
 // lock held, once the change is durable. A group that does not exist (or
 // has no members) is answered UNKNOWN_MEMBER_ID: the server gives its
-// joins to the classic coordinator. O(the group's members and
-// partitions) when the target is computed again.
+// joins to the classic coordinator; a full one (WithMaxSize)
+// GROUP_MAX_SIZE_REACHED for a member it does not have. O(the group's
+// members and partitions) when the target is computed again.
 func (c *Coordinator) ClassicJoin(req ClassicJoinRequest, done func(ClassicJoinResponse, *kerr.Error)) {
 	g := c.lookup(req.Group, false)
 	if g == nil {
@@ -103,6 +104,16 @@ func (c *Coordinator) classicJoinLocked(g *group, req *ClassicJoinRequest) (Clas
 	fail := func(err *kerr.Error) (ClassicJoinResponse, *kerr.Error, *member) {
 		return ClassicJoinResponse{MemberID: req.MemberID, Generation: -1}, err, nil
 	}
+	unknown := req.MemberID == ""
+	id := req.MemberID
+	if unknown {
+		id = newMemberID()
+	}
+	// Kafka checks the group's size first, with the new id: a new member
+	// of a full group gets no id to rejoin with.
+	if err, _ := c.fullLocked(g, id); err != nil {
+		return fail(err)
+	}
 	if req.ProtocolType != ClassicProtocolType || len(req.Protocols) == 0 {
 		return fail(kerr.InconsistentGroupProtocol)
 	}
@@ -111,10 +122,7 @@ func (c *Coordinator) classicJoinLocked(g *group, req *ClassicJoinRequest) (Clas
 	if derr != nil {
 		return fail(kerr.InconsistentGroupProtocol)
 	}
-	unknown := req.MemberID == ""
-	id := req.MemberID
 	if unknown {
-		id = newMemberID()
 		if req.RequireKnownMemberID {
 			return ClassicJoinResponse{MemberID: id, Generation: -1}, kerr.MemberIDRequired, nil
 		}

@@ -279,7 +279,7 @@ func TestToClassic(t *testing.T) {
 	c, clk := newTestCoordinator(t, topics, WithStore(store), WithOnClassicOnly(func(g string) { classicOnly = append(classicOnly, g) }))
 	convertTestGroup(t, c, tp)
 	join(t, c, "g", "x", "t")
-	_, ok := c.ToClassic("g")
+	_, ok := c.ToClassic("g", DefaultMaxSize)
 	assert.False(t, ok, "x is a consumer-protocol member")
 
 	// x's session expires; a and b heartbeat on.
@@ -290,7 +290,7 @@ func TestToClassic(t *testing.T) {
 	}
 	assert.Equal(t, []string{"g"}, classicOnly, "x's expiry left classic members alone")
 
-	cg, ok := c.ToClassic("g")
+	cg, ok := c.ToClassic("g", DefaultMaxSize)
 	require.True(t, ok)
 	assert.Equal(t, int32(3), cg.Generation, "the members' epoch")
 	require.Len(t, cg.Members, 2)
@@ -300,7 +300,7 @@ func TestToClassic(t *testing.T) {
 	assert.Equal(t, classicProto, cg.Members[1].Protocols[0].Name)
 	assert.False(t, c.HasMembers("g"), "the consumer group is gone")
 	assert.Empty(t, store.replay(), "its records are tombstoned")
-	_, ok = c.ToClassic("g")
+	_, ok = c.ToClassic("g", DefaultMaxSize)
 	assert.False(t, ok)
 }
 

@@ -122,8 +122,17 @@
 // are stored with their classic metadata. ToClassic hands a group whose
 // members are all classic back to the classic coordinator.
 //
+// # The most members a group may have
+//
+// group.consumer.max.size (WithMaxSize) counts a group's members of both
+// protocols: a heartbeat or classic JoinGroup of a member the group does
+// not have is GROUP_MAX_SIZE_REACHED once it has that many (Kafka's
+// throwIfConsumerGroupIsFull), whatever its epoch; a leave is not
+// checked. The broker does not convert a classic group with more members
+// into a consumer group (server/group_types.go).
+//
 // # Not implemented
 //
-// Rack-aware assignment, group.consumer.max.size and the
-// client-side assignors of KIP-848 are not served.
+// Rack-aware assignment and the client-side assignors of KIP-848 are not
+// served.
 package consumergroup

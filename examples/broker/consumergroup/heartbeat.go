@@ -1,6 +1,7 @@
 package consumergroup
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"time"
@@ -51,7 +52,7 @@ type HeartbeatResponse struct {
 // changed is durable in the store (WithStore), as Kafka's runtime answers
 // a heartbeat once its records are replicated; at once without a store
 // or a change. The error is a Kafka error; its message, if any, is the
-// string. done is called exactly once, with no lock held, perhaps before
+// string (GROUP_MAX_SIZE_REACHED, a full group's: WithMaxSize). done is called exactly once, with no lock held, perhaps before
 // Heartbeat returns, perhaps from another goroutine. O(the group's
 // members and subscribed partitions) when the target assignment is
 // computed again, O(the member's partitions) otherwise.
@@ -175,6 +176,9 @@ func (c *Coordinator) heartbeatLocked(g *group, req *HeartbeatRequest) (Heartbea
 //
 // REQUIRES: g.mu held.
 func (c *Coordinator) beatLocked(g *group, req *HeartbeatRequest) (HeartbeatResponse, *kerr.Error, string, *member) {
+	if err, msg := c.fullLocked(g, req.MemberID); err != nil {
+		return HeartbeatResponse{}, err, msg, nil
+	}
 	m, joined, err := c.memberLocked(g, req)
 	if err != nil {
 		return HeartbeatResponse{}, err, "", nil
@@ -200,6 +204,20 @@ func (c *Coordinator) beatLocked(g *group, req *HeartbeatRequest) (HeartbeatResp
 		resp.Assignment = m.assigned.clone()
 	}
 	return resp, nil, "", m
+}
+
+// fullLocked answers GROUP_MAX_SIZE_REACHED if g has
+// group.consumer.max.size members, classic ones included, and id is none
+// of them (Kafka's throwIfConsumerGroupIsFull): checked before anything
+// else of a heartbeat or JoinGroup but a leave, whatever its epoch, so a
+// member it does not know is refused so rather than unknown. O(1).
+//
+// REQUIRES: g.mu held.
+func (c *Coordinator) fullLocked(g *group, id string) (*kerr.Error, string) {
+	if len(g.members) < c.cfg.maxSize || g.members[id] != nil {
+		return nil, ""
+	}
+	return kerr.GroupMaxSizeReached, fmt.Sprintf("The consumer group has reached its maximum capacity of %d members.", c.cfg.maxSize)
 }
 
 // memberLocked returns the member a heartbeat is from: joining (epoch 0),

@@ -2,6 +2,7 @@ package consumergroup
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 const (
 	DefaultSessionTimeout    = 45 * time.Second // group.consumer.session.timeout.ms
 	DefaultHeartbeatInterval = 5 * time.Second  // group.consumer.heartbeat.interval.ms
+	DefaultMaxSize           = math.MaxInt32    // group.consumer.max.size: no limit, in effect
 )
 
 // DefaultAssignors is group.consumer.assignors' default: uniform first,
@@ -46,6 +48,7 @@ type config struct {
 	session   time.Duration
 	heartbeat time.Duration
 	assignors []string
+	maxSize   int // group.consumer.max.size
 	topics    func() Topics
 	owns      func(group string) bool // nil: every group
 	onEmpty   func(group string)      // nil: nothing
@@ -56,7 +59,7 @@ type config struct {
 
 func defaultConfig() config {
 	return config{log: zap.NewNop(), session: DefaultSessionTimeout, heartbeat: DefaultHeartbeatInterval,
-		assignors: DefaultAssignors}
+		assignors: DefaultAssignors, maxSize: DefaultMaxSize}
 }
 
 func (c *config) validate() error {
@@ -65,6 +68,9 @@ func (c *config) validate() error {
 	}
 	if c.session <= 0 || c.heartbeat <= 0 || c.heartbeat >= c.session {
 		return fmt.Errorf("consumergroup: heartbeat interval %v must be positive and below the session timeout %v", c.heartbeat, c.session)
+	}
+	if c.maxSize < 1 {
+		return fmt.Errorf("consumergroup: group.consumer.max.size %d is below 1", c.maxSize)
 	}
 	if len(c.assignors) == 0 {
 		return fmt.Errorf("consumergroup: no assignor")
@@ -96,6 +102,15 @@ func WithSessionTimeout(d time.Duration) Option {
 // every heartbeat's answer tells the member to keep to.
 func WithHeartbeatInterval(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.heartbeat = d })
+}
+
+// WithMaxSize sets group.consumer.max.size (default math.MaxInt32, at
+// least 1): a group with that many members, classic ones included,
+// answers GROUP_MAX_SIZE_REACHED to any other's heartbeat or JoinGroup
+// (Kafka's throwIfConsumerGroupIsFull). The broker refuses to convert a
+// larger classic group into a consumer group.
+func WithMaxSize(n int) Option {
+	return optionFunc(func(c *config) { c.maxSize = n })
 }
 
 // WithAssignors sets group.consumer.assignors: the names of the assignors

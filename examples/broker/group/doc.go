@@ -176,10 +176,19 @@
 // KIP-848 and share protocols would be coordinators of their own beside
 // it.
 //
+// # The most members a group may have
+//
+// group.max.size (WithMaxSize) bounds a group's members as Kafka's
+// acceptJoiningMember does: a JoinGroup that would pass it is
+// GROUP_MAX_SIZE_REACHED. While a group rebalances, the members that have
+// rejoined are counted rather than its members, so a group loaded with
+// more members than a lowered limit, which rebalances at once, keeps the
+// first to rejoin and refuses (and removes) the rest.
+//
 // # Not implemented
 //
-// group.max.size, and the expiry of a Stable consumer group's offsets for
-// topics it no longer subscribes to. A transactional commit is not
+// The expiry of a Stable consumer group's offsets for topics it no longer
+// subscribes to. A transactional commit is not
 // checked against its transaction (that the producer added the group with
 // AddOffsetsToTxn: Kafka 3.6+ asks the transaction coordinator, KIP-890);
 // for TxnOffsetCommit v5 (KIP-890 part 2) the handler adds the group's

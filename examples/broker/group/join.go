@@ -62,9 +62,11 @@ type JoinResult struct {
 //
 // Errors: INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT,
 // COORDINATOR_NOT_AVAILABLE (closed), UNKNOWN_MEMBER_ID, MEMBER_ID_REQUIRED,
-// FENCED_INSTANCE_ID, INCONSISTENT_GROUP_PROTOCOL; a waiting JoinGroup
-// may also get REBALANCE_IN_PROGRESS (the member sent another, or its wait
-// ended without the rebalance answering it) and NOT_COORDINATOR (Close).
+// FENCED_INSTANCE_ID, INCONSISTENT_GROUP_PROTOCOL, GROUP_MAX_SIZE_REACHED
+// (WithMaxSize; with no member id, and a member refused leaves the
+// group); a waiting JoinGroup may also get REBALANCE_IN_PROGRESS (the
+// member sent another, or its wait ended without the rebalance answering
+// it) and NOT_COORDINATOR (Close).
 func (c *Coordinator) JoinGroup(req JoinRequest, respond func(JoinResult), w Waiter) {
 	fail := func(err *kerr.Error) { respond(JoinResult{Err: err, MemberID: req.MemberID, Generation: -1}) }
 	switch {
@@ -124,6 +126,18 @@ func (c *Coordinator) JoinGroup(req JoinRequest, respond func(JoinResult), w Wai
 // REQUIRES: g.mu held.
 func (c *Coordinator) joinLocked(g *group, req *JoinRequest, respond func(JoinResult), a *after) (JoinResult, *joinWait) {
 	fail := JoinResult{MemberID: req.MemberID, Generation: -1}
+	if !c.acceptJoiningLocked(g, req.MemberID) {
+		// Kafka removes the member, if it is one: a rebalance takes the
+		// first members to rejoin, up to the limit. Its answer names no
+		// member.
+		c.log.Info("group is full; refusing a member", zap.String("group", g.id), zap.String("member", req.MemberID),
+			zap.Int("max", c.cfg.maxSize))
+		g.removeLocked(req.MemberID, a)
+		if g.st == PreparingRebalance {
+			a.checkJoin(g)
+		}
+		return JoinResult{Err: kerr.GroupMaxSizeReached, Generation: -1}, nil
+	}
 	if !g.supportsProtocols(req.ProtocolType, req.Protocols) {
 		fail.Err = errInconsistent
 		return fail, nil
@@ -196,6 +210,27 @@ func (c *Coordinator) joinLocked(g *group, req *JoinRequest, respond func(JoinRe
 		a.checkJoin(g)
 	}
 	return res, j
+}
+
+// acceptJoiningLocked reports whether member id may join g under
+// group.max.size (Kafka's acceptJoiningMember): an Empty group takes
+// anyone; a rebalancing one its members already awaiting join, and others
+// while fewer than the limit await (its size may be over the limit, if
+// the limit was lowered, and counting who rejoined keeps the first ones);
+// a CompletingRebalance or Stable one its members, and others while it is
+// below the limit. A pending member (KIP-394) is not yet a member. O(1).
+//
+// REQUIRES: g.mu held.
+func (c *Coordinator) acceptJoiningLocked(g *group, id string) bool {
+	m := g.members[id]
+	switch g.st {
+	case PreparingRebalance:
+		return (m != nil && m.join != nil) || g.awaiting < c.cfg.maxSize
+	case CompletingRebalance, Stable:
+		return m != nil || len(g.members) < c.cfg.maxSize
+	default: // Empty; Dead is not locked
+		return true
+	}
 }
 
 // addMemberAndRebalanceLocked adds a member awaiting join and starts a

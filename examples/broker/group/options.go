@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,7 @@ const (
 	DefaultOffsetsRetention      = 7 * 24 * time.Hour // offsets.retention.minutes
 	DefaultMaxMetadataSize       = 4096               // offset.metadata.max.bytes
 	DefaultEmptyGroupRetention   = 10 * time.Minute   // offsets.retention.check.interval.ms
+	DefaultMaxSize               = math.MaxInt32      // group.max.size: no limit, in effect
 	newMemberJoinTimeout         = 5 * time.Minute    // Kafka's NewMemberJoinTimeoutMs
 	joinAnswerSlack              = 5 * time.Second    // see joinWait
 	forever                      = time.Duration(-1)  // a retention that never ends
@@ -41,6 +43,7 @@ type config struct {
 	retention     time.Duration // < 0: forever
 	emptyGrace    time.Duration
 	maxMetadata   int
+	maxSize       int // group.max.size
 	purgeInterval int
 	subscriptions func(metadata []byte) ([]string, error)
 	store         OffsetStore             // nil: offsets live in memory
@@ -59,6 +62,7 @@ func defaultConfig() config {
 		retention:     DefaultOffsetsRetention,
 		emptyGrace:    DefaultEmptyGroupRetention,
 		maxMetadata:   DefaultMaxMetadataSize,
+		maxSize:       DefaultMaxSize,
 		purgeInterval: 1000,
 		wall:          time.Now,
 	}
@@ -74,6 +78,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: empty group retention %v is negative", ErrInvalidConfig, c.emptyGrace)
 	case c.maxMetadata < 0:
 		return fmt.Errorf("%w: offset metadata limit %d is negative", ErrInvalidConfig, c.maxMetadata)
+	case c.maxSize < 1:
+		return fmt.Errorf("%w: group.max.size %d is below 1", ErrInvalidConfig, c.maxSize)
 	case c.purgeInterval < 0:
 		return fmt.Errorf("%w: purge interval %d", ErrInvalidConfig, c.purgeInterval)
 	case c.wall == nil:
@@ -143,6 +149,15 @@ func WithEmptyGroupRetention(d time.Duration) Option {
 // OFFSET_METADATA_TOO_LARGE.
 func WithMaxMetadataSize(n int) Option {
 	return optionFunc(func(c *config) { c.maxMetadata = n })
+}
+
+// WithMaxSize sets the most members a group may have (group.max.size,
+// default math.MaxInt32, at least 1): a JoinGroup that would add one more
+// is answered GROUP_MAX_SIZE_REACHED (join.go's acceptJoining). A group
+// loaded with more (the limit was lowered) rebalances at once, and keeps
+// the first members to rejoin, as Kafka's does.
+func WithMaxSize(n int) Option {
+	return optionFunc(func(c *config) { c.maxSize = n })
 }
 
 // WithPurgeInterval sets the purge interval of the coordinator's

@@ -2,6 +2,7 @@ package group
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -196,6 +197,12 @@ func (c *Coordinator) Load(groups []StoredGroup) (int, error) {
 		switch {
 		case len(sg.Members) > 0 && sg.Protocol != "":
 			g.restoreMembersLocked(sg, &a)
+			if n := len(g.members); n > c.cfg.maxSize {
+				// group.max.size was lowered: a rebalance gives the
+				// members a chance to commit, and keeps the first to
+				// rejoin (Kafka's onLoaded).
+				c.prepareRebalanceLocked(g, fmt.Sprintf("freshly-loaded group (size %d) is over capacity %d", n, c.cfg.maxSize), &a)
+			}
 		case len(sg.Members) > 0:
 			// Members outside a generation: no writer stores that.
 			c.log.Warn("a stored group's members have no protocol; loading it Empty", zap.String("group", sg.Group))

@@ -19,7 +19,10 @@ package server
 // (group_types.go); an empty one becomes a classic group.
 // A share group's id is
 // INCONSISTENT_GROUP_PROTOCOL too, with no member id, as Kafka answers
-// (group_types.go). group.max.size is not implemented.
+// (group_types.go). A group with group.max.size members answers a new
+// member GROUP_MAX_SIZE_REACHED with no member id, before
+// MEMBER_ID_REQUIRED (Kafka's acceptJoiningMember; package group), and a
+// consumer group with group.consumer.max.size members a new classic one.
 //
 // Authorization (authz.go): READ on the group, else
 // GROUP_AUTHORIZATION_FAILED, before the group's coordinator is looked

@@ -18,7 +18,9 @@ package server
 // protocol type is "consumer"; otherwise the group is GROUP_ID_NOT_FOUND,
 // as Kafka answers when it does not convert. A share group's id is
 // GROUP_ID_NOT_FOUND too, as Kafka's getOrMaybeCreateConsumerGroup
-// answers (group_types.go).
+// answers (group_types.go). A group with group.consumer.max.size members
+// answers any other member GROUP_MAX_SIZE_REACHED, and a classic group
+// with more is not upgraded (GROUP_ID_NOT_FOUND).
 //
 // Authorization (authz.go): READ on the group, else
 // GROUP_AUTHORIZATION_FAILED. The topics of a subscription are not
@@ -26,6 +28,9 @@ package server
 // expression's topics those it may not DESCRIBE).
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -45,11 +50,18 @@ func (s *Server) handleConsumerGroupHeartbeat(r *kafkanet.Request) {
 	// The checks and a join, which may create the group, are one step
 	// (group_types.go).
 	defer s.groupTypes.lock(req.Group)()
-	if s.share.groups.Exists(req.Group) || s.classicGroupActive(req.Group) && !s.upgradeClassicGroup(req) {
+	if s.share.groups.Exists(req.Group) {
 		resp.ErrorCode = kerr.GroupIDNotFound.Code
-		resp.ErrorMessage = nilIfEmpty("Group " + req.Group + " is not a consumer group.")
+		resp.ErrorMessage = nilIfEmpty(notConsumerGroup(req.Group))
 		r.Respond(resp)
 		return
+	}
+	if s.classicGroupActive(req.Group) {
+		if err, msg := s.upgradeClassicGroup(req); err != nil {
+			resp.ErrorCode, resp.ErrorMessage = err.Code, nilIfEmpty(msg)
+			r.Respond(resp)
+			return
+		}
 	}
 	hr := consumergroup.HeartbeatRequest{
 		Version: req.Version, Group: req.Group, MemberID: req.MemberID, MemberEpoch: req.MemberEpoch,
@@ -105,7 +117,7 @@ func (s *Server) downgradeConsumerGroupLocked(id string) {
 	default:
 		return
 	}
-	cg, ok := s.consumers.ToClassic(id)
+	cg, ok := s.consumers.ToClassic(id, s.cfg.GroupMaxSize)
 	if !ok {
 		return
 	}
@@ -125,20 +137,40 @@ func (s *Server) downgradeConsumerGroupLocked(id string) {
 	}
 }
 
+// notConsumerGroup is Kafka's message for a group id that is another
+// type's (getOrMaybeCreateConsumerGroup).
+func notConsumerGroup(id string) string { return "Group " + id + " is not a consumer group." }
+
 // upgradeClassicGroup converts the classic group with members that a
 // member joins (epoch 0) into a consumer group with those members as its
-// classic members, and reports whether the heartbeat goes on into it: it
-// was converted, or had no members any more.
-func (s *Server) upgradeClassicGroup(req *kmsg.ConsumerGroupHeartbeatRequest) bool {
+// classic members, and returns nil if the heartbeat goes on into it (it
+// was converted, or had no members any more), else the error and message
+// to answer it: GROUP_ID_NOT_FOUND for a group Kafka's
+// validateOnlineUpgrade does not convert (the policy, the protocol type,
+// more members than group.consumer.max.size), GROUP_MAX_SIZE_REACHED for
+// one exactly at group.consumer.max.size, which Kafka converts and then
+// finds full, and so leaves as it was (throwIfConsumerGroupIsFull).
+func (s *Server) upgradeClassicGroup(req *kmsg.ConsumerGroupHeartbeatRequest) (*kerr.Error, string) {
 	switch s.cfg.GroupConsumerMigrationPolicy {
 	case "bidirectional", "upgrade":
 	default:
-		return false
+		return kerr.GroupIDNotFound, notConsumerGroup(req.Group)
 	}
 	if req.MemberEpoch != consumergroup.JoinEpoch {
-		return false
+		return kerr.GroupIDNotFound, notConsumerGroup(req.Group)
 	}
+	maxSize := s.cfg.GroupConsumerMaxSize
+	msg := notConsumerGroup(req.Group)
 	found, err := s.groups.ConvertToConsumer(req.Group, consumergroup.ClassicProtocolType, func(cv group.Conversion) *kerr.Error {
+		switch n := len(cv.Members); {
+		case n > maxSize:
+			msg = "Cannot upgrade classic group " + req.Group +
+				" to consumer group because the group size exceeds the consumer group maximum size."
+			return kerr.GroupIDNotFound
+		case n == maxSize && !slices.ContainsFunc(cv.Members, func(m group.ConvertedMember) bool { return m.MemberID == req.MemberID }):
+			msg = fmt.Sprintf("The consumer group has reached its maximum capacity of %d members.", maxSize)
+			return kerr.GroupMaxSizeReached
+		}
 		members := make([]consumergroup.ClassicGroupMember, len(cv.Members))
 		for i, m := range cv.Members {
 			cm := consumergroup.ClassicGroupMember{MemberID: m.MemberID, InstanceID: m.InstanceID, ClientID: m.ClientID,
@@ -151,7 +183,13 @@ func (s *Server) upgradeClassicGroup(req *kmsg.ConsumerGroupHeartbeatRequest) bo
 		}
 		return s.consumers.FromClassic(cv.Group, cv.Generation, cv.Protocol, members)
 	})
-	return !found || err == nil
+	if !found || err == nil {
+		return nil, ""
+	}
+	if err != kerr.GroupMaxSizeReached {
+		err = kerr.GroupIDNotFound
+	}
+	return err, msg
 }
 
 // classicGroupActive reports whether group is a classic group with

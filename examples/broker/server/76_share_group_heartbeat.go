@@ -10,7 +10,8 @@ package server
 // its own id (KIP-1082): a join without one is INVALID_REQUEST; before,
 // the coordinator makes one. A member that leaves, or whose session
 // expires, has its share session dropped and the records it acquired on
-// this broker released.
+// this broker released. A group with group.share.max.size members
+// answers any other member GROUP_MAX_SIZE_REACHED.
 //
 // A share group's id is in the group coordinator's keyspace: the request
 // goes to the coordinator of the group's __consumer_offsets partition

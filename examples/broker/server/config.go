@@ -15,6 +15,7 @@ import (
 
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
 	"github.com/gopurgatory/purgatory/examples/broker/consumergroup"
+	"github.com/gopurgatory/purgatory/examples/broker/group"
 	"github.com/gopurgatory/purgatory/examples/broker/quota"
 	"github.com/gopurgatory/purgatory/examples/broker/share"
 	"github.com/gopurgatory/purgatory/examples/broker/sharegroup"
@@ -71,6 +72,7 @@ type Config struct {
 	GroupInitialRebalance    time.Duration // group.initial.rebalance.delay.ms
 	GroupMinSessionTimeout   time.Duration // group.min.session.timeout.ms
 	GroupMaxSessionTimeout   time.Duration // group.max.session.timeout.ms
+	GroupMaxSize             int           // group.max.size: a classic group's most members
 	OffsetsRetention         time.Duration // offsets.retention.minutes
 	TransactionalIDExpiry    time.Duration // transactional.id.expiration.ms (idle transactional ids, producer ids' state)
 	// The transaction coordinator's (package txn): its state topic,
@@ -215,6 +217,7 @@ type Config struct {
 	GroupConsumerSessionTimeout    time.Duration // group.consumer.session.timeout.ms
 	GroupConsumerHeartbeatInterval time.Duration // group.consumer.heartbeat.interval.ms
 	GroupConsumerAssignors         []string      // group.consumer.assignors
+	GroupConsumerMaxSize           int           // group.consumer.max.size: a consumer group's most members, classic ones included
 	// GroupConsumerMigrationPolicy is group.consumer.migration.policy:
 	// whether a classic group with members becomes a consumer group when
 	// a consumer-protocol member joins it (bidirectional, upgrade), or
@@ -242,6 +245,7 @@ type Config struct {
 	GroupShareMaxRecordLockDuration   time.Duration // group.share.max.record.lock.duration.ms
 	GroupShareDeliveryCountLimit      int16         // group.share.delivery.count.limit
 	GroupSharePartitionMaxRecordLocks int           // group.share.partition.max.record.locks
+	GroupShareMaxSize                 int           // group.share.max.size: a share group's most members
 
 	// QuotaWindowNum and QuotaWindowSize are Kafka's quota.window.num
 	// and quota.window.size.seconds: a client's token bucket holds their
@@ -285,6 +289,7 @@ func Default() Config {
 		GroupInitialRebalance:        3 * time.Second,
 		GroupMinSessionTimeout:       6 * time.Second,
 		GroupMaxSessionTimeout:       30 * time.Minute,
+		GroupMaxSize:                 group.DefaultMaxSize,
 		OffsetsRetention:             7 * 24 * time.Hour,
 		TransactionalIDExpiry:        7 * 24 * time.Hour,
 		TransactionMaxTimeout:        15 * time.Minute,
@@ -327,6 +332,7 @@ func Default() Config {
 		GroupConsumerHeartbeatInterval: consumergroup.DefaultHeartbeatInterval,
 		GroupConsumerAssignors:         slices.Clone(consumergroup.DefaultAssignors),
 		GroupConsumerMigrationPolicy:   "bidirectional",
+		GroupConsumerMaxSize:           consumergroup.DefaultMaxSize,
 
 		GroupShareSessionTimeout:          sharegroup.DefaultSessionTimeout,
 		GroupShareMinSessionTimeout:       45 * time.Second,
@@ -339,6 +345,7 @@ func Default() Config {
 		GroupShareMaxRecordLockDuration:   60 * time.Second,
 		GroupShareDeliveryCountLimit:      share.DefaultDeliveryLimit,
 		GroupSharePartitionMaxRecordLocks: share.DefaultMaxLocks,
+		GroupShareMaxSize:                 sharegroup.DefaultMaxSize,
 
 		BrokerHeartbeatInterval:   2 * time.Second,
 		BrokerSessionTimeout:      9 * time.Second,
@@ -392,6 +399,8 @@ func (c *Config) validate() error {
 		return errors.New("leader.imbalance.check.interval.seconds must be positive, and leader.imbalance.per.broker.percentage from 0 to 100")
 	case c.GroupMinSessionTimeout > c.GroupMaxSessionTimeout:
 		return errors.New("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+	case c.GroupMaxSize < 1 || c.GroupConsumerMaxSize < 1:
+		return fmt.Errorf("group.max.size (%d) and group.consumer.max.size (%d) must be at least 1", c.GroupMaxSize, c.GroupConsumerMaxSize)
 	case c.GroupConsumerHeartbeatInterval <= 0 || c.GroupConsumerHeartbeatInterval >= c.GroupConsumerSessionTimeout:
 		return errors.New("group.consumer.heartbeat.interval.ms must be positive and below group.consumer.session.timeout.ms")
 	case !knownAssignors(c.GroupConsumerAssignors):
@@ -533,6 +542,8 @@ func (c *Config) settings() []setting {
 		durationSetting("group.initial.rebalance.delay.ms", "wait for more members before an empty group's first rebalance", &c.GroupInitialRebalance, ms),
 		durationSetting("group.min.session.timeout.ms", "smallest session timeout a member may ask for", &c.GroupMinSessionTimeout, ms),
 		durationSetting("group.max.session.timeout.ms", "largest session timeout a member may ask for", &c.GroupMaxSessionTimeout, ms),
+		intSetting("group.max.size", "most members of a classic group: a JoinGroup past it is GROUP_MAX_SIZE_REACHED", &c.GroupMaxSize),
+		intSetting("group.consumer.max.size", "most members of a KIP-848 consumer group, classic ones included; a larger classic group is not upgraded", &c.GroupConsumerMaxSize),
 		durationSetting("group.consumer.session.timeout.ms", "session timeout of a KIP-848 consumer group's members", &c.GroupConsumerSessionTimeout, ms),
 		durationSetting("group.consumer.heartbeat.interval.ms", "heartbeat interval a KIP-848 consumer group's members are told to keep", &c.GroupConsumerHeartbeatInterval, ms),
 		stringSetting("group.consumer.migration.policy", "whether a classic group with members becomes a KIP-848 consumer group when a consumer-protocol member joins it: bidirectional or upgrade; downgrade or disabled refuse it", &c.GroupConsumerMigrationPolicy),
@@ -546,6 +557,7 @@ func (c *Config) settings() []setting {
 		durationSetting("group.share.min.record.lock.duration.ms", "smallest share.record.lock.duration.ms a share group may set", &c.GroupShareMinRecordLockDuration, ms),
 		durationSetting("group.share.max.record.lock.duration.ms", "largest share.record.lock.duration.ms a share group may set", &c.GroupShareMaxRecordLockDuration, ms),
 		intSetting("group.share.delivery.count.limit", "deliveries of a share group's record after which, released again, it is archived", &c.GroupShareDeliveryCountLimit),
+		intSetting("group.share.max.size", "most members of a share group (1 to 1000)", &c.GroupShareMaxSize),
 		intSetting("group.share.partition.max.record.locks", "records a share group's partition holds in flight before it acquires nothing new", &c.GroupSharePartitionMaxRecordLocks),
 		stringListSetting("group.consumer.assignors", "assignors a KIP-848 consumer group's members may ask for (uniform, range), the first for those that name none", &c.GroupConsumerAssignors),
 		durationSetting("offsets.retention.minutes", "how long an empty group's committed offsets are kept", &c.OffsetsRetention, min),

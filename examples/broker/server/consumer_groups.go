@@ -30,6 +30,7 @@ func (s *Server) newConsumerGroups(cfg Config, log *zap.Logger) (*consumergroup.
 		consumergroup.WithSessionTimeout(cfg.GroupConsumerSessionTimeout),
 		consumergroup.WithHeartbeatInterval(cfg.GroupConsumerHeartbeatInterval),
 		consumergroup.WithAssignors(cfg.GroupConsumerAssignors...),
+		consumergroup.WithMaxSize(cfg.GroupConsumerMaxSize),
 		consumergroup.WithTopics(func() consumergroup.Topics { return imageTopics{s.image()} }),
 		// s.offsets is set once the classic coordinator is hosted,
 		// before the metadata log opens, so before any request.

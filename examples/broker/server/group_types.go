@@ -56,7 +56,18 @@ import (
 //     one (11_join_group.go); the group then rebalances, as after a
 //     leave, where Kafka keeps the joining member's answer.
 //
-// Not served: the groups' maximum sizes.
+// Each type's size is bounded as in Kafka: group.max.size (a classic
+// group: package group), group.consumer.max.size (a consumer group,
+// classic members included: package consumergroup) and
+// group.share.max.size (package sharegroup); a member joining a full
+// group is GROUP_MAX_SIZE_REACHED. A classic group with more members than
+// group.consumer.max.size is not upgraded (GROUP_ID_NOT_FOUND, "Cannot
+// upgrade classic group <id> to consumer group because the group size
+// exceeds the consumer group maximum size.", validateOnlineUpgrade), and
+// one exactly at it is not either, its joining member
+// GROUP_MAX_SIZE_REACHED, as Kafka's conversion is undone when the
+// converted group is found full; a consumer group of classic members more
+// than group.max.size is not downgraded (validateOnlineDowngrade...).
 //
 // The check and the creation are one step under groupTypes' lock of the
 // id, which every request that may create a group takes first: two

@@ -55,6 +55,7 @@ func newGroupCoordinator(rt *coordinator.Runtime, cfg Config, log *zap.Logger, r
 		group.WithRegisterer(reg),
 		group.WithInitialRebalanceDelay(cfg.GroupInitialRebalance),
 		group.WithSessionTimeouts(cfg.GroupMinSessionTimeout, cfg.GroupMaxSessionTimeout),
+		group.WithMaxSize(cfg.GroupMaxSize),
 		group.WithOffsetsRetention(cfg.OffsetsRetention),
 		group.WithSubscriptions(consumerSubscription),
 		// A consumer group's offsets are kept here, in an Empty

@@ -111,6 +111,7 @@ func newShareBroker(s *Server) (_ *shareBroker, err error) {
 		Left: b.memberLeft, Store: service.ShareStore(func() *coordinator.Topic { return s.offsets }),
 		Owns:           func(group string) bool { return s.offsets.Owns(group) },
 		SessionTimeout: s.cfg.GroupShareSessionTimeout, HeartbeatInterval: s.cfg.GroupShareHeartbeatInterval,
+		MaxSize:  s.cfg.GroupShareMaxSize,
 		Timeouts: s.shareTimeouts}); err != nil { // share_configs.go
 		return nil, err
 	}

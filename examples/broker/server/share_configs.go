@@ -124,7 +124,8 @@ func (s *Server) checkGroupConfigs(configs map[string]string) error {
 // of Kafka's ranges (GroupCoordinatorConfig's and ShareGroupConfig's
 // checks): each default within its bounds, the heartbeat interval below
 // the session timeout, a lock duration's bounds around its default of
-// 30 s, 2 to 10 deliveries, 100 to 10000 records in flight.
+// 30 s, 2 to 10 deliveries, 100 to 10000 records in flight, 1 to 1000
+// members.
 func (c *Config) validateShareGroups() error {
 	within := func(name string, d, lo, hi time.Duration) error {
 		if d < lo || d > hi {
@@ -143,6 +144,8 @@ func (c *Config) validateShareGroups() error {
 		return fmt.Errorf("group.share.delivery.count.limit: %d, must be from 2 to 10", c.GroupShareDeliveryCountLimit)
 	case c.GroupSharePartitionMaxRecordLocks < 100 || c.GroupSharePartitionMaxRecordLocks > 10000:
 		return fmt.Errorf("group.share.partition.max.record.locks: %d, must be from 100 to 10000", c.GroupSharePartitionMaxRecordLocks)
+	case c.GroupShareMaxSize < 1 || c.GroupShareMaxSize > 1000:
+		return fmt.Errorf("group.share.max.size: %d, must be from 1 to 1000", c.GroupShareMaxSize)
 	}
 	if err := within("group.share.session.timeout.ms", c.GroupShareSessionTimeout,
 		c.GroupShareMinSessionTimeout, c.GroupShareMaxSessionTimeout); err != nil {

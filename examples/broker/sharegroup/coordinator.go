@@ -44,7 +44,10 @@ type Config struct {
 	Owns func(group string) bool
 	// SessionTimeout, HeartbeatInterval and MaxSize default to Kafka's
 	// (group.share.session.timeout.ms, group.share.heartbeat.interval.ms,
-	// group.share.max.size).
+	// group.share.max.size). A group with MaxSize members answers the
+	// heartbeat of any member it does not have GROUP_MAX_SIZE_REACHED
+	// (ErrGroupMaxSize), whatever its epoch, as Kafka's
+	// throwIfShareGroupIsFull does.
 	SessionTimeout    time.Duration
 	HeartbeatInterval time.Duration
 	MaxSize           int
@@ -83,6 +86,9 @@ func New(cfg Config) (*Coordinator, error) {
 	}
 	if cfg.MaxSize == 0 {
 		cfg.MaxSize = DefaultMaxSize
+	}
+	if cfg.MaxSize < 0 {
+		return nil, fmt.Errorf("%w: max size %d is negative", ErrInvalidConfig, cfg.MaxSize)
 	}
 	if cfg.Timer == nil || cfg.Topic == nil {
 		return nil, fmt.Errorf("%w: a timer and a topic resolver are required", ErrInvalidConfig)

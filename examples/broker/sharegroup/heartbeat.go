@@ -86,6 +86,11 @@ func (c *Coordinator) heartbeat(req HeartbeatRequest) (HeartbeatResponse, groups
 		return HeartbeatResponse{}, nil, ErrInvalidRequest
 	case joining && req.Topics == nil && m == nil:
 		return HeartbeatResponse{}, nil, fmt.Errorf("%w: a joining member names its subscribed topics", ErrInvalidRequest)
+	case g != nil && m == nil && len(g.members) >= c.cfg.MaxSize:
+		// Kafka's throwIfShareGroupIsFull, before the member is looked
+		// up: whatever its epoch.
+		return HeartbeatResponse{}, nil, fmt.Errorf("%w: The share group has reached its maximum capacity of %d members.",
+			ErrGroupMaxSize, c.cfg.MaxSize)
 	case !joining && m == nil:
 		return HeartbeatResponse{}, nil, ErrUnknownMember
 	case !joining && req.Epoch != m.epoch:
@@ -99,9 +104,6 @@ func (c *Coordinator) heartbeat(req HeartbeatRequest) (HeartbeatResponse, groups
 	}
 	changed := false
 	if m == nil {
-		if len(g.members) >= c.cfg.MaxSize {
-			return HeartbeatResponse{}, nil, ErrGroupMaxSize
-		}
 		id := req.MemberID
 		if id == "" {
 			c.nextID++
