@@ -221,9 +221,9 @@ type Config struct {
 	// GroupConsumerMigrationPolicy is group.consumer.migration.policy:
 	// whether a classic group with members becomes a consumer group when
 	// a consumer-protocol member joins it (bidirectional, upgrade), or
-	// refuses it (downgrade, disabled). The downgrade back is not
-	// served: a consumer group whose last consumer-protocol member left
-	// keeps its classic members (group_types.go).
+	// refuses it (downgrade, disabled); and whether a consumer group whose
+	// last consumer-protocol member left goes back to a classic group of
+	// its classic members (bidirectional, downgrade) (group_types.go).
 	GroupConsumerMigrationPolicy string
 
 	// Share groups' (KIP-932; packages sharegroup and share): the
