@@ -4,25 +4,40 @@ package server
 //
 // The client's share session with the proxy becomes one share session
 // per upstream leader of its partitions (share_sessions.go): each
-// ShareFetch is split into a request per leader, at that leader's
-// session epoch, naming the partitions new to that session, forgetting
-// those that left it (or whose leader moved) and carrying the
+// ShareFetch is split into a request ("leg") per leader, at that
+// leader's session epoch, naming the partitions new to that session,
+// forgetting those that left it (or whose leader moved) and carrying the
 // acknowledgements of the partitions it holds (a partition the client
 // names and forgets in one request, as kgo does to acknowledge one it
 // stopped fetching, leaves the session, as in Kafka: its
 // acknowledgements go with the forget to the session that acquired its
 // records, and nothing more is fetched of it); the answers are merged,
-// each partition's leader hint naming the proxy. A request that spans
-// several leaders is answered once every one has answered: a leader with
-// nothing to acquire holds the answer for up to max_wait_ms. The
-// client's epoch is checked here: SHARE_SESSION_NOT_FOUND,
+// each partition's leader hint naming the proxy.
+//
+// The client is answered as a broker answers (share_fetch_wait.go): as
+// soon as one leg brings acquired records or an error, once every leg
+// carrying its acknowledgements has answered (their error codes belong
+// in this answer), or when every leg has answered (each waits at most
+// max_wait_ms upstream). A leg still out stays in flight on the member's
+// upstream session, at most one per leader; what it acquires goes to the
+// member's next ShareFetch, which is answered at once. A ShareFetch sends
+// no leg to a leader whose leg is out: it adopts that leg, or, to carry
+// acknowledgements there, waits for it and sends its own next. Records
+// acquired for a partition the client left meanwhile are released
+// upstream in the next leg. Closing (-1) goes to every upstream session
+// at once, and Kafka releases what the member holds.
+//
+// The client's epoch is checked here: SHARE_SESSION_NOT_FOUND,
 // INVALID_SHARE_SESSION_EPOCH, as a broker answers; an upstream answer of
 // either drops the member's state, so that the client's new session opens
 // new ones upstream. Acknowledgements of a partition no upstream session
 // can take (one that just moved to a leader with no session yet) answer
 // NOT_LEADER_OR_FOLLOWER in acknowledge_error_code: the records come
-// back when their locks expire. A forward that fails in transport closes
-// the client's connection (route.go).
+// back when their locks expire. A leg that fails in transport drops the
+// member's state and closes the connection of the client waiting for it
+// (route.go); records a leg acquired whose answer is lost that way (or
+// with the client's connection, or the proxy's Close) come back when
+// their acquisition locks expire.
 //
 // Authorization (share_authz.go): READ on the group, then READ on each
 // topic; a denial answers the whole request.

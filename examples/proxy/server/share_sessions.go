@@ -38,7 +38,10 @@ import (
 // The state of a member is dropped when it closes its session, when it
 // leaves its group (ShareGroupHeartbeat at epoch -1), or when it opens a
 // new one. A member that vanishes without either leaves its state until
-// the proxy closes: a few bytes per partition.
+// the proxy closes: a few bytes per partition, and the answers of its
+// legs that came back after its last ShareFetch was answered (at most one
+// per leader, each at most the fetch's max_bytes; their records come
+// back upstream when their locks expire).
 //
 // Lock order: shareSessions.mu, then the upstream cluster's (the
 // leaders are looked up under it). A member's requests are planned under
