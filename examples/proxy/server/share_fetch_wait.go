@@ -263,7 +263,11 @@ func (s *Server) legDone(sd shareSend, resp kmsg.Response, err error) {
 		}
 	case to != nil:
 		to.deliverLocked(node, resp.(*kmsg.ShareFetchResponse))
-	case current:
+	case !current:
+	case sessionError(resp.(*kmsg.ShareFetchResponse).ErrorCode):
+		delete(ss.m, sd.w.plan.member) // the next request finds no session, and opens one
+		current = false
+	default:
 		sess.pending = append(sess.pending, shareAnswer{node, resp.(*kmsg.ShareFetchResponse)})
 	}
 	// What is not kept above is lost with the member's state: see the

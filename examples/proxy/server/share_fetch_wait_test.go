@@ -303,6 +303,19 @@ func TestShareFetchLegFailsAfterTheAnswer(t *testing.T) {
 	assert.Equal(t, 1, res.n, "nothing more for the answered request")
 	assert.Equal(t, kerr.ShareSessionNotFound.Code, h.fetch(shareFetchReq(1, nil, nil, nil)).answered(t).ErrorCode)
 
+	// An upstream session error with no request waiting drops the
+	// member's state at once.
+	res = h.fetch(shareFetchReq(0, []shareTP{p0, p1}, nil, nil))
+	h.answer(1)
+	res.answered(t)
+	l := h.held[2][0]
+	h.held[2] = h.held[2][1:]
+	lost := l.req.ResponseKind().(*kmsg.ShareFetchResponse)
+	lost.ErrorCode = kerr.ShareSessionNotFound.Code
+	l.done(lost, nil)
+	assert.Equal(t, kerr.ShareSessionNotFound.Code, h.fetch(shareFetchReq(1, nil, nil, nil)).answered(t).ErrorCode)
+	assert.Empty(t, h.held[1], "no leg sent for a session out of step")
+
 	// A request waiting for the leg that fails is failed with it.
 	res = h.fetch(shareFetchReq(0, []shareTP{p0, p1}, nil, nil))
 	h.ups[1].quiet = true
