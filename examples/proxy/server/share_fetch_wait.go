@@ -30,15 +30,17 @@ import (
 //     fetch). Its session changes without acknowledgements go with the
 //     next leg to that session, whenever one is sent.
 //   - Records an answer brings for a partition the client's session no
-//     longer has (forgotten, or moved to another leader, while the leg
-//     was out) are not answered: kgo drops what it did not ask for.
+//     longer has (forgotten while the leg was out) are not answered: kgo
+//     drops what it did not ask for. Nor are those of a partition moved
+//     to another leader meanwhile: its acknowledgements would go there.
 //     They are released (AcknowledgeType RELEASE) in the next leg to
 //     the upstream session that acquired them, which forgets the
 //     partition there too.
 //   - Closing (-1) sends every opened upstream session its -1 at once,
-//     leg in flight or not: Kafka checks no epoch sequence for -1, and
-//     releases what the member holds when its session closes; an answer
-//     still out is not answered to the client.
+//     leg in flight or not: Kafka checks no epoch sequence for -1
+//     (SharePartitionManager.newContext), and releases what the member
+//     holds when its session closes; records of a leg that answers while
+//     the close waits are not given to the client.
 //   - A member dropped (a session error upstream, a leader's transport
 //     failure, a new session at epoch 0, the member leaving its group)
 //     keeps its legs' answers only for requests still waiting for them:
@@ -331,11 +333,13 @@ func (w *shareFetchWait) deliverLocked(node int32, m *kmsg.ShareFetchResponse) {
 		kept := t.Partitions[:0]
 		for _, p := range t.Partitions {
 			tp := shareTP{t.TopicID, p.Partition}
-			_, inSession := w.sess.parts[tp]
-			if !inSession || w.closing {
-				// Not the client's any more (or it is closing): its
-				// records go back, and only an acknowledgement's answer
-				// is the client's, if it named the partition.
+			at, inSession := w.sess.parts[tp]
+			if !inSession || at != node || w.closing {
+				// Not the client's any more, or not through this
+				// session (its leader moved: the client's acks would go
+				// to the new one), or the client is closing: its records
+				// go back, and only an acknowledgement's answer is the
+				// client's, if it named the partition.
 				if !w.closing {
 					w.releaseLocked(node, tp, p.AcquiredRecords)
 				}

@@ -262,6 +262,36 @@ func TestShareFetchForgottenWhileInFlight(t *testing.T) {
 	assert.False(t, h.ups[2].parts[p1], "and p1 forgotten at 2")
 }
 
+// TestShareFetchLeaderMovedWhileInFlight: records the old leader's leg
+// acquires for a partition that moved meanwhile are not given to the
+// client, whose acknowledgements would go to the new leader, but
+// released at the old one, which forgets the partition.
+func TestShareFetchLeaderMovedWhileInFlight(t *testing.T) {
+	p0, p1, twoLeader := twoLeaders()
+	leaders := map[shareTP]int32{p0: twoLeader(p0), p1: twoLeader(p1)}
+	h := newShareHarness(t, func(tp shareTP) int32 { return leaders[tp] }, 1, 2)
+	h.ups[2].quiet = true
+	h.fetch(shareFetchReq(0, []shareTP{p0, p1}, nil, nil))
+	h.answer(1)
+
+	leaders[p1] = 1
+	h.ups[1].quiet = true
+	res := h.fetch(shareFetchReq(1, nil, nil, nil))
+	require.Len(t, h.held[1], 1)
+	require.Len(t, h.held[1][0].req.Topics, 1, "p1 named at its new leader")
+	h.ups[2].quiet = false
+	h.answer(2) // the old leader's leg, with a record of p1
+	h.answer(1)
+	assert.Empty(t, records(res.answered(t)), "not through the session the client acknowledges it to")
+
+	res = h.fetch(shareFetchReq(2, nil, nil, nil))
+	h.drain()
+	res.answered(t)
+	assert.Equal(t, 1, h.ups[2].released[p1], "released at the old leader")
+	assert.False(t, h.ups[2].parts[p1], "and forgotten there")
+	assert.True(t, h.ups[1].parts[p1])
+}
+
 // TestShareFetchCloseWithLegInFlight: closing the session (-1) with a leg
 // out sends every upstream session its -1 at once (Kafka takes -1 out of
 // sequence, and releases the member's records as it closes), carries the
