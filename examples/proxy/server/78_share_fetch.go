@@ -4,30 +4,47 @@ package server
 //
 // The client's share session with the proxy becomes one share session
 // per upstream leader of its partitions (share_sessions.go): each
-// ShareFetch is split into a request per leader, at that leader's
-// session epoch, naming the partitions new to that session, forgetting
-// those that left it (or whose leader moved) and carrying the
+// ShareFetch is split into a request ("leg") per leader, at that
+// leader's session epoch, naming the partitions new to that session,
+// forgetting those that left it (or whose leader moved) and carrying the
 // acknowledgements of the partitions it holds (a partition the client
 // names and forgets in one request, as kgo does to acknowledge one it
 // stopped fetching, leaves the session, as in Kafka: its
 // acknowledgements go with the forget to the session that acquired its
 // records, and nothing more is fetched of it); the answers are merged,
-// each partition's leader hint naming the proxy. A request that spans
-// several leaders is answered once every one has answered: a leader with
-// nothing to acquire holds the answer for up to max_wait_ms. The
-// client's epoch is checked here: SHARE_SESSION_NOT_FOUND,
+// each partition's leader hint naming the proxy.
+//
+// The client is answered as a broker answers (share_fetch_wait.go): as
+// soon as one leg brings acquired records or an error, once every leg
+// carrying its acknowledgements has answered (their error codes belong
+// in this answer), or when every leg has answered (each waits at most
+// max_wait_ms upstream). A leg still out stays in flight on the member's
+// upstream session, at most one per leader; what it acquires goes to the
+// member's next ShareFetch, which is answered at once. A ShareFetch sends
+// no leg to a leader whose leg is out: it adopts that leg, or, to carry
+// acknowledgements there, waits for it and sends its own next. Records
+// acquired for a partition the client left meanwhile are released
+// upstream in the next leg. Closing (-1) goes to every upstream session
+// at once, and Kafka releases what the member holds.
+//
+// The client's epoch is checked here: SHARE_SESSION_NOT_FOUND,
 // INVALID_SHARE_SESSION_EPOCH, as a broker answers; an upstream answer of
 // either drops the member's state, so that the client's new session opens
 // new ones upstream. Acknowledgements of a partition no upstream session
 // can take (one that just moved to a leader with no session yet) answer
 // NOT_LEADER_OR_FOLLOWER in acknowledge_error_code: the records come
-// back when their locks expire. A forward that fails in transport closes
-// the client's connection (route.go).
+// back when their locks expire. A leg that fails in transport drops the
+// member's state and closes the connection of the client waiting for it
+// (route.go); records a leg acquired whose answer is lost that way (or
+// with the client's connection, or the proxy's Close) come back when
+// their acquisition locks expire.
 //
 // Authorization (share_authz.go): READ on the group, then READ on each
 // topic; a denial answers the whole request.
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -38,49 +55,45 @@ func init() {
 
 func (s *Server) handleShareFetch(r *request) {
 	req := r.Msg.(*kmsg.ShareFetchRequest)
-	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
-	plan, err := s.planShareFetch(req, s.shareLeader)
-	if err != nil {
-		resp.ErrorCode = err.Code
-		r.Respond(resp)
-		return
-	}
-	r.fanout(plan.shards, func(done []*shard) {
-		if sh := firstFailure(done); sh != nil {
-			s.shares.drop(plan.member) // its upstream sessions' state is unknown now
-			r.failed(sh.node, sh.err)
+	s.startShareFetch(req, s.shareLeader, r.send, func(resp *kmsg.ShareFetchResponse, failed *shard) {
+		if failed != nil {
+			r.failed(failed.node, failed.err)
 			return
 		}
-		s.answerShareFetch(plan, resp, done)
 		r.Respond(resp)
 	})
 }
 
-// shareFetchPlan is a client's ShareFetch split by upstream leader: a
-// shard per leader, and what the answer needs to know of the request.
+// shareFetchPlan is what the answer to a client's ShareFetch needs to
+// know of the request.
 type shareFetchPlan struct {
-	member  shareMember
-	parts   []shareTP // the request's partitions, in its order
-	acks    map[shareTP][]kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch
-	carried map[shareTP]bool // acknowledgements some shard carries
-	shards  []*shard
+	member   shareMember
+	parts    []shareTP         // the request's partitions, in its order
+	named    map[shareTP]bool  // partitions the request names
+	maxBytes map[shareTP]int32 // their partition_max_bytes
+	acks     map[shareTP][]kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch
+	// carried: acknowledgements some leg carries. Guarded by
+	// shareSessions.mu until the request is answered.
+	carried map[shareTP]bool
 }
 
-// planShareFetch moves the client's share session on for req and builds
-// a request per upstream leg (share_sessions.go), leader naming each
-// partition's upstream leader; the error is the one the client gets.
-func (s *Server) planShareFetch(req *kmsg.ShareFetchRequest, leader func(shareTP) int32) (*shareFetchPlan, *kerr.Error) {
+// newShareFetchPlan reads req: its plan, each partition's
+// partition_max_bytes, and the partitions it forgets.
+func newShareFetchPlan(req *kmsg.ShareFetchRequest) (*shareFetchPlan, map[shareTP]int32, []shareTP) {
 	plan := &shareFetchPlan{
 		member:  shareMember{orEmpty(req.GroupID), orEmpty(req.MemberID)},
+		named:   map[shareTP]bool{},
 		acks:    map[shareTP][]kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{},
 		carried: map[shareTP]bool{},
 	}
 	var forgotten []shareTP
 	maxBytes := map[shareTP]int32{}
+	plan.maxBytes = maxBytes
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := shareTP{t.TopicID, p.Partition}
 			plan.parts = append(plan.parts, tp)
+			plan.named[tp] = true
 			maxBytes[tp] = p.PartitionMaxBytes
 			if len(p.AcknowledgementBatches) > 0 {
 				plan.acks[tp] = p.AcknowledgementBatches
@@ -92,53 +105,68 @@ func (s *Server) planShareFetch(req *kmsg.ShareFetchRequest, leader func(shareTP
 			forgotten = append(forgotten, shareTP{t.TopicID, p})
 		}
 	}
-	var legs []*shareLeg
-	if req.ShareSessionEpoch == 0 {
-		legs = s.shares.open(plan.member, plan.parts, maxBytes, leader)
-	} else {
-		var err *kerr.Error
-		if legs, err = s.shares.step(plan.member, req.ShareSessionEpoch, plan.parts, forgotten, maxBytes, leader); err != nil {
-			return nil, err
-		}
-	}
-	plan.shards = make([]*shard, len(legs))
-	for i, leg := range legs {
-		sub := *req
-		sub.ShareSessionEpoch, sub.Topics, sub.ForgottenTopicsData = leg.epoch, nil, nil
-		named := map[shareTP]bool{}
-		for _, tp := range leg.name {
-			named[tp] = true
-		}
-		add := func(tp shareTP) {
-			p := kmsg.NewShareFetchRequestTopicPartition()
-			p.Partition, p.PartitionMaxBytes = tp.partition, maxBytes[tp]
-			if leg.epoch != 0 && leg.owns[tp] { // an opening request carries none; a closing one does
-				p.AcknowledgementBatches, plan.carried[tp] = plan.acks[tp], plan.acks[tp] != nil
-			}
-			sub.Topics = appendShareFetchPartition(sub.Topics, tp.topic, p)
-		}
-		for _, tp := range leg.name {
-			add(tp)
-		}
-		for _, tp := range plan.parts { // the client's order
-			if !named[tp] && leg.owns[tp] && plan.acks[tp] != nil {
-				add(tp)
-			}
-		}
-		for _, tp := range leg.forget {
-			sub.ForgottenTopicsData = appendShareForgotten(sub.ForgottenTopicsData, tp)
-		}
-		plan.shards[i] = &shard{node: leg.node, req: &sub}
-	}
-	return plan, nil
+	return plan, maxBytes, forgotten
 }
 
-// answerShareFetch merges the shards' answers into resp, and answers
-// NOT_LEADER_OR_FOLLOWER for the acknowledgements no shard carried.
-func (s *Server) answerShareFetch(plan *shareFetchPlan, resp *kmsg.ShareFetchResponse, done []*shard) {
-	for _, sh := range done {
-		s.mergeShareFetch(plan.member, resp, sh.resp.(*kmsg.ShareFetchResponse))
+// legRequest is the request of leg, from the client's req: the
+// partitions it names, with the acknowledgements of those it owns (an
+// opening request carries none; a closing one does), then the other
+// partitions it owns that the client acknowledges, in the client's
+// order, then those whose records it releases; and what it forgets.
+// carries reports whether it carries acknowledgements of the client's.
+//
+// REQUIRES: shareSessions.mu held (plan.carried).
+func (plan *shareFetchPlan) legRequest(req *kmsg.ShareFetchRequest, leg *shareLeg) (sub *kmsg.ShareFetchRequest, carries bool) {
+	sub = new(kmsg.ShareFetchRequest)
+	*sub = *req
+	sub.ShareSessionEpoch, sub.Topics, sub.ForgottenTopicsData = leg.epoch, nil, nil
+	named := map[shareTP]bool{}
+	add := func(tp shareTP) {
+		named[tp] = true
+		p := kmsg.NewShareFetchRequestTopicPartition()
+		mb, ok := leg.maxBytes[tp] // a partition new upstream: the client's, kept since it named it
+		if !ok {
+			mb = plan.maxBytes[tp]
+		}
+		p.Partition, p.PartitionMaxBytes = tp.partition, mb
+		if leg.epoch != 0 && leg.owns[tp] && plan.acks[tp] != nil {
+			p.AcknowledgementBatches, plan.carried[tp], carries = plan.acks[tp], true, true
+		}
+		p.AcknowledgementBatches = append(p.AcknowledgementBatches, leg.release[tp]...)
+		sub.Topics = appendShareFetchPartition(sub.Topics, tp.topic, p)
 	}
+	for _, tp := range leg.name {
+		add(tp)
+	}
+	for _, tp := range plan.parts { // the client's order
+		if !named[tp] && leg.owns[tp] && plan.acks[tp] != nil {
+			add(tp)
+		}
+	}
+	released := make([]shareTP, 0, len(leg.release))
+	for tp := range leg.release {
+		released = append(released, tp)
+	}
+	sortShareTPs(released)
+	for _, tp := range released {
+		if !named[tp] {
+			add(tp)
+		}
+	}
+	for _, tp := range leg.forget {
+		sub.ForgottenTopicsData = appendShareForgotten(sub.ForgottenTopicsData, tp)
+	}
+	for _, tp := range leg.unheld {
+		if !slices.Contains(leg.forget, tp) {
+			sub.ForgottenTopicsData = appendShareForgotten(sub.ForgottenTopicsData, tp)
+		}
+	}
+	return sub, carries
+}
+
+// answerUncarried answers NOT_LEADER_OR_FOLLOWER in resp for the
+// acknowledgements no leg carried.
+func (plan *shareFetchPlan) answerUncarried(resp *kmsg.ShareFetchResponse) {
 	for _, tp := range plan.parts {
 		if plan.acks[tp] != nil && !plan.carried[tp] && resp.ErrorCode == 0 {
 			rp := kmsg.NewShareFetchResponseTopicPartition()
@@ -176,14 +204,12 @@ func (s *Server) fromUpstream(code int16, leader *int32) {
 
 // mergeShareFetch adds an upstream leader's answer to resp: its
 // partitions, each leader hint naming the proxy; its error, the first
-// one kept, and a session error drops the member's state (see
-// share_sessions.go); the largest throttle.
-func (s *Server) mergeShareFetch(k shareMember, resp, m *kmsg.ShareFetchResponse) {
+// one kept; the largest throttle. It reports whether the answer is a
+// session error, which drops the member's state (see share_sessions.go).
+func (s *Server) mergeShareFetch(resp, m *kmsg.ShareFetchResponse) (sessionErr bool) {
 	resp.ThrottleMillis = max(resp.ThrottleMillis, m.ThrottleMillis)
 	if m.ErrorCode != 0 {
-		if sessionError(m.ErrorCode) {
-			s.shares.drop(k)
-		}
+		sessionErr = sessionError(m.ErrorCode)
 		if resp.ErrorCode == 0 {
 			resp.ErrorCode, resp.ErrorMessage = m.ErrorCode, m.ErrorMessage
 		}
@@ -200,6 +226,7 @@ func (s *Server) mergeShareFetch(k shareMember, resp, m *kmsg.ShareFetchResponse
 	if len(m.NodeEndpoints) > 0 && len(resp.NodeEndpoints) == 0 {
 		resp.NodeEndpoints = []kmsg.ShareFetchResponseNodeEndpoint{{NodeID: s.cfg.NodeID, Host: s.host, Port: s.port}}
 	}
+	return sessionErr
 }
 
 // sessionError reports whether an upstream answer says the member's share

@@ -11,6 +11,11 @@ package server
 // answers NOT_LEADER_OR_FOLLOWER, its records coming back when their
 // locks expire.
 //
+// An upstream session with a ShareFetch leg in flight (share_fetch_wait.go)
+// gets its part at the next epoch at once: on the client connection's
+// upstream connection it queues behind that leg, which the broker answers
+// first, so the epochs arrive in turn; its answer waits for that leg's.
+//
 // Authorization (share_authz.go): READ on the group, then READ on each
 // topic; a denial answers the whole request.
 

@@ -121,7 +121,9 @@
 // DescribeShareGroupOffsets split by coordinator, and ShareFetch and
 // ShareAcknowledge to the partitions' leaders, the client's one share
 // session with the proxy kept as one share session per upstream leader
-// (share_sessions.go). KIP-848's heartbeats go to the coordinator too.
+// (share_sessions.go); a ShareFetch is answered as soon as one leader
+// brings records, the others' legs staying in flight for the next one
+// (share_fetch_wait.go). KIP-848's heartbeats go to the coordinator too.
 //
 // Not served: replica fetches, fetch sessions (clients fall back to full
 // fetches), and the APIs neither routes.go nor an API file lists
@@ -135,7 +137,8 @@
 // An operation's lock (around TryComplete), then a cache's (a leaf). The
 // tail manager's lock, then the upstream cluster's. shareSessions.mu,
 // then the upstream cluster's (a share request's leaders are looked up
-// under it); it is released before the request is sent. A connection's lock
+// under it); it is released before the request is sent and before the
+// client is answered. A connection's lock
 // (kafkanet.Conn's), its clientSession's (session.go) and an upstream
 // connection's are leaves. No lock is held while calling
 // CheckAndComplete, while an upstream callback or an OnComplete runs, or

@@ -13,26 +13,42 @@ import (
 // session, kept as Kafka keeps it (ShareSession.update: the named
 // partitions join, then the forgotten ones leave): each ShareFetch is
 // answered with one newly acquired record of every partition left in the
-// session, and the acknowledgement batches it carries are counted.
+// session (none while quiet: a leader with nothing to acquire), and the
+// acknowledgement batches it carries are counted. -1 closes the session.
 type fakeShareUpstream struct {
 	node     int32
 	epoch    int32 // the next request's
 	parts    map[shareTP]bool
 	acked    map[shareTP]int // acknowledgement batches received
+	released map[shareTP]int // of those, RELEASE ones
 	acquired map[shareTP]int // records acquired for the member
+	given    []shareRecord   // every record acquired, in order
 	next     int64           // the offset the next record acquired gets
+	quiet    bool
+	closed   bool
+}
+
+// shareRecord is one acquired record: its partition and offset.
+type shareRecord struct {
+	tp     shareTP
+	offset int64
 }
 
 func newFakeShareUpstream(node int32) *fakeShareUpstream {
-	return &fakeShareUpstream{node: node, parts: map[shareTP]bool{}, acked: map[shareTP]int{}, acquired: map[shareTP]int{}}
+	return &fakeShareUpstream{node: node, parts: map[shareTP]bool{}, acked: map[shareTP]int{}, released: map[shareTP]int{},
+		acquired: map[shareTP]int{}}
 }
 
 func (u *fakeShareUpstream) serve(t *testing.T, req *kmsg.ShareFetchRequest) *kmsg.ShareFetchResponse {
 	t.Helper()
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
-	if req.ShareSessionEpoch == 0 {
-		u.parts = map[shareTP]bool{}
-	} else {
+	switch req.ShareSessionEpoch {
+	case 0:
+		u.parts, u.closed = map[shareTP]bool{}, false
+	case -1:
+		u.closed = true
+	default:
+		require.False(t, u.closed, "broker %d: the session is closed", u.node)
 		require.Equal(t, u.epoch, req.ShareSessionEpoch, "broker %d: the session's epoch", u.node)
 	}
 	u.epoch = nextShareEpoch(req.ShareSessionEpoch)
@@ -43,6 +59,11 @@ func (u *fakeShareUpstream) serve(t *testing.T, req *kmsg.ShareFetchRequest) *km
 			u.parts[tp] = true
 			if len(p.AcknowledgementBatches) > 0 {
 				u.acked[tp] += len(p.AcknowledgementBatches)
+				for _, b := range p.AcknowledgementBatches {
+					if len(b.AcknowledgeTypes) == 1 && b.AcknowledgeTypes[0] == shareAckRelease {
+						u.released[tp]++
+					}
+				}
 				rp := kmsg.NewShareFetchResponseTopicPartition()
 				rp.Partition = tp.partition
 				answered[tp] = &rp
@@ -54,7 +75,15 @@ func (u *fakeShareUpstream) serve(t *testing.T, req *kmsg.ShareFetchRequest) *km
 			delete(u.parts, shareTP{ft.TopicID, p})
 		}
 	}
+	held := make([]shareTP, 0, len(u.parts))
 	for tp := range u.parts {
+		held = append(held, tp)
+	}
+	sortShareTPs(held)
+	for _, tp := range held {
+		if u.quiet || u.closed {
+			break
+		}
 		rp := answered[tp]
 		if rp == nil {
 			p := kmsg.NewShareFetchResponseTopicPartition()
@@ -64,6 +93,7 @@ func (u *fakeShareUpstream) serve(t *testing.T, req *kmsg.ShareFetchRequest) *km
 		}
 		r := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
 		r.FirstOffset, r.LastOffset, r.DeliveryCount = u.next, u.next, 1
+		u.given = append(u.given, shareRecord{tp, u.next})
 		u.next++
 		u.acquired[tp]++
 		rp.AcquiredRecords = append(rp.AcquiredRecords, r)
@@ -146,18 +176,13 @@ func TestShareFetchAnswersOnlyTheClientsSession(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Server{shares: newShareSessions()}
-			ups := map[int32]*fakeShareUpstream{1: newFakeShareUpstream(1), 2: newFakeShareUpstream(2)}
+			h := newShareHarness(t, leader, 1, 2)
 			client := map[shareTP]bool{} // kgo's sessionParts
 			fetch := func(req *kmsg.ShareFetchRequest) *kmsg.ShareFetchResponse {
 				t.Helper()
-				plan, err := s.planShareFetch(req, leader)
-				require.Nil(t, err)
-				for _, sh := range plan.shards {
-					sh.resp = ups[sh.node].serve(t, sh.req.(*kmsg.ShareFetchRequest))
-				}
-				resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
-				s.answerShareFetch(plan, resp, plan.shards)
+				res := h.fetch(req)
+				h.drain()
+				resp := res.answered(t)
 				require.Zero(t, resp.ErrorCode)
 				asked := map[shareTP]bool{} // kgo's cursorMap: the session and this request's partitions
 				for _, rt := range req.Topics {
@@ -183,6 +208,7 @@ func TestShareFetchAnswersOnlyTheClientsSession(t *testing.T) {
 				}
 				return resp
 			}
+			ups := h.ups
 
 			fetch(shareFetchReq(0, []shareTP{p0, p1}, nil, nil))
 			before := ups[2].acquired[tc.gone]
@@ -203,7 +229,8 @@ func TestShareFetchAnswersOnlyTheClientsSession(t *testing.T) {
 			}
 			require.NotNil(t, ack, "the acknowledgements are answered")
 			if tc.acksTo != 0 {
-				assert.Equal(t, 1, ups[tc.acksTo].acked[tc.gone], "the acknowledgements reach the broker that acquired the records")
+				assert.Equal(t, 1, ups[tc.acksTo].acked[tc.gone]-ups[tc.acksTo].released[tc.gone],
+					"the acknowledgements reach the broker that acquired the records")
 				assert.Zero(t, ack.AcknowledgeErrorCode)
 			} else {
 				assert.Equal(t, kerr.NotLeaderForPartition.Code, ack.AcknowledgeErrorCode, "acquired through no upstream session")

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // A share consumer (KIP-932) keeps one share session with each broker it
@@ -37,7 +38,10 @@ import (
 // The state of a member is dropped when it closes its session, when it
 // leaves its group (ShareGroupHeartbeat at epoch -1), or when it opens a
 // new one. A member that vanishes without either leaves its state until
-// the proxy closes: a few bytes per partition.
+// the proxy closes: a few bytes per partition, and the answers of its
+// legs that came back after its last ShareFetch was answered (at most one
+// per leader, each at most the fetch's max_bytes; their records come
+// back upstream when their locks expire).
 //
 // Lock order: shareSessions.mu, then the upstream cluster's (the
 // leaders are looked up under it). A member's requests are planned under
@@ -66,6 +70,12 @@ type shareSession struct {
 	next  int32             // the epoch the client's next request carries
 	parts map[shareTP]int32 // the client's session: each partition's upstream leader
 	nodes map[int32]*upstreamShare
+	// waiting is the client's ShareFetch waiting for its legs now, if
+	// any; pending holds the answers of legs that came back after the
+	// request that sent them was answered, for the next one
+	// (share_fetch_wait.go).
+	waiting *shareFetchWait
+	pending []shareAnswer
 }
 
 // upstreamShare is a member's share session with one upstream broker.
@@ -75,6 +85,13 @@ type upstreamShare struct {
 	added     map[shareTP]bool  // to name in the next request
 	forgotten map[shareTP]bool  // to forget in the next request
 	maxBytes  map[shareTP]int32 // the client's partition_max_bytes of each
+	// flight is the leg in flight to this session, nil if none: at most
+	// one is, since each carries the epoch after the last one's.
+	flight *shareFlight
+	// release holds the records acquired here for partitions the
+	// client's session no longer has: released in the next leg, which
+	// forgets those the upstream session does not hold.
+	release map[shareTP][]kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch
 }
 
 func newShareSessions() *shareSessions {
@@ -102,6 +119,11 @@ type shareLeg struct {
 	forget   []shareTP
 	owns     map[shareTP]bool
 	maxBytes map[shareTP]int32 // the client's partition_max_bytes of name's partitions
+	// release: records to release, of partitions the client's session
+	// left (upstreamShare.release); unheld: those of them the upstream
+	// session does not hold, named and forgotten in the leg.
+	release map[shareTP][]kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch
+	unheld  []shareTP
 }
 
 // open starts the client's session anew (epoch 0): the upstream sessions
@@ -109,12 +131,22 @@ type shareLeg struct {
 func (ss *shareSessions) open(k shareMember, parts []shareTP, maxBytes map[shareTP]int32, leader func(shareTP) int32) []*shareLeg {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	_, legs := ss.openLocked(k, parts, maxBytes, leader)
+	return legs
+}
+
+// openLocked is open, returning the new session too. Legs still in flight
+// for a session it replaces stay with that one (share_fetch_wait.go).
+//
+// REQUIRES: ss.mu held.
+func (ss *shareSessions) openLocked(k shareMember, parts []shareTP, maxBytes map[shareTP]int32,
+	leader func(shareTP) int32) (*shareSession, []*shareLeg) {
 	sess := &shareSession{next: 1, parts: make(map[shareTP]int32), nodes: make(map[int32]*upstreamShare)}
 	ss.m[k] = sess
 	for _, tp := range parts {
 		sess.addLocked(tp, leader(tp), maxBytes[tp])
 	}
-	return sess.legsLocked(false)
+	return sess, sess.legsLocked(false)
 }
 
 // step applies an incremental request at epoch to the client's session:
@@ -127,15 +159,28 @@ func (ss *shareSessions) step(k shareMember, epoch int32, parts []shareTP, forgo
 	maxBytes map[shareTP]int32, leader func(shareTP) int32) ([]*shareLeg, *kerr.Error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	_, legs, _, err := ss.stepLocked(k, epoch, parts, forgotten, maxBytes, leader)
+	return legs, err
+}
+
+// stepLocked is step, returning the session too, and leaving: the
+// partitions the client forgot in this request, each with the upstream
+// session that acquired their records, which takes their
+// acknowledgements. The legs are those of the upstream sessions with no
+// leg in flight; the others wait (share_fetch_wait.go).
+//
+// REQUIRES: ss.mu held.
+func (ss *shareSessions) stepLocked(k shareMember, epoch int32, parts []shareTP, forgotten []shareTP,
+	maxBytes map[shareTP]int32, leader func(shareTP) int32) (*shareSession, []*shareLeg, map[shareTP]int32, *kerr.Error) {
 	sess := ss.m[k]
 	switch {
 	case sess == nil:
-		return nil, kerr.ShareSessionNotFound
+		return nil, nil, nil, kerr.ShareSessionNotFound
 	case epoch == -1:
 		delete(ss.m, k)
-		return sess.legsLocked(true), nil
+		return sess, sess.legsLocked(true), nil, nil
 	case epoch != sess.next:
-		return nil, kerr.InvalidShareSessionEpoch
+		return nil, nil, nil, kerr.InvalidShareSessionEpoch
 	}
 	sess.next = nextShareEpoch(sess.next)
 	// Kafka's order (ShareSession.update): the named partitions join the
@@ -181,7 +226,7 @@ func (ss *shareSessions) step(k shareMember, epoch int32, parts []shareTP, forgo
 			}
 		}
 	}
-	return legs, nil
+	return sess, legs, leaving, nil
 }
 
 // drop forgets the member's state: its upstream sessions are out of step,
@@ -225,45 +270,63 @@ func (u *upstreamShare) drop(tp shareTP) bool {
 }
 
 // legsLocked returns a leg per upstream session that has partitions or
-// something to forget, each at its epoch, which moves on (closing: every
-// opened session's leg at -1, and the member's sessions are done). An
-// upstream session left with nothing is dropped once its forgets are
-// sent. O(the session's partitions).
+// something to forget or release, and no leg in flight, each at its
+// epoch, which moves on (closing: every opened session's leg at -1, in
+// flight or not, since Kafka takes -1 at any point of a session, and the
+// member's sessions are done). An upstream session left with nothing to
+// send is dropped. O(the session's partitions).
 //
 // REQUIRES: ss.mu held.
 func (sess *shareSession) legsLocked(closing bool) []*shareLeg {
 	var legs []*shareLeg
 	for node, u := range sess.nodes {
 		switch {
-		case len(u.parts) == 0 && len(u.forgotten) == 0,
+		case u.flight != nil && !closing: // its leg waits for the one in flight (share_fetch_wait.go)
+			continue
+		case len(u.parts) == 0 && len(u.forgotten) == 0 && len(u.release) == 0 && u.flight == nil,
 			closing && u.epoch == 0: // never opened upstream: nothing to close
 			delete(sess.nodes, node)
 			continue
 		}
-		leg := &shareLeg{node: node, epoch: u.epoch, owns: maps.Clone(u.parts), maxBytes: map[shareTP]int32{}}
-		if closing {
-			leg.epoch = -1
-		}
-		for tp := range u.added {
-			leg.name = append(leg.name, tp)
-			leg.maxBytes[tp] = u.maxBytes[tp]
-		}
-		for tp := range u.forgotten {
-			leg.forget = append(leg.forget, tp)
-			delete(u.maxBytes, tp)
-		}
-		sortShareTPs(leg.name)
-		sortShareTPs(leg.forget)
-		clear(u.added)
-		clear(u.forgotten)
-		u.epoch = nextShareEpoch(u.epoch)
-		if len(u.parts) == 0 {
-			delete(sess.nodes, node) // its forgets go in this leg
-		}
-		legs = append(legs, leg)
+		legs = append(legs, sess.legLocked(node, closing))
 	}
 	slices.SortFunc(legs, func(a, b *shareLeg) int { return cmp.Compare(a.node, b.node) })
 	return legs
+}
+
+// legLocked returns the leg of node's upstream session: what it names,
+// forgets and releases, at its epoch (-1 closing), which moves on.
+//
+// REQUIRES: ss.mu held.
+func (sess *shareSession) legLocked(node int32, closing bool) *shareLeg {
+	u := sess.nodes[node]
+	leg := &shareLeg{node: node, epoch: u.epoch, owns: maps.Clone(u.parts), maxBytes: map[shareTP]int32{}}
+	if closing {
+		leg.epoch = -1 // the broker releases what the member holds: no release needed
+	} else if len(u.release) > 0 {
+		leg.release = u.release
+		for tp := range u.release {
+			if !u.parts[tp] {
+				leg.unheld = append(leg.unheld, tp)
+			}
+		}
+		sortShareTPs(leg.unheld)
+	}
+	u.release = nil
+	for tp := range u.added {
+		leg.name = append(leg.name, tp)
+		leg.maxBytes[tp] = u.maxBytes[tp]
+	}
+	for tp := range u.forgotten {
+		leg.forget = append(leg.forget, tp)
+		delete(u.maxBytes, tp)
+	}
+	sortShareTPs(leg.name)
+	sortShareTPs(leg.forget)
+	clear(u.added)
+	clear(u.forgotten)
+	u.epoch = nextShareEpoch(u.epoch)
+	return leg
 }
 
 // ack plans a ShareAcknowledge at epoch of the partitions tps: a leg per
