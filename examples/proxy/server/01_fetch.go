@@ -62,7 +62,40 @@ import (
 	"github.com/gopurgatory/purgatory/examples/internal/authz"
 )
 
-func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch).Handler.check = authorizeFetch }
+func init() {
+	a := serve(kmsg.Fetch, 4, 18, (*Server).handleFetch)
+	a.Handler.check, a.Handler.begin = authorizeFetch, (*Server).beginFetchSession
+}
+
+// beginFetchSession resolves r's fetch session before r is checked
+// (fetch_sessions.go): a session error is answered at once, with no
+// partition; otherwise r becomes the fetch the session stands for (every
+// partition of the session: what is authorized, read and waited on), and
+// its answer goes through the session.
+func (s *Server) beginFetchSession(r *request) bool {
+	req := r.Msg.(*kmsg.FetchRequest)
+	full, finish, code := s.sessions.begin(req, replicaOf(req) >= 0)
+	if code != 0 {
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = code
+		r.Respond(resp)
+		return true
+	}
+	r.Msg = full
+	if finish != nil {
+		r.finish = func(resp kmsg.Response) { finish(resp.(*kmsg.FetchResponse)) }
+	}
+	return false
+}
+
+// replicaOf is the replica id of a fetch: a broker's, or -1 for a
+// consumer.
+func replicaOf(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
+}
 
 func authorizeFetch(s *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
 	f := req.(*kmsg.FetchRequest)
@@ -86,7 +119,7 @@ func authorizeFetch(s *Server, c authz.Access, req kmsg.Request) (kmsg.Request, 
 
 func (s *Server) handleFetch(r *request) {
 	f := s.newDelayedFetch(r, r.Msg.(*kmsg.FetchRequest))
-	if f.resp.ErrorCode != 0 || f.replica {
+	if f.replica {
 		f.respond()
 		return
 	}

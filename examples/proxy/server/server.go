@@ -31,6 +31,9 @@ type Server struct {
 	tails   *tail.Manager
 	fetches *purgatory.Purgatory[tail.TP] // client fetches waiting for a tail
 	shares  *shareSessions                // clients' share sessions, upstream (share_sessions.go)
+	// sessions are the clients' fetch sessions with the proxy
+	// (fetch_sessions.go).
+	sessions *fetchSessions
 
 	// acls authorizes each client with the upstream's bindings (acls.go);
 	// nil without authorizer.class.name. aclStop and aclDone stop its
@@ -58,7 +61,8 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), shares: newShareSessions()}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), shares: newShareSessions(),
+		sessions: newFetchSessions(cfg.FetchSessionSlots, cfg.FetchSessionEviction)}
 	var err error
 	if s.metrics, err = newMetrics(s.reg); err != nil {
 		return nil, err
