@@ -384,3 +384,69 @@ func TestIncrementalFetchAuthorizedOnItsSession(t *testing.T) {
 		assert.Equal(t, []sessTP{tB0}, answered(resp), "epoch %d: the denial is answered, a/0 has nothing new", epoch)
 	}
 }
+
+// TestIncrementalFetchWaitsOnItsSession drives the proxy on the wire, in
+// front of a fake leader: a client opens a session on two partitions at
+// their end, then long-polls with an incremental fetch that names only
+// the first. The fetch waits in the proxy's purgatory on both partitions
+// of the session, and the record that reaches the second one upstream
+// answers it, long before its max_wait_ms, with that partition alone.
+// The same epoch sent again is refused.
+func TestIncrementalFetchWaitsOnItsSession(t *testing.T) {
+	l := newFakeLeader(t, 2)
+	s := newTestProxy(t, l)
+	c := dialTestProxy(t, s)
+	p0, p1 := sessTP{topic: "t", partition: 0}, sessTP{topic: "t", partition: 1}
+
+	// Tail both partitions first, until their caches know upstream's
+	// log start and last stable offset (a tail that has not polled yet
+	// answers -1 for them, and the session would answer the partitions
+	// again once they are known).
+	warm := sessFetch(12, 0, -1, []sessTP{p0, p1}, []int64{0, 0}, nil)
+	warm.MaxWaitMillis = 0
+	require.Eventually(t, func() bool {
+		resp := c.roundTrip(warm, 10*time.Second).(*kmsg.FetchResponse)
+		for _, p := range resp.Topics[0].Partitions {
+			if p.LogStartOffset != 0 || p.LastStableOffset != 0 {
+				return false
+			}
+		}
+		return resp.SessionID == 0
+	}, 10*time.Second, 5*time.Millisecond)
+
+	first := sessFetch(12, 0, 0, []sessTP{p0, p1}, []int64{0, 0}, nil)
+	first.MaxWaitMillis = 0
+	resp := c.roundTrip(first, 10*time.Second).(*kmsg.FetchResponse)
+	require.Zero(t, resp.ErrorCode)
+	id := resp.SessionID
+	require.NotZero(t, id, "a session is opened")
+	require.Equal(t, []sessTP{p0, p1}, answered(resp))
+	require.Equal(t, 2, s.Stats().Tailed, "both partitions are tailed from their end")
+
+	inc := sessFetch(12, id, 1, []sessTP{p0}, []int64{0}, nil)
+	inc.MaxWaitMillis = 120_000 // far longer than the test waits for its answer
+	c.send(inc)
+	require.Eventually(t, func() bool { return s.Stats().WaitingFetches == 1 }, 10*time.Second, time.Millisecond,
+		"the incremental fetch waits")
+	l.append(1)
+	resp = c.recv(inc, 30*time.Second).(*kmsg.FetchResponse)
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, id, resp.SessionID)
+	require.Equal(t, []sessTP{p1}, answered(resp), "woken by the partition it did not name")
+	assert.Equal(t, batchAt(0), resp.Topics[0].Partitions[0].RecordBatches)
+	assert.Equal(t, int64(1), resp.Topics[0].Partitions[0].HighWatermark)
+
+	resp = c.roundTrip(inc, 10*time.Second).(*kmsg.FetchResponse)
+	assert.Equal(t, kerr.InvalidFetchSessionEpoch.Code, resp.ErrorCode, "epoch 1 again")
+	assert.Zero(t, resp.SessionID)
+	assert.Empty(t, resp.Topics)
+
+	// Epoch 2 moves p1 on: nothing new anywhere, and the answer at
+	// max_wait_ms is empty.
+	idle := sessFetch(12, id, 2, []sessTP{p1}, []int64{1}, nil)
+	idle.MaxWaitMillis = 0
+	resp = c.roundTrip(idle, 10*time.Second).(*kmsg.FetchResponse)
+	require.Zero(t, resp.ErrorCode)
+	assert.Equal(t, id, resp.SessionID)
+	assert.Empty(t, resp.Topics, "nothing changed")
+}
