@@ -48,10 +48,22 @@ package server
 // another client's long poll filled, and they do not cut the others'
 // wait, as Kafka sets them aside.
 //
-// Fetch sessions (KIP-227): none is created: a full fetch is answered with
-// session id 0, which tells clients to go on with full fetches, and an
-// incremental one (epoch above 0) gets FETCH_SESSION_ID_NOT_FOUND. Replica
-// fetches are not proxied: every partition answers NOT_LEADER_OR_FOLLOWER.
+// Fetch sessions (KIP-227, v7+; fetch_sessions.go), served as Kafka
+// serves them: a consumer's full fetch at epoch 0 opens one (session id
+// 0 when the cache, max.incremental.fetch.session.cache.slots, has no
+// room); its incremental fetches name what they add, update or forget,
+// and are answered only on the partitions with records, an error or a
+// moved high watermark, log start or last stable offset. A session is
+// resolved before the fetch is checked: what is authorized, read and
+// waited on in the purgatory is every partition of the session, not only
+// those the fetch names. Epoch -1 (or 0) with a session id closes that
+// session. Errors, answered at once with no partition and session id 0:
+// FETCH_SESSION_ID_NOT_FOUND (a session the cache does not hold),
+// INVALID_FETCH_SESSION_EPOCH (not the session's next epoch, or a
+// duplicate), FETCH_SESSION_TOPIC_ID_ERROR (a session by topic id fetched
+// by name, or the reverse). Upstream, the proxy's own fetches are
+// sessionless. Replica fetches are not proxied: every partition answers
+// NOT_LEADER_OR_FOLLOWER, and they open no session.
 // Not implemented: preferred read replicas (-1 is answered: the proxy is
 // the only broker clients see), quotas.
 
