@@ -70,6 +70,7 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/internal/authz"
 )
@@ -95,7 +96,13 @@ func (s *Server) beginFetchSession(r *request) bool {
 	}
 	r.Msg = full
 	if finish != nil {
-		r.finish = func(resp kmsg.Response) { finish(resp.(*kmsg.FetchResponse)) }
+		r.finish = func(resp kmsg.Response) {
+			m := resp.(*kmsg.FetchResponse)
+			finish(m)
+			if req.SessionEpoch == 0 && m.SessionID != 0 {
+				r.Logger().Debug("fetch session opened", zap.Int32("session_id", m.SessionID))
+			}
+		}
 	}
 	return false
 }

@@ -4,8 +4,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -73,6 +75,8 @@ type fetchSessions struct {
 	slots      int              // immutable
 	evictAfter time.Duration    // immutable
 	now        func() time.Time // immutable (tests set it before use)
+
+	evictions atomic.Int64 // sessions evicted for a new one
 
 	mu   sync.Mutex // guards the following, and each session's use fields
 	byID map[int32]*fetchSession
@@ -260,6 +264,7 @@ func (fs *fetchSessions) evictLocked(size int, now time.Time) bool {
 	default:
 		return false
 	}
+	fs.evictions.Add(1)
 	return true
 }
 
@@ -296,6 +301,35 @@ func (fs *fetchSessions) len() int {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	return len(fs.byID)
+}
+
+// partitions returns how many partitions the cache's sessions hold, as of
+// their last use.
+func (fs *fetchSessions) partitions() int {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	n := 0
+	for _, s := range fs.byID {
+		n += s.size
+	}
+	return n
+}
+
+// collectors are the cache's metrics, Kafka's NumIncrementalFetchSessions,
+// NumIncrementalFetchPartitionsCached and
+// IncrementalFetchSessionEvictionsPerSec.
+func (fs *fetchSessions) collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "proxy_fetch_sessions", Help: "Clients' fetch sessions (KIP-227) the proxy holds.",
+		}, func() float64 { return float64(fs.len()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "proxy_fetch_session_partitions", Help: "Partitions of the fetch sessions the proxy holds.",
+		}, func() float64 { return float64(fs.partitions()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "proxy_fetch_session_evictions_total", Help: "Fetch sessions evicted to make room for a new one.",
+		}, func() float64 { return float64(fs.evictions.Load()) }),
+	}
 }
 
 // updateLocked applies an incremental fetch to s (Kafka's

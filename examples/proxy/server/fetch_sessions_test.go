@@ -357,6 +357,8 @@ func TestFetchSessionCacheEviction(t *testing.T) {
 	_, _, code = fs.begin(sessFetch(12, c, 1, nil, nil, nil), false)
 	assert.Zero(t, code, "c stays")
 	assert.Equal(t, 2, fs.len())
+	assert.Equal(t, int64(2), fs.evictions.Load(), "b and a")
+	assert.Equal(t, 6, fs.partitions(), "c and d, three each")
 
 	none, _ := newTestFetchSessions(0)
 	assert.Zero(t, open(t, none, 12, tA0), "no slots: no session")
@@ -422,6 +424,7 @@ func TestIncrementalFetchWaitsOnItsSession(t *testing.T) {
 	require.NotZero(t, id, "a session is opened")
 	require.Equal(t, []sessTP{p0, p1}, answered(resp))
 	require.Equal(t, 2, s.Stats().Tailed, "both partitions are tailed from their end")
+	assert.Equal(t, 1, s.Stats().FetchSessions)
 
 	inc := sessFetch(12, id, 1, []sessTP{p0}, []int64{0}, nil)
 	inc.MaxWaitMillis = 120_000 // far longer than the test waits for its answer

@@ -67,6 +67,11 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if s.metrics, err = newMetrics(s.reg); err != nil {
 		return nil, err
 	}
+	for _, c := range s.sessions.collectors() {
+		if err := s.reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
 	upOpts, err := cfg.upstreamOptions()
 	if err != nil {
 		return nil, err
@@ -141,11 +146,13 @@ type Stats struct {
 	Tailed         int   // partitions tailed now
 	WaitingFetches int64 // client fetches waiting in the purgatory
 	Connections    int   // client connections open
+	FetchSessions  int   // clients' fetch sessions held
 }
 
 // Stats returns the proxy's state now.
 func (s *Server) Stats() Stats {
-	return Stats{Tailed: s.tails.Len(), WaitingFetches: s.metrics.waiting.Load(), Connections: s.net.Conns()}
+	return Stats{Tailed: s.tails.Len(), WaitingFetches: s.metrics.waiting.Load(), Connections: s.net.Conns(),
+		FetchSessions: s.sessions.len()}
 }
 
 // Serve accepts connections until Close, then returns nil.
