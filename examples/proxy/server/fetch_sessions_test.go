@@ -406,15 +406,22 @@ func TestIncrementalFetchWaitsOnItsSession(t *testing.T) {
 	// again once they are known).
 	warm := sessFetch(12, 0, -1, []sessTP{p0, p1}, []int64{0, 0}, nil)
 	warm.MaxWaitMillis = 0
-	require.Eventually(t, func() bool {
-		resp := c.roundTrip(warm, 10*time.Second).(*kmsg.FetchResponse)
+	known := func(resp *kmsg.FetchResponse) bool {
 		for _, p := range resp.Topics[0].Partitions {
 			if p.LogStartOffset != 0 || p.LastStableOffset != 0 {
 				return false
 			}
 		}
-		return resp.SessionID == 0
-	}, 10*time.Second, 5*time.Millisecond)
+		return true
+	}
+	for start := time.Now(); ; time.Sleep(5 * time.Millisecond) {
+		resp := c.roundTrip(warm, 10*time.Second).(*kmsg.FetchResponse)
+		require.Zero(t, resp.SessionID, "epoch -1 opens no session")
+		if known(resp) {
+			break
+		}
+		require.Less(t, time.Since(start), 10*time.Second, "the tails poll upstream")
+	}
 
 	first := sessFetch(12, 0, 0, []sessTP{p0, p1}, []int64{0, 0}, nil)
 	first.MaxWaitMillis = 0
