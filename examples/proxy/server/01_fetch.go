@@ -89,6 +89,8 @@ func (s *Server) beginFetchSession(r *request) bool {
 	req := r.Msg.(*kmsg.FetchRequest)
 	full, finish, code := s.sessions.begin(req, replicaOf(req) >= 0)
 	if code != 0 {
+		r.Logger().Debug("fetch session refused", zap.Int32("session_id", req.SessionID),
+			zap.Int32("epoch", req.SessionEpoch), zap.Error(kerr.ErrorForCode(code)))
 		resp := req.ResponseKind().(*kmsg.FetchResponse)
 		resp.ErrorCode = code
 		r.Respond(resp)
