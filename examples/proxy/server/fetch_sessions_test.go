@@ -372,9 +372,13 @@ func TestFetchSessionCacheEviction(t *testing.T) {
 // the client may read it.
 func TestIncrementalFetchAuthorizedOnItsSession(t *testing.T) {
 	fs, _ := newTestFetchSessions(10)
-	id := open(t, fs, 12, tA0, tB0)
-	for epoch := int32(1); epoch <= 2; epoch++ {
-		full, finish, code := fs.begin(sessFetch(12, id, epoch, nil, nil, nil), false)
+	var id int32
+	for epoch := int32(0); epoch <= 2; epoch++ {
+		var names []sessTP
+		if epoch == 0 {
+			names = []sessTP{tA0, tB0} // the opening fetch: b is denied, and in the session
+		}
+		full, finish, code := fs.begin(sessFetch(12, id, epoch, names, nil, nil), false)
 		require.Zero(t, code)
 		fwd, amend := authorizeFetch(nil, readsA(t), full)
 		require.NotNil(t, fwd)
@@ -383,6 +387,13 @@ func TestIncrementalFetchAuthorizedOnItsSession(t *testing.T) {
 		resp := answerFetch(fwd.(*kmsg.FetchRequest), nil)
 		amend(resp)
 		finish(resp)
+		if epoch == 0 {
+			id = resp.SessionID
+			require.NotZero(t, id)
+			assert.Equal(t, []sessTP{tA0, tB0}, answered(resp))
+			continue
+		}
+		assert.Equal(t, id, resp.SessionID)
 		assert.Equal(t, []sessTP{tB0}, answered(resp), "epoch %d: the denial is answered, a/0 has nothing new", epoch)
 	}
 }
