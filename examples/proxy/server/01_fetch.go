@@ -48,21 +48,75 @@ package server
 // another client's long poll filled, and they do not cut the others'
 // wait, as Kafka sets them aside.
 //
-// Fetch sessions (KIP-227): none is created: a full fetch is answered with
-// session id 0, which tells clients to go on with full fetches, and an
-// incremental one (epoch above 0) gets FETCH_SESSION_ID_NOT_FOUND. Replica
-// fetches are not proxied: every partition answers NOT_LEADER_OR_FOLLOWER.
+// Fetch sessions (KIP-227, v7+; fetch_sessions.go), served as Kafka
+// serves them: a consumer's full fetch at epoch 0 opens one (session id
+// 0 when the cache, max.incremental.fetch.session.cache.slots, has no
+// room); its incremental fetches name what they add, update or forget,
+// and are answered only on the partitions with records, an error or a
+// moved high watermark, log start or last stable offset. A session is
+// resolved before the fetch is checked: what is authorized, read and
+// waited on in the purgatory is every partition of the session, not only
+// those the fetch names. Epoch -1 (or 0) with a session id closes that
+// session. Errors, answered at once with no partition and session id 0:
+// FETCH_SESSION_ID_NOT_FOUND (a session the cache does not hold),
+// INVALID_FETCH_SESSION_EPOCH (not the session's next epoch, or a
+// duplicate), FETCH_SESSION_TOPIC_ID_ERROR (a session by topic id fetched
+// by name, or the reverse). Upstream, the proxy's own fetches are
+// sessionless. Replica fetches are not proxied: every partition answers
+// NOT_LEADER_OR_FOLLOWER, and they open no session.
 // Not implemented: preferred read replicas (-1 is answered: the proxy is
 // the only broker clients see), quotas.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/internal/authz"
 )
 
-func init() { serve(kmsg.Fetch, 4, 18, (*Server).handleFetch).Handler.check = authorizeFetch }
+func init() {
+	a := serve(kmsg.Fetch, 4, 18, (*Server).handleFetch)
+	a.Handler.check, a.Handler.begin = authorizeFetch, (*Server).beginFetchSession
+}
+
+// beginFetchSession resolves r's fetch session before r is checked
+// (fetch_sessions.go): a session error is answered at once, with no
+// partition; otherwise r becomes the fetch the session stands for (every
+// partition of the session: what is authorized, read and waited on), and
+// its answer goes through the session.
+func (s *Server) beginFetchSession(r *request) bool {
+	req := r.Msg.(*kmsg.FetchRequest)
+	full, finish, code := s.sessions.begin(req, replicaOf(req) >= 0)
+	if code != 0 {
+		r.Logger().Debug("fetch session refused", zap.Int32("session_id", req.SessionID),
+			zap.Int32("epoch", req.SessionEpoch), zap.Error(kerr.ErrorForCode(code)))
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = code
+		r.Respond(resp)
+		return true
+	}
+	r.Msg = full
+	if finish != nil {
+		r.finish = func(resp kmsg.Response) {
+			m := resp.(*kmsg.FetchResponse)
+			finish(m)
+			if req.SessionEpoch == 0 && m.SessionID != 0 {
+				r.Logger().Debug("fetch session opened", zap.Int32("session_id", m.SessionID))
+			}
+		}
+	}
+	return false
+}
+
+// replicaOf is the replica id of a fetch: a broker's, or -1 for a
+// consumer.
+func replicaOf(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
+}
 
 func authorizeFetch(s *Server, c authz.Access, req kmsg.Request) (kmsg.Request, func(kmsg.Response)) {
 	f := req.(*kmsg.FetchRequest)
@@ -86,7 +140,7 @@ func authorizeFetch(s *Server, c authz.Access, req kmsg.Request) (kmsg.Request, 
 
 func (s *Server) handleFetch(r *request) {
 	f := s.newDelayedFetch(r, r.Msg.(*kmsg.FetchRequest))
-	if f.resp.ErrorCode != 0 || f.replica {
+	if f.replica {
 		f.respond()
 		return
 	}

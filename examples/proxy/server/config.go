@@ -74,6 +74,14 @@ type Config struct {
 	TailFetchPartitionMax  int32         // tail.fetch.partition.max.bytes
 	TailIdle               time.Duration // tail.idle.ms
 
+	// FetchSessionSlots bounds the clients' fetch sessions (KIP-227) the
+	// proxy keeps (max.incremental.fetch.session.cache.slots; 0: none,
+	// every fetch is answered without one), and FetchSessionEviction is
+	// how long a session is unused before a new one may take its slot
+	// (min.incremental.fetch.session.eviction.ms). See fetch_sessions.go.
+	FetchSessionSlots    int
+	FetchSessionEviction time.Duration
+
 	RequestTimeout      time.Duration // request.timeout.ms: upstream answers
 	MetadataMaxAge      time.Duration // metadata.max.age.ms
 	ReconnectBackoff    time.Duration // reconnect.backoff.ms
@@ -103,6 +111,8 @@ func Default() Config {
 		TailFetchMaxBytes:      50 << 20,
 		TailFetchPartitionMax:  1 << 20,
 		TailIdle:               30 * time.Second,
+		FetchSessionSlots:      1000,
+		FetchSessionEviction:   2 * time.Minute,
 		RequestTimeout:         30 * time.Second,
 		MetadataMaxAge:         30 * time.Second,
 		ReconnectBackoff:       50 * time.Millisecond,
@@ -130,6 +140,8 @@ func (c *Config) validate() error {
 		return errors.New("tail.fetch.max.wait.ms and tail.idle.ms must be positive")
 	case c.TailFetchMaxBytes < 1 || c.TailFetchPartitionMax < 1:
 		return errors.New("tail.fetch.max.bytes and tail.fetch.partition.max.bytes must be at least 1")
+	case c.FetchSessionSlots < 0 || c.FetchSessionEviction < 0:
+		return errors.New("max.incremental.fetch.session.cache.slots and min.incremental.fetch.session.eviction.ms must not be negative")
 	case c.RequestTimeout <= 0 || c.MetadataMaxAge <= 0:
 		return errors.New("request.timeout.ms and metadata.max.age.ms must be positive")
 	case c.ReconnectBackoff < 0 || c.ReconnectBackoffMax < c.ReconnectBackoff:
@@ -188,6 +200,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(int32Value{&c.TailFetchMaxBytes}, "tail.fetch.max.bytes", "max_bytes of a shared upstream long poll")
 	fs.Var(int32Value{&c.TailFetchPartitionMax}, "tail.fetch.partition.max.bytes", "partition_max_bytes of a shared upstream long poll")
 	fs.Var(msValue{&c.TailIdle}, "tail.idle.ms", "stop tailing a partition no client fetch used for this long")
+	fs.IntVar(&c.FetchSessionSlots, "max.incremental.fetch.session.cache.slots", c.FetchSessionSlots, "clients' fetch sessions (KIP-227) kept (0: none, every fetch is full)")
+	fs.Var(msValue{&c.FetchSessionEviction}, "min.incremental.fetch.session.eviction.ms", "how long a fetch session is unused before a new one may take its slot")
 	fs.Var(msValue{&c.RequestTimeout}, "request.timeout.ms", "how long an upstream answer may take, on top of what the request waits by design")
 	fs.Var(msValue{&c.MetadataMaxAge}, "metadata.max.age.ms", "how often the upstream metadata is refreshed")
 	fs.Var(msValue{&c.ReconnectBackoff}, "reconnect.backoff.ms", "how long an upstream broker that failed to dial is not dialled again")

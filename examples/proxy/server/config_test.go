@@ -26,6 +26,7 @@ func TestFlagsSetTheConfig(t *testing.T) {
 		"--upstream", "b1:9092, b2:9092", "--listeners", "0.0.0.0:9192", "--node.id", "7",
 		"--tail.fetch.max.wait.ms", "250", "--cache.bytes.per.partition", "1024", "--tail.idle.ms=5000",
 		"--tail.fetch.partition.max.bytes", "65536",
+		"--max.incremental.fetch.session.cache.slots", "10", "--min.incremental.fetch.session.eviction.ms", "60000",
 	}))
 	assert.Equal(t, []string{"b1:9092", "b2:9092"}, cfg.seeds())
 	assert.Equal(t, "0.0.0.0:9192", cfg.Listener)
@@ -34,6 +35,9 @@ func TestFlagsSetTheConfig(t *testing.T) {
 	assert.Equal(t, 1024, cfg.CacheBytesPerPartition)
 	assert.Equal(t, 5*time.Second, cfg.TailIdle)
 	assert.Equal(t, int32(65536), cfg.TailFetchPartitionMax)
+	assert.Equal(t, 10, cfg.FetchSessionSlots)
+	assert.Equal(t, time.Minute, cfg.FetchSessionEviction)
+	assert.Equal(t, "1000", fs.Lookup("max.incremental.fetch.session.cache.slots").DefValue, "Kafka's default")
 	assert.Contains(t, fs.Lookup("tail.fetch.max.wait.ms").DefValue, "500", "the flag shows the default")
 }
 
@@ -78,6 +82,7 @@ func TestValidate(t *testing.T) {
 		{name: "no cache", tweak: func(c *Config) { c.CacheBytesPerPartition = 0 }},
 		{name: "no tail wait", tweak: func(c *Config) { c.TailFetchMaxWait = 0 }},
 		{name: "backoffs the wrong way round", tweak: func(c *Config) { c.ReconnectBackoff = 2 * c.ReconnectBackoffMax }},
+		{name: "negative fetch session slots", tweak: func(c *Config) { c.FetchSessionSlots = -1 }},
 		{name: "tiny requests", tweak: func(c *Config) { c.SocketRequestMaxBytes = 100 }},
 		{name: "two listeners", tweak: func(c *Config) { c.Listener = "PLAINTEXT://127.0.0.1:1,SSL://127.0.0.1:2" }},
 		{name: "TLS without a keystore", tweak: func(c *Config) { c.Listener = "SSL://127.0.0.1:9192" }},

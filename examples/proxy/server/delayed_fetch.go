@@ -64,17 +64,11 @@ type fetchPart struct {
 func (s *Server) newDelayedFetch(r *request, req *kmsg.FetchRequest) *delayedFetch {
 	f := &delayedFetch{s: s, r: r, req: req, minBytes: int(req.MinBytes), maxBytes: int(req.MaxBytes),
 		deadline: r.Received.Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)}
+	// A fetch of a session comes here as the full fetch the session
+	// stands for (fetch_sessions.go): every partition of the session is
+	// read, and waited on.
 	f.resp = req.ResponseKind().(*kmsg.FetchResponse)
-	if req.SessionEpoch > 0 {
-		// An incremental fetch names a session; the proxy creates none.
-		f.resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-		return f
-	}
-	replica := req.ReplicaID
-	if req.Version >= 15 {
-		replica = req.ReplicaState.ID
-	}
-	f.replica = replica >= 0
+	f.replica = replicaOf(req) >= 0
 	switch req.IsolationLevel {
 	case 0:
 		f.iso = cache.ReadUncommitted
@@ -314,9 +308,6 @@ func (f *delayedFetch) respond() {
 	for i := range f.parts {
 		p := &f.parts[i]
 		sp := &f.resp.Topics[p.ti].Partitions[p.pi]
-		if p.up == nil {
-			continue // a session error: the partitions are not answered
-		}
 		a := p.up
 		sp.ErrorCode = a.ErrorCode
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = a.HighWatermark, a.LastStableOffset, a.LogStartOffset

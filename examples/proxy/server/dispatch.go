@@ -17,6 +17,11 @@ type api struct {
 	// without one is refused when authorization is on. local APIs are
 	// not checked.
 	check check
+	// begin, when set, runs before the check: it answers the request
+	// itself (and reports true), or sets what the check and the handler
+	// see. A fetch of a session becomes the full fetch the session
+	// stands for (fetch_sessions.go).
+	begin func(*Server, *request) bool
 }
 
 // apis is filled by the init functions of the API files (00_produce.go,
@@ -46,11 +51,16 @@ func (h handler) Supports(key, version int16) bool { return apis.Supports(key, v
 // behind it so that they reach upstream in order (see coordinators). A
 // panic is kafkanet's to recover: the connection is closed.
 //
-// With authorization on, the request is checked first (authz.go): a
-// denial is answered here, and the handler serves what passed.
+// A fetch's session is resolved first (its begin): the check and the
+// handler see the full fetch it stands for. With authorization on, the
+// request is checked then (authz.go): a denial is answered here, and the
+// handler serves what passed.
 func (h handler) ServeKafka(r *kafkanet.Request) {
 	a := apis.Lookup(r.Msg.Key()).Handler
 	req := &request{Request: r, s: h.s}
+	if a.begin != nil && a.begin(h.s, req) {
+		return
+	}
 	if h.s.authorize(req, a) {
 		return
 	}

@@ -66,6 +66,21 @@
 // fetches completed by its connection's context. Closing the proxy closes the
 // purgatory, which answers every waiting fetch.
 //
+// # Fetch sessions
+//
+// Clients get fetch sessions (KIP-227) from the proxy, as from a Kafka
+// broker (fetch_sessions.go): a full fetch at epoch 0 opens one, and the
+// client's incremental fetches then name only what changed. The proxy
+// resolves a fetch's session before anything else: the fetch it
+// authorizes, reads and has wait is the full one the session stands for,
+// so that an incremental fetch waits on every partition of its session,
+// and its answer is filtered down to the partitions with records or news
+// (a moved high watermark, log start or last stable offset, an error).
+// The sessions live in one cache of
+// max.incremental.fetch.session.cache.slots, evicted by Kafka's rules,
+// not with their connection. Upstream, the proxy's own fetches stay
+// sessionless.
+//
 // # Requests
 //
 // The connections are the network layer's (package kafkanet, the
@@ -125,8 +140,7 @@
 // brings records, the others' legs staying in flight for the next one
 // (share_fetch_wait.go). KIP-848's heartbeats go to the coordinator too.
 //
-// Not served: replica fetches, fetch sessions (clients fall back to full
-// fetches), and the APIs neither routes.go nor an API file lists
+// Not served: replica fetches, and the APIs neither routes.go nor an API file lists
 // (OffsetForLeaderEpoch, DeleteRecords, ACLs (which upstream would apply
 // as the proxy's principal), client quotas): ApiVersions does not
 // offer them, and clients do without or fail as with a broker that lacks
@@ -134,8 +148,9 @@
 //
 // # Lock order
 //
-// An operation's lock (around TryComplete), then a cache's (a leaf). The
-// tail manager's lock, then the upstream cluster's. shareSessions.mu,
+// An operation's lock (around TryComplete), then a cache's (a leaf).
+// fetchSessions.mu, then a fetchSession's; neither is held while a fetch
+// is read or answered. The tail manager's lock, then the upstream cluster's. shareSessions.mu,
 // then the upstream cluster's (a share request's leaders are looked up
 // under it); it is released before the request is sent and before the
 // client is answered. A connection's lock

@@ -17,12 +17,19 @@ type request struct {
 	// amend, when the client's authorization took something out of the
 	// request, puts the denials back into the answer (authz.go).
 	amend func(kmsg.Response)
+	// finish, when r is a fetch of a fetch session, filters the answer
+	// through the session, after amend (fetch_sessions.go).
+	finish func(kmsg.Response)
 }
 
-// Respond answers r with resp, amended for the client's authorization.
+// Respond answers r with resp, amended for the client's authorization
+// and filtered through its fetch session.
 func (r *request) Respond(resp kmsg.Response) {
 	if r.amend != nil {
 		r.amend(resp)
+	}
+	if r.finish != nil {
+		r.finish(resp)
 	}
 	r.Request.Respond(resp)
 }

@@ -31,6 +31,9 @@ type Server struct {
 	tails   *tail.Manager
 	fetches *purgatory.Purgatory[tail.TP] // client fetches waiting for a tail
 	shares  *shareSessions                // clients' share sessions, upstream (share_sessions.go)
+	// sessions are the clients' fetch sessions with the proxy
+	// (fetch_sessions.go).
+	sessions *fetchSessions
 
 	// acls authorizes each client with the upstream's bindings (acls.go);
 	// nil without authorizer.class.name. aclStop and aclDone stop its
@@ -58,10 +61,16 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), shares: newShareSessions()}
+	s := &Server{cfg: cfg, log: log, reg: prometheus.NewRegistry(), shares: newShareSessions(),
+		sessions: newFetchSessions(cfg.FetchSessionSlots, cfg.FetchSessionEviction)}
 	var err error
 	if s.metrics, err = newMetrics(s.reg); err != nil {
 		return nil, err
+	}
+	for _, c := range s.sessions.collectors() {
+		if err := s.reg.Register(c); err != nil {
+			return nil, err
+		}
 	}
 	upOpts, err := cfg.upstreamOptions()
 	if err != nil {
@@ -137,11 +146,13 @@ type Stats struct {
 	Tailed         int   // partitions tailed now
 	WaitingFetches int64 // client fetches waiting in the purgatory
 	Connections    int   // client connections open
+	FetchSessions  int   // clients' fetch sessions held
 }
 
 // Stats returns the proxy's state now.
 func (s *Server) Stats() Stats {
-	return Stats{Tailed: s.tails.Len(), WaitingFetches: s.metrics.waiting.Load(), Connections: s.net.Conns()}
+	return Stats{Tailed: s.tails.Len(), WaitingFetches: s.metrics.waiting.Load(), Connections: s.net.Conns(),
+		FetchSessions: s.sessions.len()}
 }
 
 // Serve accepts connections until Close, then returns nil.
