@@ -167,15 +167,18 @@ func (s *Server) describeBrokerConfigs(rr kmsg.DescribeConfigsRequestResource, s
 	}
 	levels := s.newConfigLevels(im)
 	names := slices.Collect(maps.Keys(levels.static))
-	for name := range topicSynonyms {
-		if _, ok := levels.static[name]; !ok {
-			names = append(names, name)
+	for _, dynamic := range []map[string]string{topicSynonyms, {leaderThrottleRate: "", followerThrottleRate: ""}} {
+		for name := range dynamic {
+			if _, ok := levels.static[name]; !ok {
+				names = append(names, name)
+			}
 		}
 	}
 	slices.Sort(names)
 	for _, name := range names {
 		syn := levels.of(name)
 		_, dynamic := topicSynonyms[name]
+		dynamic = dynamic || throttleRates[name]
 		c := configEntry(storage.ConfigValue{Name: name, Value: *syn[0].Value}, !dynamic, syn[0].Source)
 		if synonyms {
 			c.ConfigSynonyms = syn
