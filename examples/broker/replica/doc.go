@@ -16,7 +16,8 @@
 // membership (package cluster); Leaders, Fetcher and AlterPartition see
 // the rest of the broker through small interfaces (LeaderEnv, FetcherEnv,
 // ControllerEnv), which the Manager implements over it (env.go). replica
-// imports storage, metadata, controller and cluster, never server.
+// imports storage, metadata, controller, cluster and quota (the
+// replication throttles), never server.
 //
 // # Waiting
 //
@@ -70,6 +71,16 @@
 // append are one step under the partition's lock
 // (storage.Partition.AppendReplicaAt), so that a leadership change
 // landing between them cannot let a former leader's batches in.
+//
+// # Replication throttles
+//
+// A topic's leader.replication.throttled.replicas and
+// follower.replication.throttled.replicas name the replicas this broker's
+// replication quotas (quota.Replication) throttle, as Kafka's
+// ReplicaManager and ReplicaFetcherThread do (throttle.go): the leader
+// answers a throttled follower out of the ISR no records while its rate
+// is over, and the follower leaves such a partition out of its fetch while
+// its own is. An in-sync replica is never throttled.
 //
 // # Goroutines
 //
