@@ -107,7 +107,10 @@
 // Partition's lock (taken inside its methods). LeaderEnv.AskISR is
 // called with a Followers' mu held: it starts the request and returns,
 // and must not call back into Leaders or Followers. The Fetcher holds no
-// lock of its own. No purgatory is called with any of these held: Wake
+// lock of its own. The replication quotas' locks (quota.Replication)
+// are leaves: a delayed fetch's TryComplete measures the leader quota
+// under its operation's lock, and nothing is taken under them. No
+// purgatory is called with any of these held: Wake
 // runs after the call that moved a partition returns. The metadata log's
 // lock (metalog.Log.mu) comes before all of them: Apply runs under it.
 package replica

@@ -97,8 +97,8 @@ var kafkaDynamic = map[string]bool{
 }
 
 // kafkaDynamicAbsent are broker configs Kafka changes dynamically that
-// this broker does not have at all (its thread pools, throttles, the
-// cleaner's I/O, the synonyms in other units), named so that a change to
+// this broker does not have at all (its thread pools, connection rates,
+// the cleaner's I/O, the synonyms in other units), named so that a change to
 // one is refused as what it is, not as an unknown name.
 var kafkaDynamicAbsent = map[string]bool{
 	"background.threads": true, "compression.type": true, "log.cleaner.dedupe.buffer.size": true,

@@ -76,6 +76,11 @@ func TestReplicationThrottleConfigs(t *testing.T) {
 	assert.Equal(t, kmsg.ConfigSourceDynamicTopicConfig, topic[storage.ConfigLeaderThrottledReplicas].Source)
 	got = incrementalAlterConfigs(t, c, 1, false, topicRes("a", setOp(storage.ConfigLeaderThrottledReplicas, "0:1,,1:2")))
 	assert.Equal(t, kerr.InvalidConfig.Code, got[0].code, "an empty entry inside the list")
+	two := "0:2"
+	got = incrementalAlterConfigs(t, c, 1, false, topicRes("a",
+		alterOp{name: storage.ConfigLeaderThrottledReplicas, value: &two, op: kmsg.IncrementalAlterConfigOpAppend}))
+	require.Zero(t, got[0].code, got[0].msg)
+	assert.Equal(t, storage.ThrottledReplicas("0:1,1:2,0:2"), st.Config().LeaderThrottled, "a LIST: APPEND adds to it")
 	got = incrementalAlterConfigs(t, c, 1, false, topicRes("a", deleteOp(storage.ConfigLeaderThrottledReplicas)))
 	require.Zero(t, got[0].code, got[0].msg)
 	listed := describeConfig(t, c, kmsg.ConfigResourceTypeTopic, "a")[storage.ConfigLeaderThrottledReplicas]
