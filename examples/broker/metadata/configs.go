@@ -57,8 +57,10 @@ type ConfigChange struct {
 // listConfigs are the configs of Kafka's LIST type, each with the
 // default a list operation starts from when a resource has none of its
 // own: a topic's cleanup.policy, and its broker-level default,
-// log.cleanup.policy (the broker has no flag of it: Kafka's default).
-var listConfigs = map[string]string{"cleanup.policy": "delete", "log.cleanup.policy": "delete"}
+// log.cleanup.policy (the broker has no flag of it: Kafka's default); a
+// topic's throttled-replica lists (KIP-73), empty by default.
+var listConfigs = map[string]string{"cleanup.policy": "delete", "log.cleanup.policy": "delete",
+	"leader.replication.throttled.replicas": "", "follower.replication.throttled.replicas": ""}
 
 // IncrementalConfigs returns current, a topic's own configs, after changes,
 // in order (KIP-339): SET sets a value, DELETE removes one. APPEND and

@@ -37,10 +37,10 @@ func TestIncrementalConfigs(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidConfig, "SET needs a value")
 }
 
-// TestIncrementalListConfigs: cleanup.policy is Kafka's one list among
-// the topic configs here: APPEND adds the items it lacks to the topic's
-// own list, or to the default (delete) when it has none, and SUBTRACT
-// removes them, as Kafka's controller does.
+// TestIncrementalListConfigs: cleanup.policy and the throttled-replica
+// lists are Kafka's lists among the topic configs here: APPEND adds the
+// items it lacks to the topic's own list, or to the default (delete; none)
+// when it has none, and SUBTRACT removes them, as Kafka's controller does.
 func TestIncrementalListConfigs(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -56,6 +56,12 @@ func TestIncrementalListConfigs(t *testing.T) {
 			ConfigChange{Name: "cleanup.policy", Op: ConfigSubtract, Value: ptr("delete")}, map[string]string{"cleanup.policy": "compact"}},
 		{"subtract from the default", nil, ConfigChange{Name: "cleanup.policy", Op: ConfigSubtract, Value: ptr("compact")},
 			map[string]string{"cleanup.policy": "delete"}},
+		{"append a throttled replica to none", nil,
+			ConfigChange{Name: "leader.replication.throttled.replicas", Op: ConfigAppend, Value: ptr("0:1, 1:2")},
+			map[string]string{"leader.replication.throttled.replicas": "0:1,1:2"}},
+		{"subtract a throttled replica", map[string]string{"follower.replication.throttled.replicas": "0:1,1:2"},
+			ConfigChange{Name: "follower.replication.throttled.replicas", Op: ConfigSubtract, Value: ptr("0:1")},
+			map[string]string{"follower.replication.throttled.replicas": "1:2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -72,6 +72,24 @@
 //
 //	strict:  tokens < 0 ? refuse, throttle = -tokens / Q : tokens -= partitions
 //
+// # Replication throttles
+//
+// Replication (KIP-73, Kafka's ReplicationQuotaManager) bounds the bytes a
+// broker sends, as a leader, to followers out of the ISR
+// (leader.replication.throttled.rate), or fetches, as a follower out of
+// the ISR (follower.replication.throttled.rate), for the replicas its
+// topics' leader.replication.throttled.replicas and
+// follower.replication.throttled.replicas name. It is not a client's
+// quota and takes no throttle time: the replica fetch skips a throttled
+// partition while the rate is over the limit (package replica). It keeps
+// Kafka's own measure, SimpleRate (rate.go): the bytes of the last
+// quota.window.num windows over the time since the oldest began, at least
+// one window. The bucket's reason above does not apply: a skipped fetch is
+// retried at once, not muted for a throttle time, so the replication
+// stays within a fetch of the limit.
+//
+//	rate = Σ samples / max(now - oldest.start, window)     throttle = listed && !inSync && rate > limit
+//
 // # Cost
 //
 // Recording is O(1) under the Manager's lock (it was O(quota.window.num)

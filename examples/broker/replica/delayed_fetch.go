@@ -23,7 +23,8 @@ type delayedFetch struct {
 	iso      storage.Isolation
 	minBytes int
 	maxBytes int
-	byID     bool // v13+: topics are named by id
+	byID     bool  // v13+: topics are named by id
+	follower int32 // the follower fetching, -1 for a consumer
 	resp     *kmsg.FetchResponse
 	parts    []fetchPart // in request order
 	failed   bool        // some partition failed to be read: answer at once
@@ -103,6 +104,7 @@ func (m *Manager) newDelayedFetch(r Responder, req *kmsg.FetchRequest, refused [
 	if req.Version >= 15 {
 		replica, replicaEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
 	}
+	f.follower = max(replica, -1)
 	// A follower is who it says it is (KIP-903): a broker of the cluster
 	// registered and unfenced in the metadata log, at the broker epoch it
 	// gives (v15+). A fetch from a fenced, unregistered or restarted
@@ -222,6 +224,10 @@ func (f *delayedFetch) keys() []TP {
 // offset out of range: retention moved the log start past it, or this
 // broker no longer leads it at the epoch the fetch began under, as Kafka's
 // DelayedFetch completes when leadership moves).
+//
+// A partition the leader's replication throttle holds back from the
+// follower does not count (Kafka's DelayedFetch skips it), so that a
+// follower fetching only throttled partitions waits its max_wait_ms.
 func (f *delayedFetch) TryComplete() bool {
 	acc := 0
 	for _, part := range f.parts {
@@ -235,12 +241,21 @@ func (f *delayedFetch) TryComplete() bool {
 		if err != nil {
 			return true
 		}
+		if f.throttled(part) {
+			continue // its bytes would not be sent (throttle.go)
+		}
 		acc += min(n, part.maxBytes)
 		if acc >= f.minBytes {
 			return true
 		}
 	}
 	return acc >= f.minBytes
+}
+
+// throttled reports whether part, a follower's, is held back now by the
+// leader's replication throttle (throttle.go).
+func (f *delayedFetch) throttled(part fetchPart) bool {
+	return f.follower >= 0 && f.m.leaderThrottled(part.p, f.follower)
 }
 
 // OnComplete reads the logs and answers, whatever completed the fetch: its
@@ -261,6 +276,7 @@ func (f *delayedFetch) OnExpiration() {}
 func (f *delayedFetch) answer() {
 	room := f.r.Room(f.maxBytes)
 	remaining, minOne, read := room, true, 0
+	throttledBytes := 0 // sent of the partitions the leader throttle lists
 	for _, part := range f.parts {
 		if part.p == nil {
 			continue // its error is in the response already
@@ -270,7 +286,13 @@ func (f *delayedFetch) answer() {
 			sp.ErrorCode = f.m.notLeadingCode(part.p, f.byID)
 			continue
 		}
-		res, err := part.p.Read(part.offset, f.iso, min(part.maxBytes, remaining), minOne)
+		limit, one := min(part.maxBytes, remaining), minOne
+		if f.throttled(part) {
+			// No records, the offsets still (Kafka answers an
+			// empty set): nothing is read past them.
+			limit, one = 0, false
+		}
+		res, err := part.p.Read(part.offset, f.iso, limit, one)
 		if err != nil {
 			sp.ErrorCode = PartitionErrorCode(err, f.byID)
 			continue
@@ -291,7 +313,13 @@ func (f *delayedFetch) answer() {
 			minOne = false
 			remaining = max(0, remaining-len(res.Records))
 			read += len(res.Records)
+			if f.follower >= 0 && f.m.leaderListed(part.p) {
+				throttledBytes += len(res.Records)
+			}
 		}
 	}
+	// Recorded once read, in sync or not (Kafka's
+	// sizeOfThrottledPartitions), before the answer goes.
+	f.m.cfg.LeaderQuota.Record(throttledBytes)
 	f.r.RespondHolding(f.resp, read) // past the room by the one batch, if need be
 }

@@ -16,7 +16,8 @@
 // membership (package cluster); Leaders, Fetcher and AlterPartition see
 // the rest of the broker through small interfaces (LeaderEnv, FetcherEnv,
 // ControllerEnv), which the Manager implements over it (env.go). replica
-// imports storage, metadata, controller and cluster, never server.
+// imports storage, metadata, controller, cluster and quota (the
+// replication throttles), never server.
 //
 // # Waiting
 //
@@ -71,6 +72,16 @@
 // (storage.Partition.AppendReplicaAt), so that a leadership change
 // landing between them cannot let a former leader's batches in.
 //
+// # Replication throttles
+//
+// A topic's leader.replication.throttled.replicas and
+// follower.replication.throttled.replicas name the replicas this broker's
+// replication quotas (quota.Replication) throttle, as Kafka's
+// ReplicaManager and ReplicaFetcherThread do (throttle.go): the leader
+// answers a throttled follower out of the ISR no records while its rate
+// is over, and the follower leaves such a partition out of its fetch while
+// its own is. An in-sync replica is never throttled.
+//
 // # Goroutines
 //
 // The package starts none of its own; it runs on these:
@@ -96,7 +107,10 @@
 // Partition's lock (taken inside its methods). LeaderEnv.AskISR is
 // called with a Followers' mu held: it starts the request and returns,
 // and must not call back into Leaders or Followers. The Fetcher holds no
-// lock of its own. No purgatory is called with any of these held: Wake
+// lock of its own. The replication quotas' locks (quota.Replication)
+// are leaves: a delayed fetch's TryComplete measures the leader quota
+// under its operation's lock, and nothing is taken under them. No
+// purgatory is called with any of these held: Wake
 // runs after the call that moved a partition returns. The metadata log's
 // lock (metalog.Log.mu) comes before all of them: Apply runs under it.
 package replica

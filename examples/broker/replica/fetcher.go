@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
+	"github.com/gopurgatory/purgatory/examples/broker/quota"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
@@ -31,6 +32,9 @@ type FetcherConfig struct {
 	MinBytes    int32         // replica.fetch.min.bytes
 	MaxBytes    int32         // replica.fetch.max.bytes, per partition
 	Backoff     time.Duration // replica.fetch.backoff.ms
+	// Quota is follower.replication.throttled.rate's (throttle.go); nil
+	// throttles nothing.
+	Quota *quota.Replication
 }
 
 // Fetcher is a follower's replica fetcher: Run fetches, from one leader,
@@ -70,11 +74,14 @@ func NewFetcher(cfg FetcherConfig, env FetcherEnv, store *storage.Store, log *za
 // each on a goroutine of its own.
 func (fe *Fetcher) Run(ctx context.Context, leader int32) {
 	reconciled := make(map[*storage.Partition]int32) // the leader epoch each was reconciled at
+	inSync := make(map[*storage.Partition]bool)      // caught up with the leader's high watermark at its last fetch
 	for ctx.Err() == nil {
 		var parts []*storage.Partition
 		for _, p := range fe.followedFrom(leader) {
 			epoch := p.LeaderEpoch()
 			if at, ok := reconciled[p]; !ok || at != epoch {
+				delete(inSync, p) // a new fetch state, its lag unknown, as Kafka's
+
 				if err := fe.reconcile(ctx, leader, p); err != nil {
 					fe.log.Debug("reconcile with leader", zap.Int32("leader", leader), zap.String("topic", p.Topic().Name),
 						zap.Int32("partition", p.Index()), zap.Error(err))
@@ -87,15 +94,20 @@ func (fe *Fetcher) Run(ctx context.Context, leader int32) {
 		for p := range reconciled {
 			if p.Deleted() {
 				delete(reconciled, p)
+				delete(inSync, p)
 			}
 		}
+		// A throttled partition is left out of the fetch (Kafka's
+		// buildFetch): none left, the fetcher backs off, as Kafka's
+		// does with no fetch to send.
+		parts = fe.unthrottled(parts, inSync)
 		if len(parts) == 0 {
 			if !sleep(ctx, fe.cfg.Backoff) {
 				return
 			}
 			continue
 		}
-		progressed, err := fe.fetchOnce(ctx, leader, parts, reconciled)
+		progressed, err := fe.fetchOnce(ctx, leader, parts, reconciled, inSync)
 		if err != nil && ctx.Err() == nil {
 			fe.log.Debug("replica fetch", zap.Int32("leader", leader), zap.Error(err))
 		}
@@ -136,7 +148,14 @@ func (fe *Fetcher) followedFrom(leader int32) []*storage.Partition {
 // fetch answered at once with errors and nothing else is not progress, so
 // that the fetcher backs off rather than spin on a partition the leader
 // refuses.
-func (fe *Fetcher) fetchOnce(ctx context.Context, leader int32, parts []*storage.Partition, reconciled map[*storage.Partition]int32) (bool, error) {
+//
+// inSync records, for each partition answered, whether it caught up with
+// the leader's high watermark (Kafka's PartitionFetchState.isReplicaInSync,
+// which exempts it from the follower's throttle); the bytes of partitions
+// this broker's follower throttle lists are recorded in its quota, in sync
+// or not, as Kafka's processPartitionData records them.
+func (fe *Fetcher) fetchOnce(ctx context.Context, leader int32, parts []*storage.Partition, reconciled map[*storage.Partition]int32,
+	inSync map[*storage.Partition]bool) (bool, error) {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = fe.cfg.Self
 	req.ReplicaState.ID, req.ReplicaState.Epoch = fe.cfg.Self, fe.cfg.BrokerEpoch
@@ -210,6 +229,12 @@ func (fe *Fetcher) fetchOnce(ctx context.Context, leader int32, parts []*storage
 					fe.log.Warn("appending a leader's batches", zap.String("topic", name), zap.Int32("partition", rp.Partition), zap.Error(err))
 				}
 				p.SetHighWatermark(rp.HighWatermark)
+				if o, err := p.Offsets(); err == nil {
+					inSync[p] = o.LogEnd >= rp.HighWatermark
+				}
+				if fe.listed(p) {
+					fe.cfg.Quota.Record(len(rp.RecordBatches))
+				}
 				// The leader's log start, exactly (a DeleteRecords may have
 				// put it inside a batch), never past this replica's high
 				// watermark, as Kafka's follower takes it: what the leader
@@ -221,6 +246,7 @@ func (fe *Fetcher) fetchOnce(ctx context.Context, leader int32, parts []*storage
 				}
 			case kerr.OffsetOutOfRange.Code:
 				delete(reconciled, p)
+				delete(inSync, p)
 				failed = true
 			default:
 				failed = true

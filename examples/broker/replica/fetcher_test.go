@@ -23,6 +23,7 @@ type fetcherFixture struct {
 	im       *metadata.Image
 	leader   *storage.Partition // the leader's replica
 	follower *storage.Partition // broker 2's
+	store    *storage.Store     // broker 2's
 	// inFlight runs while the leader answers a fetch: what lands between
 	// the follower's request and its answer.
 	inFlight func()
@@ -37,6 +38,7 @@ func newFetcherFixture(t *testing.T) *fetcherFixture {
 	f.leader, _ = newStoredPartition(t, mt.ID)
 	var store *storage.Store
 	f.follower, store = newStoredPartition(t, mt.ID)
+	f.store = store
 	f.fe = NewFetcher(FetcherConfig{Self: 2, MinBytes: 1, MaxBytes: 1 << 20}, f, store, nil)
 	return f
 }
@@ -121,7 +123,7 @@ func TestFetcherDropsAnAnswerWhoseEpochMoved(t *testing.T) {
 			parts := f.fe.followedFrom(1)
 			require.Equal(t, []*storage.Partition{f.follower}, parts, "broker 2 follows the partition from broker 1")
 
-			_, err := f.fe.fetchOnce(context.Background(), 1, parts, reconciled)
+			_, err := f.fe.fetchOnce(context.Background(), 1, parts, reconciled, map[*storage.Partition]bool{})
 			require.NoError(t, err)
 			o, err := f.follower.Offsets()
 			require.NoError(t, err)

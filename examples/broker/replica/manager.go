@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gopurgatory/purgatory/examples/broker/cluster"
+	"github.com/gopurgatory/purgatory/examples/broker/quota"
 	"github.com/gopurgatory/purgatory/examples/broker/storage"
 	"github.com/gopurgatory/purgatory/operation"
 	"github.com/gopurgatory/purgatory/purgatory"
@@ -55,8 +56,11 @@ type Config struct {
 	ProducePurgeInterval int           // producer.purgatory.purge.interval.requests
 	DeleteRecordsPurge   int           // delete.records.purgatory.purge.interval.requests
 	// Fetcher is the followers' fetch settings; Start fills in Self and
-	// BrokerEpoch.
+	// BrokerEpoch. Its Quota is follower.replication.throttled.rate's.
 	Fetcher FetcherConfig
+	// LeaderQuota is leader.replication.throttled.rate's (throttle.go);
+	// nil throttles nothing.
+	LeaderQuota *quota.Replication
 
 	Logger     *zap.Logger
 	Registerer prometheus.Registerer // the purgatories' metrics

@@ -4,7 +4,9 @@ package server
 //
 // A topic resource (type 2) lists the topic configs this broker enforces
 // (max.message.bytes, min.insync.replicas, retention.bytes, retention.ms,
-// unclean.leader.election.enable, and those of compaction and segments)
+// unclean.leader.election.enable, those of compaction and segments, and
+// the replication throttles' leader.replication.throttled.replicas and
+// follower.replication.throttled.replicas, "" unless set)
 // with their values as the storage applies them now (AlterConfigs and
 // IncrementalAlterConfigs change them live); each is DYNAMIC_TOPIC_CONFIG
 // when the topic has it of its own (set at creation or by those APIs, as
@@ -19,7 +21,9 @@ package server
 //
 // A broker resource (type 4) named by this broker's id lists its
 // settings under their Kafka names, and the dynamic configs it has no
-// flag of, each from the source that gave its value: DYNAMIC_BROKER_CONFIG
+// flag of (the topic configs' log.* defaults, and
+// leader.replication.throttled.rate and follower.replication.throttled.rate,
+// Long.MAX_VALUE by default), each from the source that gave its value: DYNAMIC_BROKER_CONFIG
 // (its own), DYNAMIC_DEFAULT_BROKER_CONFIG (the cluster's), else
 // STATIC_BROKER_CONFIG (a flag), or DEFAULT_CONFIG (Kafka's default, for
 // a dynamic config without a flag); read-only unless dynamic here. The
@@ -167,15 +171,18 @@ func (s *Server) describeBrokerConfigs(rr kmsg.DescribeConfigsRequestResource, s
 	}
 	levels := s.newConfigLevels(im)
 	names := slices.Collect(maps.Keys(levels.static))
-	for name := range topicSynonyms {
-		if _, ok := levels.static[name]; !ok {
-			names = append(names, name)
+	for _, dynamic := range []map[string]string{topicSynonyms, {leaderThrottleRate: "", followerThrottleRate: ""}} {
+		for name := range dynamic {
+			if _, ok := levels.static[name]; !ok {
+				names = append(names, name)
+			}
 		}
 	}
 	slices.Sort(names)
 	for _, name := range names {
 		syn := levels.of(name)
 		_, dynamic := topicSynonyms[name]
+		dynamic = dynamic || throttleRates[name]
 		c := configEntry(storage.ConfigValue{Name: name, Value: *syn[0].Value}, !dynamic, syn[0].Source)
 		if synonyms {
 			c.ConfigSynonyms = syn

@@ -30,8 +30,17 @@ package server
 // Authorization (authz.go): ALTER on the cluster, else
 // CLUSTER_AUTHORIZATION_FAILED, top level and for every partition.
 //
-// Not implemented: replication throttles (Kafka's
-// leader/follower.replication.throttled.replicas), log directories.
+// A reassignment's catch-up is bounded by the replication throttles
+// (KIP-73), as Kafka's: the topic configs
+// leader.replication.throttled.replicas and
+// follower.replication.throttled.replicas name the replicas throttled, the
+// dynamic broker configs leader.replication.throttled.rate and
+// follower.replication.throttled.rate bound them (package replica's
+// throttle.go, replication_throttles.go); an in-sync replica is never
+// throttled. This API does not set them: the tool does, with
+// IncrementalAlterConfigs.
+//
+// Not implemented: log directories.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

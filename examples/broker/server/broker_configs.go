@@ -23,6 +23,12 @@ package server
 // unclean.leader.election.enable is the controller's: turned on, it
 // elects every offline partition that then allows it (metadata.SetConfigs).
 //
+// The replication throttles' rates (KIP-73, Kafka's QuotaConfig):
+// leader.replication.throttled.rate and follower.replication.throttled.rate,
+// bytes per second, Long.MAX_VALUE (unthrottled) by default, which every
+// broker applies to its replication quotas as it applies the log
+// (replication_throttles.go).
+//
 // Kafka allows more dynamically (thread pools, connection limits,
 // listeners, SSL keystores, the cleaner's threads and backoff, log.flush.*
 // ...); this broker reads those only at start, and refuses a change to
@@ -91,12 +97,11 @@ var kafkaDynamic = map[string]bool{
 }
 
 // kafkaDynamicAbsent are broker configs Kafka changes dynamically that
-// this broker does not have at all (its thread pools, throttles, the
-// cleaner's I/O, the synonyms in other units), named so that a change to
+// this broker does not have at all (its thread pools, connection rates,
+// the cleaner's I/O, the synonyms in other units), named so that a change to
 // one is refused as what it is, not as an unknown name.
 var kafkaDynamicAbsent = map[string]bool{
-	"background.threads": true, "compression.type": true, "follower.replication.throttled.rate": true,
-	"leader.replication.throttled.rate": true, "log.cleaner.dedupe.buffer.size": true,
+	"background.threads": true, "compression.type": true, "log.cleaner.dedupe.buffer.size": true,
 	"log.cleaner.io.buffer.load.factor": true, "log.cleaner.io.buffer.size": true,
 	"log.cleaner.io.max.bytes.per.second": true, "log.cleaner.threads": true, "log.index.size.max.bytes": true,
 	"log.message.timestamp.type": true, "log.preallocate": true, "log.retention.hours": true,
@@ -125,7 +130,7 @@ func (s *Server) checkBrokerNames(changes []metadata.ConfigChange) error {
 	var static, notHere, absent, unknown []string
 	for _, c := range changes {
 		switch {
-		case c.Op == metadata.ConfigDelete || topicSynonyms[c.Name] != "":
+		case c.Op == metadata.ConfigDelete || topicSynonyms[c.Name] != "" || throttleRates[c.Name]:
 		case kafkaDynamic[c.Name]:
 			notHere = append(notHere, c.Name)
 		case kafkaDynamicAbsent[c.Name]:
@@ -163,11 +168,17 @@ func (s *Server) checkBrokerNames(changes []metadata.ConfigChange) error {
 func (s *Server) checkBrokerValues(configs map[string]string) error {
 	cfg := storage.DefaultTopicConfig()
 	for _, name := range slices.Sorted(maps.Keys(configs)) {
+		v := configs[name]
+		if throttleRates[name] {
+			if _, err := parseThrottleRate(name, v); err != nil {
+				return err
+			}
+			continue
+		}
 		topic, ok := topicSynonyms[name]
 		if !ok {
 			return s.checkBrokerNames([]metadata.ConfigChange{{Name: name, Op: metadata.ConfigSet}})
 		}
-		v := configs[name]
 		if _, err := cfg.With(topic, &v); err != nil {
 			reason := strings.TrimPrefix(err.Error(), storage.ErrInvalidConfig.Error()+": ")
 			return kafkaErrorf(errBrokerConfig, "Invalid value %s for configuration %s: %s", v, name, reason)
@@ -219,7 +230,8 @@ func (s *Server) topicDefaults(im *metadata.Image) storage.TopicConfig {
 }
 
 // followBrokerConfigs applies the dynamic broker configs of after, the
-// image a record (rec, nil after a snapshot) made: the storage's topic
+// image a record (rec, nil after a snapshot) made: the replication
+// throttles' rates at once (replication_throttles.go); the storage's topic
 // defaults are replaced when they changed, before the record's topics are
 // applied (package replica), so that a topic it creates takes the new
 // ones; every other topic takes them after (refreshTopicConfigs). It
@@ -230,6 +242,7 @@ func (s *Server) followBrokerConfigs(after *metadata.Image, rec *metadata.Record
 	}) {
 		return false
 	}
+	s.followThrottleRates(after)
 	next := s.topicDefaults(after)
 	if next == s.data.store.TopicDefaults() {
 		return false

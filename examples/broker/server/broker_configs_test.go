@@ -224,6 +224,7 @@ func TestDynamicConfigTables(t *testing.T) {
 	for name := range kafkaDynamicAbsent {
 		assert.False(t, flags[name], "%s is no flag", name)
 		assert.NotContains(t, topicSynonyms, name)
+		assert.NotContains(t, throttleRates, name, "%s is dynamic here", name)
 	}
 	topics := make(map[string]bool)
 	for _, v := range staticTopicDefaults(cfg).Values() {

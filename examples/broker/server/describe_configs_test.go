@@ -41,7 +41,8 @@ func TestDescribeConfigs(t *testing.T) {
 		for _, cfg := range resp.Resources[0].Configs {
 			own[cfg.Name] = cfg
 		}
-		require.Len(t, own, 12, "v%d", v)
+		require.Len(t, own, 14, "v%d", v)
+		assert.Equal(t, "", *own["leader.replication.throttled.replicas"].Value, "none, Kafka's default")
 		assert.Equal(t, "false", *own["unclean.leader.election.enable"].Value)
 		assert.Equal(t, "delete", *own["cleanup.policy"].Value, "Kafka's default")
 		assert.Equal(t, "0.5", *own["min.cleanable.dirty.ratio"].Value)

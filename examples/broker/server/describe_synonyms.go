@@ -7,6 +7,8 @@ package server
 // has no flag of; the first present wins (broker_configs.go).
 
 import (
+	"strconv"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gopurgatory/purgatory/examples/broker/metadata"
@@ -49,6 +51,8 @@ func (l configLevels) of(name string) []kmsg.DescribeConfigsResponseResourceConf
 		out = append(out, synonym(name, v, kmsg.ConfigSourceStaticBrokerConfig))
 	} else if topic, ok := topicSynonyms[name]; ok {
 		out = append(out, synonym(name, l.kafka[topic], kmsg.ConfigSourceDefaultConfig))
+	} else if throttleRates[name] {
+		out = append(out, synonym(name, strconv.FormatInt(unthrottled, 10), kmsg.ConfigSourceDefaultConfig))
 	}
 	return out
 }

@@ -96,6 +96,10 @@ type Server struct {
 	// quotas enforce the client quotas of the metadata image
 	// (quotas.go).
 	quotas quotas
+	// replQuotas are the replication throttles' quotas
+	// (replication_throttles.go): immutable, their limits set as the
+	// metadata log is applied.
+	replQuotas replicationQuotas
 	// ipQuotas are the image's connection_creation_rate quotas, which
 	// the network layer enforces (connection_quota.go).
 	ipQuotas *ipQuotas
@@ -194,6 +198,10 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 	if s.data, err = newData(cfg, log, s.durable, s.files.maxPartitions); err != nil {
 		return nil, err
 	}
+	// Before the member: it applies the metadata log, which sets their limits.
+	if s.replQuotas, err = newReplicationQuotas(); err != nil {
+		return nil, err
+	}
 	peerTLS, quorumTLS, err := s.interBrokerTLS()
 	if err != nil {
 		return nil, err
@@ -212,8 +220,9 @@ func New(cfg Config, log *zap.Logger) (_ *Server, err error) {
 		FetchPurgeInterval: cfg.FetchPurgeInterval, ProducePurgeInterval: cfg.ProducePurgeInterval,
 		DeleteRecordsPurge: cfg.DeleteRecordsPurge,
 		Fetcher: replica.FetcherConfig{WaitMax: cfg.ReplicaFetchWaitMax, MinBytes: cfg.ReplicaFetchMinBytes,
-			MaxBytes: cfg.ReplicaFetchMaxBytes, Backoff: cfg.ReplicaFetchBackoff},
-		Logger: log, Registerer: s.reg}); err != nil {
+			MaxBytes: cfg.ReplicaFetchMaxBytes, Backoff: cfg.ReplicaFetchBackoff, Quota: s.replQuotas.follower},
+		LeaderQuota: s.replQuotas.leader,
+		Logger:      log, Registerer: s.reg}); err != nil {
 		return nil, err
 	}
 	s.coords = coordinator.New(coordinator.Config{Replicas: s.replicas, Member: s.member,

@@ -42,8 +42,9 @@ func TestCreateTopicsEveryVersion(t *testing.T) {
 				assert.Equal(t, int16(1), st.ReplicationFactor)
 				// max.message.bytes, min.insync.replicas, retention.bytes,
 				// retention.ms, unclean.leader.election.enable, and
-				// compaction's seven (cleanup.policy, ..., segment.ms).
-				assert.Len(t, st.Configs, 12)
+				// compaction's seven (cleanup.policy, ..., segment.ms),
+				// and the two throttled-replica lists.
+				assert.Len(t, st.Configs, 14)
 			}
 			if v >= 7 {
 				assert.Equal(t, [16]byte(topic.ID), st.TopicID)

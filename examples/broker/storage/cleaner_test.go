@@ -411,6 +411,7 @@ func TestCleanupPolicyConfig(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{
 		"cleanup.policy": "delete", "delete.retention.ms": "86400000", "max.compaction.lag.ms": "9223372036854775807",
+		"leader.replication.throttled.replicas": "", "follower.replication.throttled.replicas": "",
 		"max.message.bytes": "1048588", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
 		"min.insync.replicas": "1", "retention.bytes": "-1", "retention.ms": "604800000",
 		"segment.bytes": "1073741824", "segment.ms": "604800000", "unclean.leader.election.enable": "false",

@@ -151,7 +151,8 @@ func TestTopicConfig(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
-	assert.Equal(t, []ConfigValue{{ConfigCleanupPolicy, "delete"}, {ConfigDeleteRetentionMs, "0"}, {ConfigMaxCompactionLag, "9223372036854775807"},
+	assert.Equal(t, []ConfigValue{{ConfigCleanupPolicy, "delete"}, {ConfigDeleteRetentionMs, "0"},
+		{ConfigFollowerThrottledReplicas, ""}, {ConfigLeaderThrottledReplicas, ""}, {ConfigMaxCompactionLag, "9223372036854775807"},
 		{ConfigMaxMessageBytes, "1000"}, {ConfigDirtyRatio, "0"}, {ConfigMinCompactionLag, "0"}, {ConfigMinInsyncReplicas, "1"},
 		{ConfigRetentionBytes, "-1"}, {ConfigRetentionMs, "3600000"}, {ConfigSegmentBytes, "0"}, {ConfigSegmentMs, "0"},
 		{ConfigUncleanLeaderElection, "false"}}, base.Values(), "min.insync.replicas unset is 1; by name")

@@ -184,6 +184,12 @@ type TopicConfig struct {
 	// (setRollLocked); in memory every batch is a segment.
 	SegmentBytes int32
 	SegmentMs    time.Duration
+
+	// LeaderThrottled and FollowerThrottled are
+	// leader.replication.throttled.replicas and
+	// follower.replication.throttled.replicas (throttled.go): the
+	// replicas the brokers' replication quotas apply to.
+	LeaderThrottled, FollowerThrottled ThrottledReplicas
 }
 
 // The names of the topic configs, as Kafka names them.
@@ -224,6 +230,7 @@ func (c TopicConfig) Values() []ConfigValue {
 		{ConfigUncleanLeaderElection, strconv.FormatBool(c.UncleanLeaderElection)},
 	}
 	vs = append(vs, c.cleanerValues()...)
+	vs = append(vs, c.throttledValues()...)
 	slices.SortFunc(vs, func(a, b ConfigValue) int { return strings.Compare(a.Name, b.Name) })
 	return vs
 }
@@ -234,6 +241,9 @@ func (c TopicConfig) Values() []ConfigValue {
 // wrapping ErrInvalidConfig: a client asking for a config the broker does
 // not have is told, rather than silently given a topic without it.
 func (c TopicConfig) With(name string, value *string) (TopicConfig, error) {
+	if next, known, err := c.withThrottled(name, value); known {
+		return next, err
+	}
 	if value != nil {
 		if next, known, err := c.withCleaner(name, *value); known {
 			return next, err

@@ -61,6 +61,9 @@ var optionalConfigs = map[string]string{
 	storage.ConfigDeleteRetentionMs:     "86400000",
 	storage.ConfigSegmentBytes:          "1073741824",
 	storage.ConfigSegmentMs:             "604800000",
+	// The replication throttles' lists came later: none, Kafka's default.
+	storage.ConfigLeaderThrottledReplicas:   "",
+	storage.ConfigFollowerThrottledReplicas: "",
 }
 
 // partitionDirName matches a partition's directory: the topic, a dash,

@@ -171,17 +171,20 @@ func TestCatalogFile(t *testing.T) {
 		"configs": map[string]any{"retention.ms": "60000", "retention.bytes": "10", "max.message.bytes": "100",
 			"min.insync.replicas": "1", "unclean.leader.election.enable": "false",
 			"cleanup.policy": "delete", "delete.retention.ms": "0", "max.compaction.lag.ms": "9223372036854775807",
-			"min.cleanable.dirty.ratio": "0", "min.compaction.lag.ms": "0", "segment.bytes": "0", "segment.ms": "0"},
+			"min.cleanable.dirty.ratio": "0", "min.compaction.lag.ms": "0", "segment.bytes": "0", "segment.ms": "0",
+			"leader.replication.throttled.replicas": "", "follower.replication.throttled.replicas": ""},
 	}}}, f)
 }
 
-// TestCatalogKeepsReplication: a topic's replication factor and
-// min.insync.replicas survive a restart, and a catalog written before
-// either existed reads as 1 for both.
+// TestCatalogKeepsReplication: a topic's replication factor,
+// min.insync.replicas and throttled replicas survive a restart, and a
+// catalog written before they existed reads as 1 for both and no
+// throttled replicas.
 func TestCatalogKeepsReplication(t *testing.T) {
 	path := t.TempDir()
 	s, closeFirst := openStore(t, path)
-	cfg := storage.TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 4000, MinInsyncReplicas: 2}
+	cfg := storage.TopicConfig{Retention: -1, RetentionBytes: -1, MaxMessageBytes: 4000, MinInsyncReplicas: 2,
+		LeaderThrottled: "0:1,1:2", FollowerThrottled: storage.AllThrottled}
 	id := storage.TopicID{4, 2}
 	_, err := s.CreateTopicSpec(storage.TopicSpec{Name: "replicated", ID: id, Partitions: 2, Config: cfg, ReplicationFactor: 3})
 	require.NoError(t, err)
@@ -203,6 +206,7 @@ func TestCatalogKeepsReplication(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int16(1), topic.ReplicationFactor, "no replication_factor: 1")
 	cfg.MinInsyncReplicas = 1
+	cfg.LeaderThrottled, cfg.FollowerThrottled = "", "" // no throttled replicas: none
 	want := cfg
 	want.DirtyRatio, want.DeleteRetention = 0.5, 24*time.Hour
 	want.SegmentBytes, want.SegmentMs = 1<<30, 7*24*time.Hour
