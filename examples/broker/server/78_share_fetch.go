@@ -144,15 +144,8 @@ func (s *Server) handleShareFetch(r *kafkanet.Request) {
 	// coordinator. The answer goes once both are done (f.done).
 	f.done = countdown(2, f.respond)
 	persistAll(acked, func(codes []int16) {
-		i := 0
-		for j := range f.parts {
-			if part := &f.parts[j]; part.acked {
-				if part.ackCode == 0 {
-					part.ackCode = codes[i]
-				}
-				i++
-			}
-		}
+		// Kept apart from f.parts, which the fetch reads meanwhile.
+		f.persisted = codes
 		if req.ShareSessionEpoch == -1 {
 			// A closing session fetches nothing: its records are
 			// released once its acknowledgements were applied.

@@ -46,6 +46,10 @@ type delayedShareFetch struct {
 	// done is called once by answer and once when the request's
 	// acknowledgements are durable; the second call responds.
 	done func()
+	// persisted holds the codes of the acknowledged partitions' writes,
+	// in parts' order (persistAll's), set before the acknowledgements'
+	// call of done and read by respond only.
+	persisted []int16
 	// answered holds the partitions' answers answer made, in parts'
 	// order, for respond.
 	answered []kmsg.ShareFetchResponseTopicPartition
@@ -59,7 +63,8 @@ type shareFetchPart struct {
 	epoch int32 // the leader epoch it is read under
 	code  int16 // an error found when the request was read
 	// acked is set when the request acknowledged records of the partition:
-	// it is answered then, with ackCode, even without records.
+	// it is answered then, with ackCode (else its write's code), even
+	// without records.
 	acked   bool
 	ackCode int16
 	// left is set for a partition the request named and forgot: out of
@@ -138,9 +143,16 @@ func (f *delayedShareFetch) answer() {
 // records, an error, or the request's acknowledgements' result (an
 // incremental session's answer leaves the others out).
 func (f *delayedShareFetch) respond() {
+	acked := 0
 	for i := range f.parts {
 		part, rp := &f.parts[i], f.answered[i]
-		rp.AcknowledgeErrorCode = part.ackCode
+		if part.acked {
+			rp.AcknowledgeErrorCode = part.ackCode
+			if rp.AcknowledgeErrorCode == 0 {
+				rp.AcknowledgeErrorCode = f.persisted[acked]
+			}
+			acked++
+		}
 		if rp.ErrorCode != 0 {
 			var ep describedBroker
 			var hinted bool

@@ -82,3 +82,39 @@ func TestShareFetchAcquiresWhileItsAcknowledgementsAreWritten(t *testing.T) {
 	assert.Equal(t, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{{FirstOffset: 1, LastOffset: 1, DeliveryCount: 1}},
 		got.AcquiredRecords)
 }
+
+// TestShareFetchAcknowledgementsDurableWhileItIsTried: the write of a
+// waiting share fetch's acknowledgements ends on one goroutine while an
+// append tries the fetch on another. The write's codes must not be kept
+// where a try reads (the race detector saw a try copying a partition
+// whose acknowledgement code the write's answer was setting).
+func TestShareFetchAcknowledgementsDurableWhileItIsTried(t *testing.T) {
+	s := newTestServer(t)
+	held := &heldWrites{Persister: s.share.persister}
+	var err error
+	s.share.parts, err = share.NewManager(share.Config{Timer: s.share.timer, Wake: s.share.wakeShare, Persister: held})
+	require.NoError(t, err)
+	topic := createTopic(t, s, "share-race", 1)
+	tc := newTestConn(t, s)
+	tc.await(tc.serve(s, groupConfigReq("g", cfgShareAutoOffsetReset, "earliest")))
+	tc.await(tc.serve(s, produceRequest(9, 1, "share-race", 0, batchtest.Values(nowMs(), "v0"))))
+	require.Len(t, acquired(t, tc.await(tc.serve(s, shareFetchReq(topic.ID, "a", 0, 0)))).AcquiredRecords, 1)
+
+	held.mu.Lock()
+	held.hold = true
+	held.mu.Unlock()
+	r := tc.serve(s, shareFetchReq(topic.ID, "a", 1, 30000,
+		kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{FirstOffset: 0, LastOffset: 0, AcknowledgeTypes: []int8{1}}))
+	_, answered := tc.answer(r)
+	require.False(t, answered, "nothing to acquire yet: the fetch waits")
+
+	var wg sync.WaitGroup
+	wg.Go(held.release)
+	pc := newTestConn(t, s)
+	pc.await(pc.serve(s, produceRequest(9, 1, "share-race", 0, batchtest.Values(nowMs(), "v1"))))
+	wg.Wait()
+	got := acquired(t, tc.await(r))
+	assert.Zero(t, got.AcknowledgeErrorCode)
+	assert.Equal(t, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{{FirstOffset: 1, LastOffset: 1, DeliveryCount: 1}},
+		got.AcquiredRecords)
+}
