@@ -107,7 +107,8 @@ func (c *testCluster) client(opts ...kgo.Opt) *kgo.Client {
 }
 
 // createTopic creates topic through cl (kgo sends it to the controller)
-// and waits until every running broker has it.
+// and waits until every running broker has it, each partition's leader
+// known.
 func (c *testCluster) createTopic(cl *kgo.Client, topic string, partitions int32, rf int16, configs map[string]string) {
 	c.t.Helper()
 	req := kmsg.NewPtrCreateTopicsRequest()
@@ -134,8 +135,13 @@ func (c *testCluster) createTopic(cl *kgo.Client, topic string, partitions int32
 				}
 				continue
 			}
-			if _, err := b.Replica(topic, partitions-1); err != nil {
-				return false
+			// The partition's log exists before the broker's image
+			// names its leader: wait for the leader, so that a test
+			// reading it and producing there finds it leading.
+			for p := range partitions {
+				if ri, err := b.Replica(topic, p); err != nil || ri.Leader <= 0 {
+					return false
+				}
 			}
 		}
 		return true
