@@ -241,7 +241,7 @@ func (f *delayedFetch) TryComplete() bool {
 		if err != nil {
 			return true
 		}
-		if f.throttled(part) {
+		if f.listed(part) && f.m.leaderThrottled(part.p, f.follower) {
 			continue // its bytes would not be sent (throttle.go)
 		}
 		acc += min(n, part.maxBytes)
@@ -252,10 +252,10 @@ func (f *delayedFetch) TryComplete() bool {
 	return acc >= f.minBytes
 }
 
-// throttled reports whether part, a follower's, is held back now by the
-// leader's replication throttle (throttle.go).
-func (f *delayedFetch) throttled(part fetchPart) bool {
-	return f.follower >= 0 && f.m.leaderThrottled(part.p, f.follower)
+// listed reports whether part is a follower's fetch of a partition the
+// leader's replication throttle lists (throttle.go); a consumer's never is.
+func (f *delayedFetch) listed(part fetchPart) bool {
+	return f.follower >= 0 && f.m.leaderListed(part.p)
 }
 
 // OnComplete reads the logs and answers, whatever completed the fetch: its
@@ -287,7 +287,8 @@ func (f *delayedFetch) answer() {
 			continue
 		}
 		limit, one := min(part.maxBytes, remaining), minOne
-		if f.throttled(part) {
+		listed := f.listed(part)
+		if listed && f.m.leaderThrottled(part.p, f.follower) {
 			// No records, the offsets still (Kafka answers an
 			// empty set): nothing is read past them.
 			limit, one = 0, false
@@ -313,7 +314,7 @@ func (f *delayedFetch) answer() {
 			minOne = false
 			remaining = max(0, remaining-len(res.Records))
 			read += len(res.Records)
-			if f.follower >= 0 && f.m.leaderListed(part.p) {
+			if listed {
 				throttledBytes += len(res.Records)
 			}
 		}

@@ -35,12 +35,13 @@ import (
 // read, so the rate runs over by at most one fetch's bytes, and then
 // waits for the windows to bring it down.
 
-// leaderThrottled reports whether p, which this broker leads, is held back
-// from follower now (Kafka's shouldLeaderThrottle): the topic's leader
-// list names p on this broker, follower is not in p's ISR, and the leader
-// quota is exceeded.
+// leaderThrottled reports whether p, which this broker leads and whose
+// topic's leader list names it here (leaderListed, which the caller
+// checked), is held back from follower now (Kafka's
+// shouldLeaderThrottle): follower is not in p's ISR, and the leader quota
+// is exceeded.
 func (m *Manager) leaderThrottled(p *storage.Partition, follower int32) bool {
-	if !m.leaderListed(p) || m.cfg.LeaderQuota == nil {
+	if m.cfg.LeaderQuota == nil {
 		return false
 	}
 	st, _ := m.partitionState(p)
