@@ -10,6 +10,7 @@ import (
 
 	"github.com/gopurgatory/purgatory/examples/broker/internal/batchtest"
 	"github.com/gopurgatory/purgatory/examples/broker/share"
+	"github.com/gopurgatory/purgatory/examples/broker/storage"
 )
 
 // heldWrites is a share.Persister whose writes wait until release: the
@@ -32,6 +33,13 @@ func (h *heldWrites) Write(k share.Key, leaderEpoch int32, snap share.Snapshot, 
 	h.Persister.Write(k, leaderEpoch, snap, done)
 }
 
+// start holds the writes from now on.
+func (h *heldWrites) start() {
+	h.mu.Lock()
+	h.hold = true
+	h.mu.Unlock()
+}
+
 // release lets the held writes go on, and those to come.
 func (h *heldWrites) release() {
 	h.mu.Lock()
@@ -50,25 +58,12 @@ func (h *heldWrites) release() {
 // are done. Acquiring only after the write kept a record produced meanwhile
 // waiting for the coordinator, on every fetch of a consumer that acks.
 func TestShareFetchAcquiresWhileItsAcknowledgementsAreWritten(t *testing.T) {
-	s := newTestServer(t)
-	held := &heldWrites{Persister: s.share.persister}
-	var err error
-	s.share.parts, err = share.NewManager(share.Config{Timer: s.share.timer, Wake: s.share.wakeShare, Persister: held})
-	require.NoError(t, err)
-	topic := createTopic(t, s, "share-parallel", 1)
-	tc := newTestConn(t, s)
-	tc.await(tc.serve(s, groupConfigReq("g", cfgShareAutoOffsetReset, "earliest")))
-	tc.await(tc.serve(s, produceRequest(9, 1, "share-parallel", 0, batchtest.Values(nowMs(), "v0"))))
-	first := acquired(t, tc.await(tc.serve(s, shareFetchReq(topic.ID, "a", 0, 0))))
-	require.Len(t, first.AcquiredRecords, 1)
+	s, held, topicID, tc := heldWritesServer(t, "share-parallel")
 	tc.await(tc.serve(s, produceRequest(9, 1, "share-parallel", 0, batchtest.Values(nowMs(), "v1"))))
-
-	held.mu.Lock()
-	held.hold = true
-	held.mu.Unlock()
-	r := tc.serve(s, shareFetchReq(topic.ID, "a", 1, 30000,
+	held.start()
+	r := tc.serve(s, shareFetchReq(topicID, "a", 1, 30000,
 		kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{FirstOffset: 0, LastOffset: 0, AcknowledgeTypes: []int8{1}}))
-	sp := s.share.parts.Get(share.Key{Group: "g", Topic: topic.ID, Partition: 0})
+	sp := s.share.parts.Get(share.Key{Group: "g", Topic: topicID, Partition: 0})
 	require.NotNil(t, sp)
 	st, deliveries := sp.StateOf(1)
 	assert.Equal(t, share.Acquired, st, "record 1 acquired while the acknowledgement of 0 is written")
@@ -89,21 +84,9 @@ func TestShareFetchAcquiresWhileItsAcknowledgementsAreWritten(t *testing.T) {
 // where a try reads (the race detector saw a try copying a partition
 // whose acknowledgement code the write's answer was setting).
 func TestShareFetchAcknowledgementsDurableWhileItIsTried(t *testing.T) {
-	s := newTestServer(t)
-	held := &heldWrites{Persister: s.share.persister}
-	var err error
-	s.share.parts, err = share.NewManager(share.Config{Timer: s.share.timer, Wake: s.share.wakeShare, Persister: held})
-	require.NoError(t, err)
-	topic := createTopic(t, s, "share-race", 1)
-	tc := newTestConn(t, s)
-	tc.await(tc.serve(s, groupConfigReq("g", cfgShareAutoOffsetReset, "earliest")))
-	tc.await(tc.serve(s, produceRequest(9, 1, "share-race", 0, batchtest.Values(nowMs(), "v0"))))
-	require.Len(t, acquired(t, tc.await(tc.serve(s, shareFetchReq(topic.ID, "a", 0, 0)))).AcquiredRecords, 1)
-
-	held.mu.Lock()
-	held.hold = true
-	held.mu.Unlock()
-	r := tc.serve(s, shareFetchReq(topic.ID, "a", 1, 30000,
+	s, held, topicID, tc := heldWritesServer(t, "share-race")
+	held.start()
+	r := tc.serve(s, shareFetchReq(topicID, "a", 1, 30000,
 		kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{FirstOffset: 0, LastOffset: 0, AcknowledgeTypes: []int8{1}}))
 	_, answered := tc.answer(r)
 	require.False(t, answered, "nothing to acquire yet: the fetch waits")
@@ -117,4 +100,22 @@ func TestShareFetchAcknowledgementsDurableWhileItIsTried(t *testing.T) {
 	assert.Zero(t, got.AcknowledgeErrorCode)
 	assert.Equal(t, []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{{FirstOffset: 1, LastOffset: 1, DeliveryCount: 1}},
 		got.AcquiredRecords)
+}
+
+// heldWritesServer is a test server whose share-state writes go through
+// held (holding none yet), with topic's record 0 acquired by member "a"
+// of group "g" (earliest), and a connection to it.
+func heldWritesServer(t *testing.T, topic string) (*Server, *heldWrites, storage.TopicID, *testConn) {
+	t.Helper()
+	s := newTestServer(t)
+	held := &heldWrites{Persister: s.share.persister}
+	var err error
+	s.share.parts, err = share.NewManager(share.Config{Timer: s.share.timer, Wake: s.share.wakeShare, Persister: held})
+	require.NoError(t, err)
+	tp := createTopic(t, s, topic, 1)
+	tc := newTestConn(t, s)
+	tc.await(tc.serve(s, groupConfigReq("g", cfgShareAutoOffsetReset, "earliest")))
+	tc.await(tc.serve(s, produceRequest(9, 1, topic, 0, batchtest.Values(nowMs(), "v0"))))
+	require.Len(t, acquired(t, tc.await(tc.serve(s, shareFetchReq(tp.ID, "a", 0, 0)))).AcquiredRecords, 1)
+	return s, held, tp.ID, tc
 }
